@@ -1,0 +1,42 @@
+/**
+ * buildApp(deps): the Fastify instance with its plugins and routes. No I/O at import time; the
+ * caller owns listening, the dispatcher and shutdown, so tests drive it through app.inject.
+ */
+import cookie from "@fastify/cookie";
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
+import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
+import type { Deps } from "./deps.js";
+import { registerErrorHandling } from "./http/errors.js";
+import { adminRoutes } from "./http/routes/admin.js";
+import { loginRoutes } from "./http/routes/login.js";
+import { operatorRoutes } from "./http/routes/operator.js";
+import { passwordRoutes } from "./http/routes/password.js";
+import { registrationRoutes } from "./http/routes/registration.js";
+import { registerTenantResolution } from "./http/tenant.js";
+
+export const BODY_LIMIT_BYTES = 16 * 1024;
+
+export async function buildApp(deps: Deps): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: deps.log as FastifyBaseLogger,
+    bodyLimit: BODY_LIMIT_BYTES,
+    trustProxy: deps.config.trustProxy === false ? false : deps.config.trustProxy,
+    genReqId: () => "req_" + deps.random.bytes(12).toString("base64url"),
+    // Mistyped fields are errors, not silently coerced ("123" is not 123, 123 is not "123").
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: true, allErrors: false } },
+    return503OnClosing: true,
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  registerErrorHandling(app);
+  await app.register(cookie);
+
+  await app.register(operatorRoutes, { deps });
+  await app.register(async (scope) => {
+    registerTenantResolution(scope, deps);
+    await scope.register(registrationRoutes, { deps });
+    await scope.register(loginRoutes, { deps });
+    await scope.register(passwordRoutes, { deps });
+    await scope.register(adminRoutes, { deps });
+  });
+  return app;
+}

@@ -1,0 +1,83 @@
+/** Environment -> typed, validated, frozen Config (D17). Every bad variable gets its own message. */
+import { DEFAULT_BREACH_CHECK_URL, type BreachCheckMode } from "./providers/breach.js";
+
+export interface Config {
+  port: number;
+  host: string;
+  databaseUrl: string;
+  redisUrl: string | undefined;
+  operatorApiKey: string | undefined;
+  /** Fastify trustProxy value: false, or the proxies (IPs/CIDRs) whose X-Forwarded-For we believe. */
+  trustProxy: false | string[];
+  breachCheckUrl: string;
+  breachCheckMode: BreachCheckMode;
+  geoipDb: string | undefined;
+  logLevel: string;
+  webhookAllowPrivateNetworks: boolean;
+  /** 32 bytes, or undefined: then a key is generated into the data directory (D14). */
+  secretsKey: Buffer | undefined;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n  - ${problems.join("\n  - ")}`);
+    this.name = "ConfigError";
+  }
+}
+
+const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const problems: string[] = [];
+  const text = (name: string): string | undefined => {
+    const value = env[name]?.trim();
+    return value === undefined || value === "" ? undefined : value;
+  };
+  const oneOf = <T extends string>(name: string, allowed: readonly T[], fallback: T): T => {
+    const value = text(name) ?? fallback;
+    if (!allowed.includes(value as T)) problems.push(`${name} must be one of ${allowed.join(", ")} (got "${value}")`);
+    return value as T;
+  };
+
+  const portText = text("PORT") ?? "8080";
+  const port = Number(portText);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) problems.push(`PORT must be an integer 0-65535 (got "${portText}")`);
+
+  const databaseUrl = text("DATABASE_URL") ?? "sqlite:./data/latch.db";
+  if (!/^(sqlite:|postgres(ql)?:\/\/)/.test(databaseUrl)) problems.push("DATABASE_URL must start with sqlite: or postgres://");
+
+  const breachCheckUrl = text("BREACH_CHECK_URL") ?? DEFAULT_BREACH_CHECK_URL;
+  if (!URL.canParse(breachCheckUrl)) problems.push("BREACH_CHECK_URL must be a URL");
+
+  const operatorApiKey = text("OPERATOR_API_KEY");
+  if (operatorApiKey !== undefined && operatorApiKey.length < 32) problems.push("OPERATOR_API_KEY must be at least 32 characters");
+
+  const allowPrivate = oneOf("WEBHOOK_ALLOW_PRIVATE_NETWORKS", ["true", "false"], "false");
+
+  let secretsKey: Buffer | undefined;
+  const secretsKeyText = text("SECRETS_KEY");
+  if (secretsKeyText !== undefined) {
+    secretsKey = /^[0-9a-fA-F]{64}$/.test(secretsKeyText) ? Buffer.from(secretsKeyText, "hex") : Buffer.from(secretsKeyText, "base64");
+    if (secretsKey.length !== 32) problems.push("SECRETS_KEY must be 32 bytes, as 64 hex characters or base64");
+  }
+
+  const trustProxyText = text("TRUST_PROXY");
+  const trustProxy = trustProxyText === undefined ? false : trustProxyText.split(",").map((s) => s.trim()).filter(Boolean);
+
+  const config: Config = {
+    port,
+    host: text("HOST") ?? "0.0.0.0",
+    databaseUrl,
+    redisUrl: text("REDIS_URL"),
+    operatorApiKey,
+    trustProxy,
+    breachCheckUrl,
+    breachCheckMode: oneOf("BREACH_CHECK_MODE", ["remote", "offline", "off"] as const, "remote"),
+    geoipDb: text("GEOIP_DB"),
+    logLevel: oneOf("LOG_LEVEL", LOG_LEVELS, "info"),
+    webhookAllowPrivateNetworks: allowPrivate === "true",
+    secretsKey,
+  };
+  if (problems.length > 0) throw new ConfigError(problems);
+  return Object.freeze(config);
+}

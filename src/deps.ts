@@ -1,0 +1,72 @@
+/**
+ * Everything a flow may touch, built once at start-up. Tests build the same object with a manual
+ * clock, seeded random and local provider URLs, so no flow reaches for a global.
+ */
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Logger } from "pino";
+import type { Config } from "./config.js";
+import { systemClock, type Clock } from "./core/clock.js";
+import { cryptoRandom, type Random } from "./core/random.js";
+import { WebhookDispatcher } from "./events/dispatcher.js";
+import { createBotVerifier, type BotVerifier } from "./providers/bot.js";
+import { createBreachChecker, type BreachChecker } from "./providers/breach.js";
+import { createPasswordHasher, type PasswordHasher } from "./security/password.js";
+import { createSecretBox, type SecretBox } from "./security/secret-box.js";
+import { migrateToLatest, openDatabase } from "./store/database.js";
+import { Store } from "./store/index.js";
+import { createLogger } from "./logging.js";
+
+export interface Deps {
+  config: Config;
+  clock: Clock;
+  random: Random;
+  log: Logger;
+  store: Store;
+  hasher: PasswordHasher;
+  breach: BreachChecker;
+  bot: BotVerifier;
+  secrets: SecretBox;
+  webhooks: WebhookDispatcher;
+}
+
+export interface DepsOverrides {
+  clock?: Clock;
+  random?: Random;
+  log?: Logger;
+  hasher?: PasswordHasher;
+  bot?: BotVerifier;
+}
+
+/** SECRETS_KEY, or a key generated once into the data directory (D14), with a warning. */
+function loadSecretsKey(config: Config, dataDir: string, random: Random, log: Logger): Buffer {
+  if (config.secretsKey) return config.secretsKey;
+  const file = join(dataDir, "secrets.key");
+  if (!existsSync(file)) {
+    writeFileSync(file, random.bytes(32).toString("hex") + "\n", { mode: 0o600, flag: "wx" });
+    log.warn({ file }, "SECRETS_KEY is not set: generated a key into the data directory; back it up with the database");
+  }
+  return Buffer.from(readFileSync(file, "utf8").trim(), "hex");
+}
+
+export async function createDeps(config: Config, overrides: DepsOverrides = {}): Promise<Deps> {
+  const clock = overrides.clock ?? systemClock;
+  const random = overrides.random ?? cryptoRandom;
+  const log = overrides.log ?? createLogger(config.logLevel);
+  const { db, dataDir } = openDatabase(config.databaseUrl);
+  await migrateToLatest(db);
+  const store = new Store(db);
+  const secrets = createSecretBox(loadSecretsKey(config, dataDir, random, log), random);
+  return {
+    config,
+    clock,
+    random,
+    log,
+    store,
+    hasher: overrides.hasher ?? createPasswordHasher(),
+    breach: createBreachChecker({ mode: config.breachCheckMode, url: config.breachCheckUrl, log }),
+    bot: overrides.bot ?? createBotVerifier({ log }),
+    secrets,
+    webhooks: new WebhookDispatcher({ store, clock, random, secrets, log, allowPrivateNetworks: config.webhookAllowPrivateNetworks }),
+  };
+}

@@ -1,0 +1,86 @@
+/**
+ * One error type with stable codes (DECISIONS D4). Codes are a public contract: never rename one.
+ * `message` is for people and is sent; `cause` is for operators and is only logged.
+ */
+export const errorStatus = {
+  validation_failed: 400,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  unknown_tenant: 404,
+  origin_mismatch: 403,
+  bot_check_failed: 403,
+  bot_check_unavailable: 503,
+  invalid_token: 400,
+  weak_password: 400,
+  breached_password: 400,
+  invalid_credentials: 401,
+  email_not_verified: 403,
+  account_locked: 403,
+  password_change_required: 403,
+  invalid_2fa_code: 401,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  invalid_state: 409,
+  rate_limited: 429,
+  unavailable: 503,
+  internal_error: 500,
+} as const;
+
+export type ErrorCode = keyof typeof errorStatus;
+
+const defaultMessages: Record<ErrorCode, string> = {
+  validation_failed: "The request is not valid.",
+  payload_too_large: "The request body is too large.",
+  unsupported_media_type: "The request body must be application/json.",
+  unknown_tenant: "This site is not known to the authentication service.",
+  origin_mismatch: "The request comes from an origin that is not allowed.",
+  bot_check_failed: "Bot protection validation failed.",
+  bot_check_unavailable: "Bot protection could not be checked right now. Please try again.",
+  invalid_token: "This link is invalid or has expired.",
+  weak_password: "The password does not meet the policy requirements.",
+  breached_password: "This password has appeared in a data breach. Please choose another one.",
+  invalid_credentials: "The email or password is incorrect.",
+  email_not_verified: "Please verify your email address first.",
+  account_locked: "This account has been locked.",
+  password_change_required: "A password change is required. Please reset your password.",
+  invalid_2fa_code: "The two-factor code is incorrect.",
+  unauthorized: "Authentication is required.",
+  forbidden: "This key is not valid for this tenant.",
+  not_found: "Not found.",
+  conflict: "This resource already exists.",
+  invalid_state: "The account is not in a state that allows this.",
+  rate_limited: "Too many requests. Please try again later.",
+  unavailable: "The service is temporarily unavailable. Please try again.",
+  internal_error: "Something went wrong.",
+};
+
+export interface AuthErrorOptions {
+  message?: string;
+  details?: unknown;
+  /** Seconds, sent as Retry-After with rate_limited. */
+  retryAfterSeconds?: number;
+  /** Internal cause: logged, never sent. */
+  cause?: unknown;
+}
+
+export class AuthError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly details: unknown;
+  readonly retryAfterSeconds: number | undefined;
+
+  constructor(code: ErrorCode, options: AuthErrorOptions = {}) {
+    super(options.message ?? defaultMessages[code], { cause: options.cause });
+    this.name = "AuthError";
+    this.code = code;
+    this.status = errorStatus[code];
+    this.details = options.details;
+    this.retryAfterSeconds = options.retryAfterSeconds;
+  }
+}
+
+export function isAuthError(value: unknown): value is AuthError {
+  return value instanceof AuthError;
+}

@@ -1,0 +1,120 @@
+/**
+ * Delivers outbox rows (D9): claims due rows, signs and sends each, and retries failures with
+ * exponential backoff for at least 24 h. The webhook-id is the row id, so it is the same on every
+ * retry. Rows survive restarts because they live in the store; a crashed sender's lease expires.
+ */
+import type { Logger } from "pino";
+import { HOUR, MINUTE, SECOND, type Clock } from "../core/clock.js";
+import type { Random } from "../core/random.js";
+import type { SecretBox } from "../security/secret-box.js";
+import type { Store } from "../store/index.js";
+import type { ClaimedDelivery } from "../store/outbox.js";
+import { sendWebhook } from "./webhook-sender.js";
+
+export const RETRY_FOR_MS = 24 * HOUR;
+const FIRST_RETRY_MS = 10 * SECOND;
+const MAX_RETRY_DELAY_MS = 1 * HOUR;
+const ATTEMPT_TIMEOUT_MS = 10 * SECOND;
+const LEASE_MS = 2 * MINUTE;
+const BATCH = 20;
+
+/** Delay before the next attempt: 10 s, 30 s, 90 s, ... capped at 1 h, with ±10 % jitter. */
+export function retryDelayMs(attempts: number, random: Random): number {
+  const base = Math.min(FIRST_RETRY_MS * 3 ** Math.max(0, attempts - 1), MAX_RETRY_DELAY_MS);
+  const jitter = (random.bytes(2).readUInt16BE(0) / 0xffff - 0.5) * 0.2;
+  return Math.round(base * (1 + jitter));
+}
+
+export interface DispatcherDeps {
+  store: Store;
+  clock: Clock;
+  random: Random;
+  secrets: SecretBox;
+  log: Logger;
+  allowPrivateNetworks: boolean;
+}
+
+export class WebhookDispatcher {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<number> | undefined;
+  private again = false;
+
+  constructor(private readonly deps: DispatcherDeps) {}
+
+  /** One pass over the due rows; resolves with how many were attempted. */
+  async deliverDue(): Promise<number> {
+    const { store, clock } = this.deps;
+    const claimed = await store.outbox.claimDueDeliveries(clock.now(), BATCH, LEASE_MS);
+    await Promise.all(claimed.map((delivery) => this.attempt(delivery)));
+    return claimed.length;
+  }
+
+  private async attempt(delivery: ClaimedDelivery): Promise<void> {
+    const { store, clock, secrets, log } = this.deps;
+    const attempts = delivery.attempts + 1;
+    let result: Awaited<ReturnType<typeof sendWebhook>>;
+    try {
+      const secretEnc = await store.tenants.findWebhookSecret(delivery.tenantId);
+      if (secretEnc === undefined) throw new Error("tenant gone");
+      result = await sendWebhook({
+        url: delivery.url,
+        secret: secrets.open(secretEnc),
+        id: delivery.id,
+        timestampSeconds: Math.floor(clock.now() / 1000),
+        body: secrets.open(delivery.payloadEnc),
+        allowPrivateNetworks: this.deps.allowPrivateNetworks,
+        timeoutMs: ATTEMPT_TIMEOUT_MS,
+      });
+    } catch (err) {
+      log.error({ err, webhookId: delivery.id }, "webhook delivery could not be prepared");
+      result = { ok: false, error: "internal error" };
+    }
+    const now = clock.now();
+    // Only ids and outcomes are logged: the payload holds a link with a token.
+    const logFields = { webhookId: delivery.id, tenantId: delivery.tenantId, eventType: delivery.eventType, attempts };
+    if (result.ok) {
+      await store.outbox.finishDelivery(delivery.id, "delivered", attempts, null, now);
+      log.info({ ...logFields, status: result.status }, "webhook delivered");
+    } else if (now - delivery.createdAt >= RETRY_FOR_MS) {
+      await store.outbox.finishDelivery(delivery.id, "failed", attempts, result.error, now);
+      log.error({ ...logFields, error: result.error }, "webhook delivery abandoned after retries");
+    } else {
+      await store.outbox.scheduleRetry(delivery.id, attempts, result.error, now + retryDelayMs(attempts, this.deps.random), now);
+      log.warn({ ...logFields, error: result.error }, "webhook delivery failed, will retry");
+    }
+  }
+
+  /** Polls every `intervalMs`; notify() wakes it at once after a flow enqueued something. */
+  start(intervalMs = 1000): void {
+    this.timer ??= setInterval(() => this.notify(), intervalMs);
+    this.timer.unref();
+  }
+
+  /** No-op until start(): tests drive deliverDue() themselves, with their own clock. */
+  notify(): void {
+    if (!this.timer) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = this.deliverDue()
+      .catch((err: unknown) => {
+        this.deps.log.error({ err }, "webhook dispatcher pass failed");
+        return 0;
+      })
+      .finally(() => {
+        this.running = undefined;
+        if (this.again) {
+          this.again = false;
+          this.notify();
+        }
+      });
+  }
+
+  /** Stops polling and waits for the pass in flight, for a graceful shutdown. */
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    await this.running;
+  }
+}

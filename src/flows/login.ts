@@ -1,0 +1,97 @@
+/**
+ * Password login (spec 4.2). Order: bot check, lockout, password, then account status (D4's
+ * deliberate deviation: status is revealed only to someone who knows the password), then the
+ * second factor, then the session.
+ */
+import type { Deps } from "../deps.js";
+import { AuthError } from "../errors.js";
+import { MemberStatus, type RequestContext, type Tenant } from "../model.js";
+import { normalizeEmail } from "../security/identity.js";
+import { lockoutRemainingMs, recordFailedLogin } from "../security/lockout.js";
+import { normalizePassword } from "../security/password.js";
+import { verifyBotChallenge } from "./guards.js";
+import { hashNewPassword } from "./passwords.js";
+import { createSession, type IssuedSession } from "./sessions.js";
+
+export const TWO_FACTOR_REQUIRED_MESSAGE = "Enter the code from your authenticator app or a recovery code.";
+
+export interface PasswordLoginInput {
+  email: string;
+  password: string;
+  twoFACode: string | undefined;
+  botToken: string | undefined;
+}
+
+export type LoginResult =
+  | { authorized: true; recordid: string; redirectUrl: string; session: IssuedSession }
+  | { authorized: false; twoFactorRequired: true; message: string };
+
+export async function loginWithPassword(deps: Deps, tenant: Tenant, input: PasswordLoginInput, context: RequestContext): Promise<LoginResult> {
+  const now = deps.clock.now();
+  await verifyBotChallenge(deps, tenant, input.botToken, context);
+  // An address that can't be registered can't log in; same answer as a wrong password.
+  let email: string;
+  try {
+    email = normalizeEmail(input.email);
+  } catch {
+    throw new AuthError("invalid_credentials");
+  }
+  await refuseDuringLockout(deps, tenant, email, now);
+
+  const member = await deps.store.members.findMemberByEmail(tenant.id, email);
+  const password = normalizePassword(input.password);
+  const matched = member?.passwordHash
+    ? await deps.hasher.verifyPassword(member.passwordHash, password)
+    : await deps.hasher.verifyAgainstDummy(password).then(() => false);
+  if (!member || !matched) {
+    await countFailedLogin(deps, tenant, email, member?.recordId ?? null, context, now);
+    throw new AuthError("invalid_credentials");
+  }
+  await deps.store.limits.clearLockout(tenant.id, email);
+
+  if (member.status === MemberStatus.locked) throw new AuthError("account_locked");
+  if (member.status === MemberStatus.pending) throw new AuthError("email_not_verified");
+  if (member.status === MemberStatus.passwordChangePending) throw new AuthError("password_change_required");
+
+  if (member.twoFactorStatus === "Enabled") {
+    if (!input.twoFACode) return { authorized: false, twoFactorRequired: true, message: TWO_FACTOR_REQUIRED_MESSAGE };
+    // TODO(issue 3): verify TOTP or recovery code here (spec 4.2 step 7). Until enrolment exists
+    // no member can reach this branch; refusing keeps it closed rather than open.
+    throw new AuthError("invalid_2fa_code");
+  }
+
+  if (deps.hasher.needsRehash(member.passwordHash!)) await rehashPassword(deps, tenant, member.recordId, password, now);
+  const session = await deps.store.transaction(async (tx) => {
+    const issued = await createSession(tx, deps, tenant, member.recordId, now);
+    await tx.audit.insertAuditEvent(tenant.id, { memberId: member.recordId, type: "login_succeeded", ip: context.ip, userAgent: context.userAgent, details: { method: "password" } }, now);
+    return issued;
+  });
+  return { authorized: true, recordid: String(member.recordId), redirectUrl: tenant.settings.loginSuccessRedirect, session };
+}
+
+/** Attempts during a lockout are refused and neither counted nor allowed to extend it (D13). */
+export async function refuseDuringLockout(deps: Deps, tenant: Tenant, email: string, now: number): Promise<void> {
+  const remaining = lockoutRemainingMs(await deps.store.limits.findLockout(tenant.id, email), now);
+  if (remaining > 0) {
+    throw new AuthError("rate_limited", { message: "Too many failed attempts. Please try again later.", retryAfterSeconds: Math.ceil(remaining / 1000) });
+  }
+}
+
+/** Keyed by email, not member: an unknown email locks out exactly like a known one. */
+export async function countFailedLogin(deps: Deps, tenant: Tenant, email: string, memberId: number | null, context: RequestContext, now: number): Promise<void> {
+  const state = await deps.store.transaction(async (tx) => {
+    const next = recordFailedLogin(await tx.limits.findLockout(tenant.id, email), now);
+    await tx.limits.saveLockout(tenant.id, email, next, now);
+    if (memberId !== null) {
+      await tx.audit.insertAuditEvent(tenant.id, { memberId, type: "login_failed", ip: context.ip, userAgent: context.userAgent, details: { reason: "password" } }, now);
+    }
+    return next;
+  });
+  if (state.lockedUntil > now) deps.log.info({ tenantId: tenant.id, level: state.level }, "login lockout started");
+}
+
+/** D12: parameters live in the hash; a login with outdated ones stores a fresh hash. */
+async function rehashPassword(deps: Deps, tenant: Tenant, recordId: number, password: string, now: number): Promise<void> {
+  const { passwordHash, passwordSalt } = await hashNewPassword(deps, password);
+  await deps.store.members.replacePasswordHash(tenant.id, recordId, passwordHash, passwordSalt, now);
+}

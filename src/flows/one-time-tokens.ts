@@ -1,0 +1,29 @@
+/** Issuing one-time tokens (spec 2.3, D7) and the links that carry them. */
+import { HOUR, MINUTE } from "../core/clock.js";
+import { randomToken } from "../core/random.js";
+import type { Deps } from "../deps.js";
+import type { Tenant, TokenKind } from "../model.js";
+import { sha256Hex } from "../security/hashing.js";
+import type { Store } from "../store/index.js";
+
+const pages: Record<TokenKind, string> = {
+  verify_email: "email-verified",
+  password_reset: "reset-password",
+  magic_login: "verify-magic-link",
+};
+
+export function tokenLifetimeMs(tenant: Tenant, kind: TokenKind): number {
+  if (kind === "verify_email") return 24 * HOUR;
+  if (kind === "magic_login") return 15 * MINUTE;
+  return Math.min(Math.max(tenant.settings.resetTokenTtlMinutes, 15), 24 * 60) * MINUTE || 1 * HOUR;
+}
+
+/**
+ * Creates a token inside the caller's transaction, voiding older ones of the kind, and returns the
+ * link. The link is built from the stored tenant domain, never from a request header (D2).
+ */
+export async function issueOneTimeToken(tx: Store, deps: Deps, tenant: Tenant, recordId: number, kind: TokenKind, now: number): Promise<string> {
+  const token = randomToken(deps.random, 32);
+  await tx.tokens.replaceToken(tenant.id, recordId, kind, sha256Hex(token), now, now + tokenLifetimeMs(tenant, kind));
+  return `https://${tenant.domain}/${pages[kind]}/${recordId}/${token}`;
+}

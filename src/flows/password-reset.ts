@@ -1,0 +1,79 @@
+/**
+ * Forgot and reset password (spec 4.3). forgot-password answers the same bytes whatever the
+ * account's existence or state (D5); reset moves any state to Unlocked (spec 3) and revokes
+ * every session.
+ */
+import type { Deps } from "../deps.js";
+import { AuthError } from "../errors.js";
+import { enqueueWebhook } from "../events/outbox.js";
+import { MemberStatus, type RequestContext, type Tenant } from "../model.js";
+import { normalizeEmail, parseRecordId } from "../security/identity.js";
+import { sha256Hex } from "../security/hashing.js";
+import { rateRules } from "../security/rate-limit.js";
+import { enforceRateLimit, verifyBotChallenge } from "./guards.js";
+import { issueOneTimeToken } from "./one-time-tokens.js";
+import { checkNewPassword, hashNewPassword } from "./passwords.js";
+
+export const FORGOT_PASSWORD_MESSAGE = "If an account exists for that email, a password reset link has been sent.";
+export const PASSWORD_RESET_MESSAGE = "Your password has been reset. You can now log in.";
+
+export interface ForgotPasswordInput {
+  email: string;
+  botToken: string | undefined;
+}
+
+export async function requestPasswordReset(deps: Deps, tenant: Tenant, input: ForgotPasswordInput, context: RequestContext): Promise<string> {
+  const now = deps.clock.now();
+  const email = normalizeEmail(input.email);
+  await verifyBotChallenge(deps, tenant, input.botToken, context);
+  await enforceRateLimit(deps, tenant, rateRules.forgotPasswordPerIp, context.ip, now);
+  const sent = await deps.store.transaction(async (tx) => {
+    const member = await tx.members.findMemberByEmail(tenant.id, email);
+    if (!member || member.status === MemberStatus.locked) return false;
+    const resetLink = await issueOneTimeToken(tx, deps, tenant, member.recordId, "password_reset", now);
+    await enqueueWebhook(tx, deps, tenant, "password_reset", tenant.settings.passwordResetWebhook, {
+      recordid: String(member.recordId),
+      email: member.email,
+      name: member.name,
+      resetLink,
+    }, now);
+    // Spec 4.3: a valid request invalidates every existing session of the member.
+    await tx.sessions.deleteMemberSessions(tenant.id, member.recordId);
+    await tx.audit.insertAuditEvent(tenant.id, { memberId: member.recordId, type: "password_reset_requested", ip: context.ip, userAgent: context.userAgent }, now);
+    return true;
+  });
+  if (sent) deps.webhooks.notify();
+  return FORGOT_PASSWORD_MESSAGE;
+}
+
+export interface ResetPasswordInput {
+  recordId: string;
+  token: string;
+  newPassword: string;
+}
+
+export async function resetPassword(deps: Deps, tenant: Tenant, input: ResetPasswordInput, context: RequestContext): Promise<string> {
+  const now = deps.clock.now();
+  const recordId = parseRecordId(input.recordId);
+  const tokenHash = sha256Hex(input.token);
+  // Checked without consuming first: a weak password must not use the link up (D15), and no hash
+  // is computed for a link that is not valid.
+  if (recordId === undefined || !(await deps.store.tokens.isTokenValid(tenant.id, recordId, "password_reset", tokenHash, now))) {
+    throw new AuthError("invalid_token");
+  }
+  const password = await checkNewPassword(deps, input.newPassword);
+  const hashed = await hashNewPassword(deps, password);
+  const reset = await deps.store.transaction(async (tx) => {
+    if (!(await tx.tokens.consumeToken(tenant.id, recordId, "password_reset", tokenHash, now))) return false;
+    const member = await tx.members.findMemberById(tenant.id, recordId);
+    if (!member) return false;
+    // The link proves the mailbox, so it verifies the email too.
+    await tx.members.updatePassword(tenant.id, recordId, { ...hashed, status: MemberStatus.unlocked, emailVerified: true }, now);
+    await tx.sessions.deleteMemberSessions(tenant.id, recordId);
+    await tx.limits.clearLockout(tenant.id, member.email);
+    await tx.audit.insertAuditEvent(tenant.id, { memberId: recordId, type: "password_reset", ip: context.ip, userAgent: context.userAgent }, now);
+    return true;
+  });
+  if (!reset) throw new AuthError("invalid_token");
+  return PASSWORD_RESET_MESSAGE;
+}

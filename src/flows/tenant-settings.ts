@@ -1,0 +1,74 @@
+/**
+ * The tenant settings schema (spec 2.4, D1, D6, D7, D10), shared by the operator API and the CLI
+ * so both validate alike. One TypeBox schema gives the type, the validation and the OpenAPI entry.
+ */
+import { Type, type Static } from "typebox";
+import { Value } from "typebox/value";
+import { AuthError } from "../errors.js";
+import type { TenantSettings } from "../model.js";
+
+const WebhookUrl = Type.String({ pattern: "^https?://[^\\s]+$", maxLength: 2048 });
+
+export const BotProtectionSchema = Type.Object(
+  {
+    provider: Type.Union([Type.Literal("turnstile"), Type.Literal("hcaptcha"), Type.Literal("recaptcha"), Type.Literal("altcha"), Type.Literal("none")]),
+    secretKey: Type.Optional(Type.String({ minLength: 1, maxLength: 512 })),
+    siteKey: Type.Optional(Type.String({ minLength: 1, maxLength: 512 })),
+    verifyUrl: Type.Optional(WebhookUrl),
+    minScore: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+  },
+  { additionalProperties: false },
+);
+
+const settingsProperties = {
+  emailVerificationWebhook: WebhookUrl,
+  passwordResetWebhook: WebhookUrl,
+  magicLoginWebhook: WebhookUrl,
+  sessionTier: Type.Union([Type.Literal("15m"), Type.Literal("1h"), Type.Literal("8h"), Type.Literal("1d"), Type.Literal("7d"), Type.Literal("30d")]),
+  // A path on the tenant's own site: one leading slash, never "//host" (an open redirect).
+  loginSuccessRedirect: Type.String({ pattern: "^/(?![/\\\\])[^\\s]*$", maxLength: 2048 }),
+  botProtection: BotProtectionSchema,
+  resetTokenTtlMinutes: Type.Integer({ minimum: 15, maximum: 1440 }),
+  require2FA: Type.Boolean(),
+  securityAlertWebhook: Type.Optional(WebhookUrl),
+  allowedOrigins: Type.Array(Type.String({ pattern: "^https?://[a-z0-9.-]+(:[0-9]{1,5})?$", maxLength: 300 }), { maxItems: 20 }),
+};
+
+export const TenantSettingsSchema = Type.Object(settingsProperties, { additionalProperties: false });
+
+/** What a new tenant may leave out; the defaults below fill it in. */
+export const NewTenantSettingsSchema = Type.Object(
+  {
+    ...settingsProperties,
+    sessionTier: Type.Optional(settingsProperties.sessionTier),
+    loginSuccessRedirect: Type.Optional(settingsProperties.loginSuccessRedirect),
+    resetTokenTtlMinutes: Type.Optional(settingsProperties.resetTokenTtlMinutes),
+    require2FA: Type.Optional(settingsProperties.require2FA),
+    allowedOrigins: Type.Optional(settingsProperties.allowedOrigins),
+  },
+  { additionalProperties: false },
+);
+export type NewTenantSettings = Static<typeof NewTenantSettingsSchema>;
+
+export const PartialTenantSettingsSchema = Type.Partial(TenantSettingsSchema, { additionalProperties: false });
+export type PartialTenantSettings = Static<typeof PartialTenantSettingsSchema>;
+
+const defaults = { sessionTier: "1d", loginSuccessRedirect: "/", resetTokenTtlMinutes: 60, require2FA: false, allowedOrigins: [] } as const;
+
+export function withDefaultSettings(settings: NewTenantSettings): TenantSettings {
+  return { ...defaults, ...settings, allowedOrigins: settings.allowedOrigins ?? [] };
+}
+
+/** Throws validation_failed with TypeBox's error list when the full settings are not valid. */
+export function assertValidSettings(settings: unknown): asserts settings is TenantSettings {
+  if (!Value.Check(TenantSettingsSchema, settings)) {
+    const details = Value.Errors(TenantSettingsSchema, settings).map((e) => ({ path: e.instancePath, message: e.message }));
+    throw new AuthError("validation_failed", { message: "The tenant settings are not valid.", details });
+  }
+}
+
+/** Settings as the operator may see them: the bot provider's secret left out. */
+export function publicSettings(settings: TenantSettings): TenantSettings {
+  const { secretKey: _secret, ...botProtection } = settings.botProtection;
+  return { ...settings, botProtection };
+}

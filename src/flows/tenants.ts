@@ -1,0 +1,110 @@
+/**
+ * Onboarding and operating tenants (D1, D3). The operator API and the `latch` CLI both call these,
+ * so the two can never disagree. Keys and webhook secrets are returned once and never again.
+ */
+import type { Deps } from "../deps.js";
+import { AuthError } from "../errors.js";
+import { generateWebhookSecret } from "../events/webhook-sender.js";
+import type { Tenant, TenantSettings } from "../model.js";
+import { sha256Hex } from "../security/hashing.js";
+import type { DeliverySummary } from "../store/outbox.js";
+import { assertValidSettings, publicSettings, withDefaultSettings, type NewTenantSettings, type PartialTenantSettings } from "./tenant-settings.js";
+
+// Lowercase hostname labels, no port, no trailing dot (D1).
+const HOSTNAME = /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/;
+
+export function normalizeDomain(raw: string): string {
+  const domain = raw.trim().toLowerCase();
+  if (!HOSTNAME.test(domain)) throw new AuthError("validation_failed", { message: "The domain must be a hostname without port.", details: [{ field: "domain" }] });
+  return domain;
+}
+
+function newApiKey(deps: Deps): string {
+  return "latch_" + deps.random.bytes(32).toString("base64url");
+}
+
+export interface CreateTenantInput {
+  domain: string;
+  applicationId?: string;
+  settings: NewTenantSettings;
+}
+
+export interface CreatedTenant {
+  domain: string;
+  applicationId: string;
+  webhookSecret: string;
+  internalApiKey?: string;
+}
+
+export async function createTenant(deps: Deps, input: CreateTenantInput): Promise<CreatedTenant> {
+  const now = deps.clock.now();
+  const domain = normalizeDomain(input.domain);
+  const settings = withDefaultSettings(input.settings);
+  assertValidSettings(settings);
+  const webhookSecret = generateWebhookSecret(deps.random);
+  const internalApiKey = input.applicationId === undefined ? newApiKey(deps) : undefined;
+  const applicationId = input.applicationId ?? "app_" + deps.random.bytes(12).toString("base64url");
+  await deps.store.transaction(async (tx) => {
+    if (await tx.tenants.findTenantByDomain(domain)) throw new AuthError("conflict", { message: "A tenant with this domain exists." });
+    if (internalApiKey === undefined) {
+      if (!(await tx.tenants.applicationExists(applicationId))) throw new AuthError("not_found", { message: "No such application." });
+    } else {
+      await tx.tenants.createApplication(applicationId, sha256Hex(internalApiKey), now);
+    }
+    const id = "ten_" + deps.random.bytes(12).toString("base64url");
+    await tx.tenants.createTenant({ id, domain, applicationId, settings, webhookSecretEnc: deps.secrets.seal(webhookSecret) }, now);
+  });
+  warnIfUnprotected(deps, domain, settings);
+  return { domain, applicationId, webhookSecret, ...(internalApiKey && { internalApiKey }) };
+}
+
+export function warnIfUnprotected(deps: Deps, domain: string, settings: TenantSettings): void {
+  if (settings.botProtection.provider === "none") deps.log.warn({ domain }, "tenant has no bot protection (botProtection.provider = none)");
+}
+
+export async function findTenantOrThrow(deps: Deps, rawDomain: string): Promise<Tenant> {
+  const tenant = await deps.store.tenants.findTenantByDomain(rawDomain.trim().toLowerCase());
+  if (!tenant) throw new AuthError("unknown_tenant");
+  return tenant;
+}
+
+export interface TenantView {
+  domain: string;
+  applicationId: string;
+  settings: TenantSettings;
+}
+
+export async function showTenant(deps: Deps, domain: string): Promise<TenantView> {
+  const tenant = await findTenantOrThrow(deps, domain);
+  return { domain: tenant.domain, applicationId: tenant.applicationId, settings: publicSettings(tenant.settings) };
+}
+
+export async function updateTenantSettings(deps: Deps, domain: string, patch: PartialTenantSettings): Promise<TenantView> {
+  const tenant = await findTenantOrThrow(deps, domain);
+  const settings: unknown = { ...tenant.settings, ...patch };
+  assertValidSettings(settings);
+  await deps.store.tenants.updateTenantSettings(tenant.id, settings, deps.clock.now());
+  warnIfUnprotected(deps, tenant.domain, settings);
+  return { domain: tenant.domain, applicationId: tenant.applicationId, settings: publicSettings(settings) };
+}
+
+/** The old key stops working at once: only the new hash is kept. */
+export async function rotateApplicationKey(deps: Deps, applicationId: string): Promise<{ applicationId: string; internalApiKey: string }> {
+  const internalApiKey = newApiKey(deps);
+  if (!(await deps.store.tenants.replaceApplicationKey(applicationId, sha256Hex(internalApiKey), deps.clock.now()))) {
+    throw new AuthError("not_found", { message: "No such application." });
+  }
+  return { applicationId, internalApiKey };
+}
+
+export async function rotateWebhookSecret(deps: Deps, domain: string): Promise<{ domain: string; webhookSecret: string }> {
+  const tenant = await findTenantOrThrow(deps, domain);
+  const webhookSecret = generateWebhookSecret(deps.random);
+  await deps.store.tenants.replaceWebhookSecret(tenant.id, deps.secrets.seal(webhookSecret), deps.clock.now());
+  return { domain: tenant.domain, webhookSecret };
+}
+
+export async function listWebhookDeliveries(deps: Deps, domain: string, limit = 50): Promise<DeliverySummary[]> {
+  const tenant = await findTenantOrThrow(deps, domain);
+  return deps.store.outbox.listRecentDeliveries(tenant.id, Math.min(Math.max(limit, 1), 200));
+}

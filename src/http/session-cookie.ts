@@ -1,0 +1,22 @@
+/** The session cookie exactly as spec 2.2 and D6 give it: no Domain attribute. */
+import type { FastifyReply, FastifyRequest } from "fastify";
+import type { Deps } from "../deps.js";
+import { AuthError } from "../errors.js";
+import { findActiveSession, type ActiveSession, type IssuedSession } from "../flows/sessions.js";
+import { SESSION_COOKIE } from "./tenant.js";
+
+const cookieFlags = { httpOnly: true, secure: true, sameSite: "lax", path: "/" } as const;
+
+export function setSessionCookie(reply: FastifyReply, session: IssuedSession): void {
+  void reply.setCookie(SESSION_COOKIE, session.sessionId, { ...cookieFlags, maxAge: session.maxAgeSeconds });
+}
+
+export function clearSessionCookie(reply: FastifyReply): void {
+  void reply.clearCookie(SESSION_COOKIE, cookieFlags);
+}
+
+export async function requireSession(deps: Deps, request: FastifyRequest): Promise<ActiveSession> {
+  const session = await findActiveSession(deps, request.tenant, request.cookies[SESSION_COOKIE]);
+  if (!session) throw new AuthError("unauthorized");
+  return session;
+}

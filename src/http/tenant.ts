@@ -1,0 +1,53 @@
+/**
+ * Which tenant a request is for (D2), the CSRF origin check, and the request context flows get.
+ * Flows receive a Tenant and a RequestContext, never the request itself (STYLE habit 1).
+ */
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { Deps } from "../deps.js";
+import { AuthError } from "../errors.js";
+import type { RequestContext, Tenant } from "../model.js";
+
+declare module "fastify" {
+  interface FastifyRequest {
+    tenant: Tenant;
+  }
+}
+
+export const SESSION_COOKIE = "session_id";
+
+/** X-Tenant-Domain, else Host without its port; lowercased. */
+export function tenantDomainOf(request: FastifyRequest): string {
+  const header = request.headers["x-tenant-domain"];
+  const raw = (typeof header === "string" && header !== "" ? header : request.headers.host ?? "").trim().toLowerCase();
+  return raw.startsWith("[") ? raw.slice(0, raw.indexOf("]") + 1) : raw.replace(/:\d+$/, "");
+}
+
+export function contextOf(request: FastifyRequest): RequestContext {
+  const userAgent = request.headers["user-agent"];
+  return { ip: request.ip, userAgent: typeof userAgent === "string" ? userAgent : null };
+}
+
+/** A request that carries the session cookie must come from the tenant's own origin or an allowed one. */
+function assertOriginAllowed(request: FastifyRequest, tenant: Tenant): void {
+  const origin = request.headers.origin;
+  if (!origin || !request.cookies[SESSION_COOKIE]) return;
+  let host: string;
+  try {
+    host = new URL(origin).hostname.toLowerCase();
+  } catch {
+    throw new AuthError("origin_mismatch");
+  }
+  if (host === tenant.domain || tenant.settings.allowedOrigins.includes(origin.toLowerCase())) return;
+  throw new AuthError("origin_mismatch");
+}
+
+/** Resolves the tenant for every route of the encapsulated scope it is registered in. */
+export function registerTenantResolution(app: FastifyInstance, deps: Deps): void {
+  app.decorateRequest("tenant", null as unknown as Tenant);
+  app.addHook("onRequest", async (request) => {
+    const tenant = await deps.store.tenants.findTenantByDomain(tenantDomainOf(request));
+    if (!tenant) throw new AuthError("unknown_tenant");
+    request.tenant = tenant;
+    assertOriginAllowed(request, tenant);
+  });
+}

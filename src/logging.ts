@@ -1,0 +1,45 @@
+/**
+ * The logger and what never reaches a log line. Flows and plugins log objects; these paths cover
+ * every secret-bearing field name, and the request serializer masks tokens in URLs.
+ */
+import pino, { type DestinationStream, type Logger } from "pino";
+
+export const logRedactPaths = [
+  "req.headers.authorization",
+  "req.headers.cookie",
+  'res.headers["set-cookie"]',
+  "*.password",
+  "*.currentPassword",
+  "*.newPassword",
+  "*.token",
+  "*.twoFACode",
+  "*.sessionId",
+  "*.apiKey",
+  "*.internalApiKey",
+  "*.webhookSecret",
+  "*.secretKey",
+  '*["bot-challenge-response"]',
+];
+
+/** Paths of routes whose URL carries a token get it masked before the URL is logged. */
+export function redactUrl(url: string): string {
+  return url.replace(/^(\/auth\/verify-magic-link\/[^/]+\/)[^/?#]+/, "$1[redacted]");
+}
+
+interface LoggedRequest {
+  method: string;
+  url: string;
+  headers: Record<string, string | string[] | undefined>;
+  ip?: string;
+}
+
+export function createLogger(level: string, destination?: DestinationStream): Logger {
+  const options: pino.LoggerOptions = {
+    level,
+    redact: { paths: logRedactPaths, censor: "[redacted]" },
+    serializers: {
+      req: (req: LoggedRequest) => ({ method: req.method, url: redactUrl(req.url), host: req.headers["x-tenant-domain"] ?? req.headers.host, ip: req.ip }),
+    },
+  };
+  return destination ? pino(options, destination) : pino(options);
+}

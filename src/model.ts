@@ -1,0 +1,58 @@
+/** Domain types shared by the store and the flows. Field names follow the spec where it names them. */
+import type { BotProtectionSettings } from "./providers/bot.js";
+
+export const MemberStatus = {
+  pending: "Email Verification Pending",
+  unlocked: "Unlocked",
+  locked: "Locked",
+  passwordChangePending: "Password Change Pending",
+} as const;
+export type MemberStatus = (typeof MemberStatus)[keyof typeof MemberStatus];
+
+export type TwoFactorStatus = "Disabled" | "Enabled";
+export type AuthenticationType = "Password" | "Magic Link";
+
+export const sessionTiers = { "15m": 15 * 60, "1h": 3600, "8h": 8 * 3600, "1d": 86400, "7d": 7 * 86400, "30d": 30 * 86400 } as const;
+export type SessionTier = keyof typeof sessionTiers;
+
+export interface TenantSettings {
+  emailVerificationWebhook: string;
+  passwordResetWebhook: string;
+  magicLoginWebhook: string;
+  sessionTier: SessionTier;
+  loginSuccessRedirect: string;
+  botProtection: BotProtectionSettings;
+  resetTokenTtlMinutes: number;
+  require2FA: boolean;
+  securityAlertWebhook?: string;
+  allowedOrigins: string[];
+}
+
+export interface Tenant {
+  id: string;
+  domain: string;
+  applicationId: string;
+  settings: TenantSettings;
+}
+
+export interface Member {
+  tenantId: string;
+  recordId: number;
+  email: string;
+  name: string;
+  status: MemberStatus;
+  authenticationType: AuthenticationType[];
+  passwordHash: string | null;
+  emailVerified: boolean;
+  twoFactorStatus: TwoFactorStatus;
+}
+
+export type TokenKind = "verify_email" | "password_reset" | "magic_login";
+
+export type WebhookEventType = "verify_email" | "password_reset" | "magic_login" | "security_alert";
+
+/** Who did it and from where: kept on audit events, never a secret. */
+export interface RequestContext {
+  ip: string;
+  userAgent: string | null;
+}

@@ -1,0 +1,137 @@
+import type { Logger } from "pino";
+import { AuthError } from "../errors.js";
+
+/** Bot protection per tenant (DECISIONS D10). */
+export type BotProviderName = "turnstile" | "hcaptcha" | "recaptcha" | "altcha" | "none";
+
+/** A tenant's `botProtection` setting. `secretKey` is for the siteverify providers, `minScore` for reCAPTCHA v3. */
+export interface BotProtectionSettings {
+  provider: BotProviderName;
+  secretKey?: string;
+  siteKey?: string;
+  verifyUrl?: string;
+  minScore?: number;
+}
+
+type SiteverifyProviderName = "turnstile" | "hcaptcha" | "recaptcha";
+
+export const DEFAULT_VERIFY_URLS: Record<SiteverifyProviderName, string> = {
+  turnstile: "https://challenges.cloudflare.com/turnstile/v0/siteverify",
+  hcaptcha: "https://api.hcaptcha.com/siteverify",
+  recaptcha: "https://www.google.com/recaptcha/api/siteverify",
+};
+
+export interface BotVerifier {
+  /** Resolves when the challenge passed; throws AuthError("bot_check_failed") when missing/failed, AuthError("bot_check_unavailable") when the provider can't be reached or answers garbage (fail closed). */
+  verify(settings: BotProtectionSettings, token: string | undefined, remoteIp: string): Promise<void>;
+}
+
+interface SiteverifyAnswer {
+  success: boolean;
+  score: number | undefined;
+  errorCodes: string[];
+}
+
+/** Thrown inside this module only, so every way the provider can fail maps to one warning and one 503. */
+class ProviderUnavailable extends Error {}
+
+export function createBotVerifier(options: { log: Logger; timeoutMs?: number }): BotVerifier {
+  const log = options.log;
+  const timeoutMs = options.timeoutMs ?? 5000;
+
+  async function verifyWithSiteverify(
+    provider: SiteverifyProviderName,
+    settings: BotProtectionSettings,
+    token: string,
+    remoteIp: string,
+  ): Promise<void> {
+    if (!settings.secretKey) {
+      // A tenant misconfiguration: fail closed rather than let every request through.
+      log.warn({ provider }, "bot protection has no secretKey; failing closed");
+      throw new AuthError("bot_check_unavailable");
+    }
+    const url = settings.verifyUrl ?? DEFAULT_VERIFY_URLS[provider];
+    let answer: SiteverifyAnswer;
+    try {
+      answer = await postSiteverify(url, settings.secretKey, token, remoteIp, timeoutMs);
+    } catch (error) {
+      // The error never holds the form body, so neither the secret nor the token reaches the log.
+      log.warn({ provider, err: error }, "bot provider unavailable; failing closed");
+      throw new AuthError("bot_check_unavailable", { cause: error });
+    }
+    if (!answer.success) {
+      // A rejected secret looks like a failed challenge to the member; the operator must hear of it.
+      if (answer.errorCodes.some((code) => code.includes("secret"))) {
+        log.warn({ provider, errorCodes: answer.errorCodes }, "bot provider rejected the tenant's secret");
+      }
+      throw new AuthError("bot_check_failed");
+    }
+    if (provider === "recaptcha" && settings.minScore !== undefined) {
+      // reCAPTCHA v3 always says success; the score is the verdict. No score means v2 keys: not enough.
+      if (answer.score === undefined || answer.score < settings.minScore) throw new AuthError("bot_check_failed");
+    }
+  }
+
+  return {
+    async verify(settings, token, remoteIp) {
+      const provider = settings.provider;
+      if (provider === "none") return;
+      if (!token) throw new AuthError("bot_check_failed");
+      switch (provider) {
+        case "altcha":
+          // TODO(issue 4): self-hosted proof of work (D10) replaces this refusal.
+          throw new AuthError("bot_check_unavailable", { message: "The ALTCHA provider is not available yet." });
+        case "turnstile":
+        case "hcaptcha":
+        case "recaptcha":
+          return verifyWithSiteverify(provider, settings, token, remoteIp);
+        default:
+          // Settings come from storage; an unknown provider must not become "no check".
+          log.warn({ provider: String(provider) }, "unknown bot provider; failing closed");
+          throw new AuthError("bot_check_unavailable");
+      }
+    },
+  };
+}
+
+async function postSiteverify(
+  url: string,
+  secret: string,
+  token: string,
+  remoteIp: string,
+  timeoutMs: number,
+): Promise<SiteverifyAnswer> {
+  const form = new URLSearchParams({ secret, response: token });
+  if (remoteIp) form.set("remoteip", remoteIp);
+  const response = await fetch(url, {
+    method: "POST",
+    body: form,
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    // A 307/308 would resend the secret to wherever the redirect points.
+    redirect: "error",
+    // Covers the body as well as the headers: a provider that stalls mid-answer still times out.
+    signal: AbortSignal.timeout(timeoutMs),
+  });
+  if (!response.ok) {
+    await response.body?.cancel();
+    throw new ProviderUnavailable(`siteverify answered HTTP ${response.status}`);
+  }
+  return parseSiteverifyAnswer(await response.text());
+}
+
+function parseSiteverifyAnswer(text: string): SiteverifyAnswer {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw new ProviderUnavailable("siteverify answer is not JSON");
+  }
+  if (typeof body !== "object" || body === null) throw new ProviderUnavailable("siteverify answer is not an object");
+  const { success, score, "error-codes": errorCodes } = body as Record<string, unknown>;
+  if (typeof success !== "boolean") throw new ProviderUnavailable("siteverify answer has no boolean success");
+  return {
+    success,
+    score: typeof score === "number" ? score : undefined,
+    errorCodes: Array.isArray(errorCodes) ? errorCodes.filter((c): c is string => typeof c === "string") : [],
+  };
+}

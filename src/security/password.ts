@@ -1,0 +1,66 @@
+/**
+ * Password policy (spec 5.3, D12) and Argon2id hashing. argon2's hash and verify run on libuv's
+ * thread pool, never on the event loop; main.ts sizes the pool to the cores.
+ */
+import { argon2id, hash, needsRehash, verify } from "argon2";
+
+export const PASSWORD_MIN_LENGTH = 8;
+export const PASSWORD_MAX_LENGTH = 256;
+export const SALT_BYTES = 32;
+
+export interface Argon2Params {
+  memoryCost: number;
+  timeCost: number;
+  parallelism: number;
+}
+
+/** D12: m=19456 KiB, t=2, p=1 (the OWASP minimum for Argon2id). */
+export const DEFAULT_ARGON2: Argon2Params = { memoryCost: 19456, timeCost: 2, parallelism: 1 };
+
+export type PasswordRule = "min_length" | "max_length" | "uppercase" | "lowercase" | "number_or_special";
+
+/** NFKC so that visually equal passwords typed on different keyboards hash the same. */
+export function normalizePassword(password: string): string {
+  return password.normalize("NFKC");
+}
+
+/** The rules a (normalised) password fails; empty when it passes. Length counts code points. */
+export function failedPasswordRules(password: string): PasswordRule[] {
+  const failed: PasswordRule[] = [];
+  const length = [...password].length;
+  if (length < PASSWORD_MIN_LENGTH) failed.push("min_length");
+  if (length > PASSWORD_MAX_LENGTH) failed.push("max_length");
+  if (!/\p{Lu}/u.test(password)) failed.push("uppercase");
+  if (!/\p{Ll}/u.test(password)) failed.push("lowercase");
+  if (!/[\p{N}\p{P}\p{S}\s]/u.test(password)) failed.push("number_or_special");
+  return failed;
+}
+
+export interface PasswordHasher {
+  /** PHC string; the 32-byte salt is the caller's, so it can also be kept in password_salt. */
+  hashPassword(password: string, salt: Buffer): Promise<string>;
+  verifyPassword(phc: string, password: string): Promise<boolean>;
+  /** Same cost as a real verify, for unknown emails, so login timing reveals nothing. */
+  verifyAgainstDummy(password: string): Promise<void>;
+  needsRehash(phc: string): boolean;
+}
+
+export function createPasswordHasher(params: Argon2Params = DEFAULT_ARGON2): PasswordHasher {
+  const options = { type: argon2id as 0 | 1 | 2, ...params };
+  let dummy: Promise<string> | undefined;
+  return {
+    hashPassword: (password, salt) => hash(password, { ...options, salt }),
+    async verifyPassword(phc, password) {
+      try {
+        return await verify(phc, password);
+      } catch {
+        return false; // a malformed stored hash never authenticates
+      }
+    },
+    async verifyAgainstDummy(password) {
+      dummy ??= hash("latch-dummy-password", { ...options, salt: Buffer.alloc(SALT_BYTES, 7) });
+      await verify(await dummy, password).catch(() => false);
+    },
+    needsRehash: (phc) => needsRehash(phc, options),
+  };
+}

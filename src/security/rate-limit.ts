@@ -1,0 +1,34 @@
+/**
+ * Rate-limit rules (spec 8.2, D15) and the decision as a pure function of (counter, rule, now).
+ * The counter itself is kept by the store, atomically, per tenant.
+ */
+import { HOUR, MINUTE } from "../core/clock.js";
+
+export interface RateRule {
+  /** Stable name: part of the stored key and of logs and metrics. */
+  name: string;
+  limit: number;
+  windowMs: number;
+}
+
+export const rateRules = {
+  registerPerIp: { name: "register_ip", limit: 5, windowMs: HOUR },
+  registerPerEmail: { name: "register_email", limit: 3, windowMs: HOUR },
+  forgotPasswordPerIp: { name: "forgot_password_ip", limit: 10, windowMs: HOUR },
+  resendVerificationPerIp: { name: "resend_verification_ip", limit: 10, windowMs: HOUR },
+  resendVerificationPerEmail: { name: "resend_verification_email", limit: 1, windowMs: 5 * MINUTE },
+  adminResendPerEmail: { name: "admin_resend_email", limit: 1, windowMs: 5 * MINUTE },
+} as const satisfies Record<string, RateRule>;
+
+export interface RateDecision {
+  allowed: boolean;
+  /** Whole seconds until the window ends, at least 1, for Retry-After. */
+  retryAfterSeconds: number;
+}
+
+export function decideRateLimit(counter: { count: number; windowEndsAt: number }, rule: RateRule, now: number): RateDecision {
+  return {
+    allowed: counter.count <= rule.limit,
+    retryAfterSeconds: Math.max(1, Math.ceil((counter.windowEndsAt - now) / 1000)),
+  };
+}

@@ -1,0 +1,55 @@
+import type { Kysely } from "kysely";
+import type { Database } from "./schema.js";
+
+export interface AuditEvent {
+  memberId: number | null;
+  type: string;
+  ip: string | null;
+  userAgent: string | null;
+  /** Never a secret: callers pass only ids, statuses and reasons. */
+  details?: Record<string, string | number | boolean | null>;
+}
+
+export interface StoredAuditEvent extends AuditEvent {
+  id: number;
+  at: number;
+}
+
+export class AuditStore {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async insertAuditEvent(tenantId: string, event: AuditEvent, now: number): Promise<void> {
+    await this.db
+      .insertInto("audit_events")
+      .values({
+        tenant_id: tenantId,
+        member_id: event.memberId,
+        type: event.type,
+        at: now,
+        ip: event.ip,
+        user_agent: event.userAgent?.slice(0, 512) ?? null,
+        details: event.details ? JSON.stringify(event.details) : null,
+      })
+      .execute();
+  }
+
+  async listMemberAuditEvents(tenantId: string, memberId: number, limit: number): Promise<StoredAuditEvent[]> {
+    const rows = await this.db
+      .selectFrom("audit_events")
+      .selectAll()
+      .where("tenant_id", "=", tenantId)
+      .where("member_id", "=", memberId)
+      .orderBy("id", "desc")
+      .limit(limit)
+      .execute();
+    return rows.map((r) => ({
+      id: Number(r.id),
+      memberId: r.member_id === null ? null : Number(r.member_id),
+      type: r.type,
+      at: Number(r.at),
+      ip: r.ip,
+      userAgent: r.user_agent,
+      details: r.details ? (JSON.parse(r.details) as AuditEvent["details"]) : {},
+    }));
+  }
+}

@@ -1,0 +1,53 @@
+/**
+ * The store: small per-need stores over one Kysely handle. `transaction` hands the same stores
+ * bound to a transaction, so a flow writes its state change, token and outbox row atomically.
+ */
+import type { Kysely } from "kysely";
+import type { Database } from "./schema.js";
+import { AuditStore } from "./audit.js";
+import { LimitStore } from "./limits.js";
+import { MemberStore } from "./members.js";
+import { OutboxStore } from "./outbox.js";
+import { SessionStore } from "./sessions.js";
+import { TenantStore } from "./tenants.js";
+import { TokenStore } from "./tokens.js";
+
+export class Store {
+  readonly tenants: TenantStore;
+  readonly members: MemberStore;
+  readonly sessions: SessionStore;
+  readonly tokens: TokenStore;
+  readonly limits: LimitStore;
+  readonly outbox: OutboxStore;
+  readonly audit: AuditStore;
+
+  constructor(private readonly db: Kysely<Database>) {
+    this.tenants = new TenantStore(db);
+    this.members = new MemberStore(db);
+    this.sessions = new SessionStore(db);
+    this.tokens = new TokenStore(db);
+    this.limits = new LimitStore(db);
+    this.outbox = new OutboxStore(db);
+    this.audit = new AuditStore(db);
+  }
+
+  /** No network and no password hashing inside: the transaction holds the write lock (habit 7). */
+  transaction<T>(work: (store: Store) => Promise<T>): Promise<T> {
+    return this.db.transaction().execute((trx) => work(new Store(trx)));
+  }
+
+  /** Deletes what has expired so tables stay bounded under a spray of requests. */
+  async sweepExpired(now: number): Promise<void> {
+    await this.sessions.deleteExpiredSessions(now);
+    await this.tokens.deleteExpiredTokens(now);
+    await this.limits.deleteExpiredCounters(now);
+  }
+
+  async ping(): Promise<void> {
+    await this.db.selectFrom("tenants").select("id").limit(1).execute();
+  }
+
+  close(): Promise<void> {
+    return this.db.destroy();
+  }
+}

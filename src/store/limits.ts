@@ -1,0 +1,64 @@
+import type { Kysely } from "kysely";
+import type { Database } from "./schema.js";
+import type { LockoutState } from "../security/lockout.js";
+
+export interface CounterHit {
+  count: number;
+  windowEndsAt: number;
+}
+
+/** Counters for rate limits and the per-email login lockout state. */
+export class LimitStore {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  /**
+   * Counts one hit in a fixed window, atomically: the upsert restarts an expired window and
+   * increments a live one in a single statement, so concurrent requests never lose a count.
+   */
+  async hitCounter(tenantId: string, key: string, windowMs: number, now: number): Promise<CounterHit> {
+    const row = await this.db
+      .insertInto("rate_limit_counters")
+      .values({ tenant_id: tenantId, key, window_start: now, count: 1, expires_at: now + windowMs })
+      .onConflict((oc) =>
+        oc.columns(["tenant_id", "key"]).doUpdateSet((eb) => {
+          const expired = eb("rate_limit_counters.expires_at", "<=", now);
+          return {
+            count: eb.case().when(expired).then(1).else(eb("rate_limit_counters.count", "+", 1)).end(),
+            window_start: eb.case().when(expired).then(now).else(eb.ref("rate_limit_counters.window_start")).end(),
+            expires_at: eb.case().when(expired).then(now + windowMs).else(eb.ref("rate_limit_counters.expires_at")).end(),
+          };
+        }),
+      )
+      .returning(["count", "expires_at"])
+      .executeTakeFirstOrThrow();
+    return { count: Number(row.count), windowEndsAt: Number(row.expires_at) };
+  }
+
+  async deleteExpiredCounters(now: number): Promise<void> {
+    await this.db.deleteFrom("rate_limit_counters").where("expires_at", "<=", now).execute();
+  }
+
+  async findLockout(tenantId: string, email: string): Promise<LockoutState | undefined> {
+    const row = await this.db
+      .selectFrom("login_lockouts")
+      .select(["failures", "level", "locked_until"])
+      .where("tenant_id", "=", tenantId)
+      .where("email", "=", email)
+      .executeTakeFirst();
+    return row && { failures: Number(row.failures), level: Number(row.level), lockedUntil: Number(row.locked_until) };
+  }
+
+  async saveLockout(tenantId: string, email: string, state: LockoutState, now: number): Promise<void> {
+    const values = { failures: state.failures, level: state.level, locked_until: state.lockedUntil, updated_at: now };
+    await this.db
+      .insertInto("login_lockouts")
+      .values({ tenant_id: tenantId, email, ...values })
+      .onConflict((oc) => oc.columns(["tenant_id", "email"]).doUpdateSet(values))
+      .execute();
+  }
+
+  /** Success or a password reset clears count and escalation (D13). */
+  async clearLockout(tenantId: string, email: string): Promise<void> {
+    await this.db.deleteFrom("login_lockouts").where("tenant_id", "=", tenantId).where("email", "=", email).execute();
+  }
+}

@@ -1,0 +1,120 @@
+import type { Kysely, Selectable } from "kysely";
+import type { Database, MembersTable } from "./schema.js";
+import type { AuthenticationType, Member, MemberStatus, TwoFactorStatus } from "../model.js";
+
+export interface NewMember {
+  recordId: number;
+  email: string;
+  name: string;
+  passwordHash: string | null;
+  passwordSalt: string | null;
+  authenticationType: AuthenticationType;
+}
+
+export interface PasswordUpdate {
+  passwordHash: string;
+  passwordSalt: string;
+  status: MemberStatus;
+  emailVerified: boolean;
+}
+
+function toMember(row: Selectable<MembersTable>): Member {
+  const types: AuthenticationType[] = [];
+  if (row.has_password_auth) types.push("Password");
+  if (row.has_magic_link_auth) types.push("Magic Link");
+  return {
+    tenantId: row.tenant_id,
+    recordId: Number(row.id),
+    email: row.email,
+    name: row.name,
+    status: row.status as MemberStatus,
+    authenticationType: types,
+    passwordHash: row.password_hash,
+    emailVerified: row.email_verified === 1,
+    twoFactorStatus: row.two_factor_status as TwoFactorStatus,
+  };
+}
+
+/** Every method takes the tenant id and puts it in the WHERE clause: no query crosses tenants. */
+export class MemberStore {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  /** Inserts, or returns false when the email (or, rarely, the random record id) is taken. */
+  async insertMember(tenantId: string, member: NewMember, now: number): Promise<boolean> {
+    const result = await this.db
+      .insertInto("members")
+      .values({
+        tenant_id: tenantId,
+        id: member.recordId,
+        email: member.email,
+        name: member.name,
+        status: "Email Verification Pending",
+        has_password_auth: member.authenticationType === "Password" ? 1 : 0,
+        has_magic_link_auth: member.authenticationType === "Magic Link" ? 1 : 0,
+        password_hash: member.passwordHash,
+        password_salt: member.passwordSalt,
+        email_verified: 0,
+        two_factor_status: "Disabled",
+        created_at: now,
+        updated_at: now,
+      })
+      .onConflict((oc) => oc.doNothing())
+      .returning("id")
+      .executeTakeFirst();
+    return result !== undefined;
+  }
+
+  async findMemberByEmail(tenantId: string, email: string): Promise<Member | undefined> {
+    const row = await this.db.selectFrom("members").selectAll().where("tenant_id", "=", tenantId).where("email", "=", email).executeTakeFirst();
+    return row && toMember(row);
+  }
+
+  async findMemberById(tenantId: string, recordId: number): Promise<Member | undefined> {
+    const row = await this.db.selectFrom("members").selectAll().where("tenant_id", "=", tenantId).where("id", "=", recordId).executeTakeFirst();
+    return row && toMember(row);
+  }
+
+  async updateStatus(tenantId: string, recordId: number, status: MemberStatus, now: number): Promise<void> {
+    await this.db.updateTable("members").set({ status, updated_at: now }).where("tenant_id", "=", tenantId).where("id", "=", recordId).execute();
+  }
+
+  /** Verification moves a pending member to Unlocked; any other status (a lock) is kept. */
+  async markEmailVerified(tenantId: string, recordId: number, now: number): Promise<void> {
+    await this.db
+      .updateTable("members")
+      .set((eb) => ({
+        email_verified: 1,
+        status: eb.case().when("status", "=", "Email Verification Pending").then("Unlocked").else(eb.ref("status")).end(),
+        updated_at: now,
+      }))
+      .where("tenant_id", "=", tenantId)
+      .where("id", "=", recordId)
+      .execute();
+  }
+
+  async updatePassword(tenantId: string, recordId: number, update: PasswordUpdate, now: number): Promise<void> {
+    await this.db
+      .updateTable("members")
+      .set({
+        password_hash: update.passwordHash,
+        password_salt: update.passwordSalt,
+        has_password_auth: 1,
+        status: update.status,
+        email_verified: update.emailVerified ? 1 : 0,
+        updated_at: now,
+      })
+      .where("tenant_id", "=", tenantId)
+      .where("id", "=", recordId)
+      .execute();
+  }
+
+  /** A rehash on login keeps the salt column in step with the PHC string's salt. */
+  async replacePasswordHash(tenantId: string, recordId: number, passwordHash: string, passwordSalt: string, now: number): Promise<void> {
+    await this.db
+      .updateTable("members")
+      .set({ password_hash: passwordHash, password_salt: passwordSalt, updated_at: now })
+      .where("tenant_id", "=", tenantId)
+      .where("id", "=", recordId)
+      .execute();
+  }
+}

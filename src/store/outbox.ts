@@ -1,0 +1,131 @@
+import type { Kysely, Selectable } from "kysely";
+import type { Database, WebhookDeliveriesTable } from "./schema.js";
+import type { WebhookEventType } from "../model.js";
+
+export type DeliveryStatus = "pending" | "delivered" | "failed";
+
+export interface NewDelivery {
+  id: string;
+  tenantId: string;
+  eventType: WebhookEventType;
+  url: string;
+  payloadEnc: string;
+}
+
+export interface ClaimedDelivery {
+  id: string;
+  tenantId: string;
+  eventType: WebhookEventType;
+  url: string;
+  payloadEnc: string;
+  attempts: number;
+  createdAt: number;
+}
+
+/** What the operator may see of a delivery: never the payload, which holds a link with a token. */
+export interface DeliverySummary {
+  id: string;
+  eventType: string;
+  status: DeliveryStatus;
+  attempts: number;
+  lastError: string | null;
+  nextAttemptAt: number | null;
+  createdAt: number;
+}
+
+function toClaimed(row: Selectable<WebhookDeliveriesTable>): ClaimedDelivery {
+  return {
+    id: row.id,
+    tenantId: row.tenant_id,
+    eventType: row.event_type as WebhookEventType,
+    url: row.url,
+    payloadEnc: row.payload_enc ?? "",
+    attempts: Number(row.attempts),
+    createdAt: Number(row.created_at),
+  };
+}
+
+export class OutboxStore {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  /** Called inside the flow's transaction, beside the state change the event reports. */
+  async insertDelivery(delivery: NewDelivery, now: number): Promise<void> {
+    await this.db
+      .insertInto("webhook_deliveries")
+      .values({
+        id: delivery.id,
+        tenant_id: delivery.tenantId,
+        event_type: delivery.eventType,
+        url: delivery.url,
+        payload_enc: delivery.payloadEnc,
+        status: "pending",
+        attempts: 0,
+        next_attempt_at: now,
+        claimed_until: 0,
+        last_error: null,
+        created_at: now,
+        updated_at: now,
+      })
+      .execute();
+  }
+
+  /**
+   * Leases due deliveries so a crashed sender's rows come back after `leaseMs`. The lease is taken
+   * in one UPDATE so two dispatchers never claim the same row.
+   */
+  async claimDueDeliveries(now: number, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
+    const due = this.db
+      .selectFrom("webhook_deliveries")
+      .select("id")
+      .where("status", "=", "pending")
+      .where("next_attempt_at", "<=", now)
+      .where("claimed_until", "<=", now)
+      .orderBy("next_attempt_at")
+      .limit(limit);
+    const rows = await this.db
+      .updateTable("webhook_deliveries")
+      .set({ claimed_until: now + leaseMs })
+      .where("id", "in", due)
+      .where("claimed_until", "<=", now)
+      .returningAll()
+      .execute();
+    return rows.map(toClaimed);
+  }
+
+  /** Success or final failure: the payload is wiped, so no token outlives its delivery. */
+  async finishDelivery(id: string, status: "delivered" | "failed", attempts: number, lastError: string | null, now: number): Promise<void> {
+    await this.db
+      .updateTable("webhook_deliveries")
+      .set({ status, attempts, last_error: lastError, payload_enc: null, claimed_until: 0, updated_at: now })
+      .where("id", "=", id)
+      .execute();
+  }
+
+  async scheduleRetry(id: string, attempts: number, lastError: string, nextAttemptAt: number, now: number): Promise<void> {
+    await this.db
+      .updateTable("webhook_deliveries")
+      .set({ attempts, last_error: lastError, next_attempt_at: nextAttemptAt, claimed_until: 0, updated_at: now })
+      .where("id", "=", id)
+      .execute();
+  }
+
+  async listRecentDeliveries(tenantId: string, limit: number): Promise<DeliverySummary[]> {
+    const rows = await this.db
+      .selectFrom("webhook_deliveries")
+      .select(["id", "event_type", "status", "attempts", "last_error", "next_attempt_at", "created_at"])
+      .where("tenant_id", "=", tenantId)
+      .orderBy("created_at", "desc")
+      .orderBy("id", "desc")
+      .limit(limit)
+      .execute();
+    return rows.map((r) => ({
+      id: r.id,
+      eventType: r.event_type,
+      status: r.status as DeliveryStatus,
+      attempts: Number(r.attempts),
+      lastError: r.last_error,
+      nextAttemptAt: r.status === "pending" ? Number(r.next_attempt_at) : null,
+      createdAt: Number(r.created_at),
+    }));
+  }
+}

@@ -1,0 +1,113 @@
+/**
+ * Table types, one interface per table (Kysely). Times are Unix milliseconds in integer columns.
+ * Every tenant-owned table carries tenant_id and every unique index starts with it (STYLE habit 4).
+ * SQLite has no boolean: flags are 0/1 integers. Secrets are never stored in the clear: *_hash is
+ * SHA-256 hex, *_enc is AES-256-GCM under SECRETS_KEY (see security/secret-box.ts).
+ */
+import type { Generated } from "kysely";
+
+export interface ApplicationsTable {
+  id: string;
+  api_key_hash: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface TenantsTable {
+  id: string;
+  domain: string;
+  application_id: string;
+  settings: string;
+  webhook_secret_enc: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface MembersTable {
+  tenant_id: string;
+  id: number;
+  email: string;
+  name: string;
+  status: string;
+  has_password_auth: number;
+  has_magic_link_auth: number;
+  password_hash: string | null;
+  password_salt: string | null;
+  email_verified: number;
+  two_factor_status: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface SessionsTable {
+  tenant_id: string;
+  id_hash: string;
+  member_id: number;
+  created_at: number;
+  expires_at: number;
+}
+
+export interface OneTimeTokensTable {
+  tenant_id: string;
+  token_hash: string;
+  kind: string;
+  member_id: number;
+  created_at: number;
+  expires_at: number;
+}
+
+/** Progressive password-login lockout, keyed by email so unknown emails behave like known ones. */
+export interface LoginLockoutsTable {
+  tenant_id: string;
+  email: string;
+  failures: number;
+  level: number;
+  locked_until: number;
+  updated_at: number;
+}
+
+export interface RateLimitCountersTable {
+  tenant_id: string;
+  key: string;
+  window_start: number;
+  count: number;
+  expires_at: number;
+}
+
+export interface WebhookDeliveriesTable {
+  id: string;
+  tenant_id: string;
+  event_type: string;
+  url: string;
+  payload_enc: string | null;
+  status: string;
+  attempts: number;
+  next_attempt_at: number;
+  claimed_until: number;
+  last_error: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface AuditEventsTable {
+  id: Generated<number>;
+  tenant_id: string;
+  member_id: number | null;
+  type: string;
+  at: number;
+  ip: string | null;
+  user_agent: string | null;
+  details: string | null;
+}
+
+export interface Database {
+  applications: ApplicationsTable;
+  tenants: TenantsTable;
+  members: MembersTable;
+  sessions: SessionsTable;
+  one_time_tokens: OneTimeTokensTable;
+  login_lockouts: LoginLockoutsTable;
+  rate_limit_counters: RateLimitCountersTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  audit_events: AuditEventsTable;
+}

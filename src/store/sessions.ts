@@ -1,0 +1,56 @@
+import type { Kysely } from "kysely";
+import type { Database } from "./schema.js";
+import type { MemberStatus, TwoFactorStatus } from "../model.js";
+
+export interface SessionRecord {
+  memberId: number;
+  createdAt: number;
+  expiresAt: number;
+  memberStatus: MemberStatus;
+  twoFactorStatus: TwoFactorStatus;
+}
+
+/** Sessions are keyed by the SHA-256 of the cookie value; the cookie itself is never stored. */
+export class SessionStore {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async insertSession(tenantId: string, idHash: string, memberId: number, now: number, expiresAt: number): Promise<void> {
+    await this.db.insertInto("sessions").values({ tenant_id: tenantId, id_hash: idHash, member_id: memberId, created_at: now, expires_at: expiresAt }).execute();
+  }
+
+  /** The session check: one primary-key lookup joined to the member row by its primary key. */
+  async findLiveSession(tenantId: string, idHash: string, now: number): Promise<SessionRecord | undefined> {
+    const row = await this.db
+      .selectFrom("sessions as s")
+      .innerJoin("members as m", (join) => join.onRef("m.tenant_id", "=", "s.tenant_id").onRef("m.id", "=", "s.member_id"))
+      .select(["s.member_id", "s.created_at", "s.expires_at", "m.status", "m.two_factor_status"])
+      .where("s.tenant_id", "=", tenantId)
+      .where("s.id_hash", "=", idHash)
+      .where("s.expires_at", ">", now)
+      .executeTakeFirst();
+    return (
+      row && {
+        memberId: Number(row.member_id),
+        createdAt: Number(row.created_at),
+        expiresAt: Number(row.expires_at),
+        memberStatus: row.status as MemberStatus,
+        twoFactorStatus: row.two_factor_status as TwoFactorStatus,
+      }
+    );
+  }
+
+  async deleteSession(tenantId: string, idHash: string): Promise<void> {
+    await this.db.deleteFrom("sessions").where("tenant_id", "=", tenantId).where("id_hash", "=", idHash).execute();
+  }
+
+  /** Revokes every session of a member, or every one but `keepIdHash` (password change). */
+  async deleteMemberSessions(tenantId: string, memberId: number, keepIdHash?: string): Promise<void> {
+    let query = this.db.deleteFrom("sessions").where("tenant_id", "=", tenantId).where("member_id", "=", memberId);
+    if (keepIdHash !== undefined) query = query.where("id_hash", "!=", keepIdHash);
+    await query.execute();
+  }
+
+  async deleteExpiredSessions(now: number): Promise<void> {
+    await this.db.deleteFrom("sessions").where("expires_at", "<=", now).execute();
+  }
+}

@@ -1,0 +1,58 @@
+import type { Kysely } from "kysely";
+import type { Database } from "./schema.js";
+import type { TokenKind } from "../model.js";
+
+/** One-time tokens, stored as SHA-256 only (spec 2.3, D7). */
+export class TokenStore {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  /** Issuing voids earlier unused tokens of the same kind for the member (D7). */
+  async replaceToken(tenantId: string, memberId: number, kind: TokenKind, tokenHash: string, now: number, expiresAt: number): Promise<void> {
+    await this.deleteMemberTokens(tenantId, memberId, kind);
+    await this.db
+      .insertInto("one_time_tokens")
+      .values({ tenant_id: tenantId, token_hash: tokenHash, kind, member_id: memberId, created_at: now, expires_at: expiresAt })
+      .execute();
+  }
+
+  /** Looks without using it up, so a failed attempt leaves the token valid (D15). */
+  async isTokenValid(tenantId: string, memberId: number, kind: TokenKind, tokenHash: string, now: number): Promise<boolean> {
+    const row = await this.db
+      .selectFrom("one_time_tokens")
+      .select("member_id")
+      .where("tenant_id", "=", tenantId)
+      .where("token_hash", "=", tokenHash)
+      .where("kind", "=", kind)
+      .where("member_id", "=", memberId)
+      .where("expires_at", ">", now)
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
+  /**
+   * Uses the token up in one statement: of two concurrent consumers exactly one gets a row back.
+   * The lookup is by hash, so no timing of a string compare reaches the attacker.
+   */
+  async consumeToken(tenantId: string, memberId: number, kind: TokenKind, tokenHash: string, now: number): Promise<boolean> {
+    const row = await this.db
+      .deleteFrom("one_time_tokens")
+      .where("tenant_id", "=", tenantId)
+      .where("token_hash", "=", tokenHash)
+      .where("kind", "=", kind)
+      .where("member_id", "=", memberId)
+      .where("expires_at", ">", now)
+      .returning("member_id")
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
+  async deleteMemberTokens(tenantId: string, memberId: number, kind?: TokenKind): Promise<void> {
+    let query = this.db.deleteFrom("one_time_tokens").where("tenant_id", "=", tenantId).where("member_id", "=", memberId);
+    if (kind !== undefined) query = query.where("kind", "=", kind);
+    await query.execute();
+  }
+
+  async deleteExpiredTokens(now: number): Promise<void> {
+    await this.db.deleteFrom("one_time_tokens").where("expires_at", "<=", now).execute();
+  }
+}

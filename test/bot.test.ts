@@ -1,0 +1,195 @@
+import assert from "node:assert/strict";
+import { once } from "node:events";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { after, before, beforeEach, describe, test } from "node:test";
+import { pino } from "pino";
+import { AuthError, type ErrorCode } from "../src/errors.js";
+import { createBotVerifier, type BotProtectionSettings } from "../src/providers/bot.js";
+
+/** A local siteverify server. It acts on the part of the token before the first ".", so tests can add a unique tail. */
+interface SeenRequest {
+  method: string;
+  path: string;
+  contentType: string | undefined;
+  form: Record<string, string>;
+}
+
+const seen: SeenRequest[] = [];
+let server: Server;
+let baseUrl: string;
+let closedPortUrl: string;
+
+function answerSiteverify(request: IncomingMessage, response: ServerResponse, body: string): void {
+  const form = Object.fromEntries(new URLSearchParams(body));
+  seen.push({ method: request.method ?? "", path: request.url ?? "", contentType: request.headers["content-type"], form });
+  const behaviour = (form.response ?? "").split(".")[0];
+  const json = (value: unknown): void => {
+    response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(value));
+  };
+  switch (behaviour) {
+    case "pass": return json({ success: true, score: 0.9 });
+    case "noscore": return json({ success: true });
+    case "low": return json({ success: true, score: 0.1 });
+    case "fail": return json({ success: false, "error-codes": ["invalid-input-response"] });
+    case "badsecret": return json({ success: false, "error-codes": ["invalid-input-secret"] });
+    case "weird": return json({ ok: true });
+    case "500": return void response.writeHead(500).end("oops");
+    case "garbage": return void response.writeHead(200, { "content-type": "text/html" }).end("<html>nope</html>");
+    case "hang": return; // never answers: only the client's timeout ends this
+    default: return void response.writeHead(400).end();
+  }
+}
+
+async function listen(target: Server): Promise<string> {
+  target.listen(0, "127.0.0.1");
+  await once(target, "listening");
+  return `http://127.0.0.1:${(target.address() as AddressInfo).port}`;
+}
+
+before(async () => {
+  server = createServer((request, response) => {
+    let body = "";
+    request.setEncoding("utf8");
+    request.on("data", (chunk: string) => (body += chunk));
+    request.on("end", () => answerSiteverify(request, response, body));
+  });
+  baseUrl = await listen(server);
+  // A port that was just free and is now closed: connecting to it is refused.
+  const closed = createServer();
+  closedPortUrl = await listen(closed);
+  closed.close();
+  await once(closed, "close");
+});
+
+after(async () => {
+  server.closeAllConnections(); // the "hang" requests
+  server.close();
+  await once(server, "close");
+});
+
+beforeEach(() => {
+  seen.length = 0;
+});
+
+const SECRET = "0x4AAAAAAA-tenant-secret-Zk7Qw";
+const silentLog = pino({ level: "silent" });
+const verifier = createBotVerifier({ log: silentLog, timeoutMs: 2000 });
+
+function settingsFor(provider: "turnstile" | "hcaptcha" | "recaptcha", extra: Partial<BotProtectionSettings> = {}): BotProtectionSettings {
+  return { provider, secretKey: SECRET, siteKey: "site-key", verifyUrl: `${baseUrl}/${provider}/siteverify`, ...extra };
+}
+
+function isAuthError(code: ErrorCode): (error: unknown) => boolean {
+  return (error) => error instanceof AuthError && error.code === code;
+}
+
+for (const provider of ["turnstile", "hcaptcha", "recaptcha"] as const) {
+  describe(`${provider} siteverify`, () => {
+    test("posts secret, response and remoteip as a form to the overridden verifyUrl", async () => {
+      await verifier.verify(settingsFor(provider), "pass", "203.0.113.7");
+      assert.equal(seen.length, 1);
+      assert.deepEqual(seen[0], {
+        method: "POST",
+        path: `/${provider}/siteverify`,
+        contentType: "application/x-www-form-urlencoded",
+        form: { secret: SECRET, response: "pass", remoteip: "203.0.113.7" },
+      });
+    });
+
+    test("a failed challenge is bot_check_failed", async () => {
+      await assert.rejects(verifier.verify(settingsFor(provider), "fail", "203.0.113.7"), isAuthError("bot_check_failed"));
+    });
+
+    test("a missing or empty token is bot_check_failed without asking the provider", async () => {
+      await assert.rejects(verifier.verify(settingsFor(provider), undefined, "203.0.113.7"), isAuthError("bot_check_failed"));
+      await assert.rejects(verifier.verify(settingsFor(provider), "", "203.0.113.7"), isAuthError("bot_check_failed"));
+      assert.equal(seen.length, 0);
+    });
+
+    for (const token of ["500", "garbage", "weird"]) {
+      test(`an answer of kind "${token}" is bot_check_unavailable`, async () => {
+        await assert.rejects(verifier.verify(settingsFor(provider), token, "203.0.113.7"), isAuthError("bot_check_unavailable"));
+        assert.equal(seen.length, 1);
+      });
+    }
+
+    test("a provider that never answers is bot_check_unavailable after timeoutMs", async () => {
+      const quick = createBotVerifier({ log: silentLog, timeoutMs: 200 });
+      await assert.rejects(quick.verify(settingsFor(provider), "hang", "203.0.113.7"), isAuthError("bot_check_unavailable"));
+    });
+
+    test("a refused connection is bot_check_unavailable", async () => {
+      const settings = settingsFor(provider, { verifyUrl: `${closedPortUrl}/siteverify` });
+      await assert.rejects(verifier.verify(settings, "pass", "203.0.113.7"), isAuthError("bot_check_unavailable"));
+    });
+
+    test("a tenant without a secretKey fails closed without asking the provider", async () => {
+      const settings = settingsFor(provider, { secretKey: undefined });
+      await assert.rejects(verifier.verify(settings, "pass", "203.0.113.7"), isAuthError("bot_check_unavailable"));
+      assert.equal(seen.length, 0);
+    });
+  });
+}
+
+describe("reCAPTCHA minScore", () => {
+  test("a score at or above minScore passes", async () => {
+    await verifier.verify(settingsFor("recaptcha", { minScore: 0.5 }), "pass", "203.0.113.7");
+    await verifier.verify(settingsFor("recaptcha", { minScore: 0.9 }), "pass", "203.0.113.7");
+  });
+
+  test("a score below minScore is bot_check_failed", async () => {
+    await assert.rejects(verifier.verify(settingsFor("recaptcha", { minScore: 0.5 }), "low", "203.0.113.7"), isAuthError("bot_check_failed"));
+  });
+
+  test("a missing score is bot_check_failed when minScore is set", async () => {
+    await assert.rejects(verifier.verify(settingsFor("recaptcha", { minScore: 0.5 }), "noscore", "203.0.113.7"), isAuthError("bot_check_failed"));
+  });
+
+  test("without minScore a low score still passes", async () => {
+    await verifier.verify(settingsFor("recaptcha"), "low", "203.0.113.7");
+  });
+});
+
+describe("providers without siteverify", () => {
+  test("none passes with or without a token and calls nobody", async () => {
+    await verifier.verify({ provider: "none" }, undefined, "203.0.113.7");
+    await verifier.verify({ provider: "none", verifyUrl: `${baseUrl}/none` }, "anything", "203.0.113.7");
+    assert.equal(seen.length, 0);
+  });
+
+  test("altcha is bot_check_unavailable until it is built", async () => {
+    await assert.rejects(verifier.verify({ provider: "altcha" }, "some-solution", "203.0.113.7"), isAuthError("bot_check_unavailable"));
+  });
+
+  test("an unknown provider read from storage fails closed", async () => {
+    const settings = { provider: "captchaX", verifyUrl: `${baseUrl}/x` } as unknown as BotProtectionSettings;
+    await assert.rejects(verifier.verify(settings, "pass", "203.0.113.7"), isAuthError("bot_check_unavailable"));
+    assert.equal(seen.length, 0);
+  });
+});
+
+describe("logging", () => {
+  test("the log never holds the secret or the token, but names the provider of an outage", async () => {
+    const lines: string[] = [];
+    const log = pino({ level: "trace" }, { write: (line: string) => void lines.push(line) });
+    const logged = createBotVerifier({ log, timeoutMs: 200 });
+    const tail = "tok-Qm93ZXJ5LXVuaXF1ZQ";
+    for (const provider of ["turnstile", "hcaptcha", "recaptcha"] as const) {
+      for (const kind of ["pass", "fail", "badsecret", "low", "500", "garbage", "weird", "hang"]) {
+        await logged.verify(settingsFor(provider, { minScore: 0.5 }), `${kind}.${tail}`, "203.0.113.7").catch(() => undefined);
+      }
+      const refused = settingsFor(provider, { verifyUrl: `${closedPortUrl}/siteverify` });
+      await logged.verify(refused, `pass.${tail}`, "203.0.113.7").catch(() => undefined);
+    }
+    const output = lines.join("");
+    assert.ok(seen.length > 0 && seen.every((request) => request.form.secret === SECRET));
+    assert.ok(!output.includes(SECRET), "secret leaked into the log");
+    assert.ok(!output.includes(tail), "token leaked into the log");
+    const warnings = lines.map((line) => JSON.parse(line) as { level: number; provider?: string; msg: string });
+    for (const provider of ["turnstile", "hcaptcha", "recaptcha"]) {
+      assert.ok(warnings.some((entry) => entry.level === 40 && entry.provider === provider && /unavailable/.test(entry.msg)));
+      assert.ok(warnings.some((entry) => entry.level === 40 && entry.provider === provider && /secret/.test(entry.msg)));
+    }
+  });
+});

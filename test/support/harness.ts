@@ -1,0 +1,205 @@
+/**
+ * Test harness: a real SQLite file per test, a manual clock, seeded random, captured logs, and a
+ * real local HTTP server that receives the tenant's webhooks. Tests drive the app via app.inject.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Writable } from "node:stream";
+import type { FastifyInstance, LightMyRequestResponse } from "fastify";
+import { buildApp } from "../../src/app.js";
+import { loadConfig, type Config } from "../../src/config.js";
+import { ManualClock } from "../../src/core/clock.js";
+import { seededRandom } from "../../src/core/random.js";
+import { createDeps, type Deps } from "../../src/deps.js";
+import type { NewTenantSettings } from "../../src/flows/tenant-settings.js";
+import { createTenant, type CreatedTenant } from "../../src/flows/tenants.js";
+import { createLogger } from "../../src/logging.js";
+
+export const STRONG_PASSWORD = "Correct-Horse-42-Battery";
+export const OTHER_STRONG_PASSWORD = "Tr0ubadour&Staple-Ride";
+
+export interface ReceivedWebhook {
+  headers: IncomingHttpHeaders;
+  rawBody: string;
+  body: Record<string, string>;
+  path: string;
+}
+
+/** A tenant's webhook endpoint: records what it gets; `failNext` makes it answer 500. */
+export class WebhookReceiver {
+  readonly received: ReceivedWebhook[] = [];
+  failNext = 0;
+  private server: Server | undefined;
+  url = "";
+
+  async start(): Promise<this> {
+    this.server = createServer((req, res) => {
+      let raw = "";
+      req.on("data", (chunk: Buffer) => (raw += chunk.toString("utf8")));
+      req.on("end", () => {
+        if (this.failNext > 0) {
+          this.failNext--;
+          res.writeHead(500).end();
+          return;
+        }
+        this.received.push({ headers: req.headers, rawBody: raw, body: JSON.parse(raw) as Record<string, string>, path: req.url ?? "" });
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((resolve) => this.server!.listen(0, "127.0.0.1", resolve));
+    const address = this.server.address();
+    if (address === null || typeof address === "string") throw new Error("no address");
+    this.url = `http://127.0.0.1:${address.port}`;
+    return this;
+  }
+
+  ofType(eventType: string): ReceivedWebhook[] {
+    return this.received.filter((w) => w.body.event_type === eventType);
+  }
+
+  last(eventType: string): ReceivedWebhook {
+    const list = this.ofType(eventType);
+    const hook = list[list.length - 1];
+    if (!hook) throw new Error(`no ${eventType} webhook received`);
+    return hook;
+  }
+
+  async stop(): Promise<void> {
+    await new Promise<void>((resolve) => this.server?.close(() => resolve()) ?? resolve());
+  }
+}
+
+export interface Harness {
+  app: FastifyInstance;
+  deps: Deps;
+  clock: ManualClock;
+  config: Config;
+  logs: string[];
+  receiver: WebhookReceiver;
+  tenant: CreatedTenant;
+  dataDir: string;
+  /** Builds a fresh app on the same database, as after a restart. */
+  restart(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface HarnessOptions {
+  env?: Record<string, string>;
+  settings?: Partial<NewTenantSettings>;
+  domain?: string;
+  dataDir?: string;
+}
+
+export async function createHarness(options: HarnessOptions = {}): Promise<Harness> {
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "latch-test-"));
+  const config = loadConfig({
+    DATABASE_URL: `sqlite:${join(dataDir, "latch.db")}`,
+    SECRETS_KEY: "11".repeat(32),
+    BREACH_CHECK_MODE: "offline",
+    WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true",
+    LOG_LEVEL: "info",
+    OPERATOR_API_KEY: "operator-key-for-tests-0123456789abcdef",
+    ...options.env,
+  });
+  const clock = new ManualClock(Date.UTC(2026, 0, 1));
+  const logs: string[] = [];
+  const sink = new Writable({ write(chunk: Buffer, _enc, done) { logs.push(chunk.toString("utf8")); done(); } });
+  const receiver = await new WebhookReceiver().start();
+  let seed = 0;
+  const build = async () => {
+    const deps = await createDeps(config, { clock, random: seededRandom(`latch-test-${seed++}`), log: createLogger("info", sink) });
+    return { deps, app: await buildApp(deps) };
+  };
+  let { deps, app } = await build();
+  const domain = options.domain ?? "members.example.com";
+  const tenant = await createTenant(deps, {
+    domain,
+    settings: {
+      emailVerificationWebhook: `${receiver.url}/verify`,
+      passwordResetWebhook: `${receiver.url}/reset`,
+      magicLoginWebhook: `${receiver.url}/magic`,
+      botProtection: { provider: "none" },
+      ...options.settings,
+    },
+  });
+  const harness: Harness = {
+    app, deps, clock, config, logs, receiver, tenant, dataDir,
+    async restart() {
+      await harness.app.close();
+      await harness.deps.store.close();
+      ({ deps, app } = await build());
+      harness.app = app;
+      harness.deps = deps;
+    },
+    async close() {
+      await harness.app.close();
+      await harness.deps.store.close();
+      await receiver.stop();
+      if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+  return harness;
+}
+
+export interface PostOptions {
+  domain?: string;
+  cookie?: string;
+  headers?: Record<string, string>;
+  ip?: string;
+}
+
+export async function post(h: Harness, url: string, body: unknown, options: PostOptions = {}): Promise<LightMyRequestResponse> {
+  return h.app.inject({
+    method: "POST",
+    url,
+    payload: body as Record<string, unknown>,
+    remoteAddress: options.ip ?? "203.0.113.10",
+    headers: {
+      "x-tenant-domain": options.domain ?? h.tenant.domain,
+      ...(options.cookie ? { cookie: `session_id=${options.cookie}` } : {}),
+      ...options.headers,
+    },
+  });
+}
+
+export async function get(h: Harness, url: string, options: PostOptions = {}): Promise<LightMyRequestResponse> {
+  return h.app.inject({
+    method: "GET",
+    url,
+    remoteAddress: options.ip ?? "203.0.113.10",
+    headers: { "x-tenant-domain": options.domain ?? h.tenant.domain, ...(options.cookie ? { cookie: `session_id=${options.cookie}` } : {}), ...options.headers },
+  });
+}
+
+/** Runs the dispatcher once and returns how many deliveries it attempted. */
+export async function deliverWebhooks(h: Harness): Promise<number> {
+  return h.deps.webhooks.deliverDue();
+}
+
+/** Splits a link https://<domain>/<page>/<recordid>/<token>. */
+export function parseLink(link: string): { domain: string; page: string; recordId: string; token: string } {
+  const url = new URL(link);
+  const [, page, recordId, token] = url.pathname.split("/");
+  return { domain: url.hostname, page: page!, recordId: recordId!, token: token! };
+}
+
+export function sessionCookieOf(response: LightMyRequestResponse): string | undefined {
+  return response.cookies.find((c) => c.name === "session_id")?.value;
+}
+
+/** Registers, delivers the webhook, and verifies: a ready member. */
+export async function registerVerifiedMember(h: Harness, email: string, password = STRONG_PASSWORD, ip?: string): Promise<string> {
+  const response = await post(h, "/auth/register-password", { email, name: "Ada Lovelace", password, "bot-challenge-response": "x" }, { ip });
+  if (response.statusCode !== 200) throw new Error(`register failed: ${response.body}`);
+  await deliverWebhooks(h);
+  const link = parseLink(h.receiver.last("verify_email").body.verificationLink!);
+  const verified = await post(h, "/auth/verify-email", { recordId: link.recordId, token: link.token });
+  if (verified.statusCode !== 200) throw new Error(`verify failed: ${verified.body}`);
+  return link.recordId;
+}
+
+export async function login(h: Harness, email: string, password = STRONG_PASSWORD, options: PostOptions = {}): Promise<LightMyRequestResponse> {
+  return post(h, "/auth/login", { email, password, "bot-challenge-response": "x" }, options);
+}
