@@ -1,5 +1,5 @@
+/* eslint-disable @typescript-eslint/no-explicit-any -- migrations are frozen against Kysely<any> on purpose */
 /**
-/* eslint-disable @typescript-eslint/no-explicit-any -- migrations are frozen against Kysely<any> on purpose (see Kysely docs) */
  * Frozen in time: written against Kysely<any> so later schema changes never alter it.
  * Integer columns that hold milliseconds or record ids are 'bigint' (64-bit on both dialects).
  */
