@@ -127,7 +127,7 @@ test("a 302 is not followed: the redirect target receives nothing", async () => 
   }
 });
 
-test("a receiver that never answers times out within timeoutMs", async () => {
+test("a receiver that never answers times out within timeoutMs", { timeout: 5000 }, async () => {
   const receiver = await startReceiver(() => {});
   try {
     const started = Date.now();
@@ -141,7 +141,7 @@ test("a receiver that never answers times out within timeoutMs", async () => {
   }
 });
 
-test("a receiver that drips bytes (never idle, never done) is cut off by the overall timer", async () => {
+test("a receiver that drips bytes (never idle, never done) is cut off by the overall timer", { timeout: 5000 }, async () => {
   const sockets = new Set<Socket>();
   const server = createTcpServer((socket) => {
     sockets.add(socket);

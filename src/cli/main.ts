@@ -1,0 +1,98 @@
+#!/usr/bin/env node
+/**
+ * The operator CLI (D3): `latch tenant create|show|update|rotate-key|rotate-webhook-secret|deliveries`
+ * and `latch migrate`. It calls the same functions as the operator API, on the configured database.
+ * Results are JSON on stdout; logs go to stderr.
+ */
+import { readFileSync } from "node:fs";
+import { parseArgs } from "node:util";
+import pino from "pino";
+import { ConfigError, loadConfig } from "../config.js";
+import { createDeps, type Deps } from "../deps.js";
+import { isAuthError } from "../errors.js";
+import { createTenant, listWebhookDeliveries, rotateApplicationKey, rotateWebhookSecret, showTenant, updateTenantSettings } from "../flows/tenants.js";
+import { createLogger } from "../logging.js";
+
+const USAGE = `Usage:
+  latch tenant create --domain <host> (--settings '<json>' | --settings-file <path>) [--application-id <id>]
+  latch tenant show <domain>
+  latch tenant update <domain> (--settings '<json>' | --settings-file <path>)
+  latch tenant rotate-key <applicationId>
+  latch tenant rotate-webhook-secret <domain>
+  latch tenant deliveries <domain>
+  latch migrate
+Configuration comes from the environment (DATABASE_URL, SECRETS_KEY, ...), as for the server.`;
+
+type Values = { domain?: string; settings?: string; "settings-file"?: string; "application-id"?: string; help?: boolean };
+
+function settingsFrom(values: Values): unknown {
+  const text = values["settings-file"] !== undefined ? readFileSync(values["settings-file"], "utf8") : values.settings;
+  if (text === undefined) throw new UsageError("--settings or --settings-file is required");
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new UsageError("the settings are not valid JSON");
+  }
+}
+
+class UsageError extends Error {}
+
+function need(value: string | undefined, what: string): string {
+  if (!value) throw new UsageError(`${what} is required`);
+  return value;
+}
+
+async function runTenantCommand(deps: Deps, command: string | undefined, arg: string | undefined, values: Values): Promise<unknown> {
+  switch (command) {
+    case "create":
+      return createTenant(deps, { domain: need(values.domain, "--domain"), applicationId: values["application-id"], settings: settingsFrom(values) as never });
+    case "show":
+      return showTenant(deps, need(arg, "<domain>"));
+    case "update":
+      return updateTenantSettings(deps, need(arg, "<domain>"), settingsFrom(values) as never);
+    case "rotate-key":
+      return rotateApplicationKey(deps, need(arg, "<applicationId>"));
+    case "rotate-webhook-secret":
+      return rotateWebhookSecret(deps, need(arg, "<domain>"));
+    case "deliveries":
+      return listWebhookDeliveries(deps, need(arg, "<domain>"));
+    default:
+      throw new UsageError(`unknown tenant command: ${command ?? "(none)"}`);
+  }
+}
+
+export async function runCli(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { domain: { type: "string" }, settings: { type: "string" }, "settings-file": { type: "string" }, "application-id": { type: "string" }, help: { type: "boolean", short: "h" } },
+  });
+  const [group, command, arg] = positionals;
+  if (values.help || !group) {
+    process.stdout.write(`${USAGE}\n`);
+    return values.help ? 0 : 2;
+  }
+  let deps: Deps | undefined;
+  try {
+    const config = loadConfig();
+    deps = await createDeps(config, { log: createLogger(config.logLevel === "info" ? "warn" : config.logLevel, pino.destination(2)) });
+    if (group === "migrate") {
+      process.stdout.write(`${JSON.stringify({ migrated: true })}\n`);
+      return 0; // createDeps ran the migrations
+    }
+    if (group !== "tenant") throw new UsageError(`unknown command: ${group}`);
+    const result = await runTenantCommand(deps, command, arg, values);
+    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    return 0;
+  } catch (err) {
+    if (err instanceof UsageError) process.stderr.write(`latch: ${err.message}\n${USAGE}\n`);
+    else if (err instanceof ConfigError) process.stderr.write(`${err.message}\n`);
+    else if (isAuthError(err)) process.stderr.write(`latch: ${err.code}: ${err.message}${err.details ? `\n${JSON.stringify(err.details, null, 2)}` : ""}\n`);
+    else throw err;
+    return err instanceof UsageError ? 2 : 1;
+  } finally {
+    await deps?.store.close();
+  }
+}
+
+process.exitCode = await runCli(process.argv.slice(2));
