@@ -111,14 +111,9 @@ function createGuardedLookup(allowPrivateNetworks: boolean): LookupFunction {
 // Error strings are stored and shown to operators: built from error codes only, never from messages,
 // which can carry the host or path. The body and URL never appear.
 const errorTexts: Record<string, string> = {
-  [INTERNAL_ADDRESS_CODE]: "internal address refused",
-  ECONNREFUSED: "connection refused",
-  ECONNRESET: "connection reset",
-  ENOTFOUND: "dns lookup failed",
-  EAI_AGAIN: "dns lookup failed",
-  EHOSTUNREACH: "host unreachable",
-  ENETUNREACH: "network unreachable",
-  ETIMEDOUT: "timeout",
+  [INTERNAL_ADDRESS_CODE]: "internal address refused", ECONNREFUSED: "connection refused", ECONNRESET: "connection reset",
+  ENOTFOUND: "dns lookup failed", EAI_AGAIN: "dns lookup failed", EHOSTUNREACH: "host unreachable",
+  ENETUNREACH: "network unreachable", ETIMEDOUT: "timeout",
 };
 
 function describeRequestError(error: unknown): string {
@@ -149,7 +144,7 @@ function postOnce(options: RequestOptions, useHttps: boolean, body: string, time
       resolve(result);
     };
     const finishOnTimeout = (): void => finish(statusResult ?? { ok: false, error: "timeout" });
-    const timer = setTimeout(() => {}, 0);
+    const timer = setTimeout(finishOnTimeout, timeoutMs);
     request.on("timeout", finishOnTimeout);
     request.on("error", (error) => finish(statusResult ?? { ok: false, error: describeRequestError(error) }));
     request.on("response", (response) => {

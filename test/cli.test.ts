@@ -1,0 +1,73 @@
+/** The `latch` CLI (D3) as a real child process on a real database, then used by the HTTP API. */
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { test } from "node:test";
+import { promisify } from "node:util";
+import { createHarness, post } from "./support/harness.js";
+
+const run = promisify(execFile);
+const SECRETS_KEY = "11".repeat(32);
+
+async function latch(dataDir: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const env = { ...process.env, DATABASE_URL: `sqlite:${join(dataDir, "latch.db")}`, SECRETS_KEY, LOG_LEVEL: "warn" };
+  try {
+    const { stdout, stderr } = await run(process.execPath, ["--import", "tsx", "src/cli/main.ts", ...args], { env });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+test("latch tenant create|show|update|rotate-key|rotate-webhook-secret drive the same store as the API", async (t) => {
+  const dataDir = mkdtempSync(join(tmpdir(), "latch-cli-"));
+  t.after(() => rmSync(dataDir, { recursive: true, force: true }));
+  const settings = JSON.stringify({
+    emailVerificationWebhook: "https://hooks.example.net/verify",
+    passwordResetWebhook: "https://hooks.example.net/reset",
+    magicLoginWebhook: "https://hooks.example.net/magic",
+    botProtection: { provider: "turnstile", secretKey: "cli-bot-secret" },
+  });
+
+  const created = await latch(dataDir, ["tenant", "create", "--domain", "Shop.Example.com", "--settings", settings]);
+  assert.equal(created.code, 0, created.stderr);
+  const tenant = JSON.parse(created.stdout) as { domain: string; applicationId: string; webhookSecret: string; internalApiKey: string };
+  assert.equal(tenant.domain, "shop.example.com");
+  assert.match(tenant.webhookSecret, /^whsec_/);
+  assert.ok(tenant.internalApiKey);
+
+  const duplicate = await latch(dataDir, ["tenant", "create", "--domain", "shop.example.com", "--settings", settings]);
+  assert.equal(duplicate.code, 1);
+  assert.match(duplicate.stderr, /conflict/);
+
+  const invalid = await latch(dataDir, ["tenant", "update", "shop.example.com", "--settings", '{"sessionTier":"2y"}']);
+  assert.equal(invalid.code, 1);
+  assert.match(invalid.stderr, /validation_failed/);
+
+  const updated = await latch(dataDir, ["tenant", "update", "shop.example.com", "--settings", '{"sessionTier":"7d"}']);
+  assert.equal(updated.code, 0, updated.stderr);
+  const shown = await latch(dataDir, ["tenant", "show", "shop.example.com"]);
+  const view = JSON.parse(shown.stdout) as { settings: { sessionTier: string; botProtection: Record<string, unknown> } };
+  assert.equal(view.settings.sessionTier, "7d");
+  assert.equal(view.settings.botProtection.secretKey, undefined, "show leaves secrets out");
+  assert.doesNotMatch(shown.stdout, /cli-bot-secret|whsec_|latch_/);
+
+  const rotated = await latch(dataDir, ["tenant", "rotate-key", tenant.applicationId]);
+  const { internalApiKey: newKey } = JSON.parse(rotated.stdout) as { internalApiKey: string };
+  assert.notEqual(newKey, tenant.internalApiKey);
+  const secret = await latch(dataDir, ["tenant", "rotate-webhook-secret", "shop.example.com"]);
+  assert.match(JSON.parse(secret.stdout).webhookSecret as string, /^whsec_/);
+
+  assert.equal((await latch(dataDir, ["tenant", "frobnicate"])).code, 2, "unknown command is a usage error");
+
+  // The HTTP API on the same database sees the CLI's tenant and only the rotated key.
+  const h = await createHarness({ dataDir, domain: "other.example.com" });
+  t.after(() => h.close());
+  const lockWith = (key: string) =>
+    post(h, "/auth/lock-account", { recordId: "123456789012345", action: "lock" }, { domain: "shop.example.com", headers: { authorization: `Bearer ${key}` } });
+  assert.equal((await lockWith(tenant.internalApiKey)).statusCode, 401, "the old key stopped working");
+  assert.equal((await lockWith(newKey)).statusCode, 404, "the new key is accepted; the member does not exist");
+});

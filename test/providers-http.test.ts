@@ -1,0 +1,106 @@
+/**
+ * The bot challenge and the breached-password check through the HTTP API, against real local
+ * servers speaking the siteverify and HIBP range protocols.
+ */
+import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
+import { createServer, type Server } from "node:http";
+import { test } from "node:test";
+import { createHarness, login, post, registerVerifiedMember, STRONG_PASSWORD } from "./support/harness.js";
+
+interface FakeServer {
+  url: string;
+  paths: string[];
+  close(): Promise<void>;
+}
+
+async function listen(server: Server): Promise<string> {
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  if (address === null || typeof address === "string") throw new Error("no address");
+  return `http://127.0.0.1:${address.port}`;
+}
+
+/** Siteverify: the token "human" passes, anything else fails; "down" makes it answer 503. */
+async function startSiteverify(): Promise<FakeServer & { forms: URLSearchParams[] }> {
+  const forms: URLSearchParams[] = [];
+  const paths: string[] = [];
+  const server = createServer((req, res) => {
+    let raw = "";
+    req.on("data", (c: Buffer) => (raw += c.toString()));
+    req.on("end", () => {
+      const form = new URLSearchParams(raw);
+      forms.push(form);
+      paths.push(req.url ?? "");
+      if (form.get("response") === "down") return void res.writeHead(503).end();
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ success: form.get("response") === "human" }));
+    });
+  });
+  const url = await listen(server);
+  return { url, forms, paths, close: () => new Promise((r) => server.close(() => r())) };
+}
+
+/** HIBP range API: knows the SHA-1 of `breached`, pads with count-0 lines. */
+async function startRangeApi(breached: string): Promise<FakeServer> {
+  const sha1 = createHash("sha1").update(breached).digest("hex").toUpperCase();
+  const paths: string[] = [];
+  const server = createServer((req, res) => {
+    paths.push(req.url ?? "");
+    const prefix = (req.url ?? "").split("/").pop() ?? "";
+    const lines = ["0000000000000000000000000000000000A:0", "0000000000000000000000000000000000B:3"];
+    if (prefix === sha1.slice(0, 5)) lines.push(`${sha1.slice(5)}:42`);
+    res.writeHead(200, { "content-type": "text/plain" }).end(lines.join("\r\n"));
+  });
+  const url = await listen(server);
+  return { url: `${url}/range/`, paths, close: () => new Promise((r) => server.close(() => r())) };
+}
+
+test("bot challenge: every guarded endpoint asks the tenant's provider and refuses a failed answer", async (t) => {
+  const siteverify = await startSiteverify();
+  const h = await createHarness({ settings: { botProtection: { provider: "turnstile", secretKey: "tenant-secret", verifyUrl: `${siteverify.url}/siteverify` } } });
+  t.after(async () => { await h.close(); await siteverify.close(); });
+
+  const bodies: Record<string, Record<string, string>> = {
+    "/auth/register-password": { email: "bot@example.org", name: "Bot", password: STRONG_PASSWORD },
+    "/auth/login": { email: "bot@example.org", password: STRONG_PASSWORD },
+    "/auth/forgot-password": { email: "bot@example.org" },
+    "/auth/resend-verification": { email: "bot@example.org" },
+  };
+  for (const [url, body] of Object.entries(bodies)) {
+    const missing = await post(h, url, body);
+    assert.equal(missing.statusCode, 403, `${url} without a token`);
+    assert.equal(missing.json().code, "bot_check_failed");
+    const failed = await post(h, url, { ...body, "bot-challenge-response": "robot" });
+    assert.equal(failed.statusCode, 403, `${url} with a failing token`);
+    assert.equal(failed.json().code, "bot_check_failed");
+    const down = await post(h, url, { ...body, "bot-challenge-response": "down" });
+    assert.equal(down.statusCode, 503, `${url} with the provider down fails closed`);
+    assert.equal(down.json().code, "bot_check_unavailable");
+  }
+  const last = siteverify.forms[siteverify.forms.length - 1]!;
+  assert.equal(last.get("secret"), "tenant-secret");
+  assert.equal(last.get("remoteip"), "203.0.113.10");
+  // Nothing was registered while the bot check failed.
+  const registered = await post(h, "/auth/register-password", { ...bodies["/auth/register-password"], "bot-challenge-response": "human" });
+  assert.equal(registered.statusCode, 200);
+  assert.equal(h.receiver.received.length, 0, "webhooks are delivered only by the dispatcher");
+});
+
+test("breach check: a password in the range API is refused at registration, reset and change; only 5 hex characters leave", async (t) => {
+  const breached = "Sunflower-Meadow-77";
+  const range = await startRangeApi(breached);
+  const h = await createHarness({ env: { BREACH_CHECK_MODE: "remote", BREACH_CHECK_URL: range.url } });
+  t.after(async () => { await h.close(); await range.close(); });
+
+  const refused = await post(h, "/auth/register-password", { email: "pwned@example.org", name: "P", password: breached, "bot-challenge-response": "x" });
+  assert.equal(refused.statusCode, 400);
+  assert.equal(refused.json().code, "breached_password");
+
+  await registerVerifiedMember(h, "safe@example.org");
+  const cookie = (await login(h, "safe@example.org")).cookies.find((c) => c.name === "session_id")!.value;
+  const change = await post(h, "/auth/change-password", { currentPassword: STRONG_PASSWORD, newPassword: breached }, { cookie });
+  assert.equal(change.json().code, "breached_password");
+
+  assert.ok(range.paths.length >= 3);
+  for (const path of range.paths) assert.match(path, /^\/range\/[0-9A-F]{5}$/);
+});
