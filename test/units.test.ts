@@ -1,0 +1,121 @@
+/** Pure pieces, tested directly: policy, normalisation, lockout steps, rate decision, crypto helpers, config. */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { hash as argon2Hash, argon2id } from "argon2";
+import { loadConfig, ConfigError } from "../src/config.js";
+import { HOUR } from "../src/core/clock.js";
+import { randomIntBetween, seededRandom, cryptoRandom } from "../src/core/random.js";
+import { normalizeEmail, normalizeName, parseRecordId } from "../src/security/identity.js";
+import { lockoutRemainingMs, recordFailedLogin } from "../src/security/lockout.js";
+import { failedPasswordRules, normalizePassword } from "../src/security/password.js";
+import { decideRateLimit, rateRules } from "../src/security/rate-limit.js";
+import { createSecretBox } from "../src/security/secret-box.js";
+import { constantTimeEqual } from "../src/security/hashing.js";
+import { createHarness, login, registerVerifiedMember, STRONG_PASSWORD } from "./support/harness.js";
+
+test("password policy names each failed rule (spec 5.3, D12)", () => {
+  assert.deepEqual(failedPasswordRules("Abcdef1"), ["min_length"]);
+  assert.deepEqual(failedPasswordRules("abcdefg1"), ["uppercase"]);
+  assert.deepEqual(failedPasswordRules("ABCDEFG1"), ["lowercase"]);
+  assert.deepEqual(failedPasswordRules("Abcdefgh"), ["number_or_special"]);
+  assert.deepEqual(failedPasswordRules("Abcdefg!"), []);
+  assert.deepEqual(failedPasswordRules("Abcdefg1"), []);
+  assert.ok(failedPasswordRules("Aa1" + "x".repeat(254)).includes("max_length"));
+  // NFKC: full-width letters become ASCII, so policy and hash see one form.
+  assert.equal(normalizePassword("Ｐａｓｓ１"), "Pass1");
+});
+
+test("email and name normalisation (D8)", () => {
+  assert.equal(normalizeEmail("  Ada@Example.ORG "), "ada@example.org");
+  for (const bad of ["", "ada", "ada@example", "a@b@example.org", "ada @example.org", `${"a".repeat(250)}@example.org`]) {
+    assert.throws(() => normalizeEmail(bad), { code: "validation_failed" }, bad);
+  }
+  assert.equal(normalizeName("  Ada  "), "Ada");
+  for (const bad of ["", "   ", "x".repeat(101), "Ada\u0000", "Ada\nLovelace"]) {
+    assert.throws(() => normalizeName(bad), { code: "validation_failed" }, JSON.stringify(bad));
+  }
+  assert.equal(parseRecordId("123456789012345"), 123456789012345);
+  assert.equal(parseRecordId("12a"), undefined);
+  assert.equal(parseRecordId("99999999999999999"), undefined);
+});
+
+test("lockout steps: 1 h, 4 h, 24 h, 7 d, then 7 d again (D13)", () => {
+  let state = undefined;
+  let now = 0;
+  const durations: number[] = [];
+  for (let round = 0; round < 5; round++) {
+    for (let i = 0; i < 3; i++) state = recordFailedLogin(state, now);
+    durations.push(lockoutRemainingMs(state, now) / HOUR);
+    now = state!.lockedUntil;
+    assert.equal(lockoutRemainingMs(state, now), 0, "the lockout ends exactly at lockedUntil");
+  }
+  assert.deepEqual(durations, [1, 4, 24, 168, 168]);
+});
+
+test("rate decision: allowed up to the limit, Retry-After until the window ends", () => {
+  const rule = rateRules.registerPerIp;
+  assert.deepEqual(decideRateLimit({ count: 5, windowEndsAt: 10_000 }, rule, 0), { allowed: true, retryAfterSeconds: 10 });
+  assert.deepEqual(decideRateLimit({ count: 6, windowEndsAt: 10_500 }, rule, 0), { allowed: false, retryAfterSeconds: 11 });
+  assert.equal(decideRateLimit({ count: 6, windowEndsAt: 10 }, rule, 10).retryAfterSeconds, 1, "never 0");
+});
+
+test("record ids are uniform in [10^14, 2^53) and seeded random replays", () => {
+  const a = seededRandom("x");
+  const b = seededRandom("x");
+  for (let i = 0; i < 200; i++) {
+    const id = randomIntBetween(a, 10 ** 14, 2 ** 53);
+    assert.equal(id, randomIntBetween(b, 10 ** 14, 2 ** 53));
+    assert.ok(id >= 10 ** 14 && id < 2 ** 53 && Number.isSafeInteger(id));
+  }
+});
+
+test("secret box: round trip, fresh IV each time, tampering detected", () => {
+  const box = createSecretBox(Buffer.alloc(32, 3), cryptoRandom);
+  const sealed = box.seal("https://x.example/reset-password/1/token");
+  assert.equal(box.open(sealed), "https://x.example/reset-password/1/token");
+  assert.notEqual(box.seal("same"), box.seal("same"));
+  assert.doesNotMatch(sealed, /token/);
+  const parts = sealed.split(".");
+  parts[2] = Buffer.from("tampered").toString("base64url");
+  assert.throws(() => box.open(parts.join(".")));
+  assert.throws(() => createSecretBox(Buffer.alloc(16), cryptoRandom).open(sealed));
+});
+
+test("constant-time compare", () => {
+  assert.equal(constantTimeEqual("abc", "abc"), true);
+  assert.equal(constantTimeEqual("abc", "abd"), false);
+  assert.equal(constantTimeEqual("abc", "abcd"), false);
+});
+
+test("config: defaults, and one clear message per bad variable (D17)", () => {
+  const config = loadConfig({});
+  assert.equal(config.port, 8080);
+  assert.equal(config.databaseUrl, "sqlite:./data/latch.db");
+  assert.equal(config.breachCheckMode, "remote");
+  assert.equal(config.webhookAllowPrivateNetworks, false);
+  assert.equal(config.trustProxy, false);
+  assert.ok(Object.isFrozen(config));
+  assert.deepEqual(loadConfig({ TRUST_PROXY: "10.0.0.1, 10.0.1.0/24" }).trustProxy, ["10.0.0.1", "10.0.1.0/24"]);
+  try {
+    loadConfig({ PORT: "http", BREACH_CHECK_MODE: "sometimes", SECRETS_KEY: "short", LOG_LEVEL: "loud", DATABASE_URL: "mysql://x", OPERATOR_API_KEY: "weak" });
+    assert.fail("expected a ConfigError");
+  } catch (err) {
+    assert.ok(err instanceof ConfigError);
+    assert.equal(err.problems.length, 6);
+    assert.doesNotMatch(err.message, /weak/, "a secret value is never echoed");
+  }
+});
+
+test("a hash with outdated Argon2 parameters is replaced on the next successful login (D12)", async (t) => {
+  const h = await createHarness();
+  t.after(() => h.close());
+  const recordId = Number(await registerVerifiedMember(h, "old@example.org"));
+  const weak = await argon2Hash(STRONG_PASSWORD, { type: argon2id, memoryCost: 4096, timeCost: 1, parallelism: 1 });
+  const tenantId = (await h.deps.store.tenants.findTenantByDomain(h.tenant.domain))!.id;
+  await h.deps.store.members.replacePasswordHash(tenantId, recordId, weak, "", h.clock.now());
+  assert.match((await h.deps.store.members.findMemberById(tenantId, recordId))!.passwordHash!, /m=4096/);
+  assert.equal((await login(h, "old@example.org")).statusCode, 200);
+  const rehashed = (await h.deps.store.members.findMemberById(tenantId, recordId))!.passwordHash!;
+  assert.match(rehashed, /^\$argon2id\$v=19\$m=19456,p=1,t=2\$/);
+  assert.equal((await login(h, "old@example.org")).statusCode, 200, "the new hash verifies");
+});
