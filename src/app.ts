@@ -22,12 +22,15 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     bodyLimit: BODY_LIMIT_BYTES,
     trustProxy: deps.config.trustProxy === false ? false : deps.config.trustProxy,
     genReqId: () => "req_" + deps.random.bytes(12).toString("base64url"),
-    // Mistyped fields are errors, not silently coerced ("123" is not 123, 123 is not "123").
-    ajv: { customOptions: { coerceTypes: false, removeAdditional: true, allErrors: false } },
+    // Mistyped fields are errors, not silently coerced ("123" is not 123, 123 is not "123"), and a
+    // misspelled setting is refused rather than dropped.
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
     return503OnClosing: true,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   registerErrorHandling(app);
+  // D4: a body that is not application/json gets 415, including text/plain.
+  app.removeContentTypeParser("text/plain");
   await app.register(cookie);
 
   await app.register(operatorRoutes, { deps });

@@ -28,14 +28,8 @@ export type LoginResult =
 
 export async function loginWithPassword(deps: Deps, tenant: Tenant, input: PasswordLoginInput, context: RequestContext): Promise<LoginResult> {
   const now = deps.clock.now();
+  const email = normalizeEmail(input.email);
   await verifyBotChallenge(deps, tenant, input.botToken, context);
-  // An address that can't be registered can't log in; same answer as a wrong password.
-  let email: string;
-  try {
-    email = normalizeEmail(input.email);
-  } catch {
-    throw new AuthError("invalid_credentials");
-  }
   await refuseDuringLockout(deps, tenant, email, now);
 
   const member = await deps.store.members.findMemberByEmail(tenant.id, email);

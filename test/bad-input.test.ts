@@ -1,0 +1,430 @@
+// D4: "bad input gets a clear error and changes nothing", for every endpoint that takes a body;
+// plus the D2 origin check. Each barrage counts the rows of every table before and after.
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { test } from "node:test";
+import Database from "better-sqlite3";
+import type { LightMyRequestResponse } from "fastify";
+import {
+  createHarness,
+  deliverWebhooks,
+  get,
+  login,
+  OTHER_STRONG_PASSWORD,
+  post,
+  registerVerifiedMember,
+  sessionCookieOf,
+  STRONG_PASSWORD,
+  type Harness,
+} from "./support/harness.js";
+
+const OPERATOR_KEY = "operator-key-for-tests-0123456789abcdef";
+const TABLES = ["applications", "tenants", "members", "one_time_tokens", "sessions", "webhook_deliveries", "audit_events", "rate_limit_counters", "login_lockouts"];
+const LONG = "a".repeat(10_000);
+
+type Auth = "none" | "cookie" | "admin" | "operator";
+
+interface Endpoint {
+  url: string;
+  auth: Auth;
+  /** A body that passes validation. */
+  body: (fixture: Fixture) => Record<string, unknown>;
+  required: string[];
+  /** Every string field, required or optional. */
+  strings: string[];
+}
+
+interface Fixture {
+  h: Harness;
+  recordId: string;
+  cookie: string;
+}
+
+const botToken = { "bot-challenge-response": "x" };
+
+const endpoints: Endpoint[] = [
+  {
+    url: "/auth/register-password",
+    auth: "none",
+    body: () => ({ email: "new@example.org", name: "New Member", password: STRONG_PASSWORD, ...botToken }),
+    required: ["email", "name", "password"],
+    strings: ["email", "name", "password", "bot-challenge-response"],
+  },
+  {
+    url: "/auth/verify-email",
+    auth: "none",
+    body: (f) => ({ recordId: f.recordId, token: "A".repeat(43) }),
+    required: ["recordId", "token"],
+    strings: ["recordId", "token"],
+  },
+  {
+    url: "/auth/login",
+    auth: "none",
+    body: () => ({ email: "member@example.org", password: STRONG_PASSWORD, ...botToken }),
+    required: ["email", "password"],
+    strings: ["email", "password", "twoFACode", "bot-challenge-response"],
+  },
+  {
+    url: "/auth/forgot-password",
+    auth: "none",
+    body: () => ({ email: "member@example.org", ...botToken }),
+    required: ["email"],
+    strings: ["email", "bot-challenge-response"],
+  },
+  {
+    url: "/auth/reset-password",
+    auth: "none",
+    body: (f) => ({ recordId: f.recordId, token: "A".repeat(43), newPassword: OTHER_STRONG_PASSWORD }),
+    required: ["recordId", "token", "newPassword"],
+    strings: ["recordId", "token", "newPassword"],
+  },
+  {
+    url: "/auth/change-password",
+    auth: "cookie",
+    body: () => ({ currentPassword: STRONG_PASSWORD, newPassword: OTHER_STRONG_PASSWORD }),
+    required: ["currentPassword", "newPassword"],
+    strings: ["currentPassword", "newPassword"],
+  },
+  {
+    url: "/auth/resend-verification",
+    auth: "none",
+    body: () => ({ email: "member@example.org", ...botToken }),
+    required: ["email"],
+    strings: ["email", "bot-challenge-response"],
+  },
+  {
+    url: "/auth/lock-account",
+    auth: "admin",
+    body: (f) => ({ recordId: f.recordId, action: "lock" }),
+    required: ["recordId", "action"],
+    strings: ["recordId", "action", "email"],
+  },
+  {
+    url: "/auth/admin/resend-verification-email",
+    auth: "admin",
+    body: (f) => ({ recordId: f.recordId, email: "member@example.org" }),
+    required: ["recordId", "email"],
+    strings: ["recordId", "email"],
+  },
+  {
+    url: "/auth/admin/require-password-change",
+    auth: "admin",
+    body: (f) => ({ recordId: f.recordId }),
+    required: ["recordId"],
+    strings: ["recordId"],
+  },
+  {
+    url: "/operator/tenants",
+    auth: "operator",
+    body: (f) => ({
+      domain: "fresh.example.com",
+      settings: {
+        emailVerificationWebhook: `${f.h.receiver.url}/verify`,
+        passwordResetWebhook: `${f.h.receiver.url}/reset`,
+        magicLoginWebhook: `${f.h.receiver.url}/magic`,
+        botProtection: { provider: "none" },
+      },
+    }),
+    required: ["domain", "settings"],
+    strings: ["domain", "applicationId"],
+  },
+];
+
+function authHeaders(f: Fixture, auth: Auth): Record<string, string> {
+  switch (auth) {
+    case "none":
+      return { "x-tenant-domain": f.h.tenant.domain };
+    case "cookie":
+      return { "x-tenant-domain": f.h.tenant.domain, cookie: `session_id=${f.cookie}` };
+    case "admin":
+      return { "x-tenant-domain": f.h.tenant.domain, authorization: `Bearer ${f.h.tenant.internalApiKey!}` };
+    case "operator":
+      return { authorization: `Bearer ${OPERATOR_KEY}` };
+  }
+}
+
+interface RawRequest {
+  payload: string | Buffer;
+  contentType?: string;
+  headers?: Record<string, string>;
+}
+
+function send(f: Fixture, endpoint: Endpoint, request: RawRequest): Promise<LightMyRequestResponse> {
+  return f.h.app.inject({
+    method: "POST",
+    url: endpoint.url,
+    payload: request.payload,
+    remoteAddress: "203.0.113.99",
+    headers: {
+      ...authHeaders(f, endpoint.auth),
+      ...(request.contentType === undefined ? {} : { "content-type": request.contentType }),
+      ...request.headers,
+    },
+  });
+}
+
+function sendJson(f: Fixture, endpoint: Endpoint, body: unknown, headers?: Record<string, string>): Promise<LightMyRequestResponse> {
+  return send(f, endpoint, { payload: JSON.stringify(body), contentType: "application/json", headers });
+}
+
+/** The D4 body: exactly success, code, message, requestId (+ authorized:false on /auth/login, + details). */
+function assertErrorBody(response: LightMyRequestResponse, status: number, code: string, url: string, label: string): Record<string, unknown> {
+  const where = `${label} on ${url}: ${response.statusCode} ${response.body}`;
+  assert.ok(response.statusCode < 500, `5xx for ${where}`);
+  assert.equal(response.statusCode, status, where);
+  assert.match(String(response.headers["content-type"]), /^application\/json/, where);
+  const body = response.json<Record<string, unknown>>();
+  assert.equal(body.success, false, where);
+  assert.equal(body.code, code, where);
+  assert.equal(typeof body.message, "string", where);
+  assert.ok((body.message as string).length > 0, where);
+  assert.equal(typeof body.requestId, "string", where);
+  const expected = ["success", "code", "message", "requestId"];
+  if (url === "/auth/login") {
+    assert.equal(body.authorized, false, `authorized:false missing: ${where}`);
+    expected.push("authorized");
+  }
+  if ("details" in body) expected.push("details");
+  assert.deepEqual(Object.keys(body).sort(), expected.sort(), where);
+  assert.ok(!/\n\s*at |\bat [^\s]+ \(|\.(ts|js):\d+/.test(response.body), `stack trace in ${where}`);
+  assert.ok(!/\b(select|insert into|delete from|sqlite|kysely)\b|update \w+ set/i.test(response.body), `SQL in ${where}`);
+  return body;
+}
+
+function countRows(h: Harness): Record<string, number> {
+  const db = new Database(join(h.dataDir, "latch.db"), { readonly: true, fileMustExist: true });
+  try {
+    const counts: Record<string, number> = {};
+    for (const table of TABLES) counts[table] = (db.prepare(`SELECT COUNT(*) AS n FROM ${table}`).get() as { n: number }).n;
+    return counts;
+  } finally {
+    db.close();
+  }
+}
+
+/** A member, a live session, a delivered webhook: then every request of `barrage` must be refused and change nothing. */
+async function withBarrage(barrage: (f: Fixture) => Promise<void>): Promise<void> {
+  const h = await createHarness();
+  try {
+    const recordId = await registerVerifiedMember(h, "member@example.org");
+    const cookie = sessionCookieOf(await login(h, "member@example.org"));
+    assert.ok(cookie);
+    const f: Fixture = { h, recordId, cookie };
+    const before = countRows(h);
+    assert.ok(before.members === 1 && before.sessions === 1 && before.audit_events! >= 3, JSON.stringify(before));
+    const received = h.receiver.received.length;
+
+    await barrage(f);
+
+    assert.deepEqual(countRows(h), before, "bad input wrote nothing");
+    assert.equal(await deliverWebhooks(h), 0);
+    assert.equal(h.receiver.received.length, received);
+    // The member is untouched: the old password still logs in, the session still works.
+    assert.equal((await get(h, "/auth/session", { cookie })).statusCode, 200);
+    const again = await login(h, "member@example.org");
+    assert.equal(again.statusCode, 200, again.body);
+  } finally {
+    await h.close();
+  }
+}
+
+test("malformed, empty and non-object JSON -> 400 validation_failed on every endpoint", async () => {
+  await withBarrage(async (f) => {
+    for (const endpoint of endpoints) {
+      for (const payload of ['{"email":', "{", '{"email": "a@b.c",}', "", "null", "[]", '"text"', "42", "true"]) {
+        const response = await send(f, endpoint, { payload, contentType: "application/json" });
+        assertErrorBody(response, 400, "validation_failed", endpoint.url, `payload ${JSON.stringify(payload)}`);
+      }
+    }
+  });
+});
+
+test("each missing required field -> 400 validation_failed with details", async () => {
+  await withBarrage(async (f) => {
+    for (const endpoint of endpoints) {
+      for (const field of endpoint.required) {
+        const body = endpoint.body(f);
+        delete body[field];
+        const response = await sendJson(f, endpoint, body);
+        const error = assertErrorBody(response, 400, "validation_failed", endpoint.url, `without ${field}`);
+        assert.ok(Array.isArray(error.details) && error.details.length > 0, `details for missing ${field} on ${endpoint.url}: ${response.body}`);
+      }
+      const empty = await sendJson(f, endpoint, {});
+      assertErrorBody(empty, 400, "validation_failed", endpoint.url, "empty object");
+    }
+  });
+});
+
+test("wrong types (number, boolean, null, array, object) -> 400 validation_failed, never coerced", async () => {
+  await withBarrage(async (f) => {
+    for (const endpoint of endpoints) {
+      for (const field of endpoint.strings) {
+        for (const value of [12345, true, null, ["a@example.org"], { value: "x" }]) {
+          const response = await sendJson(f, endpoint, { ...endpoint.body(f), [field]: value });
+          const error = assertErrorBody(response, 400, "validation_failed", endpoint.url, `${field}=${JSON.stringify(value)}`);
+          assert.ok(Array.isArray(error.details), `details on ${endpoint.url} ${field}`);
+        }
+      }
+    }
+    // Enumerations and nested objects.
+    const lock = endpoints.find((e) => e.url === "/auth/lock-account")!;
+    for (const action of ["delete", "LOCK", ""]) {
+      assertErrorBody(await sendJson(f, lock, { ...lock.body(f), action }), 400, "validation_failed", lock.url, `action=${action}`);
+    }
+    const operatorCreate = endpoints.find((e) => e.url === "/operator/tenants")!;
+    for (const settings of ["none", 1, [], null]) {
+      assertErrorBody(await sendJson(f, operatorCreate, { ...operatorCreate.body(f), settings }), 400, "validation_failed", operatorCreate.url, `settings=${JSON.stringify(settings)}`);
+    }
+  });
+});
+
+test("over-long strings (10,000 characters) -> 400 validation_failed", async () => {
+  await withBarrage(async (f) => {
+    for (const endpoint of endpoints) {
+      for (const field of endpoint.strings) {
+        const response = await sendJson(f, endpoint, { ...endpoint.body(f), [field]: LONG });
+        assertErrorBody(response, 400, "validation_failed", endpoint.url, `${field} of 10,000 chars`);
+      }
+    }
+  });
+});
+
+test("bodies over 16 KiB -> 413 payload_too_large", async () => {
+  await withBarrage(async (f) => {
+    for (const endpoint of endpoints) {
+      const huge = { ...endpoint.body(f), padding: "p".repeat(16 * 1024) };
+      const response = await sendJson(f, endpoint, huge);
+      assertErrorBody(response, 413, "payload_too_large", endpoint.url, "17 KiB body");
+      const hugeField = await sendJson(f, endpoint, { ...endpoint.body(f), [endpoint.strings[0]!]: "x".repeat(20_000) });
+      assertErrorBody(hugeField, 413, "payload_too_large", endpoint.url, "20,000-char field");
+    }
+  });
+});
+
+test("bodies that are not JSON media types -> 415 unsupported_media_type", async () => {
+  await withBarrage(async (f) => {
+    for (const endpoint of endpoints) {
+      const json = JSON.stringify(endpoint.body(f));
+      for (const contentType of ["application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "application/xml", "text/json"]) {
+        assertErrorBody(await send(f, endpoint, { payload: json, contentType }), 415, "unsupported_media_type", endpoint.url, contentType);
+      }
+      assertErrorBody(await send(f, endpoint, { payload: json }), 415, "unsupported_media_type", endpoint.url, "no content-type");
+    }
+  });
+});
+
+test("text/plain bodies -> 415 unsupported_media_type", async () => {
+  await withBarrage(async (f) => {
+    for (const endpoint of endpoints) {
+      const json = JSON.stringify(endpoint.body(f));
+      for (const contentType of ["text/plain", "text/plain; charset=utf-8"]) {
+        assertErrorBody(await send(f, endpoint, { payload: json, contentType }), 415, "unsupported_media_type", endpoint.url, contentType);
+      }
+    }
+  });
+});
+
+test("unknown tenant -> 404 unknown_tenant on every tenant endpoint, even with a valid body, cookie or key", async () => {
+  await withBarrage(async (f) => {
+    for (const endpoint of endpoints.filter((e) => e.auth !== "operator")) {
+      for (const domain of ["unknown.example.net", "members.example.com.evil.example", "MEMBERS.example.org"]) {
+        const response = await sendJson(f, endpoint, endpoint.body(f), { "x-tenant-domain": domain });
+        assertErrorBody(response, 404, "unknown_tenant", endpoint.url, `tenant ${domain}`);
+      }
+      // Without X-Tenant-Domain the Host names the tenant (D2).
+      const byHost = await f.h.app.inject({
+        method: "POST",
+        url: endpoint.url,
+        payload: endpoint.body(f),
+        headers: { host: "unknown.example.net:8443", ...(endpoint.auth === "admin" ? { authorization: `Bearer ${f.h.tenant.internalApiKey!}` } : {}) },
+      });
+      assertErrorBody(byHost, 404, "unknown_tenant", endpoint.url, "unknown Host");
+    }
+  });
+});
+
+test("values over the D8 limits but inside the schema bounds -> 400 validation_failed, before any counter is written", async () => {
+  await withBarrage(async (f) => {
+    const longEmail = `${"e".repeat(290)}@example.org`; // 302 characters: D8 allows 254
+    const longName = "N".repeat(150); // D8 allows 100
+    const cases: [string, Record<string, unknown>][] = [
+      ["/auth/register-password", { email: longEmail, name: "Ok Name", password: STRONG_PASSWORD, ...botToken }],
+      ["/auth/register-password", { email: "fine@example.org", name: longName, password: STRONG_PASSWORD, ...botToken }],
+      ["/auth/register-password", { email: "fine@example.org", name: "Bell\u0007Name", password: STRONG_PASSWORD, ...botToken }],
+      ["/auth/register-password", { email: "no-at-sign.example.org", name: "Ok Name", password: STRONG_PASSWORD, ...botToken }],
+      ["/auth/forgot-password", { email: longEmail, ...botToken }],
+      ["/auth/resend-verification", { email: longEmail, ...botToken }],
+    ];
+    for (const [url, body] of cases) {
+      const response = await post(f.h, url, body, { ip: "203.0.113.98" });
+      assertErrorBody(response, 400, "validation_failed", url, JSON.stringify(body).slice(0, 60));
+    }
+  });
+});
+
+test("the requestId of an error is in the log line of that request", async () => {
+  await withBarrage(async (f) => {
+    const endpoint = endpoints[0]!;
+    const response = await send(f, endpoint, { payload: '{"email":', contentType: "application/json" });
+    const { requestId } = assertErrorBody(response, 400, "validation_failed", endpoint.url, "malformed");
+    assert.ok(f.h.logs.some((line) => line.includes(String(requestId))), "requestId appears in the logs");
+  });
+});
+
+test("unknown routes and methods -> 404 with the D4 body", async () => {
+  const h = await createHarness();
+  try {
+    const cases: { method: "GET" | "POST" | "PUT" | "DELETE"; url: string }[] = [
+      { method: "GET", url: "/" },
+      { method: "GET", url: "/nope" },
+      { method: "POST", url: "/auth/nope" },
+      { method: "GET", url: "/auth/login" },
+      { method: "DELETE", url: "/auth/session" },
+      { method: "PUT", url: "/operator/tenants" },
+      { method: "GET", url: "/../../etc/passwd" },
+    ];
+    for (const { method, url } of cases) {
+      const response = await h.app.inject({ method, url, headers: { "x-tenant-domain": h.tenant.domain } });
+      assertErrorBody(response, 404, "not_found", `${method} ${url}`, "unknown route");
+    }
+  } finally {
+    await h.close();
+  }
+});
+
+test("origin check (D2): a cookie-carrying request from a foreign origin -> 403 origin_mismatch", async () => {
+  const h = await createHarness({ settings: { allowedOrigins: ["https://app.example.org"] } });
+  try {
+    await registerVerifiedMember(h, "origin@example.org");
+    const cookie = sessionCookieOf(await login(h, "origin@example.org"))!;
+    assert.ok(cookie);
+
+    for (const origin of ["https://evil.example", "null", "https://members.example.com.evil.example", "https://evil.example:443", "not a url"]) {
+      const session = await get(h, "/auth/session", { cookie, headers: { origin } });
+      assertErrorBody(session, 403, "origin_mismatch", "/auth/session", `origin ${origin}`);
+      const change = await post(h, "/auth/change-password", { currentPassword: STRONG_PASSWORD, newPassword: OTHER_STRONG_PASSWORD }, { cookie, headers: { origin } });
+      assertErrorBody(change, 403, "origin_mismatch", "/auth/change-password", `origin ${origin}`);
+      const logout = await post(h, "/auth/logout", {}, { cookie, headers: { origin } });
+      assertErrorBody(logout, 403, "origin_mismatch", "/auth/logout", `origin ${origin}`);
+    }
+    // Nothing changed: the old password still works and the session is alive.
+    assert.equal((await get(h, "/auth/session", { cookie })).statusCode, 200);
+
+    // The tenant's own origin and an allowed origin pass.
+    for (const origin of ["https://members.example.com", "https://app.example.org"]) {
+      const session = await get(h, "/auth/session", { cookie, headers: { origin } });
+      assert.equal(session.statusCode, 200, `${origin}: ${session.body}`);
+    }
+    const change = await post(h, "/auth/change-password", { currentPassword: STRONG_PASSWORD, newPassword: OTHER_STRONG_PASSWORD }, { cookie, headers: { origin: "https://members.example.com" } });
+    assert.equal(change.statusCode, 200, change.body);
+
+    // Without the cookie an odd origin is not refused (no ambient credential to abuse).
+    const forgot = await post(h, "/auth/forgot-password", { email: "origin@example.org", ...botToken }, { headers: { origin: "https://evil.example" } });
+    assert.equal(forgot.statusCode, 200, forgot.body);
+    const loggedIn = await login(h, "origin@example.org", OTHER_STRONG_PASSWORD, { headers: { origin: "https://evil.example" } });
+    assert.notEqual(loggedIn.json().code, "origin_mismatch");
+    assert.equal(loggedIn.statusCode, 200, loggedIn.body);
+  } finally {
+    await h.close();
+  }
+});
