@@ -8,6 +8,7 @@ import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { Deps } from "./deps.js";
 import { registerErrorHandling } from "./http/errors.js";
 import { adminRoutes } from "./http/routes/admin.js";
+import { healthRoutes } from "./http/routes/health.js";
 import { loginRoutes } from "./http/routes/login.js";
 import { operatorRoutes } from "./http/routes/operator.js";
 import { passwordRoutes } from "./http/routes/password.js";
@@ -33,6 +34,12 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   app.removeContentTypeParser("text/plain");
   await app.register(cookie);
 
+  // Every answer names its request id, so a person can quote it and an operator find the log line.
+  app.addHook("onSend", async (request, reply) => {
+    void reply.header("x-request-id", request.id);
+  });
+
+  await app.register(healthRoutes, { deps });
   await app.register(operatorRoutes, { deps });
   await app.register(async (scope) => {
     registerTenantResolution(scope, deps);

@@ -4,21 +4,27 @@
  */
 import pino, { type DestinationStream, type Logger } from "pino";
 
+const secretFields = [
+  "password",
+  "currentPassword",
+  "newPassword",
+  "token",
+  "twoFACode",
+  "sessionId",
+  "apiKey",
+  "internalApiKey",
+  "webhookSecret",
+  "secretKey",
+  '["bot-challenge-response"]',
+];
+
+/** Each secret field at the top level of a log object and one level down. */
 export const logRedactPaths = [
   "req.headers.authorization",
   "req.headers.cookie",
   'res.headers["set-cookie"]',
-  "*.password",
-  "*.currentPassword",
-  "*.newPassword",
-  "*.token",
-  "*.twoFACode",
-  "*.sessionId",
-  "*.apiKey",
-  "*.internalApiKey",
-  "*.webhookSecret",
-  "*.secretKey",
-  '*["bot-challenge-response"]',
+  ...secretFields,
+  ...secretFields.map((f) => (f.startsWith("[") ? `*${f}` : `*.${f}`)),
 ];
 
 /** Paths of routes whose URL carries a token get it masked before the URL is logged. */

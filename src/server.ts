@@ -3,6 +3,7 @@ import { buildApp } from "./app.js";
 import { ConfigError, loadConfig } from "./config.js";
 import { MINUTE } from "./core/clock.js";
 import { createDeps } from "./deps.js";
+import { warnIfUnprotected } from "./flows/tenants.js";
 
 const SWEEP_INTERVAL_MS = 5 * MINUTE;
 
@@ -21,6 +22,7 @@ function loadConfigOrExit() {
 const config = loadConfigOrExit();
 const deps = await createDeps(config);
 const app = await buildApp(deps);
+for (const tenant of await deps.store.tenants.listTenants()) warnIfUnprotected(deps, tenant.domain, tenant.settings);
 if (config.breachCheckMode !== "remote") deps.log.warn({ mode: config.breachCheckMode }, "breached-password check is not using the remote range API");
 if (config.webhookAllowPrivateNetworks) deps.log.warn("WEBHOOK_ALLOW_PRIVATE_NETWORKS=true: webhooks may reach internal addresses (development only)");
 

@@ -11,6 +11,8 @@ import { failedPasswordRules, normalizePassword } from "../src/security/password
 import { decideRateLimit, rateRules } from "../src/security/rate-limit.js";
 import { createSecretBox } from "../src/security/secret-box.js";
 import { constantTimeEqual } from "../src/security/hashing.js";
+import { Writable } from "node:stream";
+import { createLogger, redactUrl } from "../src/logging.js";
 import { createHarness, login, registerVerifiedMember, STRONG_PASSWORD } from "./support/harness.js";
 
 test("password policy names each failed rule (spec 5.3, D12)", () => {
@@ -118,4 +120,14 @@ test("a hash with outdated Argon2 parameters is replaced on the next successful 
   const rehashed = (await h.deps.store.members.findMemberById(tenantId, recordId))!.passwordHash!;
   assert.match(rehashed, /^\$argon2id\$v=19\$m=19456,p=1,t=2\$/);
   assert.equal((await login(h, "old@example.org")).statusCode, 200, "the new hash verifies");
+});
+
+test("log redaction: secret fields at the top level and one level down; tokens in magic-link URLs", () => {
+  const lines: string[] = [];
+  const log = createLogger("info", new Writable({ write(chunk: Buffer, _e, done) { lines.push(chunk.toString()); done(); } }));
+  log.info({ password: "SECRET-1", "bot-challenge-response": "SECRET-2", body: { newPassword: "SECRET-3", token: "SECRET-4" }, webhookSecret: "SECRET-5" }, "x");
+  const text = lines.join("");
+  assert.doesNotMatch(text, /SECRET-/);
+  assert.match(text, /\[redacted\]/);
+  assert.equal(redactUrl("/auth/verify-magic-link/123/abcDEF_-?x=1"), "/auth/verify-magic-link/123/[redacted]?x=1");
 });

@@ -4,13 +4,17 @@
  */
 import type { Kysely } from "kysely";
 import type { Database } from "./schema.js";
+import { DAY } from "../core/clock.js";
 import { AuditStore } from "./audit.js";
+import { isMigrated } from "./database.js";
 import { LimitStore } from "./limits.js";
 import { MemberStore } from "./members.js";
 import { OutboxStore } from "./outbox.js";
 import { SessionStore } from "./sessions.js";
 import { TenantStore } from "./tenants.js";
 import { TokenStore } from "./tokens.js";
+
+export const RETENTION_MS = 30 * DAY;
 
 export class Store {
   readonly tenants: TenantStore;
@@ -36,15 +40,22 @@ export class Store {
     return this.db.transaction().execute((trx) => work(new Store(trx)));
   }
 
-  /** Deletes what has expired so tables stay bounded under a spray of requests. */
+  /**
+   * Deletes what has expired so tables stay bounded under a spray of requests. Finished webhook
+   * deliveries and idle lockout records are kept for RETENTION_MS, then forgotten.
+   */
   async sweepExpired(now: number): Promise<void> {
     await this.sessions.deleteExpiredSessions(now);
     await this.tokens.deleteExpiredTokens(now);
     await this.limits.deleteExpiredCounters(now);
+    await this.limits.deleteIdleLockouts(now - RETENTION_MS, now);
+    await this.outbox.deleteFinishedDeliveries(now - RETENTION_MS);
   }
 
-  async ping(): Promise<void> {
+  /** Readiness: the database answers and every migration has run. */
+  async isReady(): Promise<boolean> {
     await this.db.selectFrom("tenants").select("id").limit(1).execute();
+    return isMigrated(this.db);
   }
 
   close(): Promise<void> {

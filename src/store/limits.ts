@@ -38,6 +38,11 @@ export class LimitStore {
     await this.db.deleteFrom("rate_limit_counters").where("expires_at", "<=", now).execute();
   }
 
+  /** A lockout record with no failure for the retention period is forgotten, escalation included. */
+  async deleteIdleLockouts(idleSince: number, now: number): Promise<void> {
+    await this.db.deleteFrom("login_lockouts").where("updated_at", "<", idleSince).where("locked_until", "<=", now).execute();
+  }
+
   async findLockout(tenantId: string, email: string): Promise<LockoutState | undefined> {
     const row = await this.db
       .selectFrom("login_lockouts")

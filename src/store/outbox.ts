@@ -109,6 +109,10 @@ export class OutboxStore {
       .execute();
   }
 
+  async deleteFinishedDeliveries(finishedBefore: number): Promise<void> {
+    await this.db.deleteFrom("webhook_deliveries").where("status", "!=", "pending").where("updated_at", "<", finishedBefore).execute();
+  }
+
   async listRecentDeliveries(tenantId: string, limit: number): Promise<DeliverySummary[]> {
     const rows = await this.db
       .selectFrom("webhook_deliveries")

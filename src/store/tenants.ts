@@ -53,6 +53,12 @@ export class TenantStore {
     return row && { id: row.id, domain: row.domain, applicationId: row.application_id, settings: JSON.parse(row.settings) as TenantSettings };
   }
 
+  /** Every tenant's domain and settings: read once at start-up for configuration warnings. */
+  async listTenants(): Promise<Pick<Tenant, "domain" | "settings">[]> {
+    const rows = await this.db.selectFrom("tenants").select(["domain", "settings"]).orderBy("domain").execute();
+    return rows.map((r) => ({ domain: r.domain, settings: JSON.parse(r.settings) as TenantSettings }));
+  }
+
   async updateTenantSettings(id: string, settings: TenantSettings, now: number): Promise<void> {
     await this.db.updateTable("tenants").set({ settings: JSON.stringify(settings), updated_at: now }).where("id", "=", id).execute();
   }

@@ -1,0 +1,76 @@
+/** Health, request ids, retention sweeps, and the real server process: start-up warnings and SIGTERM. */
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { createInterface } from "node:readline";
+import { test } from "node:test";
+import { DAY } from "../src/core/clock.js";
+import { createHarness, deliverWebhooks, login, post, registerVerifiedMember } from "./support/harness.js";
+
+test("healthz and readyz answer without a tenant; readyz turns 503 when the store is gone", async (t) => {
+  const h = await createHarness();
+  t.after(() => h.close().catch(() => undefined));
+  assert.deepEqual((await h.app.inject({ method: "GET", url: "/healthz" })).json(), { status: "ok" });
+  assert.deepEqual((await h.app.inject({ method: "GET", url: "/readyz" })).json(), { status: "ready" });
+  await h.deps.store.close();
+  const down = await h.app.inject({ method: "GET", url: "/readyz" });
+  assert.equal(down.statusCode, 503);
+  assert.equal(down.json().code, "unavailable");
+});
+
+test("every answer carries x-request-id, equal to the error body's requestId", async (t) => {
+  const h = await createHarness();
+  t.after(() => h.close());
+  const refused = await login(h, "nobody@example.org");
+  assert.equal(refused.headers["x-request-id"], refused.json().requestId);
+  const ok = await h.app.inject({ method: "GET", url: "/healthz" });
+  assert.match(String(ok.headers["x-request-id"]), /^req_/);
+});
+
+test("sweeping forgets idle lockouts and finished deliveries after 30 days, keeps live state", async (t) => {
+  const h = await createHarness();
+  t.after(() => h.close());
+  await registerVerifiedMember(h, "sweep@example.org");
+  for (let i = 0; i < 3; i++) await login(h, "sweep@example.org", "Wrong-Password-1");
+  assert.equal((await login(h, "sweep@example.org")).statusCode, 429);
+  await post(h, "/auth/forgot-password", { email: "sweep@example.org", "bot-challenge-response": "x" });
+  await deliverWebhooks(h);
+  const tenantId = (await h.deps.store.tenants.findTenantByDomain(h.tenant.domain))!.id;
+  assert.equal((await h.deps.store.outbox.listRecentDeliveries(tenantId, 10)).length, 2);
+
+  await h.deps.store.sweepExpired(h.clock.now() + 29 * DAY);
+  assert.ok(await h.deps.store.limits.findLockout(tenantId, "sweep@example.org"), "kept within 30 days");
+  assert.equal((await h.deps.store.outbox.listRecentDeliveries(tenantId, 10)).length, 2);
+  await h.deps.store.sweepExpired(h.clock.now() + 31 * DAY);
+  assert.equal(await h.deps.store.limits.findLockout(tenantId, "sweep@example.org"), undefined);
+  assert.equal((await h.deps.store.outbox.listRecentDeliveries(tenantId, 10)).length, 0);
+});
+
+test("the server process warns about unprotected tenants at start and exits 0 on SIGTERM", async (t) => {
+  const h = await createHarness();
+  const dataDir = h.dataDir;
+  await h.app.close();
+  await h.deps.store.close();
+  t.after(() => h.close().catch(() => undefined));
+
+  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+    env: { ...process.env, DATABASE_URL: `sqlite:${dataDir}/latch.db`, SECRETS_KEY: "11".repeat(32), PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const lines: string[] = [];
+  let address = "";
+  for await (const line of createInterface({ input: child.stdout! })) {
+    lines.push(line);
+    const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(line);
+    if (match) {
+      address = match[1]!;
+      break;
+    }
+  }
+  assert.ok(lines.some((l) => l.includes("tenant has no bot protection") && l.includes(h.tenant.domain)), lines.join("\n"));
+  const health = await fetch(`${address}/healthz`);
+  assert.equal(health.status, 200);
+  child.kill("SIGTERM");
+  const [code] = await once(child, "exit");
+  assert.equal(code, 0);
+});
