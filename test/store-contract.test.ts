@@ -103,6 +103,16 @@ export function storeContract(name: string, makeStore: () => Promise<{ store: St
       assert.deepEqual(await store.limits.hitCounter("ten_a", "ip:1", 1000, now + 1000), { count: 1, windowEndsAt: now + 2000 });
     });
 
+    test("distinct sets: a member counts once, expires after its window, sets are per tenant", async (t) => {
+      const { store, dispose } = await twoTenants();
+      t.after(dispose);
+      assert.equal(await store.limits.addToSet("ten_a", "ips", "ip1", 1000, now), 1);
+      assert.equal(await store.limits.addToSet("ten_a", "ips", "ip1", 1000, now + 10), 1, "seen again, still one");
+      assert.equal(await store.limits.addToSet("ten_a", "ips", "ip2", 1000, now + 20), 2);
+      assert.equal(await store.limits.addToSet("ten_b", "ips", "ip3", 1000, now + 20), 1, "other tenant");
+      assert.equal(await store.limits.addToSet("ten_a", "ips", "ip3", 1000, now + 1015), 2, "ip1 expired (seen last at +10), ip2 and ip3 live");
+    });
+
     test("outbox: a due row is claimed once until its lease ends", async (t) => {
       const { store, dispose } = await twoTenants();
       t.after(dispose);

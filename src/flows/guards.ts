@@ -4,6 +4,11 @@ import { AuthError } from "../errors.js";
 import type { RequestContext, Tenant } from "../model.js";
 import { sha256Hex } from "../security/hashing.js";
 import { decideRateLimit, type RateRule } from "../security/rate-limit.js";
+import type { Store } from "../store/index.js";
+
+function limitKey(ruleName: string, subject: string): string {
+  return `${ruleName}:${sha256Hex(subject).slice(0, 32)}`;
+}
 
 export async function verifyBotChallenge(deps: Deps, tenant: Tenant, botToken: string | undefined, context: RequestContext): Promise<void> {
   await deps.bot.verify(tenant.settings.botProtection, botToken, context.ip);
@@ -14,11 +19,15 @@ export async function verifyBotChallenge(deps: Deps, tenant: Tenant, botToken: s
  * The subject is hashed into the key: counters hold no addresses in the clear.
  */
 export async function enforceRateLimit(deps: Deps, tenant: Tenant, rule: RateRule, subject: string, now: number): Promise<void> {
-  const key = `${rule.name}:${sha256Hex(subject).slice(0, 32)}`;
-  const counter = await deps.store.limits.hitCounter(tenant.id, key, rule.windowMs, now);
+  const counter = await deps.store.limits.hitCounter(tenant.id, limitKey(rule.name, subject), rule.windowMs, now);
   const decision = decideRateLimit(counter, rule, now);
   if (!decision.allowed) {
     deps.log.info({ rule: rule.name, tenantId: tenant.id }, "rate limit refused a request");
     throw new AuthError("rate_limited", { retryAfterSeconds: decision.retryAfterSeconds });
   }
+}
+
+/** Records the client IP against an email and returns how many distinct IPs it has in the window. */
+export async function countDistinctIps(store: Store, tenant: Tenant, rule: { name: string; windowMs: number }, email: string, ip: string, now: number): Promise<number> {
+  return store.limits.addToSet(tenant.id, limitKey(rule.name, email), sha256Hex(ip).slice(0, 32), rule.windowMs, now);
 }

@@ -1,7 +1,7 @@
 /**
- * Password login (spec 4.2). Order: bot check, lockout, password, then account status (D4's
- * deliberate deviation: status is revealed only to someone who knows the password), then the
- * second factor, then the session.
+ * Password login (spec 4.2). Order: bot check, lockout and velocity, password, then account
+ * status (D4's deliberate deviation: status is revealed only to someone who knows the password),
+ * then the second factor, then the session.
  */
 import type { Deps } from "../deps.js";
 import { AuthError } from "../errors.js";
@@ -9,11 +9,13 @@ import { MemberStatus, type RequestContext, type Tenant } from "../model.js";
 import { normalizeEmail } from "../security/identity.js";
 import { lockoutRemainingMs, recordFailedLogin } from "../security/lockout.js";
 import { normalizePassword } from "../security/password.js";
-import { verifyBotChallenge } from "./guards.js";
+import { distinctIpRules, VELOCITY_LOCKOUT_MS } from "../security/rate-limit.js";
+import { countDistinctIps, verifyBotChallenge } from "./guards.js";
 import { hashNewPassword } from "./passwords.js";
 import { createSession, type IssuedSession } from "./sessions.js";
 
 export const TWO_FACTOR_REQUIRED_MESSAGE = "Enter the code from your authenticator app or a recovery code.";
+const LOCKED_OUT_MESSAGE = "Too many failed attempts. Please try again later.";
 
 export interface PasswordLoginInput {
   email: string;
@@ -30,15 +32,18 @@ export async function loginWithPassword(deps: Deps, tenant: Tenant, input: Passw
   const now = deps.clock.now();
   const email = normalizeEmail(input.email);
   await verifyBotChallenge(deps, tenant, input.botToken, context);
-  await refuseDuringLockout(deps, tenant, email, now);
+  const { distinctIps } = await reservePasswordAttempt(deps, tenant, email, context, now, { trackVelocity: true });
 
   const member = await deps.store.members.findMemberByEmail(tenant.id, email);
+  if (member && distinctIps >= distinctIpRules.suspiciousLoginIps.threshold) {
+    await deps.store.audit.insertAuditEvent(tenant.id, { memberId: member.recordId, type: "suspicious_login_velocity", ip: context.ip, userAgent: context.userAgent, details: { distinctIps } }, now);
+  }
   const password = normalizePassword(input.password);
   const matched = member?.passwordHash
     ? await deps.hasher.verifyPassword(member.passwordHash, password)
     : await deps.hasher.verifyAgainstDummy(password).then(() => false);
   if (!member || !matched) {
-    await countFailedLogin(deps, tenant, email, member?.recordId ?? null, context, now);
+    if (member) await deps.store.audit.insertAuditEvent(tenant.id, { memberId: member.recordId, type: "login_failed", ip: context.ip, userAgent: context.userAgent, details: { reason: "password" } }, now);
     throw new AuthError("invalid_credentials");
   }
   await deps.store.limits.clearLockout(tenant.id, email);
@@ -63,25 +68,34 @@ export async function loginWithPassword(deps: Deps, tenant: Tenant, input: Passw
   return { authorized: true, recordid: String(member.recordId), redirectUrl: tenant.settings.loginSuccessRedirect, session };
 }
 
-/** Attempts during a lockout are refused and neither counted nor allowed to extend it (D13). */
-export async function refuseDuringLockout(deps: Deps, tenant: Tenant, email: string, now: number): Promise<void> {
-  const remaining = lockoutRemainingMs(await deps.store.limits.findLockout(tenant.id, email), now);
-  if (remaining > 0) {
-    throw new AuthError("rate_limited", { message: "Too many failed attempts. Please try again later.", retryAfterSeconds: Math.ceil(remaining / 1000) });
-  }
-}
+type AttemptDecision = { refusedForMs: number; velocityLockout: boolean; distinctIps: number };
 
-/** Keyed by email, not member: an unknown email locks out exactly like a known one. */
-export async function countFailedLogin(deps: Deps, tenant: Tenant, email: string, memberId: number | null, context: RequestContext, now: number): Promise<void> {
-  const state = await deps.store.transaction(async (tx) => {
-    const next = recordFailedLogin(await tx.limits.findLockout(tenant.id, email), now);
-    await tx.limits.saveLockout(tenant.id, email, next, now);
-    if (memberId !== null) {
-      await tx.audit.insertAuditEvent(tenant.id, { memberId, type: "login_failed", ip: context.ip, userAgent: context.userAgent, details: { reason: "password" } }, now);
+/**
+ * Gate for any password check, keyed by email so an unknown email locks out like a known one.
+ * The attempt is counted as failed BEFORE the slow hash and cleared on success: otherwise a burst
+ * of concurrent guesses would all pass the gate before the first failure was written (D13).
+ * Refused attempts neither count nor extend a lockout. Login also tracks distinct IPs (8.2).
+ */
+export async function reservePasswordAttempt(deps: Deps, tenant: Tenant, email: string, context: RequestContext, now: number, options: { trackVelocity: boolean }): Promise<{ distinctIps: number }> {
+  const decision = await deps.store.transaction(async (tx): Promise<AttemptDecision> => {
+    const state = await tx.limits.findLockout(tenant.id, email);
+    const remaining = lockoutRemainingMs(state, now);
+    if (remaining > 0) return { refusedForMs: remaining, velocityLockout: false, distinctIps: 0 };
+    const distinctIps = options.trackVelocity ? await countDistinctIps(tx, tenant, distinctIpRules.lockingLoginIps, email, context.ip, now) : 0;
+    if (distinctIps >= distinctIpRules.lockingLoginIps.threshold) {
+      const current = state ?? { failures: 0, level: 0, lockedUntil: 0 };
+      await tx.limits.saveLockout(tenant.id, email, { ...current, lockedUntil: now + VELOCITY_LOCKOUT_MS }, now);
+      return { refusedForMs: VELOCITY_LOCKOUT_MS, velocityLockout: true, distinctIps };
     }
-    return next;
+    await tx.limits.saveLockout(tenant.id, email, recordFailedLogin(state, now), now);
+    return { refusedForMs: 0, velocityLockout: false, distinctIps };
   });
-  if (state.lockedUntil > now) deps.log.info({ tenantId: tenant.id, level: state.level }, "login lockout started");
+  if (decision.velocityLockout) deps.log.warn({ tenantId: tenant.id, distinctIps: decision.distinctIps }, "login velocity lockout: too many IPs for one account");
+  else if (decision.distinctIps >= distinctIpRules.suspiciousLoginIps.threshold) deps.log.warn({ tenantId: tenant.id, distinctIps: decision.distinctIps }, "suspicious_login_velocity");
+  if (decision.refusedForMs > 0) {
+    throw new AuthError("rate_limited", { message: LOCKED_OUT_MESSAGE, retryAfterSeconds: Math.ceil(decision.refusedForMs / 1000) });
+  }
+  return { distinctIps: decision.distinctIps };
 }
 
 /** D12: parameters live in the hash; a login with outdated ones stores a fresh hash. */

@@ -3,7 +3,7 @@ import type { Deps } from "../deps.js";
 import { AuthError } from "../errors.js";
 import { MemberStatus, type RequestContext, type Tenant } from "../model.js";
 import { normalizePassword } from "../security/password.js";
-import { countFailedLogin, refuseDuringLockout } from "./login.js";
+import { reservePasswordAttempt } from "./login.js";
 import { checkNewPassword, hashNewPassword } from "./passwords.js";
 import type { ActiveSession } from "./sessions.js";
 
@@ -19,19 +19,20 @@ export async function changePassword(deps: Deps, tenant: Tenant, session: Active
   const member = await deps.store.members.findMemberById(tenant.id, session.memberId);
   if (!member) throw new AuthError("unauthorized");
   // A stolen session must not become a password-guessing oracle: same lockout as login.
-  await refuseDuringLockout(deps, tenant, member.email, now);
+  await reservePasswordAttempt(deps, tenant, member.email, context, now, { trackVelocity: false });
   const current = normalizePassword(input.currentPassword);
   if (!member.passwordHash || !(await deps.hasher.verifyPassword(member.passwordHash, current))) {
-    await countFailedLogin(deps, tenant, member.email, member.recordId, context, now);
+    await deps.store.audit.insertAuditEvent(tenant.id, { memberId: member.recordId, type: "password_change_failed", ip: context.ip, userAgent: context.userAgent }, now);
     throw new AuthError("invalid_credentials", { message: "The current password is incorrect." });
   }
+  // The current password was right: the reserved attempt must not count, whatever follows.
+  await deps.store.limits.clearLockout(tenant.id, member.email);
   const password = await checkNewPassword(deps, input.newPassword);
   const hashed = await hashNewPassword(deps, password);
   const status = member.status === MemberStatus.passwordChangePending ? MemberStatus.unlocked : member.status;
   await deps.store.transaction(async (tx) => {
     await tx.members.updatePassword(tenant.id, member.recordId, { ...hashed, status, emailVerified: member.emailVerified }, now);
     await tx.sessions.deleteMemberSessions(tenant.id, member.recordId, session.idHash);
-    await tx.limits.clearLockout(tenant.id, member.email);
     await tx.audit.insertAuditEvent(tenant.id, { memberId: member.recordId, type: "password_changed", ip: context.ip, userAgent: context.userAgent }, now);
   });
   return PASSWORD_CHANGED_MESSAGE;

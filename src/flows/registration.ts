@@ -7,9 +7,9 @@ import type { Deps } from "../deps.js";
 import { randomIntBetween } from "../core/random.js";
 import type { Member, RequestContext, Tenant } from "../model.js";
 import { normalizeEmail, normalizeName } from "../security/identity.js";
-import { rateRules } from "../security/rate-limit.js";
+import { distinctIpRules, rateRules } from "../security/rate-limit.js";
 import type { NewMember } from "../store/members.js";
-import { enforceRateLimit, verifyBotChallenge } from "./guards.js";
+import { countDistinctIps, enforceRateLimit, verifyBotChallenge } from "./guards.js";
 import { checkNewPassword, hashNewPassword } from "./passwords.js";
 import { enqueueVerificationEmail, isAwaitingVerification } from "./verification.js";
 
@@ -31,6 +31,13 @@ export interface RegistrationResult {
   message: string;
 }
 
+/** Spec 8.2: 5 or more IPs registering one email within an hour is logged, and allowed. */
+async function warnOnManyRegistrationIps(deps: Deps, tenant: Tenant, email: string, context: RequestContext, now: number): Promise<void> {
+  const rule = distinctIpRules.registrationIpsPerEmail;
+  const distinctIps = await countDistinctIps(deps.store, tenant, rule, email, context.ip, now);
+  if (distinctIps >= rule.threshold) deps.log.warn({ tenantId: tenant.id, rule: rule.name, distinctIps }, "many IPs registering one email");
+}
+
 /** D8: a random integer in [10^14, 2^53): not sequential, so ids reveal no member count. */
 function newRecordId(deps: Deps): number {
   return randomIntBetween(deps.random, RECORD_ID_MIN, RECORD_ID_MAX);
@@ -42,6 +49,8 @@ export async function registerWithPassword(deps: Deps, tenant: Tenant, input: Re
   const name = normalizeName(input.name);
   await verifyBotChallenge(deps, tenant, input.botToken, context);
   await enforceRateLimit(deps, tenant, rateRules.registerPerIp, context.ip, now);
+  // Counted before the per-email limit, which would otherwise refuse the 4th IP before the 5th is seen.
+  await warnOnManyRegistrationIps(deps, tenant, email, context, now);
   await enforceRateLimit(deps, tenant, rateRules.registerPerEmail, email, now);
   const password = await checkNewPassword(deps, input.password);
   // Hashed before the lookup, so a taken email costs the same as a free one.

@@ -20,6 +20,20 @@ export const rateRules = {
   adminResendPerEmail: { name: "admin_resend_email", limit: 1, windowMs: 5 * MINUTE },
 } as const satisfies Record<string, RateRule>;
 
+/** Rows of spec 8.2 that count distinct client IPs per email rather than requests (D13). */
+export const distinctIpRules = {
+  /** 5 or more IPs registering one email in an hour: logged, allowed. */
+  registrationIpsPerEmail: { name: "register_email_ips", windowMs: HOUR, threshold: 5 },
+  /** 5 or more IPs asking to reset one email's password in an hour: refused. */
+  forgotPasswordIpsPerEmail: { name: "forgot_password_email_ips", windowMs: HOUR, threshold: 5 },
+  /** 5 IPs logging in to one account in 15 minutes: logged as suspicious. */
+  suspiciousLoginIps: { name: "login_email_ips", windowMs: 15 * MINUTE, threshold: 5 },
+  /** 10 IPs in the same 15 minutes: password login locked for 30 minutes. */
+  lockingLoginIps: { name: "login_email_ips", windowMs: 15 * MINUTE, threshold: 10 },
+} as const;
+
+export const VELOCITY_LOCKOUT_MS = 30 * MINUTE;
+
 export interface RateDecision {
   allowed: boolean;
   /** Whole seconds until the window ends, at least 1, for Retry-After. */

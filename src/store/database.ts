@@ -8,10 +8,12 @@ import SqliteDatabase from "better-sqlite3";
 import { Kysely, Migrator, SqliteDialect, type Migration, type MigrationProvider } from "kysely";
 import type { Database } from "./schema.js";
 import * as initial from "./migrations/0001-initial.js";
+import * as rateLimitSets from "./migrations/0002-rate-limit-sets.js";
 
 /** Listed in code, not read from a folder, so the build output and tsx behave alike. */
 const migrations: Record<string, Migration> = {
   "0001-initial": initial,
+  "0002-rate-limit-sets": rateLimitSets,
 };
 
 const staticMigrations: MigrationProvider = { getMigrations: async () => migrations };

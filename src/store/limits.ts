@@ -36,6 +36,27 @@ export class LimitStore {
 
   async deleteExpiredCounters(now: number): Promise<void> {
     await this.db.deleteFrom("rate_limit_counters").where("expires_at", "<=", now).execute();
+    await this.db.deleteFrom("rate_limit_sets").where("expires_at", "<=", now).execute();
+  }
+
+  /**
+   * Adds `member` to the set under `key` for `windowMs` from now (a member seen again is kept
+   * longer) and returns how many distinct live members the set holds.
+   */
+  async addToSet(tenantId: string, key: string, member: string, windowMs: number, now: number): Promise<number> {
+    await this.db
+      .insertInto("rate_limit_sets")
+      .values({ tenant_id: tenantId, key, member, expires_at: now + windowMs })
+      .onConflict((oc) => oc.columns(["tenant_id", "key", "member"]).doUpdateSet({ expires_at: now + windowMs }))
+      .execute();
+    const row = await this.db
+      .selectFrom("rate_limit_sets")
+      .select((eb) => eb.fn.countAll<number>().as("n"))
+      .where("tenant_id", "=", tenantId)
+      .where("key", "=", key)
+      .where("expires_at", ">", now)
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
   }
 
   /** A lockout record with no failure for the retention period is forgotten, escalation included. */

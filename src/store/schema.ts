@@ -74,6 +74,13 @@ export interface RateLimitCountersTable {
   expires_at: number;
 }
 
+export interface RateLimitSetsTable {
+  tenant_id: string;
+  key: string;
+  member: string;
+  expires_at: number;
+}
+
 export interface WebhookDeliveriesTable {
   id: string;
   tenant_id: string;
@@ -108,6 +115,7 @@ export interface Database {
   one_time_tokens: OneTimeTokensTable;
   login_lockouts: LoginLockoutsTable;
   rate_limit_counters: RateLimitCountersTable;
+  rate_limit_sets: RateLimitSetsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   audit_events: AuditEventsTable;
 }
