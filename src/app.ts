@@ -10,6 +10,8 @@ import { registerErrorHandling } from "./http/errors.js";
 import { adminRoutes } from "./http/routes/admin.js";
 import { healthRoutes } from "./http/routes/health.js";
 import { loginRoutes } from "./http/routes/login.js";
+import { magicLinkRoutes } from "./http/routes/magic-link.js";
+import { twoFactorRoutes } from "./http/routes/two-factor.js";
 import { operatorRoutes } from "./http/routes/operator.js";
 import { passwordRoutes } from "./http/routes/password.js";
 import { registrationRoutes } from "./http/routes/registration.js";
@@ -46,6 +48,8 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     await scope.register(registrationRoutes, { deps });
     await scope.register(loginRoutes, { deps });
     await scope.register(passwordRoutes, { deps });
+    await scope.register(magicLinkRoutes, { deps });
+    await scope.register(twoFactorRoutes, { deps });
     await scope.register(adminRoutes, { deps });
   });
   return app;

@@ -31,3 +31,12 @@ export async function enforceRateLimit(deps: Deps, tenant: Tenant, rule: RateRul
 export async function countDistinctIps(store: Store, tenant: Tenant, rule: { name: string; windowMs: number }, email: string, ip: string, now: number): Promise<number> {
   return store.limits.addToSet(tenant.id, limitKey(rule.name, email), sha256Hex(ip).slice(0, 32), rule.windowMs, now);
 }
+
+/** Spec 8.2: 5 or more IPs asking for one email within the window are refused, known email or not. */
+export async function refuseManyIpsForOneEmail(deps: Deps, tenant: Tenant, rule: { name: string; windowMs: number; threshold: number }, email: string, context: RequestContext, now: number): Promise<void> {
+  const distinctIps = await countDistinctIps(deps.store, tenant, rule, email, context.ip, now);
+  if (distinctIps >= rule.threshold) {
+    deps.log.warn({ tenantId: tenant.id, rule: rule.name, distinctIps }, "rate limit refused a request");
+    throw new AuthError("rate_limited", { retryAfterSeconds: rule.windowMs / 1000 });
+  }
+}

@@ -3,7 +3,7 @@ import type { Deps } from "../deps.js";
 import { AuthError } from "../errors.js";
 import { MemberStatus, type RequestContext, type Tenant } from "../model.js";
 import { normalizePassword } from "../security/password.js";
-import { reservePasswordAttempt } from "./login.js";
+import { reservePasswordAttempt } from "./password-attempts.js";
 import { checkNewPassword, hashNewPassword } from "./passwords.js";
 import type { ActiveSession } from "./sessions.js";
 

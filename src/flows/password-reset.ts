@@ -10,7 +10,7 @@ import { MemberStatus, type RequestContext, type Tenant } from "../model.js";
 import { normalizeEmail, parseRecordId } from "../security/identity.js";
 import { sha256Hex } from "../security/hashing.js";
 import { distinctIpRules, rateRules } from "../security/rate-limit.js";
-import { countDistinctIps, enforceRateLimit, verifyBotChallenge } from "./guards.js";
+import { enforceRateLimit, refuseManyIpsForOneEmail, verifyBotChallenge } from "./guards.js";
 import { issueOneTimeToken } from "./one-time-tokens.js";
 import { checkNewPassword, hashNewPassword } from "./passwords.js";
 
@@ -27,7 +27,7 @@ export async function requestPasswordReset(deps: Deps, tenant: Tenant, input: Fo
   const email = normalizeEmail(input.email);
   await verifyBotChallenge(deps, tenant, input.botToken, context);
   await enforceRateLimit(deps, tenant, rateRules.forgotPasswordPerIp, context.ip, now);
-  await refuseManyIpsForOneEmail(deps, tenant, email, context, now);
+  await refuseManyIpsForOneEmail(deps, tenant, distinctIpRules.forgotPasswordIpsPerEmail, email, context, now);
   const sent = await deps.store.transaction(async (tx) => {
     const member = await tx.members.findMemberByEmail(tenant.id, email);
     if (!member || member.status === MemberStatus.locked) return false;
@@ -45,16 +45,6 @@ export async function requestPasswordReset(deps: Deps, tenant: Tenant, input: Fo
   });
   if (sent) deps.webhooks.notify();
   return FORGOT_PASSWORD_MESSAGE;
-}
-
-/** Spec 8.2: 5 or more IPs asking for one email within an hour are refused, known email or not. */
-async function refuseManyIpsForOneEmail(deps: Deps, tenant: Tenant, email: string, context: RequestContext, now: number): Promise<void> {
-  const rule = distinctIpRules.forgotPasswordIpsPerEmail;
-  const distinctIps = await countDistinctIps(deps.store, tenant, rule, email, context.ip, now);
-  if (distinctIps >= rule.threshold) {
-    deps.log.warn({ tenantId: tenant.id, rule: rule.name, distinctIps }, "rate limit refused a request");
-    throw new AuthError("rate_limited", { retryAfterSeconds: rule.windowMs / 1000 });
-  }
 }
 
 export interface ResetPasswordInput {

@@ -19,16 +19,31 @@ export const RESEND_MESSAGE = "If an account with that email is waiting for veri
 const RECORD_ID_MIN = 10 ** 14;
 const RECORD_ID_MAX = 2 ** 53;
 
-export interface RegisterPasswordInput {
-  email: string;
-  name: string;
+export interface RegisterPasswordInput extends RegistrationRequest {
   password: string;
-  botToken: string | undefined;
 }
 
 export interface RegistrationResult {
   recordid: string;
   message: string;
+}
+
+export interface RegistrationRequest {
+  email: string;
+  name: string;
+  botToken: string | undefined;
+}
+
+/** The checks both kinds of registration share (spec 4.1), in the spec's order; returns the normalised identity. */
+export async function checkRegistration(deps: Deps, tenant: Tenant, input: RegistrationRequest, context: RequestContext, now: number): Promise<{ email: string; name: string }> {
+  const email = normalizeEmail(input.email);
+  const name = normalizeName(input.name);
+  await verifyBotChallenge(deps, tenant, input.botToken, context);
+  await enforceRateLimit(deps, tenant, rateRules.registerPerIp, context.ip, now);
+  // Counted before the per-email limit, which would otherwise refuse the 4th IP before the 5th is seen.
+  await warnOnManyRegistrationIps(deps, tenant, email, context, now);
+  await enforceRateLimit(deps, tenant, rateRules.registerPerEmail, email, now);
+  return { email, name };
 }
 
 /** Spec 8.2: 5 or more IPs registering one email within an hour is logged, and allowed. */
@@ -45,13 +60,7 @@ function newRecordId(deps: Deps): number {
 
 export async function registerWithPassword(deps: Deps, tenant: Tenant, input: RegisterPasswordInput, context: RequestContext): Promise<RegistrationResult> {
   const now = deps.clock.now();
-  const email = normalizeEmail(input.email);
-  const name = normalizeName(input.name);
-  await verifyBotChallenge(deps, tenant, input.botToken, context);
-  await enforceRateLimit(deps, tenant, rateRules.registerPerIp, context.ip, now);
-  // Counted before the per-email limit, which would otherwise refuse the 4th IP before the 5th is seen.
-  await warnOnManyRegistrationIps(deps, tenant, email, context, now);
-  await enforceRateLimit(deps, tenant, rateRules.registerPerEmail, email, now);
+  const { email, name } = await checkRegistration(deps, tenant, input, context, now);
   const password = await checkNewPassword(deps, input.password);
   // Hashed before the lookup, so a taken email costs the same as a free one.
   const hashed = await hashNewPassword(deps, password);

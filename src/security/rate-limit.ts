@@ -15,6 +15,9 @@ export const rateRules = {
   registerPerIp: { name: "register_ip", limit: 5, windowMs: HOUR },
   registerPerEmail: { name: "register_email", limit: 3, windowMs: HOUR },
   forgotPasswordPerIp: { name: "forgot_password_ip", limit: 10, windowMs: HOUR },
+  magicLinkPerIp: { name: "magic_link_ip", limit: 10, windowMs: HOUR },
+  /** One magic link per email per 3 minutes (spec 8.2 cooldown). */
+  magicLinkCooldown: { name: "magic_link_email", limit: 1, windowMs: 3 * MINUTE },
   resendVerificationPerIp: { name: "resend_verification_ip", limit: 10, windowMs: HOUR },
   resendVerificationPerEmail: { name: "resend_verification_email", limit: 1, windowMs: 5 * MINUTE },
   adminResendPerEmail: { name: "admin_resend_email", limit: 1, windowMs: 5 * MINUTE },
@@ -26,6 +29,8 @@ export const distinctIpRules = {
   registrationIpsPerEmail: { name: "register_email_ips", windowMs: HOUR, threshold: 5 },
   /** 5 or more IPs asking to reset one email's password in an hour: refused. */
   forgotPasswordIpsPerEmail: { name: "forgot_password_email_ips", windowMs: HOUR, threshold: 5 },
+  /** The same for request-magic-link. */
+  magicLinkIpsPerEmail: { name: "magic_link_email_ips", windowMs: HOUR, threshold: 5 },
   /** 5 IPs logging in to one account in 15 minutes: logged as suspicious. */
   suspiciousLoginIps: { name: "login_email_ips", windowMs: 15 * MINUTE, threshold: 5 },
   /** 10 IPs in the same 15 minutes: password login locked for 30 minutes. */

@@ -13,6 +13,7 @@ import { OutboxStore } from "./outbox.js";
 import { SessionStore } from "./sessions.js";
 import { TenantStore } from "./tenants.js";
 import { TokenStore } from "./tokens.js";
+import { TwoFactorStore } from "./two-factor.js";
 
 export const RETENTION_MS = 30 * DAY;
 
@@ -24,6 +25,7 @@ export class Store {
   readonly limits: LimitStore;
   readonly outbox: OutboxStore;
   readonly audit: AuditStore;
+  readonly twoFactor: TwoFactorStore;
 
   constructor(private readonly db: Kysely<Database>) {
     this.tenants = new TenantStore(db);
@@ -33,6 +35,7 @@ export class Store {
     this.limits = new LimitStore(db);
     this.outbox = new OutboxStore(db);
     this.audit = new AuditStore(db);
+    this.twoFactor = new TwoFactorStore(db);
   }
 
   /** No network and no password hashing inside: the transaction holds the write lock (habit 7). */

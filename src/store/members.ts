@@ -108,6 +108,17 @@ export class MemberStore {
       .execute();
   }
 
+  /** D8: a password member gains "Magic Link" on the first magic-link login. */
+  async addMagicLinkAuthentication(tenantId: string, recordId: number, now: number): Promise<void> {
+    await this.db
+      .updateTable("members")
+      .set({ has_magic_link_auth: 1, updated_at: now })
+      .where("tenant_id", "=", tenantId)
+      .where("id", "=", recordId)
+      .where("has_magic_link_auth", "=", 0)
+      .execute();
+  }
+
   /** A rehash on login keeps the salt column in step with the PHC string's salt. */
   async replacePasswordHash(tenantId: string, recordId: number, passwordHash: string, passwordSalt: string, now: number): Promise<void> {
     await this.db

@@ -35,6 +35,11 @@ export interface MembersTable {
   password_salt: string | null;
   email_verified: number;
   two_factor_status: string;
+  totp_secret_enc: string | null;
+  totp_pending_secret_enc: string | null;
+  totp_last_step: Generated<number>;
+  two_factor_failures: Generated<number>;
+  two_factor_locked_until: Generated<number>;
   created_at: number;
   updated_at: number;
 }
@@ -107,6 +112,12 @@ export interface AuditEventsTable {
   details: string | null;
 }
 
+export interface RecoveryCodesTable {
+  tenant_id: string;
+  member_id: number;
+  code_hash: string;
+}
+
 export interface Database {
   applications: ApplicationsTable;
   tenants: TenantsTable;
@@ -118,4 +129,5 @@ export interface Database {
   rate_limit_sets: RateLimitSetsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   audit_events: AuditEventsTable;
+  recovery_codes: RecoveryCodesTable;
 }

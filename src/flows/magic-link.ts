@@ -1,0 +1,104 @@
+/**
+ * Passwordless (spec 4.1, 4.4): registration by email alone, requesting a magic link, and
+ * verifying it. A link is consumed only when the whole check passes (D15), so a member with 2FA
+ * can submit the same link again with the code and a fresh bot token.
+ */
+import type { Deps } from "../deps.js";
+import { AuthError } from "../errors.js";
+import { enqueueWebhook } from "../events/outbox.js";
+import { MemberStatus, type RequestContext, type Tenant } from "../model.js";
+import { sha256Hex } from "../security/hashing.js";
+import { normalizeEmail, parseRecordId } from "../security/identity.js";
+import { distinctIpRules, rateRules } from "../security/rate-limit.js";
+import { enforceRateLimit, refuseManyIpsForOneEmail, verifyBotChallenge } from "./guards.js";
+import { issueOneTimeToken } from "./one-time-tokens.js";
+import { checkRegistration, createMember, REGISTERED_MESSAGE, type RegistrationRequest, type RegistrationResult } from "./registration.js";
+import { createSession, type IssuedSession } from "./sessions.js";
+import { verifySecondFactor } from "./two-factor.js";
+
+export const MAGIC_LINK_SENT_MESSAGE = "If an account exists for that email, a login link has been sent.";
+export const MAGIC_LOGIN_MESSAGE = "You are now logged in.";
+export const MAGIC_TWO_FACTOR_MESSAGE = "Enter the code from your authenticator app to finish logging in.";
+
+export async function registerWithMagicLink(deps: Deps, tenant: Tenant, input: RegistrationRequest, context: RequestContext): Promise<RegistrationResult> {
+  const now = deps.clock.now();
+  const { email, name } = await checkRegistration(deps, tenant, input, context, now);
+  const fields = { email, name, passwordHash: null, passwordSalt: null, authenticationType: "Magic Link" as const };
+  const recordId = await createMember(deps, tenant, fields, context, now);
+  return { recordid: String(recordId), message: REGISTERED_MESSAGE };
+}
+
+export interface RequestMagicLinkInput {
+  email: string;
+  botToken: string | undefined;
+}
+
+/**
+ * Spec 4.4's outcome table: unknown and locked get the generic success with nothing sent; an
+ * unverified email gets email_not_verified (the spec demands it); the rest get a link.
+ */
+export async function requestMagicLink(deps: Deps, tenant: Tenant, input: RequestMagicLinkInput, context: RequestContext): Promise<string> {
+  const now = deps.clock.now();
+  const email = normalizeEmail(input.email);
+  await verifyBotChallenge(deps, tenant, input.botToken, context);
+  await enforceRateLimit(deps, tenant, rateRules.magicLinkPerIp, context.ip, now);
+  await refuseManyIpsForOneEmail(deps, tenant, distinctIpRules.magicLinkIpsPerEmail, email, context, now);
+  await enforceRateLimit(deps, tenant, rateRules.magicLinkCooldown, email, now);
+  const sent = await deps.store.transaction(async (tx) => {
+    const member = await tx.members.findMemberByEmail(tenant.id, email);
+    if (!member || member.status === MemberStatus.locked) return false;
+    if (member.status === MemberStatus.pending) throw new AuthError("email_not_verified");
+    const magicLoginLink = await issueOneTimeToken(tx, deps, tenant, member.recordId, "magic_login", now);
+    await enqueueWebhook(tx, deps, tenant, "magic_login", tenant.settings.magicLoginWebhook, {
+      recordid: String(member.recordId),
+      email: member.email,
+      name: member.name,
+      magicLoginLink,
+    }, now);
+    await tx.audit.insertAuditEvent(tenant.id, { memberId: member.recordId, type: "magic_link_requested", ip: context.ip, userAgent: context.userAgent }, now);
+    return true;
+  });
+  if (sent) deps.webhooks.notify();
+  return MAGIC_LINK_SENT_MESSAGE;
+}
+
+export interface VerifyMagicLinkInput {
+  recordId: string;
+  token: string;
+  botToken: string | undefined;
+  twoFACode: string | undefined;
+}
+
+export type MagicLinkResult =
+  | { success: true; message: string; redirect: string; session: IssuedSession }
+  | { success: false; requires2FA: true; message: string };
+
+export async function verifyMagicLink(deps: Deps, tenant: Tenant, input: VerifyMagicLinkInput, context: RequestContext): Promise<MagicLinkResult> {
+  const now = deps.clock.now();
+  await verifyBotChallenge(deps, tenant, input.botToken, context);
+  const recordId = parseRecordId(input.recordId);
+  const tokenHash = sha256Hex(input.token);
+  // Peeked, not consumed: a missing 2FA code or a wrong one must leave the link usable (D15).
+  if (recordId === undefined || !(await deps.store.tokens.isTokenValid(tenant.id, recordId, "magic_login", tokenHash, now))) {
+    throw new AuthError("invalid_token");
+  }
+  const member = await deps.store.members.findMemberById(tenant.id, recordId);
+  if (!member) throw new AuthError("invalid_token");
+  if (member.status === MemberStatus.locked) throw new AuthError("account_locked");
+  if (member.twoFactorStatus === "Enabled") {
+    if (!input.twoFACode) return { success: false, requires2FA: true, message: MAGIC_TWO_FACTOR_MESSAGE };
+    await verifySecondFactor(deps, tenant, member, input.twoFACode, context, now);
+  }
+  const session = await deps.store.transaction(async (tx) => {
+    // Of concurrent submissions of one link, exactly one gets past this line.
+    if (!(await tx.tokens.consumeToken(tenant.id, recordId, "magic_login", tokenHash, now))) return undefined;
+    await tx.members.addMagicLinkAuthentication(tenant.id, recordId, now);
+    // A magic link proves the mailbox: like any successful login it clears the password lockout (D13).
+    await tx.limits.clearLockout(tenant.id, member.email);
+    const issued = await createSession(tx, deps, tenant, recordId, now);
+    await tx.audit.insertAuditEvent(tenant.id, { memberId: recordId, type: "login_succeeded", ip: context.ip, userAgent: context.userAgent, details: { method: "magic_link" } }, now);
+    return issued;
+  });
+  if (!session) throw new AuthError("invalid_token");
+  return { success: true, message: MAGIC_LOGIN_MESSAGE, redirect: tenant.settings.loginSuccessRedirect, session };
+}

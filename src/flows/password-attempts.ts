@@ -1,0 +1,42 @@
+/**
+ * The gate in front of every password check (login, change-password, disabling 2FA): the
+ * progressive lockout of D13 and, for login, the distinct-IP velocity rows of spec 8.2.
+ */
+import type { Deps } from "../deps.js";
+import { AuthError } from "../errors.js";
+import type { RequestContext, Tenant } from "../model.js";
+import { lockoutRemainingMs, recordFailedLogin } from "../security/lockout.js";
+import { distinctIpRules, VELOCITY_LOCKOUT_MS } from "../security/rate-limit.js";
+import { countDistinctIps } from "./guards.js";
+
+const LOCKED_OUT_MESSAGE = "Too many failed attempts. Please try again later.";
+
+type AttemptDecision = { refusedForMs: number; velocityLockout: boolean; distinctIps: number };
+
+/**
+ * Gate for any password check, keyed by email so an unknown email locks out like a known one.
+ * The attempt is counted as failed BEFORE the slow hash and cleared on success: otherwise a burst
+ * of concurrent guesses would all pass the gate before the first failure was written (D13).
+ * Refused attempts neither count nor extend a lockout. Login also tracks distinct IPs (8.2).
+ */
+export async function reservePasswordAttempt(deps: Deps, tenant: Tenant, email: string, context: RequestContext, now: number, options: { trackVelocity: boolean }): Promise<{ distinctIps: number }> {
+  const decision = await deps.store.transaction(async (tx): Promise<AttemptDecision> => {
+    const state = await tx.limits.findLockout(tenant.id, email);
+    const remaining = lockoutRemainingMs(state, now);
+    if (remaining > 0) return { refusedForMs: remaining, velocityLockout: false, distinctIps: 0 };
+    const distinctIps = options.trackVelocity ? await countDistinctIps(tx, tenant, distinctIpRules.lockingLoginIps, email, context.ip, now) : 0;
+    if (distinctIps >= distinctIpRules.lockingLoginIps.threshold) {
+      const current = state ?? { failures: 0, level: 0, lockedUntil: 0 };
+      await tx.limits.saveLockout(tenant.id, email, { ...current, lockedUntil: now + VELOCITY_LOCKOUT_MS }, now);
+      return { refusedForMs: VELOCITY_LOCKOUT_MS, velocityLockout: true, distinctIps };
+    }
+    await tx.limits.saveLockout(tenant.id, email, recordFailedLogin(state, now), now);
+    return { refusedForMs: 0, velocityLockout: false, distinctIps };
+  });
+  if (decision.velocityLockout) deps.log.warn({ tenantId: tenant.id, distinctIps: decision.distinctIps }, "login velocity lockout: too many IPs for one account");
+  else if (decision.distinctIps >= distinctIpRules.suspiciousLoginIps.threshold) deps.log.warn({ tenantId: tenant.id, distinctIps: decision.distinctIps }, "suspicious_login_velocity");
+  if (decision.refusedForMs > 0) {
+    throw new AuthError("rate_limited", { message: LOCKED_OUT_MESSAGE, retryAfterSeconds: Math.ceil(decision.refusedForMs / 1000) });
+  }
+  return { distinctIps: decision.distinctIps };
+}

@@ -1,0 +1,156 @@
+/**
+ * The second factor (D14, spec 4.2 step 7): enrolment, disabling, recovery codes, and the code
+ * check used by password and magic-link login. Each check runs in one transaction with no
+ * network, so replay marks, single-use recovery codes and the failure counter stay consistent.
+ */
+import QRCode from "qrcode";
+import { MINUTE } from "../core/clock.js";
+import type { Deps } from "../deps.js";
+import { AuthError } from "../errors.js";
+import type { Member, RequestContext, Tenant } from "../model.js";
+import { normalizePassword } from "../security/password.js";
+import { generateRecoveryCodes, hashRecoveryCode, normalizeRecoveryCode } from "../security/recovery-codes.js";
+import { generateTotpSecret, matchTotpStep, totpUri } from "../security/totp.js";
+import type { Store } from "../store/index.js";
+import { reservePasswordAttempt } from "./password-attempts.js";
+import type { ActiveSession } from "./sessions.js";
+
+export const TWO_FACTOR_FAILURES_BEFORE_LOCKOUT = 3;
+export const TWO_FACTOR_LOCKOUT_MS = 15 * MINUTE;
+
+type CodeCheck = { ok: true; method: "totp" | "recovery"; step: number } | { ok: false; lockedForMs: number };
+
+/**
+ * Checks a TOTP (not replayed) or, when allowed, a recovery code against `secretEnc`, counting
+ * failures: the third locks the second factor for 15 minutes, and a locked factor checks nothing.
+ */
+async function checkCode(tx: Store, deps: Deps, tenant: Tenant, memberId: number, secretEnc: string, code: string, allowRecovery: boolean, now: number): Promise<CodeCheck> {
+  const state = await tx.twoFactor.findTwoFactorState(tenant.id, memberId);
+  if (!state) return { ok: false, lockedForMs: 0 };
+  if (state.lockedUntil > now) return { ok: false, lockedForMs: state.lockedUntil - now };
+  const step = matchTotpStep(deps.secrets.open(secretEnc), code.trim(), now);
+  let method: "totp" | "recovery" | undefined;
+  if (step !== undefined && step > state.lastStep) method = "totp";
+  else if (allowRecovery) {
+    const normalized = normalizeRecoveryCode(code);
+    if (normalized && (await tx.twoFactor.consumeRecoveryCode(tenant.id, memberId, hashRecoveryCode(normalized)))) method = "recovery";
+  }
+  if (method) {
+    const lastStep = method === "totp" ? step! : state.lastStep;
+    await tx.twoFactor.saveAttempt(tenant.id, memberId, { failures: 0, lockedUntil: 0, lastStep }, now);
+    return { ok: true, method, step: lastStep };
+  }
+  const failures = state.failures + 1;
+  const locked = failures >= TWO_FACTOR_FAILURES_BEFORE_LOCKOUT;
+  await tx.twoFactor.saveAttempt(tenant.id, memberId, { failures: locked ? 0 : failures, lockedUntil: locked ? now + TWO_FACTOR_LOCKOUT_MS : 0, lastStep: state.lastStep }, now);
+  return { ok: false, lockedForMs: 0 };
+}
+
+function throwForFailedCheck(check: CodeCheck & { ok: false }): never {
+  if (check.lockedForMs > 0) {
+    throw new AuthError("rate_limited", { message: "Too many incorrect codes. Please try again later.", retryAfterSeconds: Math.ceil(check.lockedForMs / 1000) });
+  }
+  throw new AuthError("invalid_2fa_code");
+}
+
+/** Login's step 7: a TOTP code or a recovery code for an enrolled member. */
+export async function verifySecondFactor(deps: Deps, tenant: Tenant, member: Member, code: string, context: RequestContext, now: number): Promise<void> {
+  const check = await deps.store.transaction(async (tx) => {
+    const state = await tx.twoFactor.findTwoFactorState(tenant.id, member.recordId);
+    if (!state?.secretEnc) return { ok: false, lockedForMs: 0 } as const;
+    const result = await checkCode(tx, deps, tenant, member.recordId, state.secretEnc, code, true, now);
+    const type = result.ok ? (result.method === "recovery" ? "recovery_code_used" : "two_factor_passed") : "two_factor_failed";
+    await tx.audit.insertAuditEvent(tenant.id, { memberId: member.recordId, type, ip: context.ip, userAgent: context.userAgent }, now);
+    return result;
+  });
+  if (!check.ok) throwForFailedCheck(check);
+}
+
+async function findSessionMember(deps: Deps, tenant: Tenant, session: ActiveSession): Promise<Member> {
+  const member = await deps.store.members.findMemberById(tenant.id, session.memberId);
+  if (!member) throw new AuthError("unauthorized");
+  return member;
+}
+
+export interface TwoFactorSetup {
+  secret: string;
+  otpauthUrl: string;
+  qrCodeDataUrl: string;
+}
+
+/** Starts enrolment: a pending secret, replaced by each new setup until one is confirmed. */
+export async function setUpTwoFactor(deps: Deps, tenant: Tenant, session: ActiveSession, context: RequestContext): Promise<TwoFactorSetup> {
+  const now = deps.clock.now();
+  const member = await findSessionMember(deps, tenant, session);
+  if (member.twoFactorStatus === "Enabled") throw new AuthError("invalid_state", { message: "Two-factor authentication is already enabled." });
+  const secret = generateTotpSecret(deps.random);
+  const otpauthUrl = totpUri(secret, tenant.domain, member.email);
+  const qrCodeDataUrl = await QRCode.toDataURL(otpauthUrl, { errorCorrectionLevel: "M", margin: 2, width: 240 });
+  await deps.store.transaction(async (tx) => {
+    await tx.twoFactor.savePendingSecret(tenant.id, member.recordId, deps.secrets.seal(secret), now);
+    await tx.audit.insertAuditEvent(tenant.id, { memberId: member.recordId, type: "two_factor_setup_started", ip: context.ip, userAgent: context.userAgent }, now);
+  });
+  return { secret, otpauthUrl, qrCodeDataUrl };
+}
+
+/** Confirms enrolment with a first valid code; returns the recovery codes, shown this once. */
+export async function enableTwoFactor(deps: Deps, tenant: Tenant, session: ActiveSession, code: string, context: RequestContext): Promise<string[]> {
+  const now = deps.clock.now();
+  const recoveryCodes = generateRecoveryCodes(deps.random);
+  const outcome = await deps.store.transaction(async (tx) => {
+    const member = await tx.members.findMemberById(tenant.id, session.memberId);
+    const state = await tx.twoFactor.findTwoFactorState(tenant.id, session.memberId);
+    if (!member || !state) throw new AuthError("unauthorized");
+    if (member.twoFactorStatus === "Enabled" || !state.pendingSecretEnc) {
+      throw new AuthError("invalid_state", { message: "Start two-factor setup first." });
+    }
+    const check = await checkCode(tx, deps, tenant, member.recordId, state.pendingSecretEnc, code, false, now);
+    if (!check.ok) return check;
+    await tx.twoFactor.enableTwoFactor(tenant.id, member.recordId, state.pendingSecretEnc, check.step, recoveryCodes.map((c) => hashRecoveryCode(normalizeRecoveryCode(c)!)), now);
+    await tx.audit.insertAuditEvent(tenant.id, { memberId: member.recordId, type: "two_factor_enabled", ip: context.ip, userAgent: context.userAgent }, now);
+    return check;
+  });
+  if (!outcome.ok) throwForFailedCheck(outcome);
+  return recoveryCodes;
+}
+
+export interface DisableTwoFactorInput {
+  password?: string;
+  code?: string;
+}
+
+/** Disabling needs the password or a current code (TOTP or recovery): a session alone is not enough. */
+export async function disableTwoFactor(deps: Deps, tenant: Tenant, session: ActiveSession, input: DisableTwoFactorInput, context: RequestContext): Promise<void> {
+  const now = deps.clock.now();
+  const member = await findSessionMember(deps, tenant, session);
+  if (member.twoFactorStatus !== "Enabled") throw new AuthError("invalid_state", { message: "Two-factor authentication is not enabled." });
+  if (input.password !== undefined) {
+    await reservePasswordAttempt(deps, tenant, member.email, context, now, { trackVelocity: false });
+    if (!member.passwordHash || !(await deps.hasher.verifyPassword(member.passwordHash, normalizePassword(input.password)))) {
+      throw new AuthError("invalid_credentials", { message: "The password is incorrect." });
+    }
+    await deps.store.limits.clearLockout(tenant.id, member.email);
+  } else if (input.code !== undefined) {
+    await verifySecondFactor(deps, tenant, member, input.code, context, now);
+  } else {
+    throw new AuthError("validation_failed", { message: "Give the password or a two-factor code.", details: [{ field: "password|code" }] });
+  }
+  await deps.store.transaction(async (tx) => {
+    await tx.twoFactor.disableTwoFactor(tenant.id, member.recordId, now);
+    await tx.audit.insertAuditEvent(tenant.id, { memberId: member.recordId, type: "two_factor_disabled", ip: context.ip, userAgent: context.userAgent }, now);
+  });
+}
+
+/** A new set of recovery codes for a current code; the old set stops working. */
+export async function regenerateRecoveryCodes(deps: Deps, tenant: Tenant, session: ActiveSession, code: string, context: RequestContext): Promise<string[]> {
+  const now = deps.clock.now();
+  const member = await findSessionMember(deps, tenant, session);
+  if (member.twoFactorStatus !== "Enabled") throw new AuthError("invalid_state", { message: "Two-factor authentication is not enabled." });
+  await verifySecondFactor(deps, tenant, member, code, context, now);
+  const recoveryCodes = generateRecoveryCodes(deps.random);
+  await deps.store.transaction(async (tx) => {
+    await tx.twoFactor.replaceRecoveryCodes(tenant.id, member.recordId, recoveryCodes.map((c) => hashRecoveryCode(normalizeRecoveryCode(c)!)));
+    await tx.audit.insertAuditEvent(tenant.id, { memberId: member.recordId, type: "recovery_codes_regenerated", ip: context.ip, userAgent: context.userAgent }, now);
+  });
+  return recoveryCodes;
+}

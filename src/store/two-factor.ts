@@ -1,0 +1,103 @@
+import type { Kysely } from "kysely";
+import type { Database } from "./schema.js";
+
+export interface TwoFactorState {
+  secretEnc: string | null;
+  pendingSecretEnc: string | null;
+  /** Last accepted TOTP time step: a code of this step or earlier is a replay. */
+  lastStep: number;
+  failures: number;
+  lockedUntil: number;
+}
+
+export interface TwoFactorAttempt {
+  failures: number;
+  lockedUntil: number;
+  lastStep: number;
+}
+
+/** The second factor's state on the member row, and hashed recovery codes (D14). */
+export class TwoFactorStore {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async findTwoFactorState(tenantId: string, memberId: number): Promise<TwoFactorState | undefined> {
+    const row = await this.db
+      .selectFrom("members")
+      .select(["totp_secret_enc", "totp_pending_secret_enc", "totp_last_step", "two_factor_failures", "two_factor_locked_until"])
+      .where("tenant_id", "=", tenantId)
+      .where("id", "=", memberId)
+      .executeTakeFirst();
+    return (
+      row && {
+        secretEnc: row.totp_secret_enc,
+        pendingSecretEnc: row.totp_pending_secret_enc,
+        lastStep: Number(row.totp_last_step),
+        failures: Number(row.two_factor_failures),
+        lockedUntil: Number(row.two_factor_locked_until),
+      }
+    );
+  }
+
+  async savePendingSecret(tenantId: string, memberId: number, pendingSecretEnc: string, now: number): Promise<void> {
+    await this.db.updateTable("members").set({ totp_pending_secret_enc: pendingSecretEnc, updated_at: now }).where("tenant_id", "=", tenantId).where("id", "=", memberId).execute();
+  }
+
+  async saveAttempt(tenantId: string, memberId: number, attempt: TwoFactorAttempt, now: number): Promise<void> {
+    await this.db
+      .updateTable("members")
+      .set({ two_factor_failures: attempt.failures, two_factor_locked_until: attempt.lockedUntil, totp_last_step: attempt.lastStep, updated_at: now })
+      .where("tenant_id", "=", tenantId)
+      .where("id", "=", memberId)
+      .execute();
+  }
+
+  /** Moves the pending secret into place and stores a fresh set of recovery code hashes. */
+  async enableTwoFactor(tenantId: string, memberId: number, secretEnc: string, lastStep: number, codeHashes: string[], now: number): Promise<void> {
+    await this.db
+      .updateTable("members")
+      .set({ two_factor_status: "Enabled", totp_secret_enc: secretEnc, totp_pending_secret_enc: null, totp_last_step: lastStep, two_factor_failures: 0, two_factor_locked_until: 0, updated_at: now })
+      .where("tenant_id", "=", tenantId)
+      .where("id", "=", memberId)
+      .execute();
+    await this.replaceRecoveryCodes(tenantId, memberId, codeHashes);
+  }
+
+  async disableTwoFactor(tenantId: string, memberId: number, now: number): Promise<void> {
+    await this.db
+      .updateTable("members")
+      .set({ two_factor_status: "Disabled", totp_secret_enc: null, totp_pending_secret_enc: null, totp_last_step: 0, two_factor_failures: 0, two_factor_locked_until: 0, updated_at: now })
+      .where("tenant_id", "=", tenantId)
+      .where("id", "=", memberId)
+      .execute();
+    await this.db.deleteFrom("recovery_codes").where("tenant_id", "=", tenantId).where("member_id", "=", memberId).execute();
+  }
+
+  /** A new set voids the old one entirely. */
+  async replaceRecoveryCodes(tenantId: string, memberId: number, codeHashes: string[]): Promise<void> {
+    await this.db.deleteFrom("recovery_codes").where("tenant_id", "=", tenantId).where("member_id", "=", memberId).execute();
+    if (codeHashes.length === 0) return;
+    await this.db.insertInto("recovery_codes").values(codeHashes.map((code_hash) => ({ tenant_id: tenantId, member_id: memberId, code_hash }))).execute();
+  }
+
+  /** Single use in one statement: of two concurrent uses exactly one deletes the row. */
+  async consumeRecoveryCode(tenantId: string, memberId: number, codeHash: string): Promise<boolean> {
+    const row = await this.db
+      .deleteFrom("recovery_codes")
+      .where("tenant_id", "=", tenantId)
+      .where("member_id", "=", memberId)
+      .where("code_hash", "=", codeHash)
+      .returning("code_hash")
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
+  async countRecoveryCodes(tenantId: string, memberId: number): Promise<number> {
+    const row = await this.db
+      .selectFrom("recovery_codes")
+      .select((eb) => eb.fn.countAll<number>().as("n"))
+      .where("tenant_id", "=", tenantId)
+      .where("member_id", "=", memberId)
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+}
