@@ -8,6 +8,7 @@ import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { Deps } from "./deps.js";
 import { registerErrorHandling } from "./http/errors.js";
 import { adminRoutes } from "./http/routes/admin.js";
+import { botChallengeRoutes } from "./http/routes/bot-challenge.js";
 import { healthRoutes } from "./http/routes/health.js";
 import { loginRoutes } from "./http/routes/login.js";
 import { magicLinkRoutes } from "./http/routes/magic-link.js";
@@ -45,6 +46,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   await app.register(operatorRoutes, { deps });
   await app.register(async (scope) => {
     registerTenantResolution(scope, deps);
+    await scope.register(botChallengeRoutes, { deps });
     await scope.register(registrationRoutes, { deps });
     await scope.register(loginRoutes, { deps });
     await scope.register(passwordRoutes, { deps });

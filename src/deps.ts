@@ -9,6 +9,7 @@ import type { Config } from "./config.js";
 import { systemClock, type Clock } from "./core/clock.js";
 import { cryptoRandom, type Random } from "./core/random.js";
 import { WebhookDispatcher } from "./events/dispatcher.js";
+import { createAltchaProvider, DEFAULT_ALTCHA_DIFFICULTY, type AltchaDifficulty, type AltchaProvider } from "./providers/altcha.js";
 import { createBotVerifier, type BotVerifier } from "./providers/bot.js";
 import { createBreachChecker, type BreachChecker } from "./providers/breach.js";
 import { createPasswordHasher, type PasswordHasher } from "./security/password.js";
@@ -27,6 +28,7 @@ export interface Deps {
   breach: BreachChecker;
   bot: BotVerifier;
   secrets: SecretBox;
+  altcha: AltchaProvider;
   webhooks: WebhookDispatcher;
 }
 
@@ -36,6 +38,8 @@ export interface DepsOverrides {
   log?: Logger;
   hasher?: PasswordHasher;
   bot?: BotVerifier;
+  /** Tests lower the proof-of-work cost; production keeps altcha-lib's recommended one. */
+  altchaDifficulty?: AltchaDifficulty;
 }
 
 /** SECRETS_KEY, or a key generated once into the data directory (D14), with a warning. */
@@ -57,6 +61,13 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
   await migrateToLatest(db);
   const store = new Store(db);
   const secrets = createSecretBox(loadSecretsKey(config, dataDir, random, log), random);
+  const altcha = createAltchaProvider({
+    signatureSecret: secrets.deriveSecret("altcha-challenge"),
+    keySignatureSecret: secrets.deriveSecret("altcha-key"),
+    difficulty: overrides.altchaDifficulty ?? DEFAULT_ALTCHA_DIFFICULTY,
+    random,
+    claimOnce: (tenantId, challengeId, expiresAt) => store.limits.claimOnce(tenantId, "altcha_solved", challengeId, expiresAt),
+  });
   return {
     config,
     clock,
@@ -65,8 +76,9 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     store,
     hasher: overrides.hasher ?? createPasswordHasher(),
     breach: createBreachChecker({ mode: config.breachCheckMode, url: config.breachCheckUrl, log }),
-    bot: overrides.bot ?? createBotVerifier({ log }),
+    bot: overrides.bot ?? createBotVerifier({ log, altcha }),
     secrets,
+    altcha,
     webhooks: new WebhookDispatcher({ store, clock, random, secrets, log, allowPrivateNetworks: config.webhookAllowPrivateNetworks }),
   };
 }

@@ -7,6 +7,8 @@ import { pino } from "pino";
 import { AuthError, type ErrorCode } from "../src/errors.js";
 import { createBotVerifier, type BotProtectionSettings } from "../src/providers/bot.js";
 
+const CONTEXT = { tenantId: "ten_test", remoteIp: "203.0.113.7", now: 0 };
+
 /** A local siteverify server. It acts on the part of the token before the first ".", so tests can add a unique tail. */
 interface SeenRequest {
   method: string;
@@ -87,7 +89,7 @@ function isAuthError(code: ErrorCode): (error: unknown) => boolean {
 for (const provider of ["turnstile", "hcaptcha", "recaptcha"] as const) {
   describe(`${provider} siteverify`, () => {
     test("posts secret, response and remoteip as a form to the overridden verifyUrl", async () => {
-      await verifier.verify(settingsFor(provider), "pass", "203.0.113.7");
+      await verifier.verify(settingsFor(provider), "pass", CONTEXT);
       assert.equal(seen.length, 1);
       assert.deepEqual(seen[0], {
         method: "POST",
@@ -98,35 +100,35 @@ for (const provider of ["turnstile", "hcaptcha", "recaptcha"] as const) {
     });
 
     test("a failed challenge is bot_check_failed", async () => {
-      await assert.rejects(verifier.verify(settingsFor(provider), "fail", "203.0.113.7"), isAuthError("bot_check_failed"));
+      await assert.rejects(verifier.verify(settingsFor(provider), "fail", CONTEXT), isAuthError("bot_check_failed"));
     });
 
     test("a missing or empty token is bot_check_failed without asking the provider", async () => {
-      await assert.rejects(verifier.verify(settingsFor(provider), undefined, "203.0.113.7"), isAuthError("bot_check_failed"));
-      await assert.rejects(verifier.verify(settingsFor(provider), "", "203.0.113.7"), isAuthError("bot_check_failed"));
+      await assert.rejects(verifier.verify(settingsFor(provider), undefined, CONTEXT), isAuthError("bot_check_failed"));
+      await assert.rejects(verifier.verify(settingsFor(provider), "", CONTEXT), isAuthError("bot_check_failed"));
       assert.equal(seen.length, 0);
     });
 
     for (const token of ["500", "garbage", "weird"]) {
       test(`an answer of kind "${token}" is bot_check_unavailable`, async () => {
-        await assert.rejects(verifier.verify(settingsFor(provider), token, "203.0.113.7"), isAuthError("bot_check_unavailable"));
+        await assert.rejects(verifier.verify(settingsFor(provider), token, CONTEXT), isAuthError("bot_check_unavailable"));
         assert.equal(seen.length, 1);
       });
     }
 
     test("a provider that never answers is bot_check_unavailable after timeoutMs", async () => {
       const quick = createBotVerifier({ log: silentLog, timeoutMs: 200 });
-      await assert.rejects(quick.verify(settingsFor(provider), "hang", "203.0.113.7"), isAuthError("bot_check_unavailable"));
+      await assert.rejects(quick.verify(settingsFor(provider), "hang", CONTEXT), isAuthError("bot_check_unavailable"));
     });
 
     test("a refused connection is bot_check_unavailable", async () => {
       const settings = settingsFor(provider, { verifyUrl: `${closedPortUrl}/siteverify` });
-      await assert.rejects(verifier.verify(settings, "pass", "203.0.113.7"), isAuthError("bot_check_unavailable"));
+      await assert.rejects(verifier.verify(settings, "pass", CONTEXT), isAuthError("bot_check_unavailable"));
     });
 
     test("a tenant without a secretKey fails closed without asking the provider", async () => {
       const settings = settingsFor(provider, { secretKey: undefined });
-      await assert.rejects(verifier.verify(settings, "pass", "203.0.113.7"), isAuthError("bot_check_unavailable"));
+      await assert.rejects(verifier.verify(settings, "pass", CONTEXT), isAuthError("bot_check_unavailable"));
       assert.equal(seen.length, 0);
     });
   });
@@ -134,37 +136,37 @@ for (const provider of ["turnstile", "hcaptcha", "recaptcha"] as const) {
 
 describe("reCAPTCHA minScore", () => {
   test("a score at or above minScore passes", async () => {
-    await verifier.verify(settingsFor("recaptcha", { minScore: 0.5 }), "pass", "203.0.113.7");
-    await verifier.verify(settingsFor("recaptcha", { minScore: 0.9 }), "pass", "203.0.113.7");
+    await verifier.verify(settingsFor("recaptcha", { minScore: 0.5 }), "pass", CONTEXT);
+    await verifier.verify(settingsFor("recaptcha", { minScore: 0.9 }), "pass", CONTEXT);
   });
 
   test("a score below minScore is bot_check_failed", async () => {
-    await assert.rejects(verifier.verify(settingsFor("recaptcha", { minScore: 0.5 }), "low", "203.0.113.7"), isAuthError("bot_check_failed"));
+    await assert.rejects(verifier.verify(settingsFor("recaptcha", { minScore: 0.5 }), "low", CONTEXT), isAuthError("bot_check_failed"));
   });
 
   test("a missing score is bot_check_failed when minScore is set", async () => {
-    await assert.rejects(verifier.verify(settingsFor("recaptcha", { minScore: 0.5 }), "noscore", "203.0.113.7"), isAuthError("bot_check_failed"));
+    await assert.rejects(verifier.verify(settingsFor("recaptcha", { minScore: 0.5 }), "noscore", CONTEXT), isAuthError("bot_check_failed"));
   });
 
   test("without minScore a low score still passes", async () => {
-    await verifier.verify(settingsFor("recaptcha"), "low", "203.0.113.7");
+    await verifier.verify(settingsFor("recaptcha"), "low", CONTEXT);
   });
 });
 
 describe("providers without siteverify", () => {
   test("none passes with or without a token and calls nobody", async () => {
-    await verifier.verify({ provider: "none" }, undefined, "203.0.113.7");
-    await verifier.verify({ provider: "none", verifyUrl: `${baseUrl}/none` }, "anything", "203.0.113.7");
+    await verifier.verify({ provider: "none" }, undefined, CONTEXT);
+    await verifier.verify({ provider: "none", verifyUrl: `${baseUrl}/none` }, "anything", CONTEXT);
     assert.equal(seen.length, 0);
   });
 
-  test("altcha is bot_check_unavailable until it is built", async () => {
-    await assert.rejects(verifier.verify({ provider: "altcha" }, "some-solution", "203.0.113.7"), isAuthError("bot_check_unavailable"));
+  test("altcha without a configured ALTCHA provider fails closed", async () => {
+    await assert.rejects(verifier.verify({ provider: "altcha" }, "some-solution", CONTEXT), isAuthError("bot_check_unavailable"));
   });
 
   test("an unknown provider read from storage fails closed", async () => {
     const settings = { provider: "captchaX", verifyUrl: `${baseUrl}/x` } as unknown as BotProtectionSettings;
-    await assert.rejects(verifier.verify(settings, "pass", "203.0.113.7"), isAuthError("bot_check_unavailable"));
+    await assert.rejects(verifier.verify(settings, "pass", CONTEXT), isAuthError("bot_check_unavailable"));
     assert.equal(seen.length, 0);
   });
 });
@@ -177,10 +179,10 @@ describe("logging", () => {
     const tail = "tok-Qm93ZXJ5LXVuaXF1ZQ";
     for (const provider of ["turnstile", "hcaptcha", "recaptcha"] as const) {
       for (const kind of ["pass", "fail", "badsecret", "low", "500", "garbage", "weird", "hang"]) {
-        await logged.verify(settingsFor(provider, { minScore: 0.5 }), `${kind}.${tail}`, "203.0.113.7").catch(() => undefined);
+        await logged.verify(settingsFor(provider, { minScore: 0.5 }), `${kind}.${tail}`, CONTEXT).catch(() => undefined);
       }
       const refused = settingsFor(provider, { verifyUrl: `${closedPortUrl}/siteverify` });
-      await logged.verify(refused, `pass.${tail}`, "203.0.113.7").catch(() => undefined);
+      await logged.verify(refused, `pass.${tail}`, CONTEXT).catch(() => undefined);
     }
     const output = lines.join("");
     assert.ok(seen.length > 0 && seen.every((request) => request.form.secret === SECRET));

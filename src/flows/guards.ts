@@ -11,7 +11,7 @@ function limitKey(ruleName: string, subject: string): string {
 }
 
 export async function verifyBotChallenge(deps: Deps, tenant: Tenant, botToken: string | undefined, context: RequestContext): Promise<void> {
-  await deps.bot.verify(tenant.settings.botProtection, botToken, context.ip);
+  await deps.bot.verify(tenant.settings.botProtection, botToken, { tenantId: tenant.id, remoteIp: context.ip, now: deps.clock.now() });
 }
 
 /**

@@ -45,6 +45,7 @@ export const NewTenantSettingsSchema = Type.Object(
     resetTokenTtlMinutes: Type.Optional(settingsProperties.resetTokenTtlMinutes),
     require2FA: Type.Optional(settingsProperties.require2FA),
     allowedOrigins: Type.Optional(settingsProperties.allowedOrigins),
+    botProtection: Type.Optional(settingsProperties.botProtection),
   },
   { additionalProperties: false },
 );
@@ -53,10 +54,11 @@ export type NewTenantSettings = Static<typeof NewTenantSettingsSchema>;
 export const PartialTenantSettingsSchema = Type.Partial(TenantSettingsSchema, { additionalProperties: false });
 export type PartialTenantSettings = Static<typeof PartialTenantSettingsSchema>;
 
-const defaults = { sessionTier: "1d", loginSuccessRedirect: "/", resetTokenTtlMinutes: 60, require2FA: false, allowedOrigins: [] } as const;
+/** D10: a new tenant without a choice gets the self-hosted ALTCHA check. */
+const defaults = { sessionTier: "1d", loginSuccessRedirect: "/", resetTokenTtlMinutes: 60, require2FA: false, allowedOrigins: [], botProtection: { provider: "altcha" } } as const;
 
 export function withDefaultSettings(settings: NewTenantSettings): TenantSettings {
-  return { ...defaults, ...settings, allowedOrigins: settings.allowedOrigins ?? [] };
+  return { ...defaults, ...settings, allowedOrigins: settings.allowedOrigins ?? [], botProtection: settings.botProtection ?? { ...defaults.botProtection } };
 }
 
 /** Throws validation_failed with TypeBox's error list when the full settings are not valid. */

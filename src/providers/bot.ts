@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
 import { AuthError } from "../errors.js";
+import type { AltchaProvider } from "./altcha.js";
 
 /** Bot protection per tenant (DECISIONS D10). */
 export type BotProviderName = "turnstile" | "hcaptcha" | "recaptcha" | "altcha" | "none";
@@ -21,9 +22,16 @@ export const DEFAULT_VERIFY_URLS: Record<SiteverifyProviderName, string> = {
   recaptcha: "https://www.google.com/recaptcha/api/siteverify",
 };
 
+/** Which tenant asks, and when: ALTCHA challenges are bound to a tenant and expire by the injected clock. */
+export interface BotCheckContext {
+  tenantId: string;
+  remoteIp: string;
+  now: number;
+}
+
 export interface BotVerifier {
   /** Resolves when the challenge passed; throws AuthError("bot_check_failed") when missing/failed, AuthError("bot_check_unavailable") when the provider can't be reached or answers garbage (fail closed). */
-  verify(settings: BotProtectionSettings, token: string | undefined, remoteIp: string): Promise<void>;
+  verify(settings: BotProtectionSettings, token: string | undefined, context: BotCheckContext): Promise<void>;
 }
 
 interface SiteverifyAnswer {
@@ -35,7 +43,7 @@ interface SiteverifyAnswer {
 /** Thrown inside this module only, so every way the provider can fail maps to one warning and one 503. */
 class ProviderUnavailable extends Error {}
 
-export function createBotVerifier(options: { log: Logger; timeoutMs?: number }): BotVerifier {
+export function createBotVerifier(options: { log: Logger; timeoutMs?: number; altcha?: AltchaProvider }): BotVerifier {
   const log = options.log;
   const timeoutMs = options.timeoutMs ?? 5000;
 
@@ -73,18 +81,19 @@ export function createBotVerifier(options: { log: Logger; timeoutMs?: number }):
   }
 
   return {
-    async verify(settings, token, remoteIp) {
+    async verify(settings, token, context) {
       const provider = settings.provider;
       if (provider === "none") return;
       if (!token) throw new AuthError("bot_check_failed");
       switch (provider) {
         case "altcha":
-          // TODO(issue 4): self-hosted proof of work (D10) replaces this refusal.
-          throw new AuthError("bot_check_unavailable", { message: "The ALTCHA provider is not available yet." });
+          if (!options.altcha) throw new AuthError("bot_check_unavailable");
+          if (!(await options.altcha.verifyPayload(context.tenantId, token, context.now))) throw new AuthError("bot_check_failed");
+          return;
         case "turnstile":
         case "hcaptcha":
         case "recaptcha":
-          return verifyWithSiteverify(provider, settings, token, remoteIp);
+          return verifyWithSiteverify(provider, settings, token, context.remoteIp);
         default:
           // Settings come from storage; an unknown provider must not become "no check".
           log.warn({ provider: String(provider) }, "unknown bot provider; failing closed");

@@ -20,6 +20,7 @@ export const rateRules = {
   magicLinkCooldown: { name: "magic_link_email", limit: 1, windowMs: 3 * MINUTE },
   resendVerificationPerIp: { name: "resend_verification_ip", limit: 10, windowMs: HOUR },
   resendVerificationPerEmail: { name: "resend_verification_email", limit: 1, windowMs: 5 * MINUTE },
+  botChallengePerIp: { name: "bot_challenge_ip", limit: 60, windowMs: MINUTE },
   adminResendPerEmail: { name: "admin_resend_email", limit: 1, windowMs: 5 * MINUTE },
 } as const satisfies Record<string, RateRule>;
 

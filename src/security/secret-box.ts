@@ -2,12 +2,14 @@
  * AES-256-GCM for secrets the service must read back: webhook signing secrets and outbox payloads
  * (which carry links with tokens). Format: v1.<iv>.<ciphertext>.<tag>, base64url parts.
  */
-import { createCipheriv, createDecipheriv } from "node:crypto";
+import { createCipheriv, createDecipheriv, createHmac } from "node:crypto";
 import type { Random } from "../core/random.js";
 
 export interface SecretBox {
   seal(plaintext: string): string;
   open(sealed: string): string;
+  /** A stable secret for one purpose (e.g. ALTCHA signing), derived so the master key is never reused raw. */
+  deriveSecret(purpose: string): string;
 }
 
 export function createSecretBox(key: Buffer, random: Random): SecretBox {
@@ -18,6 +20,9 @@ export function createSecretBox(key: Buffer, random: Random): SecretBox {
       const cipher = createCipheriv("aes-256-gcm", key, iv);
       const data = Buffer.concat([cipher.update(plaintext, "utf8"), cipher.final()]);
       return ["v1", iv, data, cipher.getAuthTag()].map((p) => (typeof p === "string" ? p : p.toString("base64url"))).join(".");
+    },
+    deriveSecret(purpose) {
+      return createHmac("sha256", key).update(`latch:${purpose}`).digest("base64url");
     },
     open(sealed) {
       const [version, iv, data, tag] = sealed.split(".");

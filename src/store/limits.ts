@@ -59,6 +59,17 @@ export class LimitStore {
     return Number(row.n);
   }
 
+  /** Records `member` under `key` until `expiresAt`; false when it is already there (a replay). */
+  async claimOnce(tenantId: string, key: string, member: string, expiresAt: number): Promise<boolean> {
+    const row = await this.db
+      .insertInto("rate_limit_sets")
+      .values({ tenant_id: tenantId, key, member, expires_at: expiresAt })
+      .onConflict((oc) => oc.columns(["tenant_id", "key", "member"]).doNothing())
+      .returning("member")
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
   /** A lockout record with no failure for the retention period is forgotten, escalation included. */
   async deleteIdleLockouts(idleSince: number, now: number): Promise<void> {
     await this.db.deleteFrom("login_lockouts").where("updated_at", "<", idleSince).where("locked_until", "<=", now).execute();

@@ -16,6 +16,10 @@ import { createDeps, type Deps } from "../../src/deps.js";
 import type { NewTenantSettings } from "../../src/flows/tenant-settings.js";
 import { createTenant, type CreatedTenant } from "../../src/flows/tenants.js";
 import { createLogger } from "../../src/logging.js";
+import type { AltchaDifficulty } from "../../src/providers/altcha.js";
+
+/** Proof of work a test solves in milliseconds; the protocol and checks are the production ones. */
+export const CHEAP_ALTCHA: AltchaDifficulty = { algorithm: "SHA-256", cost: 1, counterMin: 50, counterMax: 100 };
 
 export const STRONG_PASSWORD = "Correct-Horse-42-Battery";
 export const OTHER_STRONG_PASSWORD = "Tr0ubadour&Staple-Ride";
@@ -109,7 +113,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
   const receiver = await new WebhookReceiver().start();
   let seed = 0;
   const build = async () => {
-    const deps = await createDeps(config, { clock, random: seededRandom(`latch-test-${seed++}`), log: createLogger("info", sink) });
+    const deps = await createDeps(config, { clock, random: seededRandom(`latch-test-${seed++}`), log: createLogger("info", sink), altchaDifficulty: CHEAP_ALTCHA });
     return { deps, app: await buildApp(deps) };
   };
   let { deps, app } = await build();
