@@ -8,6 +8,7 @@ import type { Logger } from "pino";
 import type { Config } from "./config.js";
 import { systemClock, type Clock } from "./core/clock.js";
 import { cryptoRandom, type Random } from "./core/random.js";
+import { BackgroundTasks } from "./events/background.js";
 import { WebhookDispatcher } from "./events/dispatcher.js";
 import { createAltchaProvider, DEFAULT_ALTCHA_DIFFICULTY, type AltchaDifficulty, type AltchaProvider } from "./providers/altcha.js";
 import { createBotVerifier, type BotVerifier } from "./providers/bot.js";
@@ -30,6 +31,7 @@ export interface Deps {
   secrets: SecretBox;
   altcha: AltchaProvider;
   webhooks: WebhookDispatcher;
+  background: BackgroundTasks;
 }
 
 export interface DepsOverrides {
@@ -79,6 +81,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     bot: overrides.bot ?? createBotVerifier({ log, altcha }),
     secrets,
     altcha,
+    background: new BackgroundTasks(log),
     webhooks: new WebhookDispatcher({ store, clock, random, secrets, log, allowPrivateNetworks: config.webhookAllowPrivateNetworks }),
   };
 }

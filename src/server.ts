@@ -40,6 +40,7 @@ async function shutdown(signal: string): Promise<void> {
   deps.log.info({ signal }, "shutting down: draining requests and webhook deliveries");
   clearInterval(sweeper);
   await app.close();
+  await deps.background.drain();
   await deps.webhooks.stop();
   await deps.store.close();
   process.exit(0);

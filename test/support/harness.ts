@@ -131,6 +131,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
   const harness: Harness = {
     app, deps, clock, config, logs, receiver, tenant, dataDir,
     async restart() {
+      await harness.deps.background.drain();
       await harness.app.close();
       await harness.deps.store.close();
       ({ deps, app } = await build());
@@ -138,6 +139,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
       harness.deps = deps;
     },
     async close() {
+      await harness.deps.background.drain();
       await harness.app.close();
       await harness.deps.store.close();
       await receiver.stop();
@@ -154,8 +156,9 @@ export interface PostOptions {
   ip?: string;
 }
 
+/** Requests wait for the background work they started, so tests see its effects deterministically. */
 export async function post(h: Harness, url: string, body: unknown, options: PostOptions = {}): Promise<LightMyRequestResponse> {
-  return h.app.inject({
+  return settled(h, h.app.inject({
     method: "POST",
     url,
     payload: body as Record<string, unknown>,
@@ -165,20 +168,27 @@ export async function post(h: Harness, url: string, body: unknown, options: Post
       ...(options.cookie ? { cookie: `session_id=${options.cookie}` } : {}),
       ...options.headers,
     },
-  });
+  }));
+}
+
+async function settled(h: Harness, response: Promise<LightMyRequestResponse>): Promise<LightMyRequestResponse> {
+  const res = await response;
+  await h.deps.background.drain();
+  return res;
 }
 
 export async function get(h: Harness, url: string, options: PostOptions = {}): Promise<LightMyRequestResponse> {
-  return h.app.inject({
+  return settled(h, h.app.inject({
     method: "GET",
     url,
     remoteAddress: options.ip ?? "203.0.113.10",
     headers: { "x-tenant-domain": options.domain ?? h.tenant.domain, ...(options.cookie ? { cookie: `session_id=${options.cookie}` } : {}), ...options.headers },
-  });
+  }));
 }
 
 /** Runs the dispatcher once and returns how many deliveries it attempted. */
 export async function deliverWebhooks(h: Harness): Promise<number> {
+  await h.deps.background.drain();
   return h.deps.webhooks.deliverDue();
 }
 
