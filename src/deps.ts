@@ -12,6 +12,7 @@ import { BackgroundTasks } from "./events/background.js";
 import { WebhookDispatcher } from "./events/dispatcher.js";
 import { createAltchaProvider, DEFAULT_ALTCHA_DIFFICULTY, type AltchaDifficulty, type AltchaProvider } from "./providers/altcha.js";
 import { createBotVerifier, type BotVerifier } from "./providers/bot.js";
+import { openGeoLocator, type GeoLocator } from "./providers/geoip.js";
 import { createBreachChecker, type BreachChecker } from "./providers/breach.js";
 import { createPasswordHasher, type PasswordHasher } from "./security/password.js";
 import { createSecretBox, type SecretBox } from "./security/secret-box.js";
@@ -32,6 +33,7 @@ export interface Deps {
   altcha: AltchaProvider;
   webhooks: WebhookDispatcher;
   background: BackgroundTasks;
+  geo: GeoLocator;
 }
 
 export interface DepsOverrides {
@@ -82,6 +84,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     secrets,
     altcha,
     background: new BackgroundTasks(log),
+    geo: await openGeoLocator(config.geoipDb),
     webhooks: new WebhookDispatcher({ store, clock, random, secrets, log, allowPrivateNetworks: config.webhookAllowPrivateNetworks }),
   };
 }

@@ -12,6 +12,7 @@ import { distinctIpRules } from "../security/rate-limit.js";
 import { verifyBotChallenge } from "./guards.js";
 import { reservePasswordAttempt } from "./password-attempts.js";
 import { hashNewPassword } from "./passwords.js";
+import { recordSuccessfulLogin } from "./login-context.js";
 import { createSession, type IssuedSession } from "./sessions.js";
 import { verifySecondFactor } from "./two-factor.js";
 
@@ -64,9 +65,10 @@ export async function loginWithPassword(deps: Deps, tenant: Tenant, input: Passw
   if (deps.hasher.needsRehash(member.passwordHash!)) await rehashPassword(deps, tenant, member.recordId, password, now);
   const session = await deps.store.transaction(async (tx) => {
     const issued = await createSession(tx, deps, tenant, member.recordId, now);
-    await tx.audit.insertAuditEvent(tenant.id, { memberId: member.recordId, type: "login_succeeded", ip: context.ip, userAgent: context.userAgent, details: { method: "password" } }, now);
+    await recordSuccessfulLogin(tx, deps, tenant, member, "password", context, now);
     return issued;
   });
+  deps.webhooks.notify();
   return { authorized: true, recordid: String(member.recordId), redirectUrl: tenant.settings.loginSuccessRedirect, session };
 }
 

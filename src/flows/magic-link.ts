@@ -13,6 +13,7 @@ import { distinctIpRules, rateRules } from "../security/rate-limit.js";
 import { enforceRateLimit, refuseManyIpsForOneEmail, verifyBotChallenge } from "./guards.js";
 import { issueOneTimeToken } from "./one-time-tokens.js";
 import { checkRegistration, createMember, REGISTERED_MESSAGE, type RegistrationRequest, type RegistrationResult } from "./registration.js";
+import { recordSuccessfulLogin } from "./login-context.js";
 import { createSession, type IssuedSession } from "./sessions.js";
 import { verifySecondFactor } from "./two-factor.js";
 
@@ -101,9 +102,10 @@ export async function verifyMagicLink(deps: Deps, tenant: Tenant, input: VerifyM
     // A magic link proves the mailbox: like any successful login it clears the password lockout (D13).
     await tx.limits.clearLockout(tenant.id, member.email);
     const issued = await createSession(tx, deps, tenant, recordId, now);
-    await tx.audit.insertAuditEvent(tenant.id, { memberId: recordId, type: "login_succeeded", ip: context.ip, userAgent: context.userAgent, details: { method: "magic_link" } }, now);
+    await recordSuccessfulLogin(tx, deps, tenant, member, "magic_link", context, now);
     return issued;
   });
   if (!session) throw new AuthError("invalid_token");
+  deps.webhooks.notify();
   return { success: true, message: MAGIC_LOGIN_MESSAGE, redirect: tenant.settings.loginSuccessRedirect, session };
 }

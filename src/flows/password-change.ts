@@ -5,6 +5,7 @@ import { MemberStatus, type RequestContext, type Tenant } from "../model.js";
 import { normalizePassword } from "../security/password.js";
 import { reservePasswordAttempt } from "./password-attempts.js";
 import { checkNewPassword, hashNewPassword } from "./passwords.js";
+import { enqueueSecurityAlert } from "./security-alerts.js";
 import type { ActiveSession } from "./sessions.js";
 
 export const PASSWORD_CHANGED_MESSAGE = "Your password has been changed.";
@@ -34,6 +35,8 @@ export async function changePassword(deps: Deps, tenant: Tenant, session: Active
     await tx.members.updatePassword(tenant.id, member.recordId, { ...hashed, status, emailVerified: member.emailVerified }, now);
     await tx.sessions.deleteMemberSessions(tenant.id, member.recordId, session.idHash);
     await tx.audit.insertAuditEvent(tenant.id, { memberId: member.recordId, type: "password_changed", ip: context.ip, userAgent: context.userAgent }, now);
+    await enqueueSecurityAlert(tx, deps, tenant, member, "password_changed", context, now);
   });
+  deps.webhooks.notify();
   return PASSWORD_CHANGED_MESSAGE;
 }

@@ -13,6 +13,7 @@ import { distinctIpRules, rateRules } from "../security/rate-limit.js";
 import { enforceRateLimit, refuseManyIpsForOneEmail, verifyBotChallenge } from "./guards.js";
 import { issueOneTimeToken } from "./one-time-tokens.js";
 import { checkNewPassword, hashNewPassword } from "./passwords.js";
+import { enqueueSecurityAlert } from "./security-alerts.js";
 
 export const FORGOT_PASSWORD_MESSAGE = "If an account exists for that email, a password reset link has been sent.";
 export const PASSWORD_RESET_MESSAGE = "Your password has been reset. You can now log in.";
@@ -76,8 +77,10 @@ export async function resetPassword(deps: Deps, tenant: Tenant, input: ResetPass
     await tx.sessions.deleteMemberSessions(tenant.id, recordId);
     await tx.limits.clearLockout(tenant.id, member.email);
     await tx.audit.insertAuditEvent(tenant.id, { memberId: recordId, type: "password_reset", ip: context.ip, userAgent: context.userAgent }, now);
+    await enqueueSecurityAlert(tx, deps, tenant, member, "password_reset", context, now);
     return true;
   });
   if (!reset) throw new AuthError("invalid_token");
+  deps.webhooks.notify();
   return PASSWORD_RESET_MESSAGE;
 }

@@ -13,6 +13,7 @@ import { generateRecoveryCodes, hashRecoveryCode, normalizeRecoveryCode } from "
 import { generateTotpSecret, matchTotpStep, totpUri } from "../security/totp.js";
 import type { Store } from "../store/index.js";
 import { reservePasswordAttempt } from "./password-attempts.js";
+import { enqueueSecurityAlert } from "./security-alerts.js";
 import type { ActiveSession } from "./sessions.js";
 
 export const TWO_FACTOR_FAILURES_BEFORE_LOCKOUT = 3;
@@ -61,9 +62,11 @@ export async function verifySecondFactor(deps: Deps, tenant: Tenant, member: Mem
     const result = await checkCode(tx, deps, tenant, member.recordId, state.secretEnc, code, true, now);
     const type = result.ok ? (result.method === "recovery" ? "recovery_code_used" : "two_factor_passed") : "two_factor_failed";
     await tx.audit.insertAuditEvent(tenant.id, { memberId: member.recordId, type, ip: context.ip, userAgent: context.userAgent }, now);
+    if (result.ok && result.method === "recovery") await enqueueSecurityAlert(tx, deps, tenant, member, "recovery_code_used", context, now);
     return result;
   });
   if (!check.ok) throwForFailedCheck(check);
+  deps.webhooks.notify();
 }
 
 async function findSessionMember(deps: Deps, tenant: Tenant, session: ActiveSession): Promise<Member> {
@@ -108,9 +111,11 @@ export async function enableTwoFactor(deps: Deps, tenant: Tenant, session: Activ
     if (!check.ok) return check;
     await tx.twoFactor.enableTwoFactor(tenant.id, member.recordId, state.pendingSecretEnc, check.step, recoveryCodes.map((c) => hashRecoveryCode(normalizeRecoveryCode(c)!)), now);
     await tx.audit.insertAuditEvent(tenant.id, { memberId: member.recordId, type: "two_factor_enabled", ip: context.ip, userAgent: context.userAgent }, now);
+    await enqueueSecurityAlert(tx, deps, tenant, member, "two_factor_enabled", context, now);
     return check;
   });
   if (!outcome.ok) throwForFailedCheck(outcome);
+  deps.webhooks.notify();
   return recoveryCodes;
 }
 
@@ -138,7 +143,9 @@ export async function disableTwoFactor(deps: Deps, tenant: Tenant, session: Acti
   await deps.store.transaction(async (tx) => {
     await tx.twoFactor.disableTwoFactor(tenant.id, member.recordId, now);
     await tx.audit.insertAuditEvent(tenant.id, { memberId: member.recordId, type: "two_factor_disabled", ip: context.ip, userAgent: context.userAgent }, now);
+    await enqueueSecurityAlert(tx, deps, tenant, member, "two_factor_disabled", context, now);
   });
+  deps.webhooks.notify();
 }
 
 /** A new set of recovery codes for a current code; the old set stops working. */

@@ -14,8 +14,11 @@ import { SessionStore } from "./sessions.js";
 import { TenantStore } from "./tenants.js";
 import { TokenStore } from "./tokens.js";
 import { TwoFactorStore } from "./two-factor.js";
+import { LoginOriginStore } from "./login-origins.js";
 
 export const RETENTION_MS = 30 * DAY;
+/** A country or network unused this long is forgotten: a login from it is new again (D16). */
+export const ORIGIN_MEMORY_MS = 180 * DAY;
 
 export class Store {
   readonly tenants: TenantStore;
@@ -26,6 +29,7 @@ export class Store {
   readonly outbox: OutboxStore;
   readonly audit: AuditStore;
   readonly twoFactor: TwoFactorStore;
+  readonly loginOrigins: LoginOriginStore;
 
   constructor(private readonly db: Kysely<Database>) {
     this.tenants = new TenantStore(db);
@@ -36,6 +40,7 @@ export class Store {
     this.outbox = new OutboxStore(db);
     this.audit = new AuditStore(db);
     this.twoFactor = new TwoFactorStore(db);
+    this.loginOrigins = new LoginOriginStore(db);
   }
 
   /** No network and no password hashing inside: the transaction holds the write lock (habit 7). */
@@ -53,6 +58,7 @@ export class Store {
     await this.limits.deleteExpiredCounters(now);
     await this.limits.deleteIdleLockouts(now - RETENTION_MS, now);
     await this.outbox.deleteFinishedDeliveries(now - RETENTION_MS);
+    await this.loginOrigins.deleteOriginsNotSeenSince(now - ORIGIN_MEMORY_MS);
   }
 
   /** Readiness: the database answers and every migration has run. */

@@ -118,6 +118,15 @@ export interface RecoveryCodesTable {
   code_hash: string;
 }
 
+export interface LoginOriginsTable {
+  tenant_id: string;
+  member_id: number;
+  kind: string;
+  value: string;
+  first_seen: number;
+  last_seen: number;
+}
+
 export interface Database {
   applications: ApplicationsTable;
   tenants: TenantsTable;
@@ -130,4 +139,5 @@ export interface Database {
   webhook_deliveries: WebhookDeliveriesTable;
   audit_events: AuditEventsTable;
   recovery_codes: RecoveryCodesTable;
+  login_origins: LoginOriginsTable;
 }
