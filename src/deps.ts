@@ -61,9 +61,9 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
   const clock = overrides.clock ?? systemClock;
   const random = overrides.random ?? cryptoRandom;
   const log = overrides.log ?? createLogger(config.logLevel);
-  const { db, dataDir } = openDatabase(config.databaseUrl);
+  const { db, dialect, dataDir } = openDatabase(config.databaseUrl);
   await migrateToLatest(db);
-  const store = new Store(db);
+  const store = new Store(db, dialect);
   const secrets = createSecretBox(loadSecretsKey(config, dataDir, random, log), random);
   const altcha = createAltchaProvider({
     signatureSecret: secrets.deriveSecret("altcha-challenge"),

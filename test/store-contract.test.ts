@@ -11,6 +11,7 @@ import { describe, test } from "node:test";
 import { migrateToLatest, openDatabase } from "../src/store/database.js";
 import { Store } from "../src/store/index.js";
 import type { TenantSettings } from "../src/model.js";
+import { createTestSchema, TEST_DATABASE_URL } from "./support/postgres.js";
 
 const settings: TenantSettings = {
   emailVerificationWebhook: "https://h.example/v",
@@ -103,6 +104,15 @@ export function storeContract(name: string, makeStore: () => Promise<{ store: St
       assert.deepEqual(await store.limits.hitCounter("ten_a", "ip:1", 1000, now + 1000), { count: 1, windowEndsAt: now + 2000 });
     });
 
+    test("lockout rows: locked and read in one statement, created when absent", async (t) => {
+      const { store, dispose } = await twoTenants();
+      t.after(dispose);
+      assert.deepEqual(await store.limits.lockLockout("ten_a", "x@example.org", now), { failures: 0, level: 0, lockedUntil: 0 });
+      await store.limits.saveLockout("ten_a", "x@example.org", { failures: 2, level: 1, lockedUntil: now + 5 }, now);
+      assert.deepEqual(await store.limits.lockLockout("ten_a", "x@example.org", now), { failures: 2, level: 1, lockedUntil: now + 5 });
+      assert.deepEqual(await store.limits.lockLockout("ten_b", "x@example.org", now), { failures: 0, level: 0, lockedUntil: 0 }, "per tenant");
+    });
+
     test("distinct sets: a member counts once, expires after its window, sets are per tenant", async (t) => {
       const { store, dispose } = await twoTenants();
       t.after(dispose);
@@ -126,4 +136,13 @@ export function storeContract(name: string, makeStore: () => Promise<{ store: St
   });
 }
 
+async function postgresStore(): Promise<{ store: Store; dispose: () => Promise<void> }> {
+  const schema = await createTestSchema();
+  const { db, dialect } = openDatabase(schema.url);
+  await migrateToLatest(db);
+  const store = new Store(db, dialect);
+  return { store, dispose: async () => { await store.close(); await schema.drop(); } };
+}
+
 storeContract("sqlite", sqliteStore);
+if (TEST_DATABASE_URL) storeContract("postgres", postgresStore);

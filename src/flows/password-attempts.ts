@@ -21,13 +21,12 @@ type AttemptDecision = { refusedForMs: number; velocityLockout: boolean; distinc
  */
 export async function reservePasswordAttempt(deps: Deps, tenant: Tenant, email: string, context: RequestContext, now: number, options: { trackVelocity: boolean }): Promise<{ distinctIps: number }> {
   const decision = await deps.store.transaction(async (tx): Promise<AttemptDecision> => {
-    const state = await tx.limits.findLockout(tenant.id, email);
+    const state = await tx.limits.lockLockout(tenant.id, email, now);
     const remaining = lockoutRemainingMs(state, now);
     if (remaining > 0) return { refusedForMs: remaining, velocityLockout: false, distinctIps: 0 };
     const distinctIps = options.trackVelocity ? await countDistinctIps(tx, tenant, distinctIpRules.lockingLoginIps, email, context.ip, now) : 0;
     if (distinctIps >= distinctIpRules.lockingLoginIps.threshold) {
-      const current = state ?? { failures: 0, level: 0, lockedUntil: 0 };
-      await tx.limits.saveLockout(tenant.id, email, { ...current, lockedUntil: now + VELOCITY_LOCKOUT_MS }, now);
+      await tx.limits.saveLockout(tenant.id, email, { ...state, lockedUntil: now + VELOCITY_LOCKOUT_MS }, now);
       return { refusedForMs: VELOCITY_LOCKOUT_MS, velocityLockout: true, distinctIps };
     }
     await tx.limits.saveLockout(tenant.id, email, recordFailedLogin(state, now), now);

@@ -7,6 +7,7 @@ import type { Database } from "./schema.js";
 import { DAY } from "../core/clock.js";
 import { AuditStore } from "./audit.js";
 import { isMigrated } from "./database.js";
+import type { DialectName } from "./dialects.js";
 import { LimitStore } from "./limits.js";
 import { MemberStore } from "./members.js";
 import { OutboxStore } from "./outbox.js";
@@ -31,7 +32,10 @@ export class Store {
   readonly twoFactor: TwoFactorStore;
   readonly loginOrigins: LoginOriginStore;
 
-  constructor(private readonly db: Kysely<Database>) {
+  constructor(
+    private readonly db: Kysely<Database>,
+    readonly dialect: DialectName = "sqlite",
+  ) {
     this.tenants = new TenantStore(db);
     this.members = new MemberStore(db);
     this.sessions = new SessionStore(db);
@@ -39,13 +43,13 @@ export class Store {
     this.limits = new LimitStore(db);
     this.outbox = new OutboxStore(db);
     this.audit = new AuditStore(db);
-    this.twoFactor = new TwoFactorStore(db);
+    this.twoFactor = new TwoFactorStore(db, dialect);
     this.loginOrigins = new LoginOriginStore(db);
   }
 
   /** No network and no password hashing inside: the transaction holds the write lock (habit 7). */
   transaction<T>(work: (store: Store) => Promise<T>): Promise<T> {
-    return this.db.transaction().execute((trx) => work(new Store(trx)));
+    return this.db.transaction().execute((trx) => work(new Store(trx, this.dialect)));
   }
 
   /**

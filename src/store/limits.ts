@@ -75,6 +75,21 @@ export class LimitStore {
     await this.db.deleteFrom("login_lockouts").where("updated_at", "<", idleSince).where("locked_until", "<=", now).execute();
   }
 
+  /**
+   * Reads the lockout state and locks its row for the rest of the transaction (creating it when
+   * absent): on PostgreSQL the upsert holds a row lock, so concurrent attempts on one email queue
+   * instead of losing each other's failure counts; SQLite serialises writers anyway.
+   */
+  async lockLockout(tenantId: string, email: string, now: number): Promise<LockoutState> {
+    const row = await this.db
+      .insertInto("login_lockouts")
+      .values({ tenant_id: tenantId, email, failures: 0, level: 0, locked_until: 0, updated_at: now })
+      .onConflict((oc) => oc.columns(["tenant_id", "email"]).doUpdateSet((eb) => ({ updated_at: eb.ref("login_lockouts.updated_at") })))
+      .returning(["failures", "level", "locked_until"])
+      .executeTakeFirstOrThrow();
+    return { failures: Number(row.failures), level: Number(row.level), lockedUntil: Number(row.locked_until) };
+  }
+
   async findLockout(tenantId: string, email: string): Promise<LockoutState | undefined> {
     const row = await this.db
       .selectFrom("login_lockouts")

@@ -1,4 +1,5 @@
 import type { Kysely } from "kysely";
+import type { DialectName } from "./dialects.js";
 import type { Database } from "./schema.js";
 
 export interface TwoFactorState {
@@ -18,15 +19,24 @@ export interface TwoFactorAttempt {
 
 /** The second factor's state on the member row, and hashed recovery codes (D14). */
 export class TwoFactorStore {
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly dialect: DialectName,
+  ) {}
 
+  /**
+   * Inside a transaction the member row stays locked until commit on PostgreSQL (FOR UPDATE), so
+   * concurrent code checks can't both pass a replay mark or lose a failure; SQLite serialises
+   * writers, and has no FOR UPDATE.
+   */
   async findTwoFactorState(tenantId: string, memberId: number): Promise<TwoFactorState | undefined> {
-    const row = await this.db
+    let query = this.db
       .selectFrom("members")
       .select(["totp_secret_enc", "totp_pending_secret_enc", "totp_last_step", "two_factor_failures", "two_factor_locked_until"])
       .where("tenant_id", "=", tenantId)
-      .where("id", "=", memberId)
-      .executeTakeFirst();
+      .where("id", "=", memberId);
+    if (this.dialect === "postgres") query = query.forUpdate();
+    const row = await query.executeTakeFirst();
     return (
       row && {
         secretEnc: row.totp_secret_enc,

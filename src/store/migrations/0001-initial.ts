@@ -4,6 +4,7 @@
  * Integer columns that hold milliseconds or record ids are 'bigint' (64-bit on both dialects).
  */
 import type { Kysely } from "kysely";
+import { isPostgres } from "../dialects.js";
 
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema
@@ -111,7 +112,7 @@ export async function up(db: Kysely<any>): Promise<void> {
 
   await db.schema
     .createTable("audit_events")
-    .addColumn("id", "integer", (c) => c.primaryKey().autoIncrement())
+    .addColumn("id", isPostgres(db) ? "bigserial" : "integer", (c) => (isPostgres(db) ? c.primaryKey() : c.primaryKey().autoIncrement()))
     .addColumn("tenant_id", "varchar(64)", (c) => c.notNull())
     .addColumn("member_id", "bigint")
     .addColumn("type", "varchar(64)", (c) => c.notNull())

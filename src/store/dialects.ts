@@ -1,0 +1,62 @@
+/**
+ * The one place where SQLite and PostgreSQL differ (STYLE: dialect differences behind one seam).
+ * Everything above speaks Kysely; a migration asks `isPostgres` where DDL must differ.
+ */
+import { mkdirSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import SqliteDatabase from "better-sqlite3";
+import { Kysely, PostgresAdapter, PostgresDialect, SqliteDialect } from "kysely";
+import pg from "pg";
+import type { Database } from "./schema.js";
+
+export type DialectName = "sqlite" | "postgres";
+
+export interface PostgresOptions {
+  poolSize: number;
+  statementTimeoutMs: number;
+}
+
+export interface OpenedDatabase {
+  db: Kysely<Database>;
+  dialect: DialectName;
+  /** Directory for files the service keeps beside its data (the generated secrets key). */
+  dataDir: string;
+}
+
+const INT8_OID = 20;
+
+function openSqlite(databaseUrl: string): OpenedDatabase {
+  const file = resolve(databaseUrl.slice("sqlite:".length));
+  mkdirSync(dirname(file), { recursive: true });
+  const sqlite = new SqliteDatabase(file);
+  // WAL lets readers run beside the writer; synchronous=FULL makes every commit durable, which
+  // the outbox and single-use tokens depend on. busy_timeout covers a second process (the CLI).
+  sqlite.pragma("journal_mode = WAL");
+  sqlite.pragma("synchronous = FULL");
+  sqlite.pragma("foreign_keys = ON");
+  sqlite.pragma("busy_timeout = 5000");
+  return { db: new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) }), dialect: "sqlite", dataDir: dirname(file) };
+}
+
+function openPostgres(databaseUrl: string, options: PostgresOptions): OpenedDatabase {
+  const pool = new pg.Pool({
+    connectionString: databaseUrl,
+    max: options.poolSize,
+    statement_timeout: options.statementTimeoutMs,
+    connectionTimeoutMillis: options.statementTimeoutMs,
+    // Every bigint column holds a millisecond time or a record id below 2^53: read them as numbers.
+    types: { getTypeParser: (oid: number, format?: string) => (oid === INT8_OID ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format as "text")) },
+  });
+  return { db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), dialect: "postgres", dataDir: resolve("data") };
+}
+
+export function openDatabase(databaseUrl: string, postgres: PostgresOptions = { poolSize: 10, statementTimeoutMs: 5000 }): OpenedDatabase {
+  if (databaseUrl.startsWith("sqlite:")) return openSqlite(databaseUrl);
+  if (/^postgres(ql)?:\/\//.test(databaseUrl)) return openPostgres(databaseUrl, postgres);
+  throw new Error("DATABASE_URL must start with sqlite: or postgres://");
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- migrations run on Kysely<any>
+export function isPostgres(db: Kysely<any>): boolean {
+  return db.getExecutor().adapter instanceof PostgresAdapter;
+}
