@@ -15,7 +15,7 @@ import { issueOneTimeToken } from "./one-time-tokens.js";
 import { checkRegistration, createMember, REGISTERED_MESSAGE, type RegistrationRequest, type RegistrationResult } from "./registration.js";
 import { recordSuccessfulLogin } from "./login-context.js";
 import { createSession, type IssuedSession } from "./sessions.js";
-import { verifySecondFactor } from "./two-factor.js";
+import { checkSecondFactorIn, throwForFailedCheck } from "./two-factor.js";
 
 export const MAGIC_LINK_SENT_MESSAGE = "If an account exists for that email, a login link has been sent.";
 export const MAGIC_LOGIN_MESSAGE = "You are now logged in.";
@@ -91,21 +91,26 @@ export async function verifyMagicLink(deps: Deps, tenant: Tenant, input: VerifyM
   const member = await deps.store.members.findMemberById(tenant.id, recordId);
   if (!member) throw new AuthError("invalid_token");
   if (member.status === MemberStatus.locked) throw new AuthError("account_locked");
-  if (member.twoFactorStatus === "Enabled") {
-    if (!input.twoFACode) return { success: false, requires2FA: true, message: MAGIC_TWO_FACTOR_MESSAGE };
-    await verifySecondFactor(deps, tenant, member, input.twoFACode, context, now);
-  }
-  const session = await deps.store.transaction(async (tx) => {
-    // Of concurrent submissions of one link, exactly one gets past this line.
-    if (!(await tx.tokens.consumeToken(tenant.id, recordId, "magic_login", tokenHash, now))) return undefined;
+  const twoFACode = input.twoFACode;
+  if (member.twoFactorStatus === "Enabled" && !twoFACode) return { success: false, requires2FA: true, message: MAGIC_TWO_FACTOR_MESSAGE };
+  const outcome = await deps.store.transaction(async (tx) => {
+    // The link is re-checked and locked first, and the code checked in the same transaction: of
+    // concurrent submissions, the losers neither get a session nor spend a code.
+    if (!(await tx.tokens.isTokenValid(tenant.id, recordId, "magic_login", tokenHash, now, { lock: true }))) return { kind: "invalid" as const };
+    if (member.twoFactorStatus === "Enabled") {
+      const check = await checkSecondFactorIn(tx, deps, tenant, member, twoFACode!, context, now);
+      if (!check.ok) return { kind: "code_refused" as const, check };
+    }
+    await tx.tokens.consumeToken(tenant.id, recordId, "magic_login", tokenHash, now);
     await tx.members.addMagicLinkAuthentication(tenant.id, recordId, now);
     // A magic link proves the mailbox: like any successful login it clears the password lockout (D13).
     await tx.limits.clearLockout(tenant.id, member.email);
-    const issued = await createSession(tx, deps, tenant, recordId, now);
+    const session = await createSession(tx, deps, tenant, recordId, now);
     await recordSuccessfulLogin(tx, deps, tenant, member, "magic_link", context, now);
-    return issued;
+    return { kind: "session" as const, session };
   });
-  if (!session) throw new AuthError("invalid_token");
+  if (outcome.kind === "invalid") throw new AuthError("invalid_token");
+  if (outcome.kind === "code_refused") throwForFailedCheck(outcome.check);
   deps.webhooks.notify();
-  return { success: true, message: MAGIC_LOGIN_MESSAGE, redirect: tenant.settings.loginSuccessRedirect, session };
+  return { success: true, message: MAGIC_LOGIN_MESSAGE, redirect: tenant.settings.loginSuccessRedirect, session: outcome.session };
 }

@@ -47,24 +47,32 @@ async function checkCode(tx: Store, deps: Deps, tenant: Tenant, memberId: number
   return { ok: false, lockedForMs: 0 };
 }
 
-function throwForFailedCheck(check: CodeCheck & { ok: false }): never {
+export function throwForFailedCheck(check: CodeCheck & { ok: false }): never {
   if (check.lockedForMs > 0) {
     throw new AuthError("rate_limited", { message: "Too many incorrect codes. Please try again later.", retryAfterSeconds: Math.ceil(check.lockedForMs / 1000) });
   }
   throw new AuthError("invalid_2fa_code");
 }
 
+export type SecondFactorCheck = CodeCheck;
+
+/**
+ * Checks a TOTP or recovery code inside the caller's transaction, with its audit event and the
+ * recovery-code alert; never throws for a wrong code, so the caller can commit the failure count.
+ */
+export async function checkSecondFactorIn(tx: Store, deps: Deps, tenant: Tenant, member: Member, code: string, context: RequestContext, now: number): Promise<SecondFactorCheck> {
+  const state = await tx.twoFactor.findTwoFactorState(tenant.id, member.recordId);
+  if (!state?.secretEnc) return { ok: false, lockedForMs: 0 };
+  const result = await checkCode(tx, deps, tenant, member.recordId, state.secretEnc, code, true, now);
+  const type = result.ok ? (result.method === "recovery" ? "recovery_code_used" : "two_factor_passed") : "two_factor_failed";
+  await tx.audit.insertAuditEvent(tenant.id, { memberId: member.recordId, type, ip: context.ip, userAgent: context.userAgent }, now);
+  if (result.ok && result.method === "recovery") await enqueueSecurityAlert(tx, deps, tenant, member, "recovery_code_used", context, now);
+  return result;
+}
+
 /** Login's step 7: a TOTP code or a recovery code for an enrolled member. */
 export async function verifySecondFactor(deps: Deps, tenant: Tenant, member: Member, code: string, context: RequestContext, now: number): Promise<void> {
-  const check = await deps.store.transaction(async (tx) => {
-    const state = await tx.twoFactor.findTwoFactorState(tenant.id, member.recordId);
-    if (!state?.secretEnc) return { ok: false, lockedForMs: 0 } as const;
-    const result = await checkCode(tx, deps, tenant, member.recordId, state.secretEnc, code, true, now);
-    const type = result.ok ? (result.method === "recovery" ? "recovery_code_used" : "two_factor_passed") : "two_factor_failed";
-    await tx.audit.insertAuditEvent(tenant.id, { memberId: member.recordId, type, ip: context.ip, userAgent: context.userAgent }, now);
-    if (result.ok && result.method === "recovery") await enqueueSecurityAlert(tx, deps, tenant, member, "recovery_code_used", context, now);
-    return result;
-  });
+  const check = await deps.store.transaction((tx) => checkSecondFactorIn(tx, deps, tenant, member, code, context, now));
   if (!check.ok) throwForFailedCheck(check);
   deps.webhooks.notify();
 }

@@ -39,7 +39,7 @@ export class Store {
     this.tenants = new TenantStore(db);
     this.members = new MemberStore(db);
     this.sessions = new SessionStore(db);
-    this.tokens = new TokenStore(db);
+    this.tokens = new TokenStore(db, dialect);
     this.limits = new LimitStore(db);
     this.outbox = new OutboxStore(db);
     this.audit = new AuditStore(db);

@@ -1,10 +1,14 @@
 import type { Kysely } from "kysely";
+import type { DialectName } from "./dialects.js";
 import type { Database } from "./schema.js";
 import type { TokenKind } from "../model.js";
 
 /** One-time tokens, stored as SHA-256 only (spec 2.3, D7). */
 export class TokenStore {
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly dialect: DialectName,
+  ) {}
 
   /** Issuing voids earlier unused tokens of the same kind for the member (D7). */
   async replaceToken(tenantId: string, memberId: number, kind: TokenKind, tokenHash: string, now: number, expiresAt: number): Promise<void> {
@@ -15,18 +19,21 @@ export class TokenStore {
       .execute();
   }
 
-  /** Looks without using it up, so a failed attempt leaves the token valid (D15). */
-  async isTokenValid(tenantId: string, memberId: number, kind: TokenKind, tokenHash: string, now: number): Promise<boolean> {
-    const row = await this.db
+  /**
+   * Looks without using it up, so a failed attempt leaves the token valid (D15). With `lock`, inside
+   * a transaction, the row stays locked until commit on PostgreSQL (SQLite serialises writers).
+   */
+  async isTokenValid(tenantId: string, memberId: number, kind: TokenKind, tokenHash: string, now: number, options: { lock?: boolean } = {}): Promise<boolean> {
+    let query = this.db
       .selectFrom("one_time_tokens")
       .select("member_id")
       .where("tenant_id", "=", tenantId)
       .where("token_hash", "=", tokenHash)
       .where("kind", "=", kind)
       .where("member_id", "=", memberId)
-      .where("expires_at", ">", now)
-      .executeTakeFirst();
-    return row !== undefined;
+      .where("expires_at", ">", now);
+    if (options.lock && this.dialect === "postgres") query = query.forUpdate();
+    return (await query.executeTakeFirst()) !== undefined;
   }
 
   /**
