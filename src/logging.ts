@@ -15,6 +15,12 @@ const secretFields = [
   "internalApiKey",
   "webhookSecret",
   "secretKey",
+  "secret",
+  "recoveryCodes",
+  "otpauthUrl",
+  "verificationLink",
+  "resetLink",
+  "magicLoginLink",
   '["bot-challenge-response"]',
 ];
 

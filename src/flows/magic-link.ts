@@ -101,7 +101,7 @@ export async function verifyMagicLink(deps: Deps, tenant: Tenant, input: VerifyM
       const check = await checkSecondFactorIn(tx, deps, tenant, member, twoFACode!, context, now);
       if (!check.ok) return { kind: "code_refused" as const, check };
     }
-    await tx.tokens.consumeToken(tenant.id, recordId, "magic_login", tokenHash, now);
+    if (!(await tx.tokens.consumeToken(tenant.id, recordId, "magic_login", tokenHash, now))) return { kind: "invalid" as const };
     await tx.members.addMagicLinkAuthentication(tenant.id, recordId, now);
     // A magic link proves the mailbox: like any successful login it clears the password lockout (D13).
     await tx.limits.clearLockout(tenant.id, member.email);

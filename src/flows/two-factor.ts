@@ -29,10 +29,15 @@ async function checkCode(tx: Store, deps: Deps, tenant: Tenant, memberId: number
   const state = await tx.twoFactor.findTwoFactorState(tenant.id, memberId);
   if (!state) return { ok: false, lockedForMs: 0 };
   if (state.lockedUntil > now) return { ok: false, lockedForMs: state.lockedUntil - now };
-  const step = matchTotpStep(deps.secrets.open(secretEnc), code.trim(), now);
+  // The two formats don't overlap (6 digits vs recovery-code letters), so a recovery code is
+  // checked without decrypting the TOTP secret: it still works if that secret can't be read.
+  const trimmed = code.trim();
   let method: "totp" | "recovery" | undefined;
-  if (step !== undefined && step > state.lastStep) method = "totp";
-  else if (allowRecovery) {
+  let step: number | undefined;
+  if (/^[0-9]{6}$/.test(trimmed)) {
+    step = matchTotpStep(deps.secrets.open(secretEnc), trimmed, now);
+    if (step !== undefined && step > state.lastStep) method = "totp";
+  } else if (allowRecovery) {
     const normalized = normalizeRecoveryCode(code);
     if (normalized && (await tx.twoFactor.consumeRecoveryCode(tenant.id, memberId, hashRecoveryCode(normalized)))) method = "recovery";
   }
@@ -146,7 +151,7 @@ export async function disableTwoFactor(deps: Deps, tenant: Tenant, session: Acti
   } else if (input.code !== undefined) {
     await verifySecondFactor(deps, tenant, member, input.code, context, now);
   } else {
-    throw new AuthError("validation_failed", { message: "Give the password or a two-factor code.", details: [{ field: "password|code" }] });
+    throw new AuthError("validation_failed", { message: "Give the password or a two-factor code.", details: [{ path: "/password", message: "password or code is required" }] });
   }
   await deps.store.transaction(async (tx) => {
     await tx.twoFactor.disableTwoFactor(tenant.id, member.recordId, now);
