@@ -4,11 +4,14 @@ import { createHmac } from "node:crypto";
 import { test } from "node:test";
 import type { LightMyRequestResponse } from "fastify";
 import { createTenant } from "../src/flows/tenants.js";
+import { assertErrorNoExtras, assertMessageSuccess } from "./support/assertions.js";
+import { forgotPassword, internalApiKeyOf, receiverSettings, resetPassword } from "./support/flows.js";
 import {
   createHarness,
   deliverWebhooks,
   get,
   login,
+  OPERATOR_KEY,
   OTHER_STRONG_PASSWORD,
   parseLink,
   post,
@@ -18,21 +21,13 @@ import {
   type Harness,
 } from "./support/harness.js";
 
-const OPERATOR_KEY = "operator-key-for-tests-0123456789abcdef";
-
-function keyOf(h: Harness): string {
-  const key = h.tenant.internalApiKey;
-  assert.ok(key, "the harness tenant has its own application key");
-  return key;
-}
-
 interface AdminOptions {
   key?: string | null;
   domain?: string;
 }
 
-function adminHeaders(h: Harness, options: AdminOptions): Record<string, string> {
-  const key = options.key === undefined ? keyOf(h) : options.key;
+function adminRequestHeaders(h: Harness, options: AdminOptions): Record<string, string> {
+  const key = options.key === undefined ? internalApiKeyOf(h) : options.key;
   return {
     "x-tenant-domain": options.domain ?? h.tenant.domain,
     ...(key === null ? {} : { authorization: `Bearer ${key}` }),
@@ -40,11 +35,11 @@ function adminHeaders(h: Harness, options: AdminOptions): Record<string, string>
 }
 
 function adminPost(h: Harness, url: string, body: unknown, options: AdminOptions = {}): Promise<LightMyRequestResponse> {
-  return h.app.inject({ method: "POST", url, payload: body as Record<string, unknown>, remoteAddress: "198.51.100.7", headers: adminHeaders(h, options) });
+  return h.app.inject({ method: "POST", url, payload: body as Record<string, unknown>, remoteAddress: "198.51.100.7", headers: adminRequestHeaders(h, options) });
 }
 
 function adminGet(h: Harness, url: string, options: AdminOptions = {}): Promise<LightMyRequestResponse> {
-  return h.app.inject({ method: "GET", url, remoteAddress: "198.51.100.7", headers: adminHeaders(h, options) });
+  return h.app.inject({ method: "GET", url, remoteAddress: "198.51.100.7", headers: adminRequestHeaders(h, options) });
 }
 
 function operator(h: Harness, method: "GET" | "POST" | "PATCH", url: string, body?: unknown, key: string | null = OPERATOR_KEY): Promise<LightMyRequestResponse> {
@@ -54,31 +49,6 @@ function operator(h: Harness, method: "GET" | "POST" | "PATCH", url: string, bod
     ...(body === undefined ? {} : { payload: body as Record<string, unknown> }),
     headers: key === null ? {} : { authorization: `Bearer ${key}` },
   });
-}
-
-/** D4: every non-2xx answer has exactly these keys (details only when given). */
-function assertError(response: LightMyRequestResponse, status: number, code: string): void {
-  assert.equal(response.statusCode, status, response.body);
-  const body = response.json<Record<string, unknown>>();
-  assert.equal(body.success, false);
-  assert.equal(body.code, code);
-  assert.equal(typeof body.message, "string");
-  assert.equal(typeof body.requestId, "string");
-  const allowed = new Set(["success", "code", "message", "requestId", "details"]);
-  for (const key of Object.keys(body)) assert.ok(allowed.has(key), `unexpected key ${key} in ${response.body}`);
-}
-
-function tenantSettings(h: Harness) {
-  return {
-    emailVerificationWebhook: `${h.receiver.url}/verify`,
-    passwordResetWebhook: `${h.receiver.url}/reset`,
-    magicLoginWebhook: `${h.receiver.url}/magic`,
-    botProtection: { provider: "none" as const },
-  };
-}
-
-async function forgotPassword(h: Harness, email: string, domain?: string): Promise<LightMyRequestResponse> {
-  return post(h, "/auth/forgot-password", { email, "bot-challenge-response": "x" }, { domain });
 }
 
 async function registerPending(h: Harness, email: string, ip?: string): Promise<string> {
@@ -108,7 +78,7 @@ test("lock: 200 with status Locked; sessions end; login refused; forgot-password
     assert.equal(locked.statusCode, 200, locked.body);
     assert.deepEqual(locked.json(), { success: true, recordid: recordId, authentication_status: "Locked" });
 
-    assertError(await get(h, "/auth/session", { cookie }), 401, "unauthorized");
+    assertErrorNoExtras(await get(h, "/auth/session", { cookie }), 401, "unauthorized");
 
     const right = await login(h, email);
     assert.equal(right.statusCode, 403, right.body);
@@ -129,8 +99,8 @@ test("lock: 200 with status Locked; sessions end; login refused; forgot-password
     assert.equal(h.receiver.ofType("password_reset").length, resetsBefore);
 
     // D15: lock voids every outstanding token, so the earlier reset link cannot undo the lock.
-    const reset = await post(h, "/auth/reset-password", { recordId: resetLink.recordId, token: resetLink.token, newPassword: OTHER_STRONG_PASSWORD });
-    assertError(reset, 400, "invalid_token");
+    const reset = await resetPassword(h, resetLink.recordId, resetLink.token, OTHER_STRONG_PASSWORD);
+    assertErrorNoExtras(reset, 400, "invalid_token");
     assert.equal((await login(h, email, OTHER_STRONG_PASSWORD)).statusCode, 401);
     assert.equal((await login(h, email)).json().code, "account_locked");
 
@@ -153,7 +123,7 @@ test("lock voids a pending verification link; unlock of a never-verified member 
     const link = parseLink(h.receiver.last("verify_email").body.verificationLink!);
     const locked = await adminPost(h, "/auth/lock-account", { recordId: link.recordId, action: "lock" });
     assert.equal(locked.json().authentication_status, "Locked");
-    assertError(await post(h, "/auth/verify-email", { recordId: link.recordId, token: link.token }), 400, "invalid_token");
+    assertErrorNoExtras(await post(h, "/auth/verify-email", { recordId: link.recordId, token: link.token }), 400, "invalid_token");
     const unlocked = await adminPost(h, "/auth/lock-account", { recordId: link.recordId, action: "unlock" });
     assert.equal(unlocked.statusCode, 200, unlocked.body);
     assert.deepEqual(unlocked.json(), { success: true, recordid: link.recordId, authentication_status: "Email Verification Pending" });
@@ -169,7 +139,7 @@ test("lock-account with an email that does not match the member is refused and l
   const h = await createHarness();
   try {
     const recordId = await registerVerifiedMember(h, "match@example.org");
-    assertError(await adminPost(h, "/auth/lock-account", { recordId, action: "lock", email: "other@example.org" }), 404, "not_found");
+    assertErrorNoExtras(await adminPost(h, "/auth/lock-account", { recordId, action: "lock", email: "other@example.org" }), 404, "not_found");
     assert.equal((await login(h, "match@example.org")).statusCode, 200);
   } finally {
     await h.close();
@@ -181,30 +151,30 @@ test("admin key checks: missing 401, wrong 401, other application's key 403, unk
   try {
     const recordId = await registerVerifiedMember(h, "keys@example.org");
     const body = { recordId, action: "lock" };
-    assertError(await adminPost(h, "/auth/lock-account", body, { key: null }), 401, "unauthorized");
-    assertError(await adminPost(h, "/auth/lock-account", body, { key: "latch_not-a-real-key-0000000000000000000000000" }), 401, "unauthorized");
-    const basic = await h.app.inject({ method: "POST", url: "/auth/lock-account", payload: body, headers: { "x-tenant-domain": h.tenant.domain, authorization: `Basic ${keyOf(h)}` } });
-    assertError(basic, 401, "unauthorized");
+    assertErrorNoExtras(await adminPost(h, "/auth/lock-account", body, { key: null }), 401, "unauthorized");
+    assertErrorNoExtras(await adminPost(h, "/auth/lock-account", body, { key: "latch_not-a-real-key-0000000000000000000000000" }), 401, "unauthorized");
+    const basic = await h.app.inject({ method: "POST", url: "/auth/lock-account", payload: body, headers: { "x-tenant-domain": h.tenant.domain, authorization: `Basic ${internalApiKeyOf(h)}` } });
+    assertErrorNoExtras(basic, 401, "unauthorized");
 
-    const other = await createTenant(h.deps, { domain: "b.example.com", settings: tenantSettings(h) });
+    const other = await createTenant(h.deps, { domain: "b.example.com", settings: receiverSettings(h) });
     assert.ok(other.internalApiKey, "a new application gets its own key");
     assert.notEqual(other.applicationId, h.tenant.applicationId);
-    assert.notEqual(other.internalApiKey, keyOf(h));
+    assert.notEqual(other.internalApiKey, internalApiKeyOf(h));
     // spec 5.1 rule 4: a real key used with a domain of another application -> 403.
-    assertError(await adminPost(h, "/auth/lock-account", body, { key: other.internalApiKey }), 403, "forbidden");
-    assertError(await adminPost(h, "/auth/admin/resend-verification-email", { recordId, email: "keys@example.org" }, { key: other.internalApiKey }), 403, "forbidden");
-    assertError(await adminPost(h, "/auth/admin/require-password-change", { recordId }, { key: other.internalApiKey }), 403, "forbidden");
-    assertError(await adminGet(h, `/auth/admin/audit-log?recordId=${recordId}`, { key: other.internalApiKey }), 403, "forbidden");
+    assertErrorNoExtras(await adminPost(h, "/auth/lock-account", body, { key: other.internalApiKey }), 403, "forbidden");
+    assertErrorNoExtras(await adminPost(h, "/auth/admin/resend-verification-email", { recordId, email: "keys@example.org" }, { key: other.internalApiKey }), 403, "forbidden");
+    assertErrorNoExtras(await adminPost(h, "/auth/admin/require-password-change", { recordId }, { key: other.internalApiKey }), 403, "forbidden");
+    assertErrorNoExtras(await adminGet(h, `/auth/admin/audit-log?recordId=${recordId}`, { key: other.internalApiKey }), 403, "forbidden");
     // The other application's key works on its own domain (and finds no such member there).
-    assertError(await adminPost(h, "/auth/lock-account", body, { key: other.internalApiKey, domain: "b.example.com" }), 404, "not_found");
+    assertErrorNoExtras(await adminPost(h, "/auth/lock-account", body, { key: other.internalApiKey, domain: "b.example.com" }), 404, "not_found");
 
-    assertError(await adminPost(h, "/auth/lock-account", body, { domain: "unknown.example.net" }), 404, "unknown_tenant");
+    assertErrorNoExtras(await adminPost(h, "/auth/lock-account", body, { domain: "unknown.example.net" }), 404, "unknown_tenant");
 
     // The key is checked before the body is read: a caller without a key learns nothing from validation.
     const malformed = await h.app.inject({ method: "POST", url: "/auth/lock-account", payload: '{"recordId":', headers: { "x-tenant-domain": h.tenant.domain, "content-type": "application/json" } });
-    assertError(malformed, 401, "unauthorized");
+    assertErrorNoExtras(malformed, 401, "unauthorized");
     const tooBig = await h.app.inject({ method: "POST", url: "/auth/lock-account", payload: { recordId, action: "lock", pad: "p".repeat(20_000) }, headers: { "x-tenant-domain": h.tenant.domain } });
-    assertError(tooBig, 401, "unauthorized");
+    assertErrorNoExtras(tooBig, 401, "unauthorized");
 
     // None of the refused calls locked the member.
     assert.equal((await login(h, "keys@example.org")).statusCode, 200);
@@ -216,7 +186,7 @@ test("admin key checks: missing 401, wrong 401, other application's key 403, unk
 test("two domains of one application share the key; a recordId of the sibling domain is 404 not_found", async () => {
   const h = await createHarness();
   try {
-    const sibling = await createTenant(h.deps, { domain: "c.example.com", applicationId: h.tenant.applicationId, settings: tenantSettings(h) });
+    const sibling = await createTenant(h.deps, { domain: "c.example.com", applicationId: h.tenant.applicationId, settings: receiverSettings(h) });
     assert.equal(sibling.internalApiKey, undefined, "joining an application issues no new key");
     assert.equal(sibling.applicationId, h.tenant.applicationId);
 
@@ -230,9 +200,9 @@ test("two domains of one application share the key; a recordId of the sibling do
     assert.equal((await post(h, "/auth/verify-email", { recordId: sibLink.recordId, token: sibLink.token }, { domain: "c.example.com" })).statusCode, 200);
 
     // spec 5.1 rule 2: X-Tenant-Domain must own the recordId, even inside one application.
-    assertError(await adminPost(h, "/auth/lock-account", { recordId: sibLink.recordId, action: "lock" }), 404, "not_found");
-    assertError(await adminPost(h, "/auth/lock-account", { recordId: mainMember, action: "lock" }, { domain: "c.example.com" }), 404, "not_found");
-    assertError(await adminGet(h, `/auth/admin/audit-log?recordId=${sibLink.recordId}`), 404, "not_found");
+    assertErrorNoExtras(await adminPost(h, "/auth/lock-account", { recordId: sibLink.recordId, action: "lock" }), 404, "not_found");
+    assertErrorNoExtras(await adminPost(h, "/auth/lock-account", { recordId: mainMember, action: "lock" }, { domain: "c.example.com" }), 404, "not_found");
+    assertErrorNoExtras(await adminGet(h, `/auth/admin/audit-log?recordId=${sibLink.recordId}`), 404, "not_found");
     assert.equal((await login(h, "sib@example.org", STRONG_PASSWORD, { domain: "c.example.com" })).statusCode, 200);
 
     // spec 5.1 rule 3: the one key works with either domain.
@@ -255,12 +225,7 @@ test("admin resend-verification-email: pending -> new verify_email; 1 per 5 min 
     const firstLink = h.receiver.last("verify_email").body.verificationLink!;
     const before = h.receiver.ofType("verify_email").length;
 
-    const resent = await adminPost(h, "/auth/admin/resend-verification-email", { recordId, email });
-    assert.equal(resent.statusCode, 200, resent.body);
-    const body = resent.json<Record<string, unknown>>();
-    assert.deepEqual(Object.keys(body).sort(), ["message", "success"]);
-    assert.equal(body.success, true);
-    assert.equal(typeof body.message, "string");
+    assertMessageSuccess(await adminPost(h, "/auth/admin/resend-verification-email", { recordId, email }));
     assert.equal(await deliverWebhooks(h), 1);
     assert.equal(h.receiver.ofType("verify_email").length, before + 1);
     const newLink = h.receiver.last("verify_email").body.verificationLink!;
@@ -268,7 +233,7 @@ test("admin resend-verification-email: pending -> new verify_email; 1 per 5 min 
     assert.equal(parseLink(newLink).recordId, recordId);
 
     const tooSoon = await adminPost(h, "/auth/admin/resend-verification-email", { recordId, email });
-    assertError(tooSoon, 429, "rate_limited");
+    assertErrorNoExtras(tooSoon, 429, "rate_limited");
     const retryAfter = Number(tooSoon.headers["retry-after"]);
     assert.ok(Number.isInteger(retryAfter) && retryAfter > 0 && retryAfter <= 300, `Retry-After ${String(tooSoon.headers["retry-after"])}`);
     assert.equal(await deliverWebhooks(h), 0);
@@ -282,7 +247,7 @@ test("admin resend-verification-email: pending -> new verify_email; 1 per 5 min 
     assert.equal((await post(h, "/auth/verify-email", { recordId: latest.recordId, token: latest.token })).statusCode, 200);
 
     h.clock.advance(5 * 60 * 1000);
-    assertError(await adminPost(h, "/auth/admin/resend-verification-email", { recordId, email }), 409, "invalid_state");
+    assertErrorNoExtras(await adminPost(h, "/auth/admin/resend-verification-email", { recordId, email }), 409, "invalid_state");
     assert.equal(await deliverWebhooks(h), 0);
   } finally {
     await h.close();
@@ -293,8 +258,8 @@ test("admin resend-verification-email with an email that is not the member's is 
   const h = await createHarness();
   try {
     const recordId = await registerPending(h, "right@example.org");
-    assertError(await adminPost(h, "/auth/admin/resend-verification-email", { recordId, email: "wrong@example.org" }), 404, "not_found");
-    assertError(await adminPost(h, "/auth/admin/resend-verification-email", { recordId: "123456789012345", email: "right@example.org" }), 404, "not_found");
+    assertErrorNoExtras(await adminPost(h, "/auth/admin/resend-verification-email", { recordId, email: "wrong@example.org" }), 404, "not_found");
+    assertErrorNoExtras(await adminPost(h, "/auth/admin/resend-verification-email", { recordId: "123456789012345", email: "right@example.org" }), 404, "not_found");
     assert.equal(await deliverWebhooks(h), 0);
   } finally {
     await h.close();
@@ -312,7 +277,7 @@ test("require-password-change: status, sessions revoked, password login refused,
     const required = await adminPost(h, "/auth/admin/require-password-change", { recordId });
     assert.equal(required.statusCode, 200, required.body);
     assert.deepEqual(required.json(), { success: true, recordid: recordId, authentication_status: "Password Change Pending" });
-    assertError(await get(h, "/auth/session", { cookie }), 401, "unauthorized");
+    assertErrorNoExtras(await get(h, "/auth/session", { cookie }), 401, "unauthorized");
 
     const refused = await login(h, email);
     assert.equal(refused.statusCode, 403, refused.body);
@@ -324,7 +289,7 @@ test("require-password-change: status, sessions revoked, password login refused,
     assert.equal((await forgotPassword(h, email)).statusCode, 200);
     assert.equal(await deliverWebhooks(h), 1);
     const link = parseLink(h.receiver.last("password_reset").body.resetLink!);
-    const reset = await post(h, "/auth/reset-password", { recordId: link.recordId, token: link.token, newPassword: OTHER_STRONG_PASSWORD });
+    const reset = await resetPassword(h, link.recordId, link.token, OTHER_STRONG_PASSWORD);
     assert.equal(reset.statusCode, 200, reset.body);
     const ok = await login(h, email, OTHER_STRONG_PASSWORD);
     assert.equal(ok.statusCode, 200, ok.body);
@@ -386,14 +351,14 @@ test("audit log: the member's events, newest first, with no secrets", async () =
       assert.ok(body.events[i - 1]!.id > body.events[i]!.id);
       assert.ok(Date.parse(body.events[i - 1]!.at) >= Date.parse(body.events[i]!.at));
     }
-    for (const secret of [STRONG_PASSWORD, "Wrong-Password-99", verifyToken, verifyLink, parseLink(resetLink).token, resetLink, sessionId, keyOf(h), h.tenant.webhookSecret]) {
+    for (const secret of [STRONG_PASSWORD, "Wrong-Password-99", verifyToken, verifyLink, parseLink(resetLink).token, resetLink, sessionId, internalApiKeyOf(h), h.tenant.webhookSecret]) {
       assert.ok(!audit.body.includes(secret), `audit log leaks a secret: ${secret.slice(0, 8)}...`);
     }
 
     const limited = await adminGet(h, `/auth/admin/audit-log?recordId=${recordId}&limit=2`);
     assert.deepEqual(limited.json<{ events: { type: string }[] }>().events.map((e) => e.type), ["account_unlocked", "account_locked"]);
-    assertError(await adminGet(h, "/auth/admin/audit-log"), 400, "validation_failed");
-    assertError(await adminGet(h, `/auth/admin/audit-log?recordId=${recordId}`, { key: null }), 401, "unauthorized");
+    assertErrorNoExtras(await adminGet(h, "/auth/admin/audit-log"), 400, "validation_failed");
+    assertErrorNoExtras(await adminGet(h, `/auth/admin/audit-log?recordId=${recordId}`, { key: null }), 401, "unauthorized");
   } finally {
     await h.close();
   }
@@ -402,7 +367,7 @@ test("audit log: the member's events, newest first, with no secrets", async () =
 test("operator: create tenant 201 with secrets once; duplicate 409; show leaves secrets out", async () => {
   const h = await createHarness();
   try {
-    const settings = { ...tenantSettings(h), botProtection: { provider: "turnstile", secretKey: "turnstile-secret-DO-NOT-SHOW", siteKey: "site-key-public" } };
+    const settings = { ...receiverSettings(h), botProtection: { provider: "turnstile", secretKey: "turnstile-secret-DO-NOT-SHOW", siteKey: "site-key-public" } };
     const created = await operator(h, "POST", "/operator/tenants", { domain: "New.Example.com", settings });
     assert.equal(created.statusCode, 201, created.body);
     const body = created.json<Record<string, string>>();
@@ -415,14 +380,14 @@ test("operator: create tenant 201 with secrets once; duplicate 409; show leaves 
 
     // The new key is an admin key for the new tenant (and finds no such member there).
     const adminCall = await adminPost(h, "/auth/lock-account", { recordId: "123456789012345", action: "lock" }, { key: body.internalApiKey!, domain: "new.example.com" });
-    assertError(adminCall, 404, "not_found");
-    assertError(await adminPost(h, "/auth/lock-account", { recordId: "123456789012345", action: "lock" }, { key: body.internalApiKey! }), 403, "forbidden");
+    assertErrorNoExtras(adminCall, 404, "not_found");
+    assertErrorNoExtras(await adminPost(h, "/auth/lock-account", { recordId: "123456789012345", action: "lock" }, { key: body.internalApiKey! }), 403, "forbidden");
 
-    assertError(await operator(h, "POST", "/operator/tenants", { domain: "new.example.com", settings: tenantSettings(h) }), 409, "conflict");
-    assertError(await operator(h, "POST", "/operator/tenants", { domain: h.tenant.domain, settings: tenantSettings(h) }), 409, "conflict");
+    assertErrorNoExtras(await operator(h, "POST", "/operator/tenants", { domain: "new.example.com", settings: receiverSettings(h) }), 409, "conflict");
+    assertErrorNoExtras(await operator(h, "POST", "/operator/tenants", { domain: h.tenant.domain, settings: receiverSettings(h) }), 409, "conflict");
 
     // Joining an existing application: no new key.
-    const joined = await operator(h, "POST", "/operator/tenants", { domain: "join.example.com", applicationId: body.applicationId, settings: tenantSettings(h) });
+    const joined = await operator(h, "POST", "/operator/tenants", { domain: "join.example.com", applicationId: body.applicationId, settings: receiverSettings(h) });
     assert.equal(joined.statusCode, 201, joined.body);
     assert.equal(joined.json().applicationId, body.applicationId);
     assert.equal(joined.json().internalApiKey, undefined);
@@ -441,7 +406,7 @@ test("operator: create tenant 201 with secrets once; duplicate 409; show leaves 
     for (const secret of ["turnstile-secret-DO-NOT-SHOW", body.webhookSecret!, body.internalApiKey!]) assert.ok(!shown.body.includes(secret));
     assert.ok(!/webhookSecret|internalApiKey|apiKey/i.test(shown.body), shown.body);
 
-    assertError(await operator(h, "GET", "/operator/tenants/absent.example.com"), 404, "unknown_tenant");
+    assertErrorNoExtras(await operator(h, "GET", "/operator/tenants/absent.example.com"), 404, "unknown_tenant");
   } finally {
     await h.close();
   }
@@ -460,10 +425,10 @@ test("operator: PATCH changes settings (sessionTier reaches the cookie) and reje
     assert.equal(loggedIn.cookies.find((c) => c.name === "session_id")?.maxAge, 15 * 60);
 
     for (const settings of [{ sessionTier: "2h" }, { sessionTier: 7 }, { loginSuccessRedirect: "//evil.example" }, { resetTokenTtlMinutes: 5 }, { emailVerificationWebhook: "not a url" }, { botProtection: { provider: "nope" } }]) {
-      assertError(await operator(h, "PATCH", `/operator/tenants/${h.tenant.domain}`, { settings }), 400, "validation_failed");
+      assertErrorNoExtras(await operator(h, "PATCH", `/operator/tenants/${h.tenant.domain}`, { settings }), 400, "validation_failed");
     }
     assert.equal((await operator(h, "GET", `/operator/tenants/${h.tenant.domain}`)).json().settings.sessionTier, "15m", "refused patches change nothing");
-    assertError(await operator(h, "PATCH", "/operator/tenants/absent.example.com", { settings: { sessionTier: "1h" } }), 404, "unknown_tenant");
+    assertErrorNoExtras(await operator(h, "PATCH", "/operator/tenants/absent.example.com", { settings: { sessionTier: "1h" } }), 404, "unknown_tenant");
   } finally {
     await h.close();
   }
@@ -473,7 +438,7 @@ test("operator: PATCH with an unknown setting name is refused, not silently drop
   const h = await createHarness();
   try {
     const response = await operator(h, "PATCH", `/operator/tenants/${h.tenant.domain}`, { settings: { sesionTier: "15m" } });
-    assertError(response, 400, "validation_failed");
+    assertErrorNoExtras(response, 400, "validation_failed");
   } finally {
     await h.close();
   }
@@ -483,20 +448,20 @@ test("operator: rotate-key -> old key 401 at once, new key works", async () => {
   const h = await createHarness();
   try {
     const recordId = await registerVerifiedMember(h, "rotate@example.org");
-    const oldKey = keyOf(h);
+    const oldKey = internalApiKeyOf(h);
     const rotated = await operator(h, "POST", `/operator/applications/${h.tenant.applicationId}/rotate-key`);
     assert.equal(rotated.statusCode, 200, rotated.body);
     const newKey = rotated.json<{ applicationId: string; internalApiKey: string }>().internalApiKey;
     assert.equal(rotated.json().applicationId, h.tenant.applicationId);
     assert.ok(newKey && newKey !== oldKey);
 
-    assertError(await adminPost(h, "/auth/lock-account", { recordId, action: "lock" }, { key: oldKey }), 401, "unauthorized");
+    assertErrorNoExtras(await adminPost(h, "/auth/lock-account", { recordId, action: "lock" }, { key: oldKey }), 401, "unauthorized");
     assert.equal((await login(h, "rotate@example.org")).statusCode, 200, "the refused call locked nothing");
     const locked = await adminPost(h, "/auth/lock-account", { recordId, action: "lock" }, { key: newKey });
     assert.equal(locked.statusCode, 200, locked.body);
     assert.equal(locked.json().authentication_status, "Locked");
 
-    assertError(await operator(h, "POST", "/operator/applications/app_nope/rotate-key"), 404, "not_found");
+    assertErrorNoExtras(await operator(h, "POST", "/operator/applications/app_nope/rotate-key"), 404, "not_found");
   } finally {
     await h.close();
   }
@@ -575,7 +540,7 @@ test("operator: webhook-deliveries lists outcomes and never a link or token", as
     const resetToken = parseLink(h.receiver.last("password_reset").body.resetLink!).token;
     const again = await operator(h, "GET", `/operator/tenants/${h.tenant.domain}/webhook-deliveries`);
     assert.ok(!again.body.includes(resetToken));
-    assertError(await operator(h, "GET", "/operator/tenants/absent.example.com/webhook-deliveries"), 404, "unknown_tenant");
+    assertErrorNoExtras(await operator(h, "GET", "/operator/tenants/absent.example.com/webhook-deliveries"), 404, "unknown_tenant");
   } finally {
     await h.close();
   }
@@ -584,13 +549,13 @@ test("operator: webhook-deliveries lists outcomes and never a link or token", as
 test("operator: wrong or missing operator key -> 401; member/admin keys are not operator keys", async () => {
   const h = await createHarness();
   try {
-    for (const key of [null, "wrong-operator-key-0123456789abcdef-xyz", `${OPERATOR_KEY}x`, OPERATOR_KEY.slice(0, -1), keyOf(h)]) {
-      assertError(await operator(h, "GET", `/operator/tenants/${h.tenant.domain}`, undefined, key), 401, "unauthorized");
-      assertError(await operator(h, "POST", "/operator/tenants", { domain: "sneaky.example.com", settings: tenantSettings(h) }, key), 401, "unauthorized");
-      assertError(await operator(h, "POST", `/operator/applications/${h.tenant.applicationId}/rotate-key`, undefined, key), 401, "unauthorized");
+    for (const key of [null, "wrong-operator-key-0123456789abcdef-xyz", `${OPERATOR_KEY}x`, OPERATOR_KEY.slice(0, -1), internalApiKeyOf(h)]) {
+      assertErrorNoExtras(await operator(h, "GET", `/operator/tenants/${h.tenant.domain}`, undefined, key), 401, "unauthorized");
+      assertErrorNoExtras(await operator(h, "POST", "/operator/tenants", { domain: "sneaky.example.com", settings: receiverSettings(h) }, key), 401, "unauthorized");
+      assertErrorNoExtras(await operator(h, "POST", `/operator/applications/${h.tenant.applicationId}/rotate-key`, undefined, key), 401, "unauthorized");
     }
     // Nothing was created or rotated.
-    assertError(await operator(h, "GET", "/operator/tenants/sneaky.example.com"), 404, "unknown_tenant");
+    assertErrorNoExtras(await operator(h, "GET", "/operator/tenants/sneaky.example.com"), 404, "unknown_tenant");
     const recordId = await registerVerifiedMember(h, "still@example.org");
     assert.equal((await adminPost(h, "/auth/lock-account", { recordId, action: "lock" })).statusCode, 200, "the original key still works");
   } finally {
@@ -603,12 +568,12 @@ test("operator: without OPERATOR_API_KEY the operator API answers 404", async ()
   try {
     assert.equal(h.config.operatorApiKey, undefined);
     for (const key of [OPERATOR_KEY, null, ""]) {
-      assertError(await operator(h, "GET", `/operator/tenants/${h.tenant.domain}`, undefined, key), 404, "not_found");
-      assertError(await operator(h, "POST", "/operator/tenants", { domain: "x.example.com", settings: tenantSettings(h) }, key), 404, "not_found");
-      assertError(await operator(h, "PATCH", `/operator/tenants/${h.tenant.domain}`, { settings: { sessionTier: "1h" } }, key), 404, "not_found");
-      assertError(await operator(h, "POST", `/operator/applications/${h.tenant.applicationId}/rotate-key`, undefined, key), 404, "not_found");
-      assertError(await operator(h, "POST", `/operator/tenants/${h.tenant.domain}/rotate-webhook-secret`, undefined, key), 404, "not_found");
-      assertError(await operator(h, "GET", `/operator/tenants/${h.tenant.domain}/webhook-deliveries`, undefined, key), 404, "not_found");
+      assertErrorNoExtras(await operator(h, "GET", `/operator/tenants/${h.tenant.domain}`, undefined, key), 404, "not_found");
+      assertErrorNoExtras(await operator(h, "POST", "/operator/tenants", { domain: "x.example.com", settings: receiverSettings(h) }, key), 404, "not_found");
+      assertErrorNoExtras(await operator(h, "PATCH", `/operator/tenants/${h.tenant.domain}`, { settings: { sessionTier: "1h" } }, key), 404, "not_found");
+      assertErrorNoExtras(await operator(h, "POST", `/operator/applications/${h.tenant.applicationId}/rotate-key`, undefined, key), 404, "not_found");
+      assertErrorNoExtras(await operator(h, "POST", `/operator/tenants/${h.tenant.domain}/rotate-webhook-secret`, undefined, key), 404, "not_found");
+      assertErrorNoExtras(await operator(h, "GET", `/operator/tenants/${h.tenant.domain}/webhook-deliveries`, undefined, key), 404, "not_found");
     }
   } finally {
     await h.close();

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { test } from "node:test";
 import Database from "better-sqlite3";
 import type { LightMyRequestResponse } from "fastify";
+import { adminHeaders, operatorHeaders } from "./support/flows.js";
 import {
   createHarness,
   deliverWebhooks,
@@ -18,7 +19,6 @@ import {
   type Harness,
 } from "./support/harness.js";
 
-const OPERATOR_KEY = "operator-key-for-tests-0123456789abcdef";
 const TABLES = ["applications", "tenants", "members", "one_time_tokens", "sessions", "webhook_deliveries", "audit_events", "rate_limit_counters", "login_lockouts"];
 const LONG = "a".repeat(10_000);
 
@@ -137,9 +137,9 @@ function authHeaders(f: Fixture, auth: Auth): Record<string, string> {
     case "cookie":
       return { "x-tenant-domain": f.h.tenant.domain, cookie: `session_id=${f.cookie}` };
     case "admin":
-      return { "x-tenant-domain": f.h.tenant.domain, authorization: `Bearer ${f.h.tenant.internalApiKey!}` };
+      return { "x-tenant-domain": f.h.tenant.domain, ...adminHeaders(f.h) };
     case "operator":
-      return { authorization: `Bearer ${OPERATOR_KEY}` };
+      return operatorHeaders();
   }
 }
 
@@ -336,7 +336,7 @@ test("unknown tenant -> 404 unknown_tenant on every tenant endpoint, even with a
         method: "POST",
         url: endpoint.url,
         payload: endpoint.body(f),
-        headers: { host: "unknown.example.net:8443", ...(endpoint.auth === "admin" ? { authorization: `Bearer ${f.h.tenant.internalApiKey!}` } : {}) },
+        headers: { host: "unknown.example.net:8443", ...(endpoint.auth === "admin" ? adminHeaders(f.h) : {}) },
       });
       assertErrorBody(byHost, 404, "unknown_tenant", endpoint.url, "unknown Host");
     }

@@ -8,17 +8,13 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { LightMyRequestResponse } from "fastify";
 import { HOUR } from "../src/core/clock.js";
-import { createHarness, post, registerVerifiedMember, STRONG_PASSWORD, type Harness } from "./support/harness.js";
+import { lockMember } from "./support/flows.js";
+import { createHarness, post, registerVerifiedMember, STRONG_PASSWORD } from "./support/harness.js";
 
 /** Status, the headers a client could compare, and the body; not date or request id. */
 function visible(res: LightMyRequestResponse): unknown {
   const { date: _date, "x-request-id": _id, connection: _c, "keep-alive": _k, ...headers } = res.headers;
   return { status: res.statusCode, headers, body: res.body };
-}
-
-async function lockMember(h: Harness, recordId: string): Promise<void> {
-  const res = await post(h, "/auth/lock-account", { recordId, action: "lock" }, { headers: { authorization: `Bearer ${h.tenant.internalApiKey}` } });
-  assert.equal(res.statusCode, 200);
 }
 
 test("forgot-password, resend-verification and request-magic-link answer alike for existing, locked and unknown emails", async (t) => {

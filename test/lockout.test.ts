@@ -8,7 +8,8 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { LightMyRequestResponse } from "fastify";
 import { DAY, HOUR, MINUTE, SECOND } from "../src/core/clock.js";
-import { createTenant } from "../src/flows/tenants.js";
+import { assertLoginRefused, retryAfterOf } from "./support/assertions.js";
+import { addOtherTenant, lastWebhookFor, requestResetLink, resetPassword, WRONG_PASSWORD } from "./support/flows.js";
 import {
   createHarness,
   deliverWebhooks,
@@ -21,33 +22,16 @@ import {
   type Harness,
 } from "./support/harness.js";
 
-const WRONG_PASSWORD = "Wrong-Guess-99-Pass";
 const EMAIL = "ada@example.org";
 
-function retryAfterOf(res: LightMyRequestResponse): number {
-  const header = res.headers["retry-after"];
-  assert.ok(header !== undefined, `no Retry-After header: ${res.statusCode} ${res.body}`);
-  assert.match(String(header), /^[0-9]+$/);
-  return Number(header);
-}
-
+/** 401 invalid_credentials with authorized:false (D4). */
 function assertInvalidCredentials(res: LightMyRequestResponse): void {
-  assert.equal(res.statusCode, 401, res.body);
-  const body = res.json() as Record<string, unknown>;
-  assert.equal(body.code, "invalid_credentials", res.body);
-  assert.equal(body.authorized, false, res.body);
+  assertLoginRefused(res, 401, "invalid_credentials");
 }
 
 /** 429 rate_limited with authorized:false and a message (spec 4.2, 7); returns Retry-After. */
 function assertLockedOut(res: LightMyRequestResponse): number {
-  assert.equal(res.statusCode, 429, res.body);
-  const body = res.json() as Record<string, unknown>;
-  assert.equal(body.success, false, res.body);
-  assert.equal(body.code, "rate_limited", res.body);
-  assert.equal(body.authorized, false, res.body);
-  assert.equal(typeof body.message, "string", res.body);
-  assert.ok((body.message as string).length > 0, res.body);
-  assert.equal(typeof body.requestId, "string", res.body);
+  assertLoginRefused(res, 429, "rate_limited");
   return retryAfterOf(res);
 }
 
@@ -68,9 +52,7 @@ async function registerVerifiedOn(h: Harness, domain: string, email: string, pas
   const res = await post(h, "/auth/register-password", { email, name: "Ada Lovelace", password, "bot-challenge-response": "x" }, { domain, ip: "198.51.100.99" });
   assert.equal(res.statusCode, 200, res.body);
   await deliverWebhooks(h);
-  const hook = h.receiver.ofType("verify_email").filter((w) => w.body.email === email && new URL(w.body.verificationLink!).hostname === domain).at(-1);
-  assert.ok(hook, `no verify_email for ${email} on ${domain}`);
-  const link = parseLink(hook.body.verificationLink!);
+  const link = parseLink(lastWebhookFor(h, "verify_email", email, domain).body.verificationLink!);
   const verified = await post(h, "/auth/verify-email", { recordId: link.recordId, token: link.token }, { domain });
   assert.equal(verified.statusCode, 200, verified.body);
   return link.recordId;
@@ -187,11 +169,8 @@ test("lockout: a password reset clears the lockout and its escalation", async (t
   await failThreeTimes(h);
   assert.equal(assertLockedOut(await login(h, EMAIL, STRONG_PASSWORD)), 14400);
 
-  const forgot = await post(h, "/auth/forgot-password", { email: EMAIL, "bot-challenge-response": "x" });
-  assert.equal(forgot.statusCode, 200, forgot.body);
-  await deliverWebhooks(h);
-  const link = parseLink(h.receiver.last("password_reset").body.resetLink!);
-  const reset = await post(h, "/auth/reset-password", { recordId: link.recordId, token: link.token, newPassword: OTHER_STRONG_PASSWORD });
+  const link = await requestResetLink(h, EMAIL);
+  const reset = await resetPassword(h, link.recordId, link.token, OTHER_STRONG_PASSWORD);
   assert.equal(reset.statusCode, 200, reset.body);
 
   // No clock movement: the lockout is gone at once.
@@ -251,15 +230,7 @@ test("lockout: per tenant — the same email on another tenant is unaffected", a
   const h = await createHarness();
   t.after(() => h.close());
   const otherDomain = "other.example.com";
-  await createTenant(h.deps, {
-    domain: otherDomain,
-    settings: {
-      emailVerificationWebhook: `${h.receiver.url}/verify`,
-      passwordResetWebhook: `${h.receiver.url}/reset`,
-      magicLoginWebhook: `${h.receiver.url}/magic`,
-      botProtection: { provider: "none" },
-    },
-  });
+  await addOtherTenant(h, otherDomain);
   await registerVerifiedMember(h, EMAIL);
   await registerVerifiedOn(h, otherDomain, EMAIL, STRONG_PASSWORD);
 

@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import { networkOf } from "../src/providers/geoip.js";
+import { adminHeaders, requestResetLink, resetPassword } from "./support/flows.js";
 import { createHarness, deliverWebhooks, get, login, OTHER_STRONG_PASSWORD, parseLink, post, registerVerifiedMember, sessionCookieOf, STRONG_PASSWORD, type Harness } from "./support/harness.js";
 import { buildMmdb } from "./support/mmdb-writer.js";
 import { totpAt } from "./support/totp.js";
@@ -37,7 +38,7 @@ async function harnessWithAlerts(geo: boolean): Promise<Harness> {
 }
 
 async function auditTypes(h: Harness, recordId: string): Promise<{ type: string; details: Record<string, unknown> }[]> {
-  const res = await get(h, `/auth/admin/audit-log?recordId=${recordId}`, { headers: { authorization: `Bearer ${h.tenant.internalApiKey}` } });
+  const res = await get(h, `/auth/admin/audit-log?recordId=${recordId}`, { headers: adminHeaders(h) });
   return res.json().events;
 }
 
@@ -111,10 +112,8 @@ test("the alert webhook tells of password change and reset, 2FA enabled and disa
   await registerVerifiedMember(h, "alerts@example.org");
   const cookie = sessionCookieOf(await login(h, "alerts@example.org"))!;
   assert.equal((await post(h, "/auth/change-password", { currentPassword: STRONG_PASSWORD, newPassword: OTHER_STRONG_PASSWORD }, { cookie })).statusCode, 200);
-  await post(h, "/auth/forgot-password", { email: "alerts@example.org", "bot-challenge-response": "x" });
-  await deliverWebhooks(h);
-  const reset = parseLink(h.receiver.last("password_reset").body.resetLink!);
-  assert.equal((await post(h, "/auth/reset-password", { recordId: reset.recordId, token: reset.token, newPassword: STRONG_PASSWORD })).statusCode, 200);
+  const reset = await requestResetLink(h, "alerts@example.org");
+  assert.equal((await resetPassword(h, reset.recordId, reset.token, STRONG_PASSWORD)).statusCode, 200);
 
   const session = sessionCookieOf(await login(h, "alerts@example.org"))!;
   const { secret } = (await post(h, "/auth/2fa/setup", {}, { cookie: session })).json();

@@ -11,12 +11,35 @@ import { test } from "node:test";
 import Database from "better-sqlite3";
 import type { LightMyRequestResponse } from "fastify";
 import { HOUR, MINUTE, SECOND } from "../src/core/clock.js";
-import { createTenant } from "../src/flows/tenants.js";
-import { Store } from "../src/store/index.js";
+import {
+  assertError,
+  assertMessageSuccess,
+  assertRecordId,
+  assertRegistered,
+  assertToken,
+  retryAfterOf,
+  sessionSetCookie,
+  assertSuccessBody,
+  setCookieHeaders,
+} from "./support/assertions.js";
+import {
+  addOtherTenant,
+  adminHeaders,
+  forgotPassword,
+  lastWebhookFor,
+  lockMember,
+  nextIp,
+  OTHER_DOMAIN,
+  requestResetLink,
+  resetPassword,
+  sessionData,
+  webhooksFor,
+  WRONG_PASSWORD,
+  yieldingTransactions,
+} from "./support/flows.js";
 import {
   createHarness,
   deliverWebhooks,
-  get,
   login,
   OTHER_STRONG_PASSWORD,
   parseLink,
@@ -26,20 +49,8 @@ import {
   STRONG_PASSWORD,
   type Harness,
   type PostOptions,
-  type ReceivedWebhook,
 } from "./support/harness.js";
 import { totpAt } from "./support/totp.js";
-
-const BASE64URL_32_BYTES = /^[A-Za-z0-9_-]{43}$/;
-const WRONG_PASSWORD = "Wrong-Guess-99-Pass";
-const OTHER_DOMAIN = "other.example.com";
-
-let ipCounter = 0;
-/** A fresh client address, so per-IP limits never get in the way of a test about something else. */
-function nextIp(): string {
-  ipCounter += 1;
-  return `198.51.${Math.floor(ipCounter / 250)}.${(ipCounter % 250) + 1}`;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
@@ -47,21 +58,6 @@ function nextIp(): string {
 
 async function registerMagic(h: Harness, email: string, options: PostOptions = {}): Promise<LightMyRequestResponse> {
   return post(h, "/auth/register-magic-link", { email, name: "Grace Hopper", "bot-challenge-response": "x" }, { ip: nextIp(), ...options });
-}
-
-function webhooksFor(h: Harness, eventType: string, email: string, domain?: string): ReceivedWebhook[] {
-  return h.receiver.ofType(eventType).filter((w) => {
-    if (w.body.email !== email) return false;
-    if (domain === undefined) return true;
-    const link = w.body.verificationLink ?? w.body.resetLink ?? w.body.magicLoginLink ?? "";
-    return new URL(link).hostname === domain;
-  });
-}
-
-function lastWebhookFor(h: Harness, eventType: string, email: string, domain?: string): ReceivedWebhook {
-  const hook = webhooksFor(h, eventType, email, domain).at(-1);
-  assert.ok(hook, `no ${eventType} webhook for ${email}`);
-  return hook;
 }
 
 /** Registers by magic link, delivers, verifies the email: a ready passwordless member. */
@@ -93,93 +89,13 @@ async function verifyLink(h: Harness, recordId: string, token: string, extra: Re
   return post(h, `/auth/verify-magic-link/${recordId}/${token}`, { "bot-challenge-response": "x", ...extra }, options);
 }
 
-function adminHeaders(h: Harness): Record<string, string> {
-  const key = h.tenant.internalApiKey;
-  assert.ok(key, "harness tenant has no internal API key");
-  return { authorization: `Bearer ${key}` };
-}
-
-async function lockMember(h: Harness, recordId: string): Promise<void> {
-  const res = await post(h, "/auth/lock-account", { recordId, action: "lock" }, { headers: adminHeaders(h) });
-  assert.equal(res.statusCode, 200, res.body);
-}
-
-/** D4: every non-2xx body is { success:false, code, message, requestId } (+ extras). */
-function assertError(res: LightMyRequestResponse, status: number, code: string): Record<string, unknown> {
-  assert.equal(res.statusCode, status, res.body);
-  const body = res.json() as Record<string, unknown>;
-  assert.equal(body.success, false, res.body);
-  assert.equal(body.code, code, res.body);
-  assert.equal(typeof body.message, "string", res.body);
-  assert.ok((body.message as string).length > 0, res.body);
-  assert.equal(typeof body.requestId, "string", res.body);
-  assert.ok((body.requestId as string).length > 0, res.body);
-  return body;
-}
-
-function assertMessageSuccess(res: LightMyRequestResponse): void {
-  assert.equal(res.statusCode, 200, res.body);
-  const body = res.json() as Record<string, unknown>;
-  assert.deepEqual(Object.keys(body).sort(), ["message", "success"]);
-  assert.equal(body.success, true);
-  assert.equal(typeof body.message, "string");
-  assert.ok((body.message as string).length > 0);
-}
-
-function retryAfterOf(res: LightMyRequestResponse): number {
-  const header = res.headers["retry-after"];
-  assert.ok(header !== undefined, `no Retry-After header: ${res.statusCode} ${res.body}`);
-  assert.match(String(header), /^[0-9]+$/);
-  return Number(header);
-}
-
-function assertRecordId(value: unknown): string {
-  assert.equal(typeof value, "string");
-  const id = value as string;
-  assert.match(id, /^[0-9]+$/);
-  const n = Number(id);
-  assert.ok(Number.isSafeInteger(n), `${id} is not a safe integer`);
-  assert.ok(n >= 1e14 && n < 2 ** 53, `${id} is outside [1e14, 2^53)`);
-  return id;
-}
-
-function assertToken(token: string): void {
-  assert.match(token, BASE64URL_32_BYTES);
-  assert.equal(Buffer.from(token, "base64url").length, 32);
-}
-
-function setCookieHeaders(res: LightMyRequestResponse): string[] {
-  const raw = res.headers["set-cookie"];
-  return raw === undefined ? [] : Array.isArray(raw) ? raw : [String(raw)];
-}
-
-/** The session_id Set-Cookie header split into its value and lowercased attributes. */
-function sessionSetCookie(res: LightMyRequestResponse): { value: string; attributes: string[] } {
-  const all = setCookieHeaders(res);
-  const header = all.find((c) => c.startsWith("session_id="));
-  assert.ok(header, `no session_id Set-Cookie in ${JSON.stringify(all)}`);
-  const [pair, ...attributes] = header.split(";").map((part) => part.trim());
-  return { value: pair!.slice("session_id=".length), attributes: attributes.map((a) => a.toLowerCase()) };
-}
-
 /** 200 exactly { success:true, message, redirect } with a session cookie; returns the cookie. */
 function assertMagicLogin(res: LightMyRequestResponse, redirect = "/"): string {
-  assert.equal(res.statusCode, 200, res.body);
-  const body = res.json() as Record<string, unknown>;
-  assert.deepEqual(Object.keys(body).sort(), ["message", "redirect", "success"], res.body);
-  assert.equal(body.success, true);
-  assert.equal(typeof body.message, "string");
-  assert.ok((body.message as string).length > 0);
+  const body = assertSuccessBody(res, ["message", "redirect", "success"]);
   assert.equal(body.redirect, redirect);
   const cookie = sessionCookieOf(res);
   assert.ok(cookie, "no session cookie");
   return cookie;
-}
-
-async function sessionData(h: Harness, cookie: string, options: PostOptions = {}): Promise<Record<string, unknown>> {
-  const res = await get(h, "/auth/session", { cookie, ...options });
-  assert.equal(res.statusCode, 200, res.body);
-  return res.json() as Record<string, unknown>;
 }
 
 async function tenantIdOf(h: Harness, domain = h.tenant.domain): Promise<string> {
@@ -203,18 +119,6 @@ function countSessions(h: Harness, recordId: string): number {
   }
 }
 
-async function addOtherTenant(h: Harness): Promise<void> {
-  await createTenant(h.deps, {
-    domain: OTHER_DOMAIN,
-    settings: {
-      emailVerificationWebhook: `${h.receiver.url}/verify`,
-      passwordResetWebhook: `${h.receiver.url}/reset`,
-      magicLoginWebhook: `${h.receiver.url}/magic`,
-      botProtection: { provider: "none" },
-    },
-  });
-}
-
 /** Enrols the member in 2FA through a session; returns the secret. The clock then moves one step on. */
 async function enrolTwoFactor(h: Harness, cookie: string): Promise<string> {
   const setup = await post(h, "/auth/2fa/setup", {}, { cookie });
@@ -227,22 +131,6 @@ async function enrolTwoFactor(h: Harness, cookie: string): Promise<string> {
   return secret;
 }
 
-/**
- * better-sqlite3 answers synchronously, so concurrent requests could otherwise run one after the
- * other. Yielding to the event loop before each transaction lets every request do its
- * pre-transaction work (the token peek) first, so a check-then-act race would show.
- */
-function interleaveTransactions(t: { after(fn: () => void): void }): void {
-  const original = Store.prototype.transaction;
-  Store.prototype.transaction = async function <T>(this: Store, work: (store: Store) => Promise<T>): Promise<T> {
-    await new Promise<void>((resolve) => setImmediate(resolve));
-    return original.call(this, work) as Promise<T>;
-  };
-  t.after(() => {
-    Store.prototype.transaction = original;
-  });
-}
-
 // ---------------------------------------------------------------------------------------------
 // POST /auth/register-magic-link (spec 3, 4.1, 6, D5, D8, D9)
 // ---------------------------------------------------------------------------------------------
@@ -250,14 +138,7 @@ function interleaveTransactions(t: { after(fn: () => void): void }): void {
 test("register-magic-link: success body, record id range, one verify_email webhook with exactly the spec 6 fields (D9)", async (t) => {
   const h = await createHarness();
   t.after(() => h.close());
-  const res = await registerMagic(h, "grace@example.org");
-  assert.equal(res.statusCode, 200, res.body);
-  const body = res.json() as Record<string, unknown>;
-  assert.deepEqual(Object.keys(body).sort(), ["message", "recordid", "success"]);
-  assert.equal(body.success, true);
-  assert.equal(typeof body.message, "string");
-  assert.ok((body.message as string).length > 0);
-  const recordId = assertRecordId(body.recordid);
+  const recordId = assertRegistered(await registerMagic(h, "grace@example.org")).recordid;
 
   assert.equal(await deliverWebhooks(h), 1);
   assert.equal(h.receiver.received.length, 1);
@@ -592,13 +473,11 @@ test("verify-magic-link: password reset and email verification tokens are not ma
   const h = await createHarness();
   t.after(() => h.close());
   const recordId = await registerVerifiedMember(h, "ada@example.org", STRONG_PASSWORD, nextIp());
-  assert.equal((await post(h, "/auth/forgot-password", { email: "ada@example.org", "bot-challenge-response": "x" })).statusCode, 200);
-  await deliverWebhooks(h);
-  const reset = parseLink(lastWebhookFor(h, "password_reset", "ada@example.org").body.resetLink!);
+  const reset = await requestResetLink(h, "ada@example.org");
   assert.equal(reset.recordId, recordId);
   assertError(await verifyLink(h, recordId, reset.token), 400, "invalid_token");
   // The reset link is still good for what it is.
-  assertMessageSuccess(await post(h, "/auth/reset-password", { recordId, token: reset.token, newPassword: OTHER_STRONG_PASSWORD }));
+  assertMessageSuccess(await resetPassword(h, recordId, reset.token, OTHER_STRONG_PASSWORD));
 
   const pending = await registerMagic(h, "pending@example.org");
   assert.equal(pending.statusCode, 200, pending.body);
@@ -685,11 +564,11 @@ test("forgot/reset-password: a magic-link member gains Password (D8) and can the
   t.after(() => h.close());
   const recordId = await registerVerifiedMagicMember(h, "grace@example.org");
   assert.deepEqual(await authenticationTypeOf(h, recordId), ["Magic Link"]);
-  assertMessageSuccess(await post(h, "/auth/forgot-password", { email: "grace@example.org", "bot-challenge-response": "x" }));
+  assertMessageSuccess(await forgotPassword(h, "grace@example.org"));
   await deliverWebhooks(h);
   const reset = parseLink(lastWebhookFor(h, "password_reset", "grace@example.org").body.resetLink!);
   assert.equal(reset.recordId, recordId);
-  assertMessageSuccess(await post(h, "/auth/reset-password", { recordId, token: reset.token, newPassword: STRONG_PASSWORD }));
+  assertMessageSuccess(await resetPassword(h, recordId, reset.token, STRONG_PASSWORD));
   assert.deepEqual(await authenticationTypeOf(h, recordId), ["Magic Link", "Password"]);
   const res = await login(h, "grace@example.org", STRONG_PASSWORD);
   assert.equal(res.statusCode, 200, res.body);
@@ -724,7 +603,7 @@ for (const parallel of [20]) {
     t.after(() => h.close());
     const recordId = await registerVerifiedMagicMember(h, "grace@example.org");
     const { token } = await magicLinkFor(h, "grace@example.org");
-    interleaveTransactions(t);
+    yieldingTransactions(t);
     const results = await Promise.all(Array.from({ length: parallel }, () => verifyLink(h, recordId, token)));
     const ok = results.filter((r) => r.statusCode === 200);
     assert.equal(ok.length, 1, results.map((r) => `${r.statusCode} ${r.body}`).join("\n"));

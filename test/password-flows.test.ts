@@ -8,8 +8,21 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { LightMyRequestResponse } from "fastify";
 import { HOUR, MINUTE, SECOND } from "../src/core/clock.js";
-import { createTenant } from "../src/flows/tenants.js";
-import { Store } from "../src/store/index.js";
+import { assertError, assertMessageSuccess, assertRegistered, assertToken, retryAfterOf, sessionSetCookie } from "./support/assertions.js";
+import {
+  addOtherTenant,
+  adminHeaders,
+  forgotPassword,
+  lastWebhookFor,
+  lockMember,
+  nextIp,
+  OTHER_DOMAIN,
+  requestResetLink,
+  resetPassword,
+  sessionStatus,
+  webhooksFor,
+  yieldingTransactions,
+} from "./support/flows.js";
 import {
   createHarness,
   deliverWebhooks,
@@ -23,36 +36,12 @@ import {
   STRONG_PASSWORD,
   type Harness,
   type PostOptions,
-  type ReceivedWebhook,
 } from "./support/harness.js";
 
-const BASE64URL_32_BYTES = /^[A-Za-z0-9_-]{43}$/;
 const THIRD_STRONG_PASSWORD = "Quiet-Lantern-77-Orbit";
-
-let ipCounter = 0;
-/** A fresh client address, so registration's per-IP limit (5/h) never gets in the way. */
-function nextIp(): string {
-  ipCounter += 1;
-  return `198.51.${Math.floor(ipCounter / 250)}.${(ipCounter % 250) + 1}`;
-}
 
 async function register(h: Harness, email: string, password = STRONG_PASSWORD, options: PostOptions = {}): Promise<LightMyRequestResponse> {
   return post(h, "/auth/register-password", { email, name: "Ada Lovelace", password, "bot-challenge-response": "x" }, { ip: nextIp(), ...options });
-}
-
-function webhooksFor(h: Harness, eventType: string, email: string, domain?: string): ReceivedWebhook[] {
-  return h.receiver.ofType(eventType).filter((w) => {
-    if (w.body.email !== email) return false;
-    if (domain === undefined) return true;
-    const link = w.body.verificationLink ?? w.body.resetLink ?? "";
-    return new URL(link).hostname === domain;
-  });
-}
-
-function lastWebhookFor(h: Harness, eventType: string, email: string, domain?: string): ReceivedWebhook {
-  const hook = webhooksFor(h, eventType, email, domain).at(-1);
-  assert.ok(hook, `no ${eventType} webhook for ${email}`);
-  return hook;
 }
 
 /** Registers and delivers; returns the verification link's parts (member stays pending). */
@@ -68,36 +57,8 @@ async function verify(h: Harness, recordId: string, token: string, options: Post
   return post(h, "/auth/verify-email", { recordId, token }, options);
 }
 
-async function forgot(h: Harness, email: string, options: PostOptions = {}): Promise<LightMyRequestResponse> {
-  return post(h, "/auth/forgot-password", { email, "bot-challenge-response": "x" }, options);
-}
-
-/** Asks for a reset and returns the link's parts from the delivered password_reset webhook. */
-async function resetLinkFor(h: Harness, email: string): Promise<{ recordId: string; token: string }> {
-  const res = await forgot(h, email);
-  assert.equal(res.statusCode, 200, res.body);
-  await deliverWebhooks(h);
-  const link = parseLink(lastWebhookFor(h, "password_reset", email).body.resetLink!);
-  return { recordId: link.recordId, token: link.token };
-}
-
-async function reset(h: Harness, recordId: string, token: string, newPassword: string): Promise<LightMyRequestResponse> {
-  return post(h, "/auth/reset-password", { recordId, token, newPassword });
-}
-
 async function resend(h: Harness, email: string, options: PostOptions = {}): Promise<LightMyRequestResponse> {
   return post(h, "/auth/resend-verification", { email, "bot-challenge-response": "x" }, options);
-}
-
-function adminHeaders(h: Harness): Record<string, string> {
-  const key = h.tenant.internalApiKey;
-  assert.ok(key, "harness tenant has no internal API key");
-  return { authorization: `Bearer ${key}` };
-}
-
-async function lockMember(h: Harness, recordId: string): Promise<void> {
-  const res = await post(h, "/auth/lock-account", { recordId, action: "lock" }, { headers: adminHeaders(h) });
-  assert.equal(res.statusCode, 200, res.body);
 }
 
 async function loginCookie(h: Harness, email: string, password = STRONG_PASSWORD, options: PostOptions = {}): Promise<string> {
@@ -106,64 +67,6 @@ async function loginCookie(h: Harness, email: string, password = STRONG_PASSWORD
   const cookie = sessionCookieOf(res);
   assert.ok(cookie, "no session cookie");
   return cookie;
-}
-
-/** D4: every non-2xx body is { success:false, code, message, requestId } (+ extras). */
-function assertError(res: LightMyRequestResponse, status: number, code: string): Record<string, unknown> {
-  assert.equal(res.statusCode, status, res.body);
-  const body = res.json() as Record<string, unknown>;
-  assert.equal(body.success, false, res.body);
-  assert.equal(body.code, code, res.body);
-  assert.equal(typeof body.message, "string", res.body);
-  assert.ok((body.message as string).length > 0, res.body);
-  assert.equal(typeof body.requestId, "string", res.body);
-  assert.ok((body.requestId as string).length > 0, res.body);
-  return body;
-}
-
-function assertMessageSuccess(res: LightMyRequestResponse): void {
-  assert.equal(res.statusCode, 200, res.body);
-  const body = res.json() as Record<string, unknown>;
-  assert.deepEqual(Object.keys(body).sort(), ["message", "success"]);
-  assert.equal(body.success, true);
-  assert.equal(typeof body.message, "string");
-  assert.ok((body.message as string).length > 0);
-}
-
-function retryAfterOf(res: LightMyRequestResponse): number {
-  const header = res.headers["retry-after"];
-  assert.ok(header !== undefined, "no Retry-After header");
-  assert.match(String(header), /^[0-9]+$/);
-  return Number(header);
-}
-
-function assertRecordId(value: unknown): string {
-  assert.equal(typeof value, "string");
-  const id = value as string;
-  assert.match(id, /^[0-9]+$/);
-  const n = Number(id);
-  assert.ok(Number.isSafeInteger(n), `${id} is not a safe integer`);
-  assert.ok(n >= 1e14 && n < 2 ** 53, `${id} is outside [1e14, 2^53)`);
-  return id;
-}
-
-function assertToken(token: string): void {
-  assert.match(token, BASE64URL_32_BYTES);
-  assert.equal(Buffer.from(token, "base64url").length, 32);
-}
-
-/** The session_id Set-Cookie header split into its value and lowercased attributes. */
-function sessionSetCookie(res: LightMyRequestResponse): { value: string; attributes: string[] } {
-  const raw = res.headers["set-cookie"];
-  const all = raw === undefined ? [] : Array.isArray(raw) ? raw : [String(raw)];
-  const header = all.find((c) => c.startsWith("session_id="));
-  assert.ok(header, `no session_id Set-Cookie in ${JSON.stringify(all)}`);
-  const [pair, ...attributes] = header.split(";").map((part) => part.trim());
-  return { value: pair!.slice("session_id=".length), attributes: attributes.map((a) => a.toLowerCase()) };
-}
-
-async function sessionStatus(h: Harness, cookie: string, options: PostOptions = {}): Promise<number> {
-  return (await get(h, "/auth/session", { cookie, ...options })).statusCode;
 }
 
 function withoutRequestId(res: LightMyRequestResponse): Record<string, unknown> {
@@ -178,14 +81,7 @@ function withoutRequestId(res: LightMyRequestResponse): Record<string, unknown> 
 test("register-password: success body, record id range, one verify_email webhook with the exact fields and link form", async (t) => {
   const h = await createHarness();
   t.after(() => h.close());
-  const res = await register(h, "ada@example.org");
-  assert.equal(res.statusCode, 200, res.body);
-  const body = res.json() as Record<string, unknown>;
-  assert.deepEqual(Object.keys(body).sort(), ["message", "recordid", "success"]);
-  assert.equal(body.success, true);
-  assert.equal(typeof body.message, "string");
-  assert.ok((body.message as string).length > 0);
-  const recordId = assertRecordId(body.recordid);
+  const recordId = assertRegistered(await register(h, "ada@example.org")).recordid;
 
   assert.equal(await deliverWebhooks(h), 1);
   const hooks = h.receiver.ofType("verify_email");
@@ -241,12 +137,7 @@ test("register-password: an existing pending email gets a decoy id, a fresh veri
   const h = await createHarness();
   t.after(() => h.close());
   const first = await registerPending(h, "ada@example.org");
-  const again = await register(h, "ada@example.org", OTHER_STRONG_PASSWORD);
-  assert.equal(again.statusCode, 200, again.body);
-  const body = again.json() as Record<string, unknown>;
-  assert.deepEqual(Object.keys(body).sort(), ["message", "recordid", "success"]);
-  assert.equal(body.success, true);
-  const decoy = assertRecordId(body.recordid);
+  const decoy = assertRegistered(await register(h, "ada@example.org", OTHER_STRONG_PASSWORD)).recordid;
   assert.notEqual(decoy, first.recordId);
 
   assert.equal(await deliverWebhooks(h), 1);
@@ -272,14 +163,10 @@ test("register-password: an existing verified email gets the same success shape 
   t.after(() => h.close());
   const recordId = await registerVerifiedMember(h, "ada@example.org");
   const before = h.receiver.received.length;
-  const again = await register(h, "ada@example.org", OTHER_STRONG_PASSWORD);
-  assert.equal(again.statusCode, 200, again.body);
-  const body = again.json() as Record<string, unknown>;
-  assert.deepEqual(Object.keys(body).sort(), ["message", "recordid", "success"]);
-  assert.equal(body.success, true);
+  const body = assertRegistered(await register(h, "ada@example.org", OTHER_STRONG_PASSWORD));
   const fresh = await register(h, "someone-new@example.org");
   assert.equal(body.message, fresh.json().message, "same message as a genuine registration");
-  const decoy = assertRecordId(body.recordid);
+  const decoy = body.recordid;
   assert.notEqual(decoy, recordId);
   await deliverWebhooks(h);
   assert.equal(webhooksFor(h, "verify_email", "ada@example.org").length, 1, "no new webhook for a verified account");
@@ -312,7 +199,7 @@ test("verify-email: a password reset token is not accepted as a verification tok
   const h = await createHarness();
   t.after(() => h.close());
   const { recordId } = await registerPending(h, "ada@example.org");
-  const resetLink = await resetLinkFor(h, "ada@example.org");
+  const resetLink = await requestResetLink(h, "ada@example.org");
   assert.equal(resetLink.recordId, recordId);
   assertError(await verify(h, recordId, resetLink.token), 400, "invalid_token");
   assertError(await login(h, "ada@example.org"), 403, "email_not_verified");
@@ -343,28 +230,11 @@ test("verify-email: a recordId that is not digits is refused with a 4xx (invalid
   }
 });
 
-/**
- * better-sqlite3 answers synchronously, so without help concurrent requests can run one after the
- * other inside microtasks and a check-then-act race would never show. Yielding to the event loop
- * before each transaction lets every request do its pre-transaction work first, so a flow that
- * checked a token outside its transaction would be caught. No timers: only a setImmediate yield.
- */
-function interleaveTransactions(t: { after(fn: () => void): void }): void {
-  const original = Store.prototype.transaction;
-  Store.prototype.transaction = async function <T>(this: Store, work: (store: Store) => Promise<T>): Promise<T> {
-    await new Promise<void>((resolve) => setImmediate(resolve));
-    return original.call(this, work) as Promise<T>;
-  };
-  t.after(() => {
-    Store.prototype.transaction = original;
-  });
-}
-
 for (const parallel of [2, 10]) {
   test(`verify-email: ${parallel} concurrent uses of one token give exactly one 200 (D7)`, async (t) => {
     const h = await createHarness();
     t.after(() => h.close());
-    interleaveTransactions(t);
+    yieldingTransactions(t);
     const { recordId, token } = await registerPending(h, "ada@example.org");
     const results = await Promise.all(Array.from({ length: parallel }, () => verify(h, recordId, token)));
     const ok = results.filter((r) => r.statusCode === 200);
@@ -554,9 +424,9 @@ test("forgot-password: byte-identical answers for existing, unknown and locked a
   await lockMember(h, lockedId);
   const before = h.receiver.received.length;
 
-  const existing = await forgot(h, "ada@example.org");
-  const unknown = await forgot(h, "nobody@example.org");
-  const locked = await forgot(h, "locked@example.org");
+  const existing = await forgotPassword(h, "ada@example.org");
+  const unknown = await forgotPassword(h, "nobody@example.org");
+  const locked = await forgotPassword(h, "locked@example.org");
   assertMessageSuccess(existing);
   assert.equal(unknown.statusCode, 200);
   assert.equal(locked.statusCode, 200);
@@ -591,7 +461,7 @@ test("forgot-password: invalidates the member's existing sessions", async (t) =>
   const first = await loginCookie(h, "ada@example.org");
   const second = await loginCookie(h, "ada@example.org");
   const bob = await loginCookie(h, "bob@example.org");
-  assertMessageSuccess(await forgot(h, "ada@example.org"));
+  assertMessageSuccess(await forgotPassword(h, "ada@example.org"));
   assert.equal(await sessionStatus(h, first), 401);
   assert.equal(await sessionStatus(h, second), 401);
   assert.equal(await sessionStatus(h, bob), 200, "another member's session is untouched");
@@ -603,17 +473,17 @@ test("forgot-password: the 11th request from one IP within an hour is 429 with R
   await registerVerifiedMember(h, "ada@example.org");
   const ip = "192.0.2.88";
   for (let i = 1; i <= 10; i++) {
-    const res = await forgot(h, `someone${i}@example.org`, { ip });
+    const res = await forgotPassword(h, `someone${i}@example.org`, { ip });
     assert.equal(res.statusCode, 200, `request ${i}: ${res.body}`);
   }
-  const eleventh = await forgot(h, "ada@example.org", { ip });
+  const eleventh = await forgotPassword(h, "ada@example.org", { ip });
   assertError(eleventh, 429, "rate_limited");
   const retryAfter = retryAfterOf(eleventh);
   assert.ok(retryAfter >= 1 && retryAfter <= 3600, `Retry-After ${retryAfter}`);
   await deliverWebhooks(h);
   assert.equal(h.receiver.ofType("password_reset").length, 0, "a refused request sends nothing");
   h.clock.advance(HOUR);
-  assertMessageSuccess(await forgot(h, "ada@example.org", { ip }));
+  assertMessageSuccess(await forgotPassword(h, "ada@example.org", { ip }));
 });
 
 test("forgot-password: 5 or more IPs for one email within an hour get 429, known or unknown email alike (spec 7, 8.2)", async (t) => {
@@ -622,33 +492,33 @@ test("forgot-password: 5 or more IPs for one email within an hour get 429, known
   await registerVerifiedMember(h, "ada@example.org");
   const statusesFor = async (email: string): Promise<number[]> => {
     const statuses: number[] = [];
-    for (let i = 0; i < 6; i++) statuses.push((await forgot(h, email, { ip: nextIp() })).statusCode);
+    for (let i = 0; i < 6; i++) statuses.push((await forgotPassword(h, email, { ip: nextIp() })).statusCode);
     return statuses;
   };
   const known = await statusesFor("ada@example.org");
   assert.deepEqual(known.slice(0, 4), [200, 200, 200, 200], known.join(","));
   assert.equal(known[5], 429, `the 6th distinct IP must be refused: ${known.join(",")}`);
-  const last = await forgot(h, "ada@example.org", { ip: nextIp() });
+  const last = await forgotPassword(h, "ada@example.org", { ip: nextIp() });
   assertError(last, 429, "rate_limited");
   retryAfterOf(last);
   // The refusal must not reveal whether the email is registered.
   assert.deepEqual(await statusesFor("nobody@example.org"), known);
   h.clock.advance(HOUR);
-  assertMessageSuccess(await forgot(h, "ada@example.org", { ip: nextIp() }));
+  assertMessageSuccess(await forgotPassword(h, "ada@example.org", { ip: nextIp() }));
 });
 
 test("reset-password: success body; the new password works, the old one doesn't; sessions end; the token is single use", async (t) => {
   const h = await createHarness();
   t.after(() => h.close());
   await registerVerifiedMember(h, "ada@example.org");
-  const { recordId, token } = await resetLinkFor(h, "ada@example.org");
+  const { recordId, token } = await requestResetLink(h, "ada@example.org");
   // Sessions created after the forgot request must also end on reset.
   const cookie = await loginCookie(h, "ada@example.org");
-  assertMessageSuccess(await reset(h, recordId, token, OTHER_STRONG_PASSWORD));
+  assertMessageSuccess(await resetPassword(h, recordId, token, OTHER_STRONG_PASSWORD));
   assert.equal(await sessionStatus(h, cookie), 401);
   assertError(await login(h, "ada@example.org", STRONG_PASSWORD), 401, "invalid_credentials");
   assert.equal((await login(h, "ada@example.org", OTHER_STRONG_PASSWORD)).statusCode, 200);
-  assertError(await reset(h, recordId, token, THIRD_STRONG_PASSWORD), 400, "invalid_token");
+  assertError(await resetPassword(h, recordId, token, THIRD_STRONG_PASSWORD), 400, "invalid_token");
   assertError(await login(h, "ada@example.org", THIRD_STRONG_PASSWORD), 401, "invalid_credentials");
 });
 
@@ -657,12 +527,12 @@ test("reset-password: the token lasts 1 h by default and is invalid_token after"
   t.after(() => h.close());
   await registerVerifiedMember(h, "early@example.org");
   await registerVerifiedMember(h, "late@example.org");
-  const early = await resetLinkFor(h, "early@example.org");
-  const late = await resetLinkFor(h, "late@example.org");
+  const early = await requestResetLink(h, "early@example.org");
+  const late = await requestResetLink(h, "late@example.org");
   h.clock.advance(HOUR - SECOND);
-  assertMessageSuccess(await reset(h, early.recordId, early.token, OTHER_STRONG_PASSWORD));
+  assertMessageSuccess(await resetPassword(h, early.recordId, early.token, OTHER_STRONG_PASSWORD));
   h.clock.advance(2 * SECOND);
-  assertError(await reset(h, late.recordId, late.token, OTHER_STRONG_PASSWORD), 400, "invalid_token");
+  assertError(await resetPassword(h, late.recordId, late.token, OTHER_STRONG_PASSWORD), 400, "invalid_token");
   assert.equal((await login(h, "late@example.org", STRONG_PASSWORD)).statusCode, 200);
 });
 
@@ -670,12 +540,12 @@ test("reset-password: a weak or breached new password is refused and leaves the 
   const h = await createHarness();
   t.after(() => h.close());
   await registerVerifiedMember(h, "ada@example.org");
-  const { recordId, token } = await resetLinkFor(h, "ada@example.org");
-  const weak = assertError(await reset(h, recordId, token, "short"), 400, "weak_password");
+  const { recordId, token } = await requestResetLink(h, "ada@example.org");
+  const weak = assertError(await resetPassword(h, recordId, token, "short"), 400, "weak_password");
   assert.ok(failedRulesOf(weak).includes("min_length"));
-  assertError(await reset(h, recordId, token, "Password123"), 400, "breached_password");
+  assertError(await resetPassword(h, recordId, token, "Password123"), 400, "breached_password");
   assert.equal((await login(h, "ada@example.org", STRONG_PASSWORD)).statusCode, 200, "password unchanged");
-  assertMessageSuccess(await reset(h, recordId, token, OTHER_STRONG_PASSWORD));
+  assertMessageSuccess(await resetPassword(h, recordId, token, OTHER_STRONG_PASSWORD));
   assert.equal((await login(h, "ada@example.org", OTHER_STRONG_PASSWORD)).statusCode, 200);
 });
 
@@ -683,11 +553,11 @@ test("reset-password: a second forgot-password voids the first link (D7)", async
   const h = await createHarness();
   t.after(() => h.close());
   await registerVerifiedMember(h, "ada@example.org");
-  const first = await resetLinkFor(h, "ada@example.org");
-  const second = await resetLinkFor(h, "ada@example.org");
+  const first = await requestResetLink(h, "ada@example.org");
+  const second = await requestResetLink(h, "ada@example.org");
   assert.notEqual(first.token, second.token);
-  assertError(await reset(h, first.recordId, first.token, OTHER_STRONG_PASSWORD), 400, "invalid_token");
-  assertMessageSuccess(await reset(h, second.recordId, second.token, OTHER_STRONG_PASSWORD));
+  assertError(await resetPassword(h, first.recordId, first.token, OTHER_STRONG_PASSWORD), 400, "invalid_token");
+  assertMessageSuccess(await resetPassword(h, second.recordId, second.token, OTHER_STRONG_PASSWORD));
 });
 
 test("reset-password: clears Password Change Pending to Unlocked", async (t) => {
@@ -697,8 +567,8 @@ test("reset-password: clears Password Change Pending to Unlocked", async (t) => 
   const required = await post(h, "/auth/admin/require-password-change", { recordId }, { headers: adminHeaders(h) });
   assert.equal(required.statusCode, 200, required.body);
   assertError(await login(h, "ada@example.org"), 403, "password_change_required");
-  const link = await resetLinkFor(h, "ada@example.org");
-  assertMessageSuccess(await reset(h, link.recordId, link.token, OTHER_STRONG_PASSWORD));
+  const link = await requestResetLink(h, "ada@example.org");
+  assertMessageSuccess(await resetPassword(h, link.recordId, link.token, OTHER_STRONG_PASSWORD));
   const cookie = await loginCookie(h, "ada@example.org", OTHER_STRONG_PASSWORD);
   const session = await get(h, "/auth/session", { cookie });
   assert.equal(session.statusCode, 200, session.body);
@@ -714,8 +584,8 @@ test("reset-password: resetting a pending (unverified) account verifies it", asy
   t.after(() => h.close());
   await registerPending(h, "ada@example.org");
   assertError(await login(h, "ada@example.org"), 403, "email_not_verified");
-  const link = await resetLinkFor(h, "ada@example.org");
-  assertMessageSuccess(await reset(h, link.recordId, link.token, OTHER_STRONG_PASSWORD));
+  const link = await requestResetLink(h, "ada@example.org");
+  assertMessageSuccess(await resetPassword(h, link.recordId, link.token, OTHER_STRONG_PASSWORD));
   const res = await login(h, "ada@example.org", OTHER_STRONG_PASSWORD);
   assert.equal(res.statusCode, 200, res.body);
 });
@@ -861,20 +731,6 @@ test("rate limit: the 4th registration attempt of one email within an hour is 42
 // Tenant isolation (D1, D6)
 // ---------------------------------------------------------------------------------------------
 
-const OTHER_DOMAIN = "other.example.com";
-
-async function addOtherTenant(h: Harness): Promise<void> {
-  await createTenant(h.deps, {
-    domain: OTHER_DOMAIN,
-    settings: {
-      emailVerificationWebhook: `${h.receiver.url}/verify`,
-      passwordResetWebhook: `${h.receiver.url}/reset`,
-      magicLoginWebhook: `${h.receiver.url}/magic`,
-      botProtection: { provider: "none" },
-    },
-  });
-}
-
 test("tenants: a session cookie of tenant A is not a session on tenant B", async (t) => {
   const h = await createHarness();
   t.after(() => h.close());
@@ -931,8 +787,8 @@ test("tenants: the same email registered in two tenants gives two independent me
   assertError(await login(h, "ada@example.org", STRONG_PASSWORD, { domain: OTHER_DOMAIN }), 401, "invalid_credentials");
 
   // A password reset on A leaves B alone.
-  const resetA = await resetLinkFor(h, "ada@example.org");
+  const resetA = await requestResetLink(h, "ada@example.org");
   assert.equal(resetA.recordId, linkA.recordId);
-  assertMessageSuccess(await reset(h, resetA.recordId, resetA.token, THIRD_STRONG_PASSWORD));
+  assertMessageSuccess(await resetPassword(h, resetA.recordId, resetA.token, THIRD_STRONG_PASSWORD));
   assert.equal((await login(h, "ada@example.org", OTHER_STRONG_PASSWORD, { domain: OTHER_DOMAIN })).statusCode, 200);
 });

@@ -9,6 +9,7 @@ import {
   createHarness,
   deliverWebhooks,
   get,
+  OPERATOR_KEY,
   OTHER_STRONG_PASSWORD,
   parseLink,
   post,
@@ -17,7 +18,6 @@ import {
   type Harness,
 } from "./support/harness.js";
 
-const OPERATOR_KEY = "operator-key-for-tests-0123456789abcdef";
 const THIRD_PASSWORD = "Zebra-Quartz-77-Lantern";
 const WRONG_PASSWORD = "Wrong-Guess-Pass-55";
 const BOT_RESPONSE = "bot-response-0.Zx81SecretChallengeValue_q9";

@@ -13,11 +13,11 @@ import { test } from "node:test";
 import Database from "better-sqlite3";
 import type { LightMyRequestResponse } from "fastify";
 import { MINUTE, SECOND } from "../src/core/clock.js";
-import { Store } from "../src/store/index.js";
+import { assertError, assertLoginRefused, retryAfterOf, setCookieHeaders } from "./support/assertions.js";
+import { nextIp, sessionData, WRONG_PASSWORD, yieldingTransactions } from "./support/flows.js";
 import {
   createHarness,
   deliverWebhooks,
-  get,
   login,
   OTHER_STRONG_PASSWORD,
   parseLink,
@@ -31,52 +31,13 @@ import {
 import { base32Decode, hotp, totpAt } from "./support/totp.js";
 
 const EMAIL = "ada@example.org";
-const WRONG_PASSWORD = "Wrong-Guess-99-Pass";
 /** The harness's SECRETS_KEY (hex). */
 const SECRETS_KEY_HEX = "11".repeat(32);
 const RECOVERY_CODE_FORM = /^[a-z0-9]{5}-[a-z0-9]{5}$/;
 
-let ipCounter = 0;
-function nextIp(): string {
-  ipCounter += 1;
-  return `198.51.${Math.floor(ipCounter / 250)}.${(ipCounter % 250) + 1}`;
-}
-
 // ---------------------------------------------------------------------------------------------
 // Helpers
 // ---------------------------------------------------------------------------------------------
-
-/** D4: every non-2xx body is { success:false, code, message, requestId } (+ extras). */
-function assertError(res: LightMyRequestResponse, status: number, code: string): Record<string, unknown> {
-  assert.equal(res.statusCode, status, res.body);
-  const body = res.json() as Record<string, unknown>;
-  assert.equal(body.success, false, res.body);
-  assert.equal(body.code, code, res.body);
-  assert.equal(typeof body.message, "string", res.body);
-  assert.ok((body.message as string).length > 0, res.body);
-  assert.equal(typeof body.requestId, "string", res.body);
-  return body;
-}
-
-/** A refused /auth/login: the error body plus authorized:false, and no session cookie. */
-function assertLoginRefused(res: LightMyRequestResponse, status: number, code: string): Record<string, unknown> {
-  const body = assertError(res, status, code);
-  assert.equal(body.authorized, false, res.body);
-  assert.equal(sessionCookieOf(res), undefined, "no session cookie on a refusal");
-  return body;
-}
-
-function retryAfterOf(res: LightMyRequestResponse): number {
-  const header = res.headers["retry-after"];
-  assert.ok(header !== undefined, `no Retry-After header: ${res.statusCode} ${res.body}`);
-  assert.match(String(header), /^[0-9]+$/);
-  return Number(header);
-}
-
-function setCookieHeaders(res: LightMyRequestResponse): string[] {
-  const raw = res.headers["set-cookie"];
-  return raw === undefined ? [] : Array.isArray(raw) ? raw : [String(raw)];
-}
 
 /** 200 authorized with a cookie; returns the session id. */
 function assertAuthorized(res: LightMyRequestResponse, recordId?: string): string {
@@ -103,12 +64,6 @@ function assertTwoFactorRequired(res: LightMyRequestResponse): void {
 
 async function loginWithCode(h: Harness, code: string | undefined, password = STRONG_PASSWORD, options: PostOptions = {}): Promise<LightMyRequestResponse> {
   return post(h, "/auth/login", { email: EMAIL, password, "bot-challenge-response": "x", ...(code === undefined ? {} : { twoFACode: code }) }, options);
-}
-
-async function sessionData(h: Harness, cookie: string): Promise<Record<string, unknown>> {
-  const res = await get(h, "/auth/session", { cookie });
-  assert.equal(res.statusCode, 200, res.body);
-  return res.json() as Record<string, unknown>;
 }
 
 /** A verified password member with a live session. */
@@ -165,18 +120,6 @@ function rawDatabaseText(h: Harness): string {
     .filter((file) => existsSync(file))
     .map((file) => readFileSync(file).toString("latin1"))
     .join("\n");
-}
-
-/** See test/password-flows.test.ts: lets concurrent requests interleave at each transaction. */
-function interleaveTransactions(t: { after(fn: () => void): void }): void {
-  const original = Store.prototype.transaction;
-  Store.prototype.transaction = async function <T>(this: Store, work: (store: Store) => Promise<T>): Promise<T> {
-    await new Promise<void>((resolve) => setImmediate(resolve));
-    return original.call(this, work) as Promise<T>;
-  };
-  t.after(() => {
-    Store.prototype.transaction = original;
-  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -468,7 +411,7 @@ test("2fa: concurrent uses of one TOTP code or one recovery code: exactly one is
   t.after(() => h.close());
   const { cookie } = await memberWithSession(h);
   const { secret, recoveryCodes } = await enrol(h, cookie);
-  interleaveTransactions(t);
+  yieldingTransactions(t);
   const code = totpAt(secret, h.clock.now());
   const totpResults = await Promise.all(Array.from({ length: 10 }, () => post(h, "/auth/2fa/recovery-codes", { code }, { cookie })));
   assert.equal(totpResults.filter((r) => r.statusCode === 200).length, 1, totpResults.map((r) => `${r.statusCode} ${r.body}`).join("\n"));

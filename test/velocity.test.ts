@@ -2,6 +2,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { MINUTE, SECOND } from "../src/core/clock.js";
+import { adminHeaders } from "./support/flows.js";
 import { createHarness, get, login, post, registerVerifiedMember, STRONG_PASSWORD } from "./support/harness.js";
 
 const ip = (n: number) => `198.51.100.${n}`;
@@ -14,7 +15,7 @@ test("login velocity: 5 IPs in 15 min are logged as suspicious, the 10th IP lock
   assert.ok(!h.logs.some((l) => l.includes("suspicious_login_velocity")), "4 IPs are not suspicious");
   assert.equal((await login(h, "target@example.org", STRONG_PASSWORD, { ip: ip(5) })).statusCode, 200, "5 IPs are logged, not refused");
   assert.ok(h.logs.some((l) => l.includes("suspicious_login_velocity")));
-  const audit = await get(h, `/auth/admin/audit-log?recordId=${recordId}`, { headers: { authorization: `Bearer ${h.tenant.internalApiKey}` } });
+  const audit = await get(h, `/auth/admin/audit-log?recordId=${recordId}`, { headers: adminHeaders(h) });
   assert.ok((audit.json().events as { type: string }[]).some((e) => e.type === "suspicious_login_velocity"));
 
   for (let n = 6; n <= 9; n++) assert.equal((await login(h, "target@example.org", STRONG_PASSWORD, { ip: ip(n) })).statusCode, 200);

@@ -6,6 +6,8 @@ import type { AddressInfo } from "node:net";
 import { test } from "node:test";
 import type { LightMyRequestResponse } from "fastify";
 import { Webhook } from "standardwebhooks";
+import { HOUR } from "../src/core/clock.js";
+import { operatorHeaders } from "./support/flows.js";
 import {
   createHarness,
   deliverWebhooks,
@@ -17,9 +19,6 @@ import {
   type ReceivedWebhook,
 } from "./support/harness.js";
 
-const OPERATOR_KEY = "operator-key-for-tests-0123456789abcdef";
-const HOUR = 60 * 60 * 1000;
-
 interface Delivery {
   id: string;
   eventType: string;
@@ -30,7 +29,7 @@ interface Delivery {
 }
 
 async function deliveries(h: Harness): Promise<Delivery[]> {
-  const response = await h.app.inject({ method: "GET", url: `/operator/tenants/${h.tenant.domain}/webhook-deliveries`, headers: { authorization: `Bearer ${OPERATOR_KEY}` } });
+  const response = await h.app.inject({ method: "GET", url: `/operator/tenants/${h.tenant.domain}/webhook-deliveries`, headers: operatorHeaders() });
   assert.equal(response.statusCode, 200, response.body);
   return response.json<{ deliveries: Delivery[] }>().deliveries;
 }
@@ -242,7 +241,7 @@ test("SSRF guard: without WEBHOOK_ALLOW_PRIVATE_NETWORKS a loopback webhook is r
     const patched = await h.app.inject({
       method: "PATCH",
       url: `/operator/tenants/${h.tenant.domain}`,
-      headers: { authorization: `Bearer ${OPERATOR_KEY}` },
+      headers: operatorHeaders(),
       payload: { settings: { emailVerificationWebhook: `http://localhost:${port}/verify` } },
     });
     assert.equal(patched.statusCode, 200, patched.body);
@@ -266,7 +265,7 @@ test("redirects are not followed: a 307 is a failed attempt and the target recei
     const patched = await h.app.inject({
       method: "PATCH",
       url: `/operator/tenants/${h.tenant.domain}`,
-      headers: { authorization: `Bearer ${OPERATOR_KEY}` },
+      headers: operatorHeaders(),
       payload: { settings: { emailVerificationWebhook: `http://127.0.0.1:${port}/hook` } },
     });
     assert.equal(patched.statusCode, 200, patched.body);

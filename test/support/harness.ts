@@ -24,6 +24,9 @@ export const CHEAP_ALTCHA: AltchaDifficulty = { algorithm: "SHA-256", cost: 1, c
 export const STRONG_PASSWORD = "Correct-Horse-42-Battery";
 export const OTHER_STRONG_PASSWORD = "Tr0ubadour&Staple-Ride";
 
+/** The OPERATOR_API_KEY every harness is configured with. */
+export const OPERATOR_KEY = "operator-key-for-tests-0123456789abcdef";
+
 export interface ReceivedWebhook {
   headers: IncomingHttpHeaders;
   rawBody: string;
@@ -104,7 +107,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
     BREACH_CHECK_MODE: "offline",
     WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true",
     LOG_LEVEL: "info",
-    OPERATOR_API_KEY: "operator-key-for-tests-0123456789abcdef",
+    OPERATOR_API_KEY: OPERATOR_KEY,
     ...options.env,
   });
   const clock = new ManualClock(Date.UTC(2026, 0, 1));

@@ -1,0 +1,124 @@
+/**
+ * Small request helpers shared by the test files: client addresses, the tenant's admin key and
+ * the operator key, locking a member, forgot/reset password, webhook lookups, the session,
+ * a second tenant, and the transaction patch the concurrency tests use.
+ */
+import assert from "node:assert/strict";
+import type { LightMyRequestResponse } from "fastify";
+import { createTenant } from "../../src/flows/tenants.js";
+import { Store } from "../../src/store/index.js";
+import { deliverWebhooks, get, OPERATOR_KEY, parseLink, post, type Harness, type PostOptions, type ReceivedWebhook } from "./harness.js";
+
+/** A password that is no member's. */
+export const WRONG_PASSWORD = "Wrong-Guess-99-Pass";
+
+/** The domain addOtherTenant gives its tenant. */
+export const OTHER_DOMAIN = "other.example.com";
+
+let ipCounter = 0;
+/** A fresh client address, so per-IP limits never get in the way of a test about something else. */
+export function nextIp(): string {
+  ipCounter += 1;
+  return `198.51.${Math.floor(ipCounter / 250)}.${(ipCounter % 250) + 1}`;
+}
+
+/** The harness tenant's internal API key (its application's admin key). */
+export function internalApiKeyOf(h: Harness): string {
+  const key = h.tenant.internalApiKey;
+  assert.ok(key, "harness tenant has no internal API key");
+  return key;
+}
+
+/** Authorization for the admin endpoints with the harness tenant's key. */
+export function adminHeaders(h: Harness): Record<string, string> {
+  return { authorization: `Bearer ${internalApiKeyOf(h)}` };
+}
+
+/** Authorization for the operator API. */
+export function operatorHeaders(): Record<string, string> {
+  return { authorization: `Bearer ${OPERATOR_KEY}` };
+}
+
+/** Locks the member through the admin endpoint; it must answer 200. */
+export async function lockMember(h: Harness, recordId: string): Promise<void> {
+  const res = await post(h, "/auth/lock-account", { recordId, action: "lock" }, { headers: adminHeaders(h) });
+  assert.equal(res.statusCode, 200, res.body);
+}
+
+export async function forgotPassword(h: Harness, email: string, options: PostOptions = {}): Promise<LightMyRequestResponse> {
+  return post(h, "/auth/forgot-password", { email, "bot-challenge-response": "x" }, options);
+}
+
+export async function resetPassword(h: Harness, recordId: string, token: string, newPassword: string, options: PostOptions = {}): Promise<LightMyRequestResponse> {
+  return post(h, "/auth/reset-password", { recordId, token, newPassword }, options);
+}
+
+/** Asks for a reset (it must answer 200) and returns the link's parts from the delivered password_reset webhook. */
+export async function requestResetLink(h: Harness, email: string): Promise<{ recordId: string; token: string }> {
+  const res = await forgotPassword(h, email);
+  assert.equal(res.statusCode, 200, res.body);
+  await deliverWebhooks(h);
+  const link = parseLink(lastWebhookFor(h, "password_reset", email).body.resetLink!);
+  return { recordId: link.recordId, token: link.token };
+}
+
+/** The received webhooks of one type for one email; with a domain, only those whose link is on it. */
+export function webhooksFor(h: Harness, eventType: string, email: string, domain?: string): ReceivedWebhook[] {
+  return h.receiver.ofType(eventType).filter((w) => {
+    if (w.body.email !== email) return false;
+    if (domain === undefined) return true;
+    const link = w.body.verificationLink ?? w.body.resetLink ?? w.body.magicLoginLink ?? "";
+    return new URL(link).hostname === domain;
+  });
+}
+
+export function lastWebhookFor(h: Harness, eventType: string, email: string, domain?: string): ReceivedWebhook {
+  const hook = webhooksFor(h, eventType, email, domain).at(-1);
+  assert.ok(hook, `no ${eventType} webhook for ${email}`);
+  return hook;
+}
+
+/** The status GET /auth/session answers for the cookie. */
+export async function sessionStatus(h: Harness, cookie: string, options: PostOptions = {}): Promise<number> {
+  return (await get(h, "/auth/session", { cookie, ...options })).statusCode;
+}
+
+/** GET /auth/session, which must answer 200; returns its body. */
+export async function sessionData(h: Harness, cookie: string, options: PostOptions = {}): Promise<Record<string, unknown>> {
+  const res = await get(h, "/auth/session", { cookie, ...options });
+  assert.equal(res.statusCode, 200, res.body);
+  return res.json() as Record<string, unknown>;
+}
+
+/** Tenant settings whose three webhooks go to the harness's receiver, with no bot protection. */
+export function receiverSettings(h: Harness) {
+  return {
+    emailVerificationWebhook: `${h.receiver.url}/verify`,
+    passwordResetWebhook: `${h.receiver.url}/reset`,
+    magicLoginWebhook: `${h.receiver.url}/magic`,
+    botProtection: { provider: "none" as const },
+  };
+}
+
+/** A second tenant, on OTHER_DOMAIN unless told, whose webhooks go to the harness's receiver. */
+export async function addOtherTenant(h: Harness, domain = OTHER_DOMAIN): Promise<void> {
+  await createTenant(h.deps, { domain, settings: receiverSettings(h) });
+}
+
+/**
+ * better-sqlite3 answers synchronously, so without help concurrent requests can run one after the
+ * other inside microtasks and a check-then-act race would never show. Yielding to the event loop
+ * before each transaction lets every request do its pre-transaction work (such as a token peek)
+ * first, so a flow that checked a token outside its transaction would be caught. No timers: only
+ * a setImmediate yield. The patch is undone when the test ends.
+ */
+export function yieldingTransactions(t: { after(fn: () => void): void }): void {
+  const original = Store.prototype.transaction;
+  Store.prototype.transaction = async function <T>(this: Store, work: (store: Store) => Promise<T>): Promise<T> {
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    return original.call(this, work) as Promise<T>;
+  };
+  t.after(() => {
+    Store.prototype.transaction = original;
+  });
+}
