@@ -33,7 +33,7 @@ import { base32Decode, hotp, totpAt } from "./support/totp.js";
 const EMAIL = "ada@example.org";
 /** The harness's SECRETS_KEY (hex). */
 const SECRETS_KEY_HEX = "11".repeat(32);
-const RECOVERY_CODE_FORM = /^[a-z0-9]{5}-[a-z0-9]{5}$/;
+const RECOVERY_CODE_FORM = /^[a-z0-9]{4}-[a-z0-9]{4}-[a-z0-9]{4}-[a-z0-9]{4}$/;
 
 // ---------------------------------------------------------------------------------------------
 // Helpers

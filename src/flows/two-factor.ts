@@ -39,7 +39,7 @@ async function checkCode(tx: Store, deps: Deps, tenant: Tenant, memberId: number
     if (step !== undefined && step > state.lastStep) method = "totp";
   } else if (allowRecovery) {
     const normalized = normalizeRecoveryCode(code);
-    if (normalized && (await tx.twoFactor.consumeRecoveryCode(tenant.id, memberId, hashRecoveryCode(normalized)))) method = "recovery";
+    if (normalized && (await tx.twoFactor.consumeRecoveryCode(tenant.id, memberId, hashRecoveryCode(tenant.id, memberId, normalized)))) method = "recovery";
   }
   if (method) {
     const lastStep = method === "totp" ? step! : state.lastStep;
@@ -122,7 +122,7 @@ export async function enableTwoFactor(deps: Deps, tenant: Tenant, session: Activ
     }
     const check = await checkCode(tx, deps, tenant, member.recordId, state.pendingSecretEnc, code, false, now);
     if (!check.ok) return check;
-    await tx.twoFactor.enableTwoFactor(tenant.id, member.recordId, state.pendingSecretEnc, check.step, recoveryCodes.map((c) => hashRecoveryCode(normalizeRecoveryCode(c)!)), now);
+    await tx.twoFactor.enableTwoFactor(tenant.id, member.recordId, state.pendingSecretEnc, check.step, recoveryCodes.map((c) => hashRecoveryCode(tenant.id, member.recordId, normalizeRecoveryCode(c)!)), now);
     await tx.audit.insertAuditEvent(tenant.id, { memberId: member.recordId, type: "two_factor_enabled", ip: context.ip, userAgent: context.userAgent }, now);
     await enqueueSecurityAlert(tx, deps, tenant, member, "two_factor_enabled", context, now);
     return check;
@@ -169,7 +169,7 @@ export async function regenerateRecoveryCodes(deps: Deps, tenant: Tenant, sessio
   await verifySecondFactor(deps, tenant, member, code, context, now);
   const recoveryCodes = generateRecoveryCodes(deps.random);
   await deps.store.transaction(async (tx) => {
-    await tx.twoFactor.replaceRecoveryCodes(tenant.id, member.recordId, recoveryCodes.map((c) => hashRecoveryCode(normalizeRecoveryCode(c)!)));
+    await tx.twoFactor.replaceRecoveryCodes(tenant.id, member.recordId, recoveryCodes.map((c) => hashRecoveryCode(tenant.id, member.recordId, normalizeRecoveryCode(c)!)));
     await tx.audit.insertAuditEvent(tenant.id, { memberId: member.recordId, type: "recovery_codes_regenerated", ip: context.ip, userAgent: context.userAgent }, now);
   });
   return recoveryCodes;
