@@ -2,7 +2,7 @@
  * Everything a flow may touch, built once at start-up. Tests build the same object with a manual
  * clock, seeded random and local provider URLs, so no flow reaches for a global.
  */
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Logger } from "pino";
 import type { Config } from "./config.js";
@@ -51,6 +51,7 @@ function loadSecretsKey(config: Config, dataDir: string, random: Random, log: Lo
   if (config.secretsKey) return config.secretsKey;
   const file = join(dataDir, "secrets.key");
   if (!existsSync(file)) {
+    mkdirSync(dataDir, { recursive: true });
     writeFileSync(file, random.bytes(32).toString("hex") + "\n", { mode: 0o600, flag: "wx" });
     log.warn({ file }, "SECRETS_KEY is not set: generated a key into the data directory; back it up with the database");
   }

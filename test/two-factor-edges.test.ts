@@ -1,8 +1,6 @@
 /** Edge cases of the second factor that earlier reviews found: concurrency and an unreadable secret. */
 import assert from "node:assert/strict";
-import { join } from "node:path";
 import { test } from "node:test";
-import Database from "better-sqlite3";
 import { createHarness, deliverWebhooks, login, parseLink, post, registerVerifiedMember, sessionCookieOf, STRONG_PASSWORD, type Harness } from "./support/harness.js";
 import { yieldingTransactions } from "./support/flows.js";
 import { totpAt } from "./support/totp.js";
@@ -38,9 +36,7 @@ test("a recovery code works even when the TOTP secret can't be decrypted", async
   t.after(() => h.close());
   await registerVerifiedMember(h, "lost@example.org");
   const { recoveryCodes } = await enrol(h, "lost@example.org");
-  const raw = new Database(join(h.dataDir, "latch.db"));
-  raw.prepare("UPDATE members SET totp_secret_enc = ? WHERE email = ?").run("v1.AAAA.AAAA.AAAA", "lost@example.org");
-  raw.close();
+  await h.db.updateTable("members").set({ totp_secret_enc: "v1.AAAA.AAAA.AAAA" }).where("email", "=", "lost@example.org").execute();
   const res = await post(h, "/auth/login", { email: "lost@example.org", password: STRONG_PASSWORD, twoFACode: recoveryCodes[0]!.toUpperCase(), "bot-challenge-response": "x" });
   assert.equal(res.statusCode, 200, res.body);
 });

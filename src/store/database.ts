@@ -2,7 +2,8 @@
  * Migrating the database. The dialect is chosen from DATABASE_URL in dialects.ts and nowhere
  * else, so the PostgreSQL twin runs the same stores and the same migrations as SQLite.
  */
-import { Migrator, type Kysely, type Migration, type MigrationProvider } from "kysely";
+import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } from "kysely";
+import { isPostgres } from "./dialects.js";
 import type { Database } from "./schema.js";
 import * as initial from "./migrations/0001-initial.js";
 import * as rateLimitSets from "./migrations/0002-rate-limit-sets.js";
@@ -21,18 +22,29 @@ const staticMigrations: MigrationProvider = { getMigrations: async () => migrati
 
 export { openDatabase, type OpenedDatabase } from "./dialects.js";
 
+/**
+ * On PostgreSQL the migration tables are pinned to the connection's current schema: Kysely looks
+ * them up across all schemas, so a second Latch schema in one database would find the first's.
+ */
+async function createMigrator(db: Kysely<Database>): Promise<Migrator> {
+  if (!isPostgres(db)) return new Migrator({ db, provider: staticMigrations });
+  const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(db);
+  return new Migrator({ db, provider: staticMigrations, migrationTableSchema: rows[0]!.schema });
+}
+
 export async function migrateToLatest(db: Kysely<Database>): Promise<void> {
-  const migrator = new Migrator({ db, provider: staticMigrations });
+  const migrator = await createMigrator(db);
   const { error, results } = await migrator.migrateToLatest();
   const failed = results?.find((r) => r.status === "Error");
   if (error || failed) {
-    throw new Error(`Migration ${failed?.migrationName ?? ""} failed`, { cause: error });
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new Error(`Migration ${failed?.migrationName ?? "(lock)"} failed: ${reason}`, { cause: error });
   }
 }
 
 /** True when every known migration has been applied (for readiness checks). */
 export async function isMigrated(db: Kysely<Database>): Promise<boolean> {
-  const migrator = new Migrator({ db, provider: staticMigrations });
+  const migrator = await createMigrator(db);
   const list = await migrator.getMigrations();
   return list.every((m) => m.executedAt !== undefined);
 }

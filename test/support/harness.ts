@@ -16,6 +16,13 @@ import { createDeps, type Deps } from "../../src/deps.js";
 import type { NewTenantSettings } from "../../src/flows/tenant-settings.js";
 import { createTenant, type CreatedTenant } from "../../src/flows/tenants.js";
 import { createLogger } from "../../src/logging.js";
+import { openDatabase } from "../../src/store/dialects.js";
+import type { Database } from "../../src/store/schema.js";
+import type { Kysely } from "kysely";
+import { createTestSchema } from "./postgres.js";
+
+/** The store every harness of this run uses (package.json runs the suites once per store). */
+export const TEST_STORE: "sqlite" | "postgres" = process.env.LATCH_TEST_STORE === "postgres" ? "postgres" : "sqlite";
 import type { AltchaDifficulty } from "../../src/providers/altcha.js";
 
 /** Proof of work a test solves in milliseconds; the protocol and checks are the production ones. */
@@ -87,6 +94,10 @@ export interface Harness {
   receiver: WebhookReceiver;
   tenant: CreatedTenant;
   dataDir: string;
+  /** Which store this run uses: LATCH_TEST_STORE=postgres runs every harness on PostgreSQL. */
+  storeKind: "sqlite" | "postgres";
+  /** A connection of the test's own to the same database, for checks of what is stored. */
+  db: Kysely<Database>;
   /** Builds a fresh app on the same database, as after a restart. */
   restart(): Promise<void>;
   close(): Promise<void>;
@@ -101,8 +112,9 @@ export interface HarnessOptions {
 
 export async function createHarness(options: HarnessOptions = {}): Promise<Harness> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "latch-test-"));
+  const schema = TEST_STORE === "postgres" ? await createTestSchema() : undefined;
   const config = loadConfig({
-    DATABASE_URL: `sqlite:${join(dataDir, "latch.db")}`,
+    DATABASE_URL: schema?.url ?? `sqlite:${join(dataDir, "latch.db")}`,
     SECRETS_KEY: "11".repeat(32),
     BREACH_CHECK_MODE: "offline",
     WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true",
@@ -131,8 +143,9 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
       ...options.settings,
     },
   });
+  const checker = openDatabase(config.databaseUrl, { poolSize: 2, statementTimeoutMs: 5000 }).db;
   const harness: Harness = {
-    app, deps, clock, config, logs, receiver, tenant, dataDir,
+    app, deps, clock, config, logs, receiver, tenant, dataDir, storeKind: TEST_STORE, db: checker,
     async restart() {
       await harness.deps.background.drain();
       await harness.app.close();
@@ -145,6 +158,8 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
       await harness.deps.background.drain();
       await harness.app.close();
       await harness.deps.store.close();
+      await checker.destroy();
+      await schema?.drop();
       await receiver.stop();
       if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
     },
