@@ -36,8 +36,10 @@ test("registering a taken email answers like a free one, but for the decoy id", 
   const h = await createHarness();
   t.after(() => h.close());
   await registerVerifiedMember(h, "taken@example.org");
+  await lockMember(h, await registerVerifiedMember(h, "locked@example.org", STRONG_PASSWORD, "198.51.100.3"));
   const register = (email: string) => post(h, "/auth/register-password", { email, name: "N", password: STRONG_PASSWORD, "bot-challenge-response": "x" }, { ip: "203.0.113.77" });
   const taken = await register("taken@example.org");
+  const locked = await register("locked@example.org");
   const free = await register("free@example.org");
   // Decoy and real ids come from one distribution (15 or 16 digits), so only the length header may differ.
   const shape = (res: LightMyRequestResponse) => {
@@ -46,6 +48,7 @@ test("registering a taken email answers like a free one, but for the decoy id", 
     return { ...rest, headers: others, body: { ...res.json(), recordid: typeof res.json().recordid } };
   };
   assert.deepEqual(shape(taken), shape(free));
+  assert.deepEqual(shape(locked), shape(free), "a locked account answers like a free email too");
   assert.match(taken.json().recordid, /^\d{15,16}$/);
 });
 

@@ -792,3 +792,15 @@ test("tenants: the same email registered in two tenants gives two independent me
   assertMessageSuccess(await resetPassword(h, resetA.recordId, resetA.token, THIRD_STRONG_PASSWORD));
   assert.equal((await login(h, "ada@example.org", OTHER_STRONG_PASSWORD, { domain: OTHER_DOMAIN })).statusCode, 200);
 });
+
+test("resend-verification: the 11th request from one IP within an hour is 429 with Retry-After (D15)", async (t) => {
+  const h = await createHarness();
+  t.after(() => h.close());
+  const ip = "192.0.2.89";
+  for (let i = 1; i <= 10; i++) assertMessageSuccess(await resend(h, `pending${i}@example.org`, { ip }));
+  const eleventh = await resend(h, "pending11@example.org", { ip });
+  assertError(eleventh, 429, "rate_limited");
+  assert.ok(retryAfterOf(eleventh) <= 3600);
+  h.clock.advance(HOUR);
+  assertMessageSuccess(await resend(h, "pending11@example.org", { ip }));
+});
