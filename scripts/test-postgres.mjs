@@ -15,9 +15,21 @@ if (!process.env.TEST_DATABASE_URL) {
   console.log("TEST_DATABASE_URL is not set: the PostgreSQL pass does not run (see README, Development).");
   process.exit(0);
 }
+/** Drops the schemas test harnesses made (latch_test_*), before and after the run. */
+async function dropTestSchemas() {
+  const { default: pg } = await import("pg");
+  const client = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
+  await client.connect();
+  const { rows } = await client.query("select nspname from pg_namespace where nspname like 'latch\\_test\\_%'");
+  for (const { nspname } of rows) await client.query(`DROP SCHEMA IF EXISTS "${nspname}" CASCADE`);
+  await client.end();
+}
+
+await dropTestSchemas();
 const files = readdirSync("test").filter((f) => f.endsWith(".test.ts") && !STORE_INDEPENDENT.has(f)).map((f) => `test/${f}`);
 const result = spawnSync(process.execPath, ["--import", "tsx", "--test", "--test-concurrency=2", ...files], {
   stdio: "inherit",
   env: { ...process.env, LATCH_TEST_STORE: "postgres" },
 });
+await dropTestSchemas();
 process.exit(result.status ?? 1);

@@ -63,7 +63,12 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
   const random = overrides.random ?? cryptoRandom;
   const log = overrides.log ?? createLogger(config.logLevel);
   const { db, dialect, dataDir } = openDatabase(config.databaseUrl);
-  await migrateToLatest(db);
+  try {
+    await migrateToLatest(db);
+  } catch (err) {
+    await db.destroy(); // an open pool would keep the process alive after the failure
+    throw err;
+  }
   const store = new Store(db, dialect);
   const secrets = createSecretBox(loadSecretsKey(config, dataDir, random, log), random);
   const altcha = createAltchaProvider({
