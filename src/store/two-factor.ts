@@ -101,13 +101,4 @@ export class TwoFactorStore {
     return row !== undefined;
   }
 
-  async countRecoveryCodes(tenantId: string, memberId: number): Promise<number> {
-    const row = await this.db
-      .selectFrom("recovery_codes")
-      .select((eb) => eb.fn.countAll<number>().as("n"))
-      .where("tenant_id", "=", tenantId)
-      .where("member_id", "=", memberId)
-      .executeTakeFirstOrThrow();
-    return Number(row.n);
-  }
 }
