@@ -100,5 +100,4 @@ export class TwoFactorStore {
       .executeTakeFirst();
     return row !== undefined;
   }
-
 }
