@@ -6,6 +6,9 @@ export interface Config {
   host: string;
   databaseUrl: string;
   redisUrl: string | undefined;
+  /** PostgreSQL only: connections per instance, and the cap on any one statement. */
+  databasePoolSize: number;
+  databaseStatementTimeoutMs: number;
   operatorApiKey: string | undefined;
   /** Fastify trustProxy value: false, or the proxies (IPs/CIDRs) whose X-Forwarded-For we believe. */
   trustProxy: false | string[];
@@ -46,6 +49,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const databaseUrl = text("DATABASE_URL") ?? "sqlite:./data/latch.db";
   if (!/^(sqlite:|postgres(ql)?:\/\/)/.test(databaseUrl)) problems.push("DATABASE_URL must start with sqlite: or postgres://");
 
+  const integer = (name: string, fallback: number, min: number, max: number): number => {
+    const raw = text(name);
+    const value = raw === undefined ? fallback : Number(raw);
+    if (!Number.isInteger(value) || value < min || value > max) problems.push(`${name} must be an integer ${min}-${max} (got "${raw}")`);
+    return value;
+  };
+  const databasePoolSize = integer("DATABASE_POOL_SIZE", 10, 1, 500);
+  const databaseStatementTimeoutMs = integer("DATABASE_STATEMENT_TIMEOUT_MS", 5000, 100, 600_000);
+
   const breachCheckUrl = text("BREACH_CHECK_URL") ?? DEFAULT_BREACH_CHECK_URL;
   if (!URL.canParse(breachCheckUrl)) problems.push("BREACH_CHECK_URL must be a URL");
 
@@ -69,6 +81,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host: text("HOST") ?? "0.0.0.0",
     databaseUrl,
     redisUrl: text("REDIS_URL"),
+    databasePoolSize,
+    databaseStatementTimeoutMs,
     operatorApiKey,
     trustProxy,
     breachCheckUrl,

@@ -98,6 +98,11 @@ test("config: defaults, and one clear message per bad variable (D17)", () => {
   assert.equal(config.trustProxy, false);
   assert.ok(Object.isFrozen(config));
   assert.deepEqual(loadConfig({ TRUST_PROXY: "10.0.0.1, 10.0.1.0/24" }).trustProxy, ["10.0.0.1", "10.0.1.0/24"]);
+  assert.deepEqual([config.databasePoolSize, config.databaseStatementTimeoutMs], [10, 5000]);
+  const tuned = loadConfig({ DATABASE_POOL_SIZE: "25", DATABASE_STATEMENT_TIMEOUT_MS: "2000" });
+  assert.deepEqual([tuned.databasePoolSize, tuned.databaseStatementTimeoutMs], [25, 2000]);
+  assert.throws(() => loadConfig({ DATABASE_POOL_SIZE: "0" }), /DATABASE_POOL_SIZE/);
+  assert.throws(() => loadConfig({ DATABASE_STATEMENT_TIMEOUT_MS: "soon" }), /DATABASE_STATEMENT_TIMEOUT_MS/);
   try {
     loadConfig({ PORT: "http", BREACH_CHECK_MODE: "sometimes", SECRETS_KEY: "short", LOG_LEVEL: "loud", DATABASE_URL: "mysql://x", OPERATOR_API_KEY: "weak" });
     assert.fail("expected a ConfigError");

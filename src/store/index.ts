@@ -41,7 +41,7 @@ export class Store {
     this.sessions = new SessionStore(db);
     this.tokens = new TokenStore(db, dialect);
     this.limits = new LimitStore(db);
-    this.outbox = new OutboxStore(db);
+    this.outbox = new OutboxStore(db, dialect);
     this.audit = new AuditStore(db);
     this.twoFactor = new TwoFactorStore(db, dialect);
     this.loginOrigins = new LoginOriginStore(db);

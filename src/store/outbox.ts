@@ -1,4 +1,5 @@
 import type { Kysely, Selectable } from "kysely";
+import type { DialectName } from "./dialects.js";
 import type { Database, WebhookDeliveriesTable } from "./schema.js";
 import type { WebhookEventType } from "../model.js";
 
@@ -46,7 +47,10 @@ function toClaimed(row: Selectable<WebhookDeliveriesTable>): ClaimedDelivery {
 }
 
 export class OutboxStore {
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly dialect: DialectName,
+  ) {}
 
   /** Called inside the flow's transaction, beside the state change the event reports. */
   async insertDelivery(delivery: NewDelivery, now: number): Promise<void> {
@@ -74,7 +78,7 @@ export class OutboxStore {
    * in one UPDATE so two dispatchers never claim the same row.
    */
   async claimDueDeliveries(now: number, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
-    const due = this.db
+    let due = this.db
       .selectFrom("webhook_deliveries")
       .select("id")
       .where("status", "=", "pending")
@@ -82,6 +86,8 @@ export class OutboxStore {
       .where("claimed_until", "<=", now)
       .orderBy("next_attempt_at")
       .limit(limit);
+    // PostgreSQL: rows another instance is claiming are skipped rather than waited for.
+    if (this.dialect === "postgres") due = due.forUpdate().skipLocked();
     const rows = await this.db
       .updateTable("webhook_deliveries")
       .set({ claimed_until: now + leaseMs })
