@@ -26,7 +26,11 @@ async function dropTestSchemas() {
 }
 
 await dropTestSchemas();
-const files = readdirSync("test").filter((f) => f.endsWith(".test.ts") && !STORE_INDEPENDENT.has(f)).map((f) => `test/${f}`);
+const files = [
+  ...readdirSync("test").filter((f) => f.endsWith(".test.ts") && !STORE_INDEPENDENT.has(f)).map((f) => `test/${f}`),
+  // Tests that only make sense on PostgreSQL (several instances on one database).
+  ...readdirSync("test/postgres").filter((f) => f.endsWith(".test.ts")).map((f) => `test/postgres/${f}`),
+];
 const result = spawnSync(process.execPath, ["--import", "tsx", "--test", "--test-concurrency=2", ...files], {
   stdio: "inherit",
   env: { ...process.env, LATCH_TEST_STORE: "postgres" },

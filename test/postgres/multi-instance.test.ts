@@ -1,0 +1,77 @@
+/**
+ * Issue 5: two Latch processes on one PostgreSQL behave as one service. A token issued through one
+ * is used once across both; a lockout earned on one holds on the other; a per-IP limit counts
+ * requests to both; each webhook event is delivered once although both dispatchers run.
+ * PostgreSQL only, so it lives in test/postgres/, which only scripts/test-postgres.mjs runs.
+ */
+import assert from "node:assert/strict";
+import { spawn, type ChildProcess } from "node:child_process";
+import { once } from "node:events";
+import { createInterface } from "node:readline";
+import { test } from "node:test";
+import { createHarness, parseLink, STRONG_PASSWORD, type Harness } from "../support/harness.js";
+
+interface Instance {
+  url: string;
+  child: ChildProcess;
+}
+
+async function startInstance(h: Harness): Promise<Instance> {
+  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+    env: { ...process.env, DATABASE_URL: h.config.databaseUrl, SECRETS_KEY: "11".repeat(32), PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info", WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true", BREACH_CHECK_MODE: "offline" },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  for await (const line of createInterface({ input: child.stdout! })) {
+    const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(line);
+    if (match) {
+      child.stdout!.resume();
+      return { url: match[1]!, child };
+    }
+  }
+  throw new Error("instance did not start");
+}
+
+async function stopInstance(instance: Instance): Promise<void> {
+  instance.child.kill("SIGTERM");
+  await once(instance.child, "exit");
+}
+
+async function call(instance: Instance, h: Harness, path: string, body: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
+  const res = await fetch(`${instance.url}${path}`, { method: "POST", headers: { "content-type": "application/json", "x-tenant-domain": h.tenant.domain }, body: JSON.stringify(body) });
+  return { status: res.status, json: (await res.json()) as Record<string, unknown> };
+}
+
+/** Waits (by polling the real receiver) until `count` webhooks of a type arrived, then a little longer for duplicates. */
+async function webhooksOf(h: Harness, type: string, count: number): Promise<number> {
+  for (let i = 0; i < 100 && h.receiver.ofType(type).length < count; i++) await new Promise((r) => setTimeout(r, 50));
+  await new Promise((r) => setTimeout(r, 1500)); // both dispatchers poll every second: give a duplicate its chance
+  return h.receiver.ofType(type).length;
+}
+
+test("two instances on one PostgreSQL: one use per token, shared limits and lockouts, one delivery per event", async (t) => {
+  assert.equal(process.env.LATCH_TEST_STORE, "postgres", "run by scripts/test-postgres.mjs");
+  const h = await createHarness();
+  t.after(() => h.close());
+  const [a, b] = await Promise.all([startInstance(h), startInstance(h)]);
+  t.after(async () => { await stopInstance(a); await stopInstance(b); });
+
+  // Registration through A: the event is delivered once although both dispatchers run.
+  const registered = await call(a, h, "/auth/register-password", { email: "multi@example.org", name: "M", password: STRONG_PASSWORD, "bot-challenge-response": "x" });
+  assert.equal(registered.status, 200);
+  assert.equal(await webhooksOf(h, "verify_email", 1), 1, "one delivery for one event");
+
+  // The token is used once across both instances.
+  const link = parseLink(h.receiver.last("verify_email").body.verificationLink!);
+  const attempts = await Promise.all(Array.from({ length: 10 }, (_, i) => call(i % 2 ? a : b, h, "/auth/verify-email", { recordId: link.recordId, token: link.token })));
+  assert.equal(attempts.filter((r) => r.status === 200).length, 1);
+
+  // A lockout earned on A holds on B.
+  for (let i = 0; i < 3; i++) assert.equal((await call(a, h, "/auth/login", { email: "multi@example.org", password: "Wrong-Password-1", "bot-challenge-response": "x" })).status, 401);
+  const onB = await call(b, h, "/auth/login", { email: "multi@example.org", password: STRONG_PASSWORD, "bot-challenge-response": "x" });
+  assert.equal(onB.status, 429);
+
+  // The per-IP registration limit (5/h) counts requests to both (all come from 127.0.0.1).
+  const statuses: number[] = [];
+  for (let i = 0; i < 5; i++) statuses.push((await call(i % 2 ? a : b, h, "/auth/register-password", { email: `n${i}@example.org`, name: "N", password: STRONG_PASSWORD, "bot-challenge-response": "x" })).status);
+  assert.deepEqual(statuses, [200, 200, 200, 200, 429], "the first registration through A counted too");
+});
