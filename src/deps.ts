@@ -62,7 +62,11 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
   const clock = overrides.clock ?? systemClock;
   const random = overrides.random ?? cryptoRandom;
   const log = overrides.log ?? createLogger(config.logLevel);
-  const { db, dialect, dataDir } = openDatabase(config.databaseUrl, { poolSize: config.databasePoolSize, statementTimeoutMs: config.databaseStatementTimeoutMs });
+  const { db, dialect, dataDir } = openDatabase(config.databaseUrl, {
+    poolSize: config.databasePoolSize,
+    statementTimeoutMs: config.databaseStatementTimeoutMs,
+    onConnectionError: (err) => log.warn({ err }, "database connection lost; the pool will reconnect"),
+  });
   try {
     await migrateToLatest(db);
   } catch (err) {

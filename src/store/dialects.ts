@@ -14,6 +14,8 @@ export type DialectName = "sqlite" | "postgres";
 export interface PostgresOptions {
   poolSize: number;
   statementTimeoutMs: number;
+  /** A connection that dies (server restart, network cut) is reported here, not thrown. */
+  onConnectionError?: (err: Error) => void;
 }
 
 export interface OpenedDatabase {
@@ -47,6 +49,11 @@ function openPostgres(databaseUrl: string, options: PostgresOptions): OpenedData
     // Every bigint column holds a millisecond time or a record id below 2^53: read them as numbers.
     types: { getTypeParser: (oid: number, format?: string) => (oid === INT8_OID ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format as "text")) },
   });
+  // A connection that dies emits 'error' on its client, idle (pool 'error') or checked out (the
+  // client itself; Kysely adds no listener). Unheard, either would end the process; the query in
+  // flight still fails and answers 503.
+  pool.on("error", (err) => options.onConnectionError?.(err));
+  pool.on("connect", (client) => client.on("error", (err) => options.onConnectionError?.(err)));
   return { db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), dialect: "postgres", dataDir: resolve("data") };
 }
 
