@@ -3,9 +3,11 @@
  * the token it carries, or not at all. Payloads are sealed at rest because they hold links.
  */
 import type { Random } from "../core/random.js";
-import type { Tenant, WebhookEventType } from "../model.js";
+import type { Member, Tenant, WebhookEventType } from "../model.js";
 import type { SecretBox } from "../security/secret-box.js";
 import type { Store } from "../store/index.js";
+import type { BackgroundTasks } from "./background.js";
+import type { WebhookDispatcher } from "./dispatcher.js";
 import { generateWebhookId } from "./webhook-sender.js";
 
 export interface OutboxDeps {
@@ -27,4 +29,23 @@ export async function enqueueWebhook(
     { id: generateWebhookId(deps.random), tenantId: tenant.id, eventType, url, payloadEnc: deps.secrets.seal(body) },
     now,
   );
+}
+
+/** The member fields every payload of spec 6 starts with; recordid is a string (D8). */
+export function memberFields(member: Pick<Member, "recordId" | "email" | "name">): { recordid: string; email: string; name: string } {
+  return { recordid: String(member.recordId), email: member.email, name: member.name };
+}
+
+/**
+ * Runs `work` in a transaction after the answer is sent, then wakes the dispatcher if it enqueued
+ * anything: for flows whose answer must not reveal, even by its timing, whether an email was sent.
+ */
+export function enqueueAfterAnswer(
+  deps: { background: BackgroundTasks; store: Store; webhooks: WebhookDispatcher },
+  name: string,
+  work: (tx: Store) => Promise<boolean>,
+): void {
+  deps.background.run(name, async () => {
+    if (await deps.store.transaction(work)) deps.webhooks.notify();
+  });
 }

@@ -5,7 +5,7 @@
  */
 import type { Deps } from "../deps.js";
 import { AuthError } from "../errors.js";
-import { enqueueWebhook } from "../events/outbox.js";
+import { enqueueAfterAnswer, enqueueWebhook, memberFields } from "../events/outbox.js";
 import { MemberStatus, type RequestContext, type Tenant } from "../model.js";
 import { sha256Hex } from "../security/hashing.js";
 import { normalizeEmail, parseRecordId } from "../security/identity.js";
@@ -49,21 +49,13 @@ export async function requestMagicLink(deps: Deps, tenant: Tenant, input: Reques
   // for a member who gets a link run after the answer, so existence doesn't show in its timing.
   const member = await deps.store.members.findMemberByEmail(tenant.id, email);
   if (member?.status === MemberStatus.pending) throw new AuthError("email_not_verified");
-  deps.background.run("magic link email", async () => {
-    const sent = await deps.store.transaction(async (tx) => {
-      const current = await tx.members.findMemberByEmail(tenant.id, email);
-      if (!current || current.status === MemberStatus.locked || current.status === MemberStatus.pending) return false;
-      const magicLoginLink = await issueOneTimeToken(tx, deps, tenant, current.recordId, "magic_login", now);
-      await enqueueWebhook(tx, deps, tenant, "magic_login", tenant.settings.magicLoginWebhook, {
-        recordid: String(current.recordId),
-        email: current.email,
-        name: current.name,
-        magicLoginLink,
-      }, now);
-      await tx.audit.insertAuditEvent(tenant.id, { memberId: current.recordId, type: "magic_link_requested", ip: context.ip, userAgent: context.userAgent }, now);
-      return true;
-    });
-    if (sent) deps.webhooks.notify();
+  enqueueAfterAnswer(deps, "magic link email", async (tx) => {
+    const current = await tx.members.findMemberByEmail(tenant.id, email);
+    if (!current || current.status === MemberStatus.locked || current.status === MemberStatus.pending) return false;
+    const magicLoginLink = await issueOneTimeToken(tx, deps, tenant, current.recordId, "magic_login", now);
+    await enqueueWebhook(tx, deps, tenant, "magic_login", tenant.settings.magicLoginWebhook, { ...memberFields(current), magicLoginLink }, now);
+    await tx.audit.insertAuditEvent(tenant.id, { memberId: current.recordId, type: "magic_link_requested", ip: context.ip, userAgent: context.userAgent }, now);
+    return true;
   });
   return MAGIC_LINK_SENT_MESSAGE;
 }

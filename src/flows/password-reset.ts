@@ -5,7 +5,7 @@
  */
 import type { Deps } from "../deps.js";
 import { AuthError } from "../errors.js";
-import { enqueueWebhook } from "../events/outbox.js";
+import { enqueueAfterAnswer, enqueueWebhook, memberFields } from "../events/outbox.js";
 import { MemberStatus, type RequestContext, type Tenant } from "../model.js";
 import { normalizeEmail, parseRecordId } from "../security/identity.js";
 import { sha256Hex } from "../security/hashing.js";
@@ -30,23 +30,15 @@ export async function requestPasswordReset(deps: Deps, tenant: Tenant, input: Fo
   await enforceRateLimit(deps, tenant, rateRules.forgotPasswordPerIp, context.ip, now);
   await refuseManyIpsForOneEmail(deps, tenant, distinctIpRules.forgotPasswordIpsPerEmail, email, context, now);
   // Whether anything is sent must not show in the answer's timing: the lookup and writes run after it.
-  deps.background.run("password reset email", async () => {
-    const sent = await deps.store.transaction(async (tx) => {
-      const member = await tx.members.findMemberByEmail(tenant.id, email);
-      if (!member || member.status === MemberStatus.locked) return false;
-      const resetLink = await issueOneTimeToken(tx, deps, tenant, member.recordId, "password_reset", now);
-      await enqueueWebhook(tx, deps, tenant, "password_reset", tenant.settings.passwordResetWebhook, {
-        recordid: String(member.recordId),
-        email: member.email,
-        name: member.name,
-        resetLink,
-      }, now);
-      // Spec 4.3: a valid request invalidates every existing session of the member.
-      await tx.sessions.deleteMemberSessions(tenant.id, member.recordId);
-      await tx.audit.insertAuditEvent(tenant.id, { memberId: member.recordId, type: "password_reset_requested", ip: context.ip, userAgent: context.userAgent }, now);
-      return true;
-    });
-    if (sent) deps.webhooks.notify();
+  enqueueAfterAnswer(deps, "password reset email", async (tx) => {
+    const member = await tx.members.findMemberByEmail(tenant.id, email);
+    if (!member || member.status === MemberStatus.locked) return false;
+    const resetLink = await issueOneTimeToken(tx, deps, tenant, member.recordId, "password_reset", now);
+    await enqueueWebhook(tx, deps, tenant, "password_reset", tenant.settings.passwordResetWebhook, { ...memberFields(member), resetLink }, now);
+    // Spec 4.3: a valid request invalidates every existing session of the member.
+    await tx.sessions.deleteMemberSessions(tenant.id, member.recordId);
+    await tx.audit.insertAuditEvent(tenant.id, { memberId: member.recordId, type: "password_reset_requested", ip: context.ip, userAgent: context.userAgent }, now);
+    return true;
   });
   return FORGOT_PASSWORD_MESSAGE;
 }

@@ -4,6 +4,7 @@
  * was already registered (D5).
  */
 import type { Deps } from "../deps.js";
+import { enqueueAfterAnswer } from "../events/outbox.js";
 import { randomIntBetween } from "../core/random.js";
 import type { Member, RequestContext, Tenant } from "../model.js";
 import { normalizeEmail, normalizeName } from "../security/identity.js";
@@ -112,15 +113,12 @@ export async function resendVerification(deps: Deps, tenant: Tenant, input: Rese
   await enforceRateLimit(deps, tenant, rateRules.resendVerificationPerIp, context.ip, now);
   await enforceRateLimit(deps, tenant, rateRules.resendVerificationPerEmail, email, now);
   // Whether anything is sent must not show in the answer's timing: the lookup and writes run after it.
-  deps.background.run("verification resend", async () => {
-    const sent = await deps.store.transaction(async (tx) => {
-      const member: Member | undefined = await tx.members.findMemberByEmail(tenant.id, email);
-      if (!isAwaitingVerification(member)) return false;
-      await enqueueVerificationEmail(tx, deps, tenant, member, now);
-      await tx.audit.insertAuditEvent(tenant.id, { memberId: member.recordId, type: "verification_resent", ip: context.ip, userAgent: context.userAgent }, now);
-      return true;
-    });
-    if (sent) deps.webhooks.notify();
+  enqueueAfterAnswer(deps, "verification resend", async (tx) => {
+    const member: Member | undefined = await tx.members.findMemberByEmail(tenant.id, email);
+    if (!isAwaitingVerification(member)) return false;
+    await enqueueVerificationEmail(tx, deps, tenant, member, now);
+    await tx.audit.insertAuditEvent(tenant.id, { memberId: member.recordId, type: "verification_resent", ip: context.ip, userAgent: context.userAgent }, now);
+    return true;
   });
   return RESEND_MESSAGE;
 }

@@ -4,7 +4,7 @@
  * recovery code used. Enqueued in the caller's transaction, like every webhook.
  */
 import type { Deps } from "../deps.js";
-import { enqueueWebhook } from "../events/outbox.js";
+import { enqueueWebhook, memberFields } from "../events/outbox.js";
 import type { Member, RequestContext, Tenant } from "../model.js";
 import type { Store } from "../store/index.js";
 
@@ -22,9 +22,7 @@ export async function enqueueSecurityAlert(
   const url = tenant.settings.securityAlertWebhook;
   if (!url) return;
   await enqueueWebhook(tx, deps, tenant, "security_alert", url, {
-    recordid: String(member.recordId),
-    email: member.email,
-    name: member.name,
+    ...memberFields(member),
     alert,
     at: new Date(now).toISOString(),
     ip: context.ip,

@@ -1,7 +1,7 @@
 /** Email verification: sending the link (registration, resends) and consuming it (spec 4.1). */
 import type { Deps } from "../deps.js";
 import { AuthError } from "../errors.js";
-import { enqueueWebhook } from "../events/outbox.js";
+import { enqueueWebhook, memberFields } from "../events/outbox.js";
 import { MemberStatus, type Member, type RequestContext, type Tenant } from "../model.js";
 import { parseRecordId } from "../security/identity.js";
 import { sha256Hex } from "../security/hashing.js";
@@ -11,12 +11,7 @@ import { issueOneTimeToken } from "./one-time-tokens.js";
 /** Issues a verification token and its verify_email webhook inside the caller's transaction. */
 export async function enqueueVerificationEmail(tx: Store, deps: Deps, tenant: Tenant, member: Pick<Member, "recordId" | "email" | "name">, now: number): Promise<void> {
   const verificationLink = await issueOneTimeToken(tx, deps, tenant, member.recordId, "verify_email", now);
-  await enqueueWebhook(tx, deps, tenant, "verify_email", tenant.settings.emailVerificationWebhook, {
-    recordid: String(member.recordId),
-    email: member.email,
-    name: member.name,
-    verificationLink,
-  }, now);
+  await enqueueWebhook(tx, deps, tenant, "verify_email", tenant.settings.emailVerificationWebhook, { ...memberFields(member), verificationLink }, now);
 }
 
 export interface VerifyEmailInput {
