@@ -5,7 +5,16 @@ export interface Config {
   port: number;
   host: string;
   databaseUrl: string;
+  /** Rate-limit counters, cooldowns and ALTCHA replay marks go to Redis when set (else the database). */
   redisUrl: string | undefined;
+  /** Prefix of every Redis key, so environments can share one Redis. */
+  redisKeyPrefix: string;
+  /** A Redis command not answered in this time fails the request with 503 unavailable. */
+  redisCommandTimeoutMs: number;
+  /** Apply pending migrations at start (default), or leave that to `latch migrate`. */
+  migrateOnStart: boolean;
+  /** RATE_LIMITS=off lifts the request-rate rows of spec 8.2 (for benchmarks); lockouts stay. */
+  rateLimits: boolean;
   /** PostgreSQL only: connections per instance, and the cap on any one statement. */
   databasePoolSize: number;
   databaseStatementTimeoutMs: number;
@@ -73,6 +82,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     if (secretsKey.length !== 32) problems.push("SECRETS_KEY must be 32 bytes, as 64 hex characters or base64");
   }
 
+  const redisUrl = text("REDIS_URL");
+  if (redisUrl !== undefined && !/^rediss?:\/\//.test(redisUrl)) problems.push("REDIS_URL must start with redis:// or rediss://");
+  const redisCommandTimeoutMs = integer("REDIS_COMMAND_TIMEOUT_MS", 1000, 50, 60_000);
+  const migrateOnStart = oneOf("MIGRATE_ON_START", ["true", "false"], "true");
+  // Instances of one PostgreSQL must seal and open with the same key; a key generated per host
+  // would make each instance unable to read what another sealed (decisions #11).
+  if (/^postgres/.test(databaseUrl) && secretsKey === undefined) problems.push("SECRETS_KEY is required when DATABASE_URL is PostgreSQL: every instance and the CLI must share one key");
+
   const trustProxyText = text("TRUST_PROXY");
   const trustProxy = trustProxyText === undefined ? false : trustProxyText.split(",").map((s) => s.trim()).filter(Boolean);
 
@@ -80,7 +97,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port,
     host: text("HOST") ?? "0.0.0.0",
     databaseUrl,
-    redisUrl: text("REDIS_URL"),
+    redisUrl,
+    redisKeyPrefix: text("REDIS_KEY_PREFIX") ?? "latch:",
+    redisCommandTimeoutMs,
+    migrateOnStart: migrateOnStart === "true",
+    rateLimits: oneOf("RATE_LIMITS", ["on", "off"], "on") === "on",
     databasePoolSize,
     databaseStatementTimeoutMs,
     operatorApiKey,

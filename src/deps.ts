@@ -18,6 +18,8 @@ import { createPasswordHasher, type PasswordHasher } from "./security/password.j
 import { createSecretBox, type SecretBox } from "./security/secret-box.js";
 import { migrateToLatest, openDatabase } from "./store/database.js";
 import { Store } from "./store/index.js";
+import type { Counters } from "./store/counters.js";
+import { RedisCounters } from "./store/redis-counters.js";
 import { createLogger } from "./logging.js";
 
 export interface Deps {
@@ -26,6 +28,10 @@ export interface Deps {
   random: Random;
   log: Logger;
   store: Store;
+  /** Rate-limit counters, cooldowns and ALTCHA replay marks: Redis when configured, else the store. */
+  counters: Counters;
+  /** Set when REDIS_URL is: readiness pings it and shutdown closes it. */
+  redis: RedisCounters | undefined;
   hasher: PasswordHasher;
   breach: BreachChecker;
   bot: BotVerifier;
@@ -44,6 +50,8 @@ export interface DepsOverrides {
   bot?: BotVerifier;
   /** Tests lower the proof-of-work cost; production keeps altcha-lib's recommended one. */
   altchaDifficulty?: AltchaDifficulty;
+  /** Run pending migrations now; defaults to MIGRATE_ON_START (`latch migrate` forces it). */
+  migrate?: boolean;
 }
 
 /** SECRETS_KEY, or a key generated once into the data directory (D14), with a warning. */
@@ -67,20 +75,30 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     statementTimeoutMs: config.databaseStatementTimeoutMs,
     onConnectionError: (err) => log.warn({ err }, "database connection lost; the pool will reconnect"),
   });
+  let redis: RedisCounters | undefined;
   try {
-    await migrateToLatest(db);
+    if (overrides.migrate ?? config.migrateOnStart) await migrateToLatest(db);
+    if (config.redisUrl) {
+      redis = await RedisCounters.connect({
+        url: config.redisUrl,
+        keyPrefix: config.redisKeyPrefix,
+        commandTimeoutMs: config.redisCommandTimeoutMs,
+        onConnectionError: (err) => log.warn({ err }, "Redis connection lost; reconnecting"),
+      });
+    }
   } catch (err) {
     await db.destroy(); // an open pool would keep the process alive after the failure
     throw err;
   }
   const store = new Store(db, dialect);
+  const counters = redis ?? store.limits;
   const secrets = createSecretBox(loadSecretsKey(config, dataDir, random, log), random);
   const altcha = createAltchaProvider({
     signatureSecret: secrets.deriveSecret("altcha-challenge"),
     keySignatureSecret: secrets.deriveSecret("altcha-key"),
     difficulty: overrides.altchaDifficulty ?? DEFAULT_ALTCHA_DIFFICULTY,
     random,
-    claimOnce: (tenantId, challengeId, expiresAt) => store.limits.claimOnce(tenantId, "altcha_solved", challengeId, expiresAt),
+    claimOnce: (tenantId, challengeId, expiresAt, now) => counters.claimOnce(tenantId, "altcha_solved", challengeId, expiresAt, now),
   });
   return {
     config,
@@ -88,6 +106,8 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     random,
     log,
     store,
+    counters,
+    redis,
     hasher: overrides.hasher ?? createPasswordHasher(),
     breach: createBreachChecker({ mode: config.breachCheckMode, url: config.breachCheckUrl, log }),
     bot: overrides.bot ?? createBotVerifier({ log, altcha }),

@@ -1,8 +1,6 @@
 /**
- * Process entry. Sizes libuv's thread pool before anything can start it: Argon2 runs there, so a
- * pool smaller than the cores would queue logins behind each other. Then loads the server.
+ * Process entry. Argon2 runs on libuv's thread pool, whose size comes only from the environment
+ * (UV_THREADPOOL_SIZE): in an ES module entry Node has already started the pool before any code
+ * here runs, so it can't be set in-process. server.ts warns when it is smaller than the cores.
  */
-import { availableParallelism } from "node:os";
-
-process.env.UV_THREADPOOL_SIZE ??= String(Math.max(4, availableParallelism()));
 await import("./server.js");

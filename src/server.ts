@@ -1,4 +1,5 @@
 /** config -> deps -> app -> listen; the dispatcher and sweeper; graceful shutdown on signals. */
+import { availableParallelism } from "node:os";
 import { buildApp } from "./app.js";
 import { ConfigError, loadConfig } from "./config.js";
 import { MINUTE } from "./core/clock.js";
@@ -22,8 +23,15 @@ function loadConfigOrExit() {
 const config = loadConfigOrExit();
 const deps = await createDeps(config);
 const app = await buildApp(deps);
-for (const tenant of await deps.store.tenants.listTenants()) warnIfUnprotected(deps, tenant.domain, tenant.settings);
+if (await deps.store.isReady().catch(() => false)) {
+  for (const tenant of await deps.store.tenants.listTenants()) warnIfUnprotected(deps, tenant.domain, tenant.settings);
+} else {
+  deps.log.warn("the database is not migrated (MIGRATE_ON_START=false): /readyz answers 503 until `latch migrate` has run");
+}
 if (config.breachCheckMode !== "remote") deps.log.warn({ mode: config.breachCheckMode }, "breached-password check is not using the remote range API");
+const threadPool = Number(process.env.UV_THREADPOOL_SIZE ?? 4);
+if (threadPool < availableParallelism()) deps.log.warn({ threadPool, cores: availableParallelism() }, "UV_THREADPOOL_SIZE is below the core count: set it in the environment so password hashing can use every core");
+if (!config.rateLimits) deps.log.warn("RATE_LIMITS=off: the per-IP and per-email request limits are lifted (benchmarks only); lockouts still apply");
 if (config.webhookAllowPrivateNetworks) deps.log.warn("WEBHOOK_ALLOW_PRIVATE_NETWORKS=true: webhooks may reach internal addresses (development only)");
 
 await app.listen({ port: config.port, host: config.host });
@@ -43,6 +51,7 @@ async function shutdown(signal: string): Promise<void> {
   await deps.background.drain();
   await deps.webhooks.stop();
   await deps.store.close();
+  await deps.redis?.close();
   process.exit(0);
 }
 process.on("SIGTERM", () => void shutdown("SIGTERM"));

@@ -1,6 +1,9 @@
 /** Health, request ids, retention sweeps, and the real server process: start-up warnings and SIGTERM. */
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { once } from "node:events";
 import { createInterface } from "node:readline";
 import { test } from "node:test";
@@ -70,6 +73,36 @@ test("the server process warns about unprotected tenants at start and exits 0 on
   assert.ok(lines.some((l) => l.includes("tenant has no bot protection") && l.includes(h.tenant.domain)), lines.join("\n"));
   const health = await fetch(`${address}/healthz`);
   assert.equal(health.status, 200);
+  child.kill("SIGTERM");
+  const [code] = await once(child, "exit");
+  assert.equal(code, 0);
+});
+
+test("MIGRATE_ON_START=false: the server starts on an empty database, /readyz is 503 until `latch migrate` has run", async (t) => {
+  const dataDir = mkdtempSync(join(tmpdir(), "latch-nomigrate-"));
+  t.after(() => rmSync(dataDir, { recursive: true, force: true }));
+  const env = { ...process.env, DATABASE_URL: `sqlite:${dataDir}/latch.db`, SECRETS_KEY: "11".repeat(32), PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info", MIGRATE_ON_START: "false" };
+  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], { env, stdio: ["ignore", "pipe", "inherit"] });
+  t.after(() => child.kill("SIGKILL"));
+  const lines: string[] = [];
+  let address = "";
+  for await (const line of createInterface({ input: child.stdout! })) {
+    lines.push(line);
+    const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(line);
+    if (match) {
+      address = match[1]!;
+      child.stdout!.resume();
+      break;
+    }
+  }
+  assert.ok(lines.some((l) => l.includes("the database is not migrated")), lines.join("\n"));
+  assert.equal((await fetch(`${address}/healthz`)).status, 200);
+  assert.equal((await fetch(`${address}/readyz`)).status, 503, "not ready before the migrations");
+
+  const cli = spawnSync(process.execPath, ["--import", "tsx", "src/cli/main.ts", "migrate"], { env, encoding: "utf8" });
+  assert.equal(cli.status, 0, cli.stderr);
+  assert.deepEqual(JSON.parse(cli.stdout), { migrated: true });
+  assert.equal((await fetch(`${address}/readyz`)).status, 200, "ready once `latch migrate` ran, without a restart");
   child.kill("SIGTERM");
   const [code] = await once(child, "exit");
   assert.equal(code, 0);

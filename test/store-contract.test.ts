@@ -4,14 +4,10 @@
  * the PostgreSQL twin runs the same cases.
  */
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { describe, test } from "node:test";
-import { migrateToLatest, openDatabase } from "../src/store/database.js";
-import { Store } from "../src/store/index.js";
 import type { TenantSettings } from "../src/model.js";
-import { createTestSchema, TEST_DATABASE_URL } from "./support/postgres.js";
+import { TEST_DATABASE_URL } from "./support/postgres.js";
+import { postgresStore, sqliteStore, type MadeStore } from "./support/stores.js";
 
 const settings: TenantSettings = {
   emailVerificationWebhook: "https://h.example/v",
@@ -25,15 +21,7 @@ const settings: TenantSettings = {
   allowedOrigins: [],
 };
 
-async function sqliteStore(): Promise<{ store: Store; dispose: () => Promise<void> }> {
-  const dir = mkdtempSync(join(tmpdir(), "latch-store-"));
-  const { db } = openDatabase(`sqlite:${join(dir, "latch.db")}`);
-  await migrateToLatest(db);
-  const store = new Store(db);
-  return { store, dispose: async () => { await store.close(); rmSync(dir, { recursive: true, force: true }); } };
-}
-
-export function storeContract(name: string, makeStore: () => Promise<{ store: Store; dispose: () => Promise<void> }>): void {
+export function storeContract(name: string, makeStore: () => Promise<MadeStore>): void {
   describe(`store contract: ${name}`, () => {
     const now = 1_000_000;
     async function twoTenants() {
@@ -95,15 +83,6 @@ export function storeContract(name: string, makeStore: () => Promise<{ store: St
       assert.equal((await store.limits.hitCounter("ten_a", "k", 1000, now + 1000)).count, 1, "counter swept");
     });
 
-    test("rate counters: atomic under concurrency, per tenant, restart after the window", async (t) => {
-      const { store, dispose } = await twoTenants();
-      t.after(dispose);
-      const hits = await Promise.all(Array.from({ length: 20 }, () => store.limits.hitCounter("ten_a", "ip:1", 1000, now)));
-      assert.deepEqual(hits.map((h) => h.count).sort((a, b) => a - b), Array.from({ length: 20 }, (_, i) => i + 1));
-      assert.equal((await store.limits.hitCounter("ten_b", "ip:1", 1000, now)).count, 1);
-      assert.deepEqual(await store.limits.hitCounter("ten_a", "ip:1", 1000, now + 1000), { count: 1, windowEndsAt: now + 2000 });
-    });
-
     test("lockout rows: locked and read in one statement, created when absent", async (t) => {
       const { store, dispose } = await twoTenants();
       t.after(dispose);
@@ -111,16 +90,6 @@ export function storeContract(name: string, makeStore: () => Promise<{ store: St
       await store.limits.saveLockout("ten_a", "x@example.org", { failures: 2, level: 1, lockedUntil: now + 5 }, now);
       assert.deepEqual(await store.limits.lockLockout("ten_a", "x@example.org", now), { failures: 2, level: 1, lockedUntil: now + 5 });
       assert.deepEqual(await store.limits.lockLockout("ten_b", "x@example.org", now), { failures: 0, level: 0, lockedUntil: 0 }, "per tenant");
-    });
-
-    test("distinct sets: a member counts once, expires after its window, sets are per tenant", async (t) => {
-      const { store, dispose } = await twoTenants();
-      t.after(dispose);
-      assert.equal(await store.limits.addToSet("ten_a", "ips", "ip1", 1000, now), 1);
-      assert.equal(await store.limits.addToSet("ten_a", "ips", "ip1", 1000, now + 10), 1, "seen again, still one");
-      assert.equal(await store.limits.addToSet("ten_a", "ips", "ip2", 1000, now + 20), 2);
-      assert.equal(await store.limits.addToSet("ten_b", "ips", "ip3", 1000, now + 20), 1, "other tenant");
-      assert.equal(await store.limits.addToSet("ten_a", "ips", "ip3", 1000, now + 1015), 2, "ip1 expired (seen last at +10), ip2 and ip3 live");
     });
 
     test("outbox: a due row is claimed once until its lease ends", async (t) => {
@@ -134,14 +103,6 @@ export function storeContract(name: string, makeStore: () => Promise<{ store: St
       assert.equal((await store.outbox.listRecentDeliveries("ten_b", 10)).length, 0);
     });
   });
-}
-
-async function postgresStore(): Promise<{ store: Store; dispose: () => Promise<void> }> {
-  const schema = await createTestSchema();
-  const { db, dialect } = openDatabase(schema.url);
-  await migrateToLatest(db);
-  const store = new Store(db, dialect);
-  return { store, dispose: async () => { await store.close(); await schema.drop(); } };
 }
 
 storeContract("sqlite", sqliteStore);

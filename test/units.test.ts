@@ -103,6 +103,16 @@ test("config: defaults, and one clear message per bad variable (D17)", () => {
   assert.deepEqual([tuned.databasePoolSize, tuned.databaseStatementTimeoutMs], [25, 2000]);
   assert.throws(() => loadConfig({ DATABASE_POOL_SIZE: "0" }), /DATABASE_POOL_SIZE/);
   assert.throws(() => loadConfig({ DATABASE_STATEMENT_TIMEOUT_MS: "soon" }), /DATABASE_STATEMENT_TIMEOUT_MS/);
+  // Issue 5: Redis, migrations at start, and one shared key for PostgreSQL.
+  assert.deepEqual([config.redisUrl, config.redisKeyPrefix, config.redisCommandTimeoutMs, config.migrateOnStart], [undefined, "latch:", 1000, true]);
+  assert.equal(loadConfig({ REDIS_URL: "redis://cache:6379/2", MIGRATE_ON_START: "false" }).migrateOnStart, false);
+  assert.throws(() => loadConfig({ REDIS_URL: "cache:6379" }), /REDIS_URL must start with redis:\/\//);
+  assert.throws(() => loadConfig({ MIGRATE_ON_START: "sometimes" }), /MIGRATE_ON_START/);
+  assert.equal(config.rateLimits, true);
+  assert.equal(loadConfig({ RATE_LIMITS: "off" }).rateLimits, false);
+  assert.throws(() => loadConfig({ RATE_LIMITS: "no" }), /RATE_LIMITS/);
+  assert.throws(() => loadConfig({ DATABASE_URL: "postgres://db/latch" }), /SECRETS_KEY is required when DATABASE_URL is PostgreSQL/);
+  assert.equal(loadConfig({ DATABASE_URL: "postgres://db/latch", SECRETS_KEY: "22".repeat(32) }).databaseUrl, "postgres://db/latch");
   try {
     loadConfig({ PORT: "http", BREACH_CHECK_MODE: "sometimes", SECRETS_KEY: "short", LOG_LEVEL: "loud", DATABASE_URL: "mysql://x", OPERATOR_API_KEY: "weak" });
     assert.fail("expected a ConfigError");

@@ -62,3 +62,15 @@ test("registration: 5 or more IPs for one email within an hour are logged, count
   assert.equal(warned(), true, "the 5th IP is logged");
   assert.ok(!h.logs.some((l) => l.includes("popular@example.org")), "the warning names no email");
 });
+
+test("RATE_LIMITS=off (benchmarks) lifts the request limits but not the login lockout", async (t) => {
+  const h = await createHarness({ env: { RATE_LIMITS: "off" } });
+  t.after(() => h.close());
+  const register = (n: number) => post(h, "/auth/register-password", { email: `bench${n}@example.org`, name: "B", password: STRONG_PASSWORD, "bot-challenge-response": "x" }, { ip: ip(1) });
+  for (let n = 0; n < 8; n++) assert.equal((await register(n)).statusCode, 200, `registration ${n + 1} from one IP passes (the limit is 5/h)`);
+  for (let n = 0; n < 12; n++) assert.equal((await post(h, "/auth/forgot-password", { email: `bench${n}@example.org`, "bot-challenge-response": "x" }, { ip: ip(1) })).statusCode, 200);
+  await registerVerifiedMember(h, "locked@example.org", STRONG_PASSWORD, ip(2));
+  for (let n = 0; n < 3; n++) assert.equal((await login(h, "locked@example.org", "Wrong-Password-1", { ip: ip(2) })).statusCode, 401);
+  assert.equal((await login(h, "locked@example.org", STRONG_PASSWORD, { ip: ip(2) })).statusCode, 429, "the lockout still holds");
+  assert.equal(h.config.rateLimits, false);
+});

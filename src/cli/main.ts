@@ -75,7 +75,7 @@ export async function runCli(argv: string[]): Promise<number> {
   let deps: Deps | undefined;
   try {
     const config = loadConfig();
-    deps = await createDeps(config, { log: createLogger(config.logLevel === "info" ? "warn" : config.logLevel, pino.destination(2)) });
+    deps = await createDeps(config, { log: createLogger(config.logLevel === "info" ? "warn" : config.logLevel, pino.destination(2)), migrate: group === "migrate" || undefined });
     if (group === "migrate") {
       process.stdout.write(`${JSON.stringify({ migrated: true })}\n`);
       return 0; // createDeps ran the migrations
@@ -92,6 +92,7 @@ export async function runCli(argv: string[]): Promise<number> {
     return err instanceof UsageError ? 2 : 1;
   } finally {
     await deps?.store.close();
+    await deps?.redis?.close();
   }
 }
 

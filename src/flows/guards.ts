@@ -4,7 +4,7 @@ import { AuthError } from "../errors.js";
 import type { RequestContext, Tenant } from "../model.js";
 import { sha256Hex } from "../security/hashing.js";
 import { decideRateLimit, type RateRule } from "../security/rate-limit.js";
-import type { Store } from "../store/index.js";
+import type { Counters } from "../store/counters.js";
 
 function limitKey(ruleName: string, subject: string): string {
   return `${ruleName}:${sha256Hex(subject).slice(0, 32)}`;
@@ -16,10 +16,12 @@ export async function verifyBotChallenge(deps: Deps, tenant: Tenant, botToken: s
 
 /**
  * Counts one request against `rule` for `subject` (an IP or an email) and refuses past the limit.
+ * RATE_LIMITS=off (benchmarks only) skips this and the distinct-IP refusals; lockouts still apply.
  * The subject is hashed into the key: counters hold no addresses in the clear.
  */
 export async function enforceRateLimit(deps: Deps, tenant: Tenant, rule: RateRule, subject: string, now: number): Promise<void> {
-  const counter = await deps.store.limits.hitCounter(tenant.id, limitKey(rule.name, subject), rule.windowMs, now);
+  if (!deps.config.rateLimits) return;
+  const counter = await deps.counters.hitCounter(tenant.id, limitKey(rule.name, subject), rule.windowMs, now);
   const decision = decideRateLimit(counter, rule, now);
   if (!decision.allowed) {
     deps.log.info({ rule: rule.name, tenantId: tenant.id }, "rate limit refused a request");
@@ -28,13 +30,14 @@ export async function enforceRateLimit(deps: Deps, tenant: Tenant, rule: RateRul
 }
 
 /** Records the client IP against an email and returns how many distinct IPs it has in the window. */
-export async function countDistinctIps(store: Store, tenant: Tenant, rule: { name: string; windowMs: number }, email: string, ip: string, now: number): Promise<number> {
-  return store.limits.addToSet(tenant.id, limitKey(rule.name, email), sha256Hex(ip).slice(0, 32), rule.windowMs, now);
+export async function countDistinctIps(counters: Counters, tenant: Tenant, rule: { name: string; windowMs: number }, email: string, ip: string, now: number): Promise<number> {
+  return counters.addToSet(tenant.id, limitKey(rule.name, email), sha256Hex(ip).slice(0, 32), rule.windowMs, now);
 }
 
 /** Spec 8.2: 5 or more IPs asking for one email within the window are refused, known email or not. */
 export async function refuseManyIpsForOneEmail(deps: Deps, tenant: Tenant, rule: { name: string; windowMs: number; threshold: number }, email: string, context: RequestContext, now: number): Promise<void> {
-  const distinctIps = await countDistinctIps(deps.store, tenant, rule, email, context.ip, now);
+  if (!deps.config.rateLimits) return;
+  const distinctIps = await countDistinctIps(deps.counters, tenant, rule, email, context.ip, now);
   if (distinctIps >= rule.threshold) {
     deps.log.warn({ tenantId: tenant.id, rule: rule.name, distinctIps }, "rate limit refused a request");
     throw new AuthError("rate_limited", { retryAfterSeconds: rule.windowMs / 1000 });

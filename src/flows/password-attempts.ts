@@ -20,11 +20,13 @@ type AttemptDecision = { refusedForMs: number; velocityLockout: boolean; distinc
  * Refused attempts neither count nor extend a lockout. Login also tracks distinct IPs (8.2).
  */
 export async function reservePasswordAttempt(deps: Deps, tenant: Tenant, email: string, context: RequestContext, now: number, options: { trackVelocity: boolean }): Promise<{ distinctIps: number }> {
+  // Counted before the transaction: the set may live in Redis, and no network call may hold the
+  // lockout row's lock. An attempt refused by a running lockout still records its IP.
+  const distinctIps = options.trackVelocity ? await countDistinctIps(deps.counters, tenant, distinctIpRules.lockingLoginIps, email, context.ip, now) : 0;
   const decision = await deps.store.transaction(async (tx): Promise<AttemptDecision> => {
     const state = await tx.limits.lockLockout(tenant.id, email, now);
     const remaining = lockoutRemainingMs(state, now);
-    if (remaining > 0) return { refusedForMs: remaining, velocityLockout: false, distinctIps: 0 };
-    const distinctIps = options.trackVelocity ? await countDistinctIps(tx, tenant, distinctIpRules.lockingLoginIps, email, context.ip, now) : 0;
+    if (remaining > 0) return { refusedForMs: remaining, velocityLockout: false, distinctIps };
     if (distinctIps >= distinctIpRules.lockingLoginIps.threshold) {
       await tx.limits.saveLockout(tenant.id, email, { ...state, lockedUntil: now + VELOCITY_LOCKOUT_MS }, now);
       return { refusedForMs: VELOCITY_LOCKOUT_MS, velocityLockout: true, distinctIps };

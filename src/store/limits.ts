@@ -1,14 +1,10 @@
 import type { Kysely } from "kysely";
 import type { Database } from "./schema.js";
 import type { LockoutState } from "../security/lockout.js";
+import type { CounterHit, Counters } from "./counters.js";
 
-export interface CounterHit {
-  count: number;
-  windowEndsAt: number;
-}
-
-/** Counters for rate limits and the per-email login lockout state. */
-export class LimitStore {
+/** Counters for rate limits (the SQL twin of RedisCounters) and the per-email login lockout state. */
+export class LimitStore implements Counters {
   constructor(private readonly db: Kysely<Database>) {}
 
   /**
@@ -39,10 +35,6 @@ export class LimitStore {
     await this.db.deleteFrom("rate_limit_sets").where("expires_at", "<=", now).execute();
   }
 
-  /**
-   * Adds `member` to the set under `key` for `windowMs` from now (a member seen again is kept
-   * longer) and returns how many distinct live members the set holds.
-   */
   async addToSet(tenantId: string, key: string, member: string, windowMs: number, now: number): Promise<number> {
     await this.db
       .insertInto("rate_limit_sets")
@@ -59,12 +51,12 @@ export class LimitStore {
     return Number(row.n);
   }
 
-  /** Records `member` under `key` until `expiresAt`; false when it is already there (a replay). */
-  async claimOnce(tenantId: string, key: string, member: string, expiresAt: number): Promise<boolean> {
+  /** An expired mark is taken over in the same statement, as the Redis twin does. */
+  async claimOnce(tenantId: string, key: string, member: string, expiresAt: number, now: number): Promise<boolean> {
     const row = await this.db
       .insertInto("rate_limit_sets")
       .values({ tenant_id: tenantId, key, member, expires_at: expiresAt })
-      .onConflict((oc) => oc.columns(["tenant_id", "key", "member"]).doNothing())
+      .onConflict((oc) => oc.columns(["tenant_id", "key", "member"]).doUpdateSet({ expires_at: expiresAt }).where("rate_limit_sets.expires_at", "<=", now))
       .returning("member")
       .executeTakeFirst();
     return row !== undefined;

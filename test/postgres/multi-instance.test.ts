@@ -2,23 +2,28 @@
  * Issue 5: two Latch processes on one PostgreSQL behave as one service. A token issued through one
  * is used once across both; a lockout earned on one holds on the other; a per-IP limit counts
  * requests to both; each webhook event is delivered once although both dispatchers run.
- * PostgreSQL only, so it lives in test/postgres/, which only scripts/test-postgres.mjs runs.
+ * Run twice: counters in PostgreSQL, and counters in Redis (TEST_REDIS_URL).
+ * PostgreSQL only, so it lives in test/postgres/, which only scripts/test-backends.mjs runs.
  */
 import assert from "node:assert/strict";
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { createInterface } from "node:readline";
-import { test } from "node:test";
+import { randomBytes } from "node:crypto";
+import { test, type TestContext } from "node:test";
+import { Redis } from "ioredis";
 import { createHarness, parseLink, STRONG_PASSWORD, type Harness } from "../support/harness.js";
+
+const TEST_REDIS_URL = process.env.TEST_REDIS_URL;
 
 interface Instance {
   url: string;
   child: ChildProcess;
 }
 
-async function startInstance(h: Harness): Promise<Instance> {
+async function startInstance(h: Harness, extraEnv: Record<string, string>): Promise<Instance> {
   const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
-    env: { ...process.env, DATABASE_URL: h.config.databaseUrl, SECRETS_KEY: "11".repeat(32), PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info", WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true", BREACH_CHECK_MODE: "offline" },
+    env: { ...process.env, ...extraEnv, DATABASE_URL: h.config.databaseUrl, SECRETS_KEY: "11".repeat(32), PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info", WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true", BREACH_CHECK_MODE: "offline" },
     stdio: ["ignore", "pipe", "inherit"],
   });
   for await (const line of createInterface({ input: child.stdout! })) {
@@ -48,11 +53,11 @@ async function webhooksOf(h: Harness, type: string, count: number): Promise<numb
   return h.receiver.ofType(type).length;
 }
 
-test("two instances on one PostgreSQL: one use per token, shared limits and lockouts, one delivery per event", async (t) => {
-  assert.equal(process.env.LATCH_TEST_STORE, "postgres", "run by scripts/test-postgres.mjs");
+async function twoInstances(t: TestContext, extraEnv: Record<string, string>): Promise<Harness> {
+  assert.equal(process.env.LATCH_TEST_STORE, "postgres", "run by scripts/test-backends.mjs");
   const h = await createHarness();
   t.after(() => h.close());
-  const [a, b] = await Promise.all([startInstance(h), startInstance(h)]);
+  const [a, b] = await Promise.all([startInstance(h, extraEnv), startInstance(h, extraEnv)]);
   t.after(async () => { await stopInstance(a); await stopInstance(b); });
 
   // Registration through A: the event is delivered once although both dispatchers run.
@@ -74,4 +79,23 @@ test("two instances on one PostgreSQL: one use per token, shared limits and lock
   const statuses: number[] = [];
   for (let i = 0; i < 5; i++) statuses.push((await call(i % 2 ? a : b, h, "/auth/register-password", { email: `n${i}@example.org`, name: "N", password: STRONG_PASSWORD, "bot-challenge-response": "x" })).status);
   assert.deepEqual(statuses, [200, 200, 200, 200, 429], "the first registration through A counted too");
+  return h;
+}
+
+test("two instances on one PostgreSQL: one use per token, shared limits and lockouts, one delivery per event", async (t) => {
+  const h = await twoInstances(t, { REDIS_URL: "" });
+  const counters = await h.db.selectFrom("rate_limit_counters").select("key").execute();
+  assert.ok(counters.some((c) => c.key.startsWith("register_ip:")), "without Redis the counters are rows in PostgreSQL");
+});
+
+test("two instances on one PostgreSQL and one Redis: the same guarantees, counters in Redis", { skip: TEST_REDIS_URL ? false : "TEST_REDIS_URL is not set" }, async (t) => {
+  const prefix = `latch_test_${randomBytes(6).toString("hex")}:`;
+  const h = await twoInstances(t, { REDIS_URL: TEST_REDIS_URL!, REDIS_KEY_PREFIX: prefix });
+  assert.equal((await h.db.selectFrom("rate_limit_counters").select("key").execute()).length, 0, "no counter rows in PostgreSQL");
+  const redis = new Redis(TEST_REDIS_URL!);
+  t.after(() => redis.quit());
+  const tenant = await h.db.selectFrom("tenants").select("id").where("domain", "=", h.tenant.domain).executeTakeFirstOrThrow();
+  const keys = await redis.keys(`${prefix}${tenant.id}:register_ip:*`);
+  assert.equal(keys.length, 1, "one register_ip counter, shared by both instances");
+  assert.equal(await redis.hget(keys[0]!, "c"), "6", "six registrations from 127.0.0.1 counted (one refused)");
 });

@@ -4,56 +4,10 @@
  * TCP proxy it runs between Latch and the server: refused connections, then a black hole.
  */
 import assert from "node:assert/strict";
-import { createServer, connect, type Server, type Socket } from "node:net";
 import { test } from "node:test";
 import { createHarness, get, post, STRONG_PASSWORD } from "../support/harness.js";
 import { createTestSchema } from "../support/postgres.js";
-
-type Mode = "forward" | "refuse" | "blackhole";
-
-class TcpProxy {
-  private server: Server | undefined;
-  private readonly sockets = new Set<Socket>();
-  mode: Mode = "forward";
-  port = 0;
-
-  constructor(private readonly target: { host: string; port: number }) {}
-
-  async listen(): Promise<void> {
-    this.server = createServer((client) => {
-      this.sockets.add(client);
-      client.on("close", () => this.sockets.delete(client));
-      client.on("error", () => undefined);
-      if (this.mode === "blackhole") return; // accept and never answer
-      const upstream = connect(this.target.port, this.target.host);
-      this.sockets.add(upstream);
-      upstream.on("close", () => this.sockets.delete(upstream));
-      upstream.on("error", () => client.destroy());
-      client.pipe(upstream).pipe(client);
-    });
-    await new Promise<void>((resolve) => this.server!.listen(this.port, "127.0.0.1", resolve));
-    const address = this.server.address();
-    if (address && typeof address !== "string") this.port = address.port;
-  }
-
-  /** Drops every open connection; "refuse" also stops listening. */
-  async cut(mode: Exclude<Mode, "forward">): Promise<void> {
-    this.mode = mode;
-    for (const socket of this.sockets) socket.destroy();
-    if (mode === "refuse") await new Promise<void>((resolve) => this.server!.close(() => resolve()));
-  }
-
-  async restore(): Promise<void> {
-    for (const socket of this.sockets) socket.destroy();
-    this.mode = "forward";
-    if (!this.server?.listening) await this.listen();
-  }
-
-  async close(): Promise<void> {
-    for (const socket of this.sockets) socket.destroy();
-    if (this.server?.listening) await new Promise<void>((resolve) => this.server!.close(() => resolve()));
-  }
-}
+import { TcpProxy } from "../support/tcp-proxy.js";
 
 test("PostgreSQL outage: 503 unavailable, nothing half-written, recovery without a restart", async (t) => {
   const schema = await createTestSchema();

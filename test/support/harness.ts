@@ -2,6 +2,7 @@
  * Test harness: a real SQLite file per test, a manual clock, seeded random, captured logs, and a
  * real local HTTP server that receives the tenant's webhooks. Tests drive the app via app.inject.
  */
+import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import { tmpdir } from "node:os";
@@ -23,6 +24,11 @@ import { createTestSchema } from "./postgres.js";
 
 /** The store every harness of this run uses (package.json runs the suites once per store). */
 export const TEST_STORE: "sqlite" | "postgres" = process.env.LATCH_TEST_STORE === "postgres" ? "postgres" : "sqlite";
+/**
+ * With LATCH_TEST_REDIS=1 (scripts/test-backends.mjs sets it for the Redis pass) every harness
+ * keeps its counters in the Redis at TEST_REDIS_URL, under a key prefix of its own.
+ */
+export const TEST_REDIS_URL = process.env.LATCH_TEST_REDIS === "1" ? process.env.TEST_REDIS_URL : undefined;
 import type { AltchaDifficulty } from "../../src/providers/altcha.js";
 
 /** Proof of work a test solves in milliseconds; the protocol and checks are the production ones. */
@@ -96,6 +102,8 @@ export interface Harness {
   dataDir: string;
   /** Which store this run uses: LATCH_TEST_STORE=postgres runs every harness on PostgreSQL. */
   storeKind: "sqlite" | "postgres";
+  /** True when the counters live in Redis (LATCH_TEST_REDIS=1). */
+  redis: boolean;
   /** A connection of the test's own to the same database, for checks of what is stored. */
   db: Kysely<Database>;
   /** Builds a fresh app on the same database, as after a restart. */
@@ -120,6 +128,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
     WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true",
     LOG_LEVEL: "info",
     OPERATOR_API_KEY: OPERATOR_KEY,
+    ...(TEST_REDIS_URL ? { REDIS_URL: TEST_REDIS_URL, REDIS_KEY_PREFIX: `latch_test_${randomBytes(6).toString("hex")}:` } : {}),
     ...options.env,
   });
   const clock = new ManualClock(Date.UTC(2026, 0, 1));
@@ -145,11 +154,12 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
   });
   const checker = openDatabase(config.databaseUrl, { poolSize: 2, statementTimeoutMs: 5000 }).db;
   const harness: Harness = {
-    app, deps, clock, config, logs, receiver, tenant, dataDir, storeKind: TEST_STORE, db: checker,
+    app, deps, clock, config, logs, receiver, tenant, dataDir, storeKind: TEST_STORE, redis: config.redisUrl !== undefined, db: checker,
     async restart() {
       await harness.deps.background.drain();
       await harness.app.close();
       await harness.deps.store.close();
+      await harness.deps.redis?.close();
       ({ deps, app } = await build());
       harness.app = app;
       harness.deps = deps;
@@ -158,8 +168,9 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
       await harness.deps.background.drain();
       await harness.app.close();
       await harness.deps.store.close();
+      await harness.deps.redis?.close();
       await checker.destroy();
-      // Schemas are dropped by scripts/test-postgres.mjs after the whole run: a DROP SCHEMA beside
+      // Schemas are dropped by scripts/test-backends.mjs after the whole run: a DROP SCHEMA beside
       // another file's migration breaks Kysely's migrator, which introspects every schema.
       await receiver.stop();
       if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });

@@ -1,4 +1,4 @@
-/** Liveness and readiness for load balancers and orchestrators; no tenant, no auth, no secrets. */
+/** Liveness and readiness (the store migrated and answering, and Redis when configured) for load balancers and orchestrators; no tenant, no auth, no secrets. */
 import type { FastifyPluginAsync } from "fastify";
 import type { Deps } from "../../deps.js";
 import { AuthError } from "../../errors.js";
@@ -8,7 +8,7 @@ export const healthRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, { de
   app.get("/readyz", async (request) => {
     let ready = false;
     try {
-      ready = await deps.store.isReady();
+      ready = (await deps.store.isReady()) && (deps.redis === undefined || (await deps.redis.isReady()));
     } catch (err) {
       request.log.warn({ err }, "readiness check failed");
     }

@@ -1,0 +1,28 @@
+/** Fresh, migrated stores for contract suites: a SQLite file, or a PostgreSQL schema of its own. */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { migrateToLatest, openDatabase } from "../../src/store/database.js";
+import { Store } from "../../src/store/index.js";
+import { createTestSchema } from "./postgres.js";
+
+export interface MadeStore {
+  store: Store;
+  dispose: () => Promise<void>;
+}
+
+export async function sqliteStore(): Promise<MadeStore> {
+  const dir = mkdtempSync(join(tmpdir(), "latch-store-"));
+  const { db } = openDatabase(`sqlite:${join(dir, "latch.db")}`);
+  await migrateToLatest(db);
+  const store = new Store(db);
+  return { store, dispose: async () => { await store.close(); rmSync(dir, { recursive: true, force: true }); } };
+}
+
+export async function postgresStore(): Promise<MadeStore> {
+  const schema = await createTestSchema();
+  const { db, dialect } = openDatabase(schema.url);
+  await migrateToLatest(db);
+  const store = new Store(db, dialect);
+  return { store, dispose: async () => { await store.close(); await schema.drop(); } };
+}
