@@ -15,7 +15,7 @@ export default tseslint.config(
   ...tseslint.configs.recommended,
   {
     // Plain-JS scripts run on Node.
-    files: ["scripts/**/*.mjs"],
+    files: ["scripts/**/*.mjs", "bench/**/*.mjs"],
     languageOptions: { globals: { process: "readonly", console: "readonly" } },
   },
   {

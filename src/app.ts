@@ -21,11 +21,15 @@ import { registerTenantResolution } from "./http/tenant.js";
 export const BODY_LIMIT_BYTES = 16 * 1024;
 
 export async function buildApp(deps: Deps): Promise<FastifyInstance> {
+  // Request ids correlate an answer with its log lines; they need to be unique, not secret, so a
+  // random per-process prefix and a counter do (random bytes per request showed in the profile).
+  const requestIdPrefix = "req_" + deps.random.bytes(6).toString("base64url");
+  let requestCount = 0;
   const app = Fastify({
     loggerInstance: deps.log as FastifyBaseLogger,
     bodyLimit: BODY_LIMIT_BYTES,
     trustProxy: deps.config.trustProxy === false ? false : deps.config.trustProxy,
-    genReqId: () => "req_" + deps.random.bytes(12).toString("base64url"),
+    genReqId: () => requestIdPrefix + (requestCount++).toString(36),
     // Mistyped fields are errors, not silently coerced ("123" is not 123, 123 is not "123"), and a
     // misspelled setting is refused rather than dropped.
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
@@ -38,8 +42,9 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   await app.register(cookie);
 
   // Every answer names its request id, so a person can quote it and an operator find the log line.
-  app.addHook("onSend", async (request, reply) => {
+  app.addHook("onRequest", (request, reply, done) => {
     void reply.header("x-request-id", request.id);
+    done();
   });
 
   await app.register(healthRoutes, { deps });

@@ -21,6 +21,7 @@ import { Store } from "./store/index.js";
 import type { Counters } from "./store/counters.js";
 import { RedisCounters } from "./store/redis-counters.js";
 import { createLogger } from "./logging.js";
+import { TenantCache } from "./flows/tenant-cache.js";
 
 export interface Deps {
   config: Config;
@@ -32,6 +33,8 @@ export interface Deps {
   counters: Counters;
   /** Set when REDIS_URL is: readiness pings it and shutdown closes it. */
   redis: RedisCounters | undefined;
+  /** Tenants by domain for request resolution, cached for a few seconds. */
+  tenantCache: TenantCache;
   hasher: PasswordHasher;
   breach: BreachChecker;
   bot: BotVerifier;
@@ -70,7 +73,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
   const clock = overrides.clock ?? systemClock;
   const random = overrides.random ?? cryptoRandom;
   const log = overrides.log ?? createLogger(config.logLevel);
-  const { db, dialect, dataDir } = openDatabase(config.databaseUrl, {
+  const { db, dialect, reader, dataDir } = openDatabase(config.databaseUrl, {
     poolSize: config.databasePoolSize,
     statementTimeoutMs: config.databaseStatementTimeoutMs,
     onConnectionError: (err) => log.warn({ err }, "database connection lost; the pool will reconnect"),
@@ -88,9 +91,10 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     }
   } catch (err) {
     await db.destroy(); // an open pool would keep the process alive after the failure
+    reader?.close();
     throw err;
   }
-  const store = new Store(db, dialect);
+  const store = new Store(db, dialect, reader);
   const counters = redis ?? store.limits;
   const secrets = createSecretBox(loadSecretsKey(config, dataDir, random, log), random);
   const altcha = createAltchaProvider({
@@ -108,6 +112,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     store,
     counters,
     redis,
+    tenantCache: new TenantCache(store.tenants, clock),
     hasher: overrides.hasher ?? createPasswordHasher(),
     breach: createBreachChecker({ mode: config.breachCheckMode, url: config.breachCheckUrl, log }),
     bot: overrides.bot ?? createBotVerifier({ log, altcha }),

@@ -84,6 +84,7 @@ export async function updateTenantSettings(deps: Deps, domain: string, patch: Pa
   const settings: unknown = { ...tenant.settings, ...patch };
   assertValidSettings(settings);
   await deps.store.tenants.updateTenantSettings(tenant.id, settings, deps.clock.now());
+  deps.tenantCache.invalidate(tenant.domain);
   warnIfUnprotected(deps, tenant.domain, settings);
   return { domain: tenant.domain, applicationId: tenant.applicationId, settings: publicSettings(settings) };
 }

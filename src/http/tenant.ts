@@ -45,7 +45,7 @@ function assertOriginAllowed(request: FastifyRequest, tenant: Tenant): void {
 export function registerTenantResolution(app: FastifyInstance, deps: Deps): void {
   app.decorateRequest("tenant", null as unknown as Tenant);
   app.addHook("onRequest", async (request) => {
-    const tenant = await deps.store.tenants.findTenantByDomain(tenantDomainOf(request));
+    const tenant = await deps.tenantCache.findByDomain(tenantDomainOf(request));
     if (!tenant) throw new AuthError("unknown_tenant");
     request.tenant = tenant;
     assertOriginAllowed(request, tenant);

@@ -18,9 +18,21 @@ export interface PostgresOptions {
   onConnectionError?: (err: Error) => void;
 }
 
+/**
+ * SQLite only: a second, read-only connection for the hottest reads (the session check). In WAL
+ * mode it reads the last committed snapshot beside the writer, synchronously, without waiting for
+ * Kysely's connection mutex; profiling showed that async path costing more than the lookup itself.
+ * Never used inside a transaction: those read through their own connection.
+ */
+export interface SnapshotReader {
+  all<R>(sql: string, parameters: readonly unknown[]): R[];
+  close(): void;
+}
+
 export interface OpenedDatabase {
   db: Kysely<Database>;
   dialect: DialectName;
+  reader?: SnapshotReader;
   /** Directory for files the service keeps beside its data (the generated secrets key). */
   dataDir: string;
 }
@@ -37,7 +49,38 @@ function openSqlite(databaseUrl: string): OpenedDatabase {
   sqlite.pragma("synchronous = FULL");
   sqlite.pragma("foreign_keys = ON");
   sqlite.pragma("busy_timeout = 5000");
-  return { db: new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) }), dialect: "sqlite", dataDir: dirname(file) };
+  const readerConnection = new SqliteDatabase(file, { readonly: true });
+  readerConnection.pragma("busy_timeout = 5000");
+  const cachedReader = withStatementCache(readerConnection);
+  const reader: SnapshotReader = {
+    all: <R>(sql: string, parameters: readonly unknown[]) => cachedReader.prepare(sql).all(...parameters) as R[],
+    close: () => cachedReader.close(),
+  };
+  return { db: new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) }), dialect: "sqlite", reader, dataDir: dirname(file) };
+}
+
+/** Prepared statements kept per SQL text; more distinct texts than this evict the oldest. */
+const STATEMENT_CACHE_SIZE = 500;
+
+/**
+ * Kysely's SQLite driver prepares every query anew, and preparing cost as much as running a
+ * session check's two lookups (measured, docs/performance.md). Statements are reusable, and
+ * Kysely runs one query at a time per connection (we never stream), so a cache by SQL text is safe.
+ */
+function withStatementCache(sqlite: SqliteDatabase.Database): { close(): void; prepare(sql: string): SqliteDatabase.Statement } {
+  const statements = new Map<string, SqliteDatabase.Statement>();
+  return {
+    close: () => sqlite.close(),
+    prepare(sql) {
+      let statement = statements.get(sql);
+      if (statement === undefined) {
+        statement = sqlite.prepare(sql);
+        if (statements.size >= STATEMENT_CACHE_SIZE) statements.delete(statements.keys().next().value!);
+        statements.set(sql, statement);
+      }
+      return statement;
+    },
+  };
 }
 
 function openPostgres(databaseUrl: string, options: PostgresOptions): OpenedDatabase {

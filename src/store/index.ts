@@ -7,7 +7,7 @@ import type { Database } from "./schema.js";
 import { DAY } from "../core/clock.js";
 import { AuditStore } from "./audit.js";
 import { isMigrated } from "./database.js";
-import type { DialectName } from "./dialects.js";
+import type { DialectName, SnapshotReader } from "./dialects.js";
 import { LimitStore } from "./limits.js";
 import { MemberStore } from "./members.js";
 import { OutboxStore } from "./outbox.js";
@@ -35,10 +35,12 @@ export class Store {
   constructor(
     private readonly db: Kysely<Database>,
     readonly dialect: DialectName = "sqlite",
+    /** SQLite's read-only snapshot connection; the root store only, never a transaction's. */
+    private readonly reader?: SnapshotReader,
   ) {
     this.tenants = new TenantStore(db);
     this.members = new MemberStore(db);
-    this.sessions = new SessionStore(db);
+    this.sessions = new SessionStore(db, reader);
     this.tokens = new TokenStore(db, dialect);
     this.limits = new LimitStore(db);
     this.outbox = new OutboxStore(db, dialect);
@@ -71,7 +73,8 @@ export class Store {
     return isMigrated(this.db);
   }
 
-  close(): Promise<void> {
-    return this.db.destroy();
+  async close(): Promise<void> {
+    await this.db.destroy();
+    this.reader?.close();
   }
 }

@@ -1,6 +1,8 @@
 import type { Kysely } from "kysely";
 import type { Database } from "./schema.js";
 import type { MemberStatus, TwoFactorStatus } from "../model.js";
+import { PreparedQuery } from "./prepared.js";
+import type { SnapshotReader } from "./dialects.js";
 
 export interface SessionRecord {
   memberId: number;
@@ -12,22 +14,29 @@ export interface SessionRecord {
 
 /** Sessions are keyed by the SHA-256 of the cookie value; the cookie itself is never stored. */
 export class SessionStore {
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(
+    private readonly db: Kysely<Database>,
+    /** SQLite outside a transaction: the session check reads the committed snapshot directly. */
+    private readonly reader?: SnapshotReader,
+  ) {}
 
   async insertSession(tenantId: string, idHash: string, memberId: number, now: number, expiresAt: number): Promise<void> {
     await this.db.insertInto("sessions").values({ tenant_id: tenantId, id_hash: idHash, member_id: memberId, created_at: now, expires_at: expiresAt }).execute();
   }
 
   /** The session check: one primary-key lookup joined to the member row by its primary key. */
-  async findLiveSession(tenantId: string, idHash: string, now: number): Promise<SessionRecord | undefined> {
-    const row = await this.db
+  private readonly liveSession = new PreparedQuery(["tenantId", "idHash", "now"], (v: { tenantId: string; idHash: string; now: number }) =>
+    this.db
       .selectFrom("sessions as s")
       .innerJoin("members as m", (join) => join.onRef("m.tenant_id", "=", "s.tenant_id").onRef("m.id", "=", "s.member_id"))
       .select(["s.member_id", "s.created_at", "s.expires_at", "m.status", "m.two_factor_status"])
-      .where("s.tenant_id", "=", tenantId)
-      .where("s.id_hash", "=", idHash)
-      .where("s.expires_at", ">", now)
-      .executeTakeFirst();
+      .where("s.tenant_id", "=", v.tenantId)
+      .where("s.id_hash", "=", v.idHash)
+      .where("s.expires_at", ">", v.now),
+  );
+
+  async findLiveSession(tenantId: string, idHash: string, now: number): Promise<SessionRecord | undefined> {
+    const [row] = await this.liveSession.execute(this.db, { tenantId, idHash, now }, this.reader);
     return (
       row && {
         memberId: Number(row.member_id),

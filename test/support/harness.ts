@@ -152,7 +152,8 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
       ...options.settings,
     },
   });
-  const checker = openDatabase(config.databaseUrl, { poolSize: 2, statementTimeoutMs: 5000 }).db;
+  const opened = openDatabase(config.databaseUrl, { poolSize: 2, statementTimeoutMs: 5000 });
+  const checker = opened.db;
   const harness: Harness = {
     app, deps, clock, config, logs, receiver, tenant, dataDir, storeKind: TEST_STORE, redis: config.redisUrl !== undefined, db: checker,
     async restart() {
@@ -170,6 +171,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
       await harness.deps.store.close();
       await harness.deps.redis?.close();
       await checker.destroy();
+      opened.reader?.close();
       // Schemas are dropped by scripts/test-backends.mjs after the whole run: a DROP SCHEMA beside
       // another file's migration breaks Kysely's migrator, which introspects every schema.
       await receiver.stop();

@@ -13,9 +13,9 @@ export interface MadeStore {
 
 export async function sqliteStore(): Promise<MadeStore> {
   const dir = mkdtempSync(join(tmpdir(), "latch-store-"));
-  const { db } = openDatabase(`sqlite:${join(dir, "latch.db")}`);
+  const { db, reader } = openDatabase(`sqlite:${join(dir, "latch.db")}`);
   await migrateToLatest(db);
-  const store = new Store(db);
+  const store = new Store(db, "sqlite", reader);
   return { store, dispose: async () => { await store.close(); rmSync(dir, { recursive: true, force: true }); } };
 }
 

@@ -1,0 +1,149 @@
+/**
+ * Seeds a Latch SQLite database for a benchmark, through Latch's own store, schema and flows:
+ * tenants (createTenant), members (bulk inserts into the migrated `members` table, verified,
+ * sharing one Argon2id hash of BENCH_PASSWORD), live sessions (createSession) and single-use
+ * tokens (issueOneTimeToken). Returns what the load generator needs: cookies, emails, tokens.
+ */
+import { join } from "node:path";
+import type { Kysely } from "kysely";
+import { loadConfig } from "../src/config.js";
+import { createDeps, type Deps } from "../src/deps.js";
+import { createSession } from "../src/flows/sessions.js";
+import { issueOneTimeToken } from "../src/flows/one-time-tokens.js";
+import { createTenant, findTenantOrThrow } from "../src/flows/tenants.js";
+import { createLogger } from "../src/logging.js";
+import type { Tenant } from "../src/model.js";
+import { openDatabase } from "../src/store/database.js";
+import type { Database } from "../src/store/schema.js";
+
+export const BENCH_PASSWORD = "Correct-Horse-42-Battery";
+export const BENCH_SECRETS_KEY = "42".repeat(32);
+
+export interface SeedPlan {
+  dataDir: string;
+  tenants: number;
+  /** Verified password members per tenant, `m<i>@bench.example` (logins and sessions use them). */
+  membersPerTenant: number;
+  /** Live sessions, spread over the first members of every tenant. */
+  sessions: number;
+  /** Pending members with a verify-email token each, and magic-link members with a token each (first tenant). */
+  verifyTokens?: number;
+  magicTokens?: number;
+  /** Where the tenant's webhooks go (a local sink). */
+  webhookUrl: string;
+}
+
+export interface Seeded {
+  databaseUrl: string;
+  domains: string[];
+  /** Emails of seeded members, as [domain, email] pairs, interleaved across tenants. */
+  logins: Array<{ domain: string; email: string }>;
+  sessions: Array<{ domain: string; cookie: string }>;
+  verifyTokens: Array<{ domain: string; recordId: string; token: string }>;
+  magicTokens: Array<{ domain: string; recordId: string; token: string }>;
+}
+
+const BATCH = 1000;
+
+function linkParts(link: string): { recordId: string; token: string } {
+  const [, , recordId, token] = new URL(link).pathname.split("/");
+  return { recordId: recordId!, token: token! };
+}
+
+async function insertMembers(db: Kysely<Database>, tenant: Tenant, first: number, count: number, prefix: string, phc: string, salt: string, now: number, magic = false): Promise<void> {
+  for (let start = 0; start < count; start += BATCH) {
+    const rows = [];
+    for (let i = start; i < Math.min(count, start + BATCH); i++) {
+      rows.push({
+        tenant_id: tenant.id,
+        id: 100_000_000_000_000 + first + i,
+        email: `${prefix}${i}@bench.example`,
+        name: "Bench Member",
+        status: "Unlocked",
+        has_password_auth: magic ? 0 : 1,
+        has_magic_link_auth: magic ? 1 : 0,
+        password_hash: magic ? null : phc,
+        password_salt: magic ? null : salt,
+        email_verified: 1,
+        two_factor_status: "Disabled",
+        totp_secret_enc: null,
+        totp_pending_secret_enc: null,
+        created_at: now,
+        updated_at: now,
+      });
+    }
+    await db.insertInto("members").values(rows).execute();
+  }
+}
+
+export async function seedLatch(plan: SeedPlan): Promise<Seeded> {
+  const databaseUrl = `sqlite:${join(plan.dataDir, "latch.db")}`;
+  const config = loadConfig({ DATABASE_URL: databaseUrl, SECRETS_KEY: BENCH_SECRETS_KEY, BREACH_CHECK_MODE: "offline", LOG_LEVEL: "silent", WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true" });
+  const deps: Deps = await createDeps(config, { log: createLogger("silent") });
+  const { db, reader } = openDatabase(databaseUrl);
+  try {
+    const now = deps.clock.now();
+    const salt = deps.random.bytes(32);
+    const phc = await deps.hasher.hashPassword(BENCH_PASSWORD, salt);
+    const tenants: Tenant[] = [];
+    let applicationId: string | undefined;
+    for (let t = 0; t < plan.tenants; t++) {
+      const created = await createTenant(deps, {
+        domain: `t${t}.bench.example`,
+        applicationId,
+        settings: {
+          emailVerificationWebhook: `${plan.webhookUrl}/verify`,
+          passwordResetWebhook: `${plan.webhookUrl}/reset`,
+          magicLoginWebhook: `${plan.webhookUrl}/magic`,
+          botProtection: { provider: "none" },
+          sessionTier: "30d",
+        },
+      });
+      applicationId ??= created.applicationId;
+      tenants.push(await findTenantOrThrow(deps, created.domain));
+    }
+    // Members: `m<i>@` in every tenant, ids unique per tenant anyway.
+    for (const tenant of tenants) await insertMembers(db, tenant, 0, plan.membersPerTenant, "m", phc, salt.toString("base64"), now);
+
+    const logins: Seeded["logins"] = [];
+    for (let i = 0; i < plan.membersPerTenant; i++) for (const tenant of tenants) logins.push({ domain: tenant.domain, email: `m${i}@bench.example` });
+
+    const sessions: Seeded["sessions"] = [];
+    for (let start = 0; start < plan.sessions; start += BATCH) {
+      await deps.store.transaction(async (tx) => {
+        for (let s = start; s < Math.min(plan.sessions, start + BATCH); s++) {
+          const tenant = tenants[s % tenants.length]!;
+          const member = Math.floor(s / tenants.length) % plan.membersPerTenant;
+          const issued = await createSession(tx, deps, tenant, 100_000_000_000_000 + member, now);
+          sessions.push({ domain: tenant.domain, cookie: issued.sessionId });
+        }
+      });
+    }
+
+    const first = tenants[0]!;
+    const tokens = async (count: number, kind: "verify_email" | "magic_login", base: number) => {
+      const out: Seeded["verifyTokens"] = [];
+      if (count === 0) return out;
+      if (kind === "magic_login") await insertMembers(db, first, base, count, "magic", phc, "", now, true);
+      else {
+        await insertMembers(db, first, base, count, "pending", phc, salt.toString("base64"), now);
+        await db.updateTable("members").set({ status: "Email Verification Pending", email_verified: 0 }).where("tenant_id", "=", first.id).where("email", "like", "pending%").execute();
+      }
+      for (let start = 0; start < count; start += BATCH) {
+        await deps.store.transaction(async (tx) => {
+          for (let i = start; i < Math.min(count, start + BATCH); i++) {
+            out.push({ domain: first.domain, ...linkParts(await issueOneTimeToken(tx, deps, first, 100_000_000_000_000 + base + i, kind, now)) });
+          }
+        });
+      }
+      return out;
+    };
+    const verifyTokens = await tokens(plan.verifyTokens ?? 0, "verify_email", 10_000_000);
+    const magicTokens = await tokens(plan.magicTokens ?? 0, "magic_login", 20_000_000);
+    return { databaseUrl, domains: tenants.map((t) => t.domain), logins, sessions, verifyTokens, magicTokens };
+  } finally {
+    await db.destroy();
+    reader?.close();
+    await deps.store.close();
+  }
+}

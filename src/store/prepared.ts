@@ -1,0 +1,38 @@
+/**
+ * A hot query built and compiled by Kysely once, then run with new values: on the session check,
+ * building and compiling cost more than SQLite's lookup itself (docs/performance.md). The query is
+ * built once with a unique placeholder per named value; where each placeholder lands among the
+ * compiled parameters says where each value goes. Used only where the profile showed the cost.
+ */
+import { CompiledQuery, type Compilable, type Kysely } from "kysely";
+import type { SnapshotReader } from "./dialects.js";
+
+export class PreparedQuery<P extends Record<string, string | number>, R> {
+  private compiled: { sql: string; order: Array<keyof P> } | undefined;
+
+  constructor(
+    private readonly names: ReadonlyArray<keyof P>,
+    private readonly build: (values: P) => Compilable<R>,
+  ) {}
+
+  /** Runs on the SQLite snapshot reader when given (outside transactions), else through Kysely. */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any schema: the SQL is fixed
+  async execute(db: Kysely<any>, values: P, reader?: SnapshotReader): Promise<R[]> {
+    this.compiled ??= this.compile();
+    const { sql, order } = this.compiled;
+    const parameters = order.map((name) => values[name]);
+    if (reader) return reader.all<R>(sql, parameters);
+    return (await db.executeQuery<R>(CompiledQuery.raw(sql, parameters))).rows;
+  }
+
+  private compile(): { sql: string; order: Array<keyof P> } {
+    const placeholders = Object.fromEntries(this.names.map((name) => [name, `\u0000${String(name)}\u0000`])) as unknown as P;
+    const query = this.build(placeholders).compile();
+    const order = query.parameters.map((value) => {
+      const name = this.names.find((n) => placeholders[n] === value);
+      if (name === undefined) throw new Error(`PreparedQuery: a parameter is not one of the named values (${String(value)})`);
+      return name;
+    });
+    return { sql: query.sql, order };
+  }
+}
