@@ -51,7 +51,10 @@ export async function loginWithPassword(deps: Deps, tenant: Tenant, input: Passw
     }
     throw new AuthError("invalid_credentials");
   }
-  await deps.store.limits.clearLockout(tenant.id, email);
+  // The right password clears the lockout count (D13). On the plain path that happens in the
+  // session's transaction, one commit instead of two; every other path clears it here first.
+  const straightToSession = member.status === MemberStatus.unlocked && member.twoFactorStatus !== "Enabled" && !deps.hasher.needsRehash(member.passwordHash!);
+  if (!straightToSession) await deps.store.limits.clearLockout(tenant.id, email);
 
   if (member.status === MemberStatus.locked) throw new AuthError("account_locked");
   if (member.status === MemberStatus.pending) throw new AuthError("email_not_verified");
@@ -64,6 +67,7 @@ export async function loginWithPassword(deps: Deps, tenant: Tenant, input: Passw
 
   if (deps.hasher.needsRehash(member.passwordHash!)) await rehashPassword(deps, tenant, member.recordId, password, now);
   const session = await deps.store.transaction(async (tx) => {
+    if (straightToSession) await tx.limits.clearLockout(tenant.id, email);
     const issued = await createSession(tx, deps, tenant, member.recordId, now);
     await recordSuccessfulLogin(tx, deps, tenant, member, "password", context, now);
     return issued;
