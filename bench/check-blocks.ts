@@ -1,23 +1,39 @@
 /**
  * Self-check for the benchmark building blocks: load.ts (via runLoad), floor-server.ts and
- * hash-floor.ts. Prints their numbers; exits non-zero on any failure. Takes about 20 s.
+ * hash-floor.ts. Prints their numbers; exits non-zero on any failure. Takes about 30 s.
  *
  *   node --import tsx bench/check-blocks.ts
  */
 import { execFile, spawn } from "node:child_process";
 import { once } from "node:events";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
+import { type AddressInfo, createServer as createTcpServer, type Socket } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { runLoad } from "./load-client.js";
+import { type LoadResult, type LoadSpec, runLoad } from "./load-client.js";
 
 const repoRoot = fileURLToPath(new URL("../", import.meta.url));
 const benchFile = (name: string) => fileURLToPath(new URL(`./${name}`, import.meta.url));
 
 function assert(condition: unknown, message: string): asserts condition {
   if (!condition) throw new Error(`check failed: ${message}`);
+}
+
+/** runLoad, plus load.ts's stderr: a paced run reports its own CPU time there. */
+async function runLoadWithStderr(spec: LoadSpec): Promise<{ result: LoadResult; stderr: string }> {
+  const dir = await mkdtemp(join(tmpdir(), "latch-check-"));
+  try {
+    const specFile = join(dir, "spec.json");
+    await writeFile(specFile, JSON.stringify(spec));
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, ["--import", "tsx", benchFile("load.ts"), specFile], { cwd: repoRoot });
+    return { result: JSON.parse(stdout.trim().split("\n").at(-1) ?? "") as LoadResult, stderr };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 }
 
 // 1. The framework floor under load, with a warm-up.
@@ -54,6 +70,21 @@ function assert(condition: unknown, message: string): asserts condition {
     // Sub-millisecond resolution: autocannon's histogram would say 0 or a whole number here.
     assert(result.p50 > 0 && result.p50 < 5, `p50 ${result.p50} ms must be > 0 and < 5`);
     assert(!Number.isInteger(result.p50) || !Number.isInteger(result.p99), `p50 ${result.p50} and p99 ${result.p99} look like whole ms`);
+
+    // The paced generator keeps up with a high rate: its own CPU per request must leave headroom.
+    const rate = 2000;
+    const paced = await runLoadWithStderr({ url, connections: 10, durationSeconds: 3, rate, requests: [{ method: "GET", path: "/auth/session", headers: { cookie: "session_id=x" } }] });
+    const cpu = /paced run used (\d+) ms CPU .*? for (\d+) requests, ([\d.]+) µs each/.exec(paced.stderr);
+    console.log(
+      `floor-server, paced at ${rate}/s, 10 connections, 3 s:`,
+      JSON.stringify(paced.result),
+      cpu ? `generator CPU ${cpu[1]} ms for ${cpu[2]} requests (${cpu[3]} µs each, ${((Number(cpu[1]) / 3000) * 100).toFixed(0)}% of a core)` : "generator CPU not reported",
+    );
+    for (const line of paced.stderr.split("\n")) if (line !== "" && !line.includes("paced run used")) console.log(`  load.ts: ${line.replace(/^load\.ts: /, "")}`);
+    assert(cpu, `load.ts printed no CPU line: ${paced.stderr.trim()}`);
+    assert(paced.result.errors === 0 && paced.result.non2xx === 0, `errors ${paced.result.errors}, non2xx ${paced.result.non2xx}`);
+    assert(paced.result.requests >= 0.95 * rate * 3, `${paced.result.requests} responses, expected at least 95% of ${rate * 3}`);
+    assert(paced.result.rps >= 0.95 * rate, `rps ${paced.result.rps.toFixed(0)}, expected at least 95% of ${rate}`);
   } finally {
     child.kill("SIGTERM");
   }
@@ -138,7 +169,80 @@ function assert(condition: unknown, message: string): asserts condition {
   }
 }
 
-// 4. The hash floor.
+// 4. The paced client's own HTTP/1.1 handling, against a raw TCP server answering each path its own
+//    way: responses split across writes, chunked, after a 100 Continue, 204, Connection: close, and
+//    two broken ones (no length; closed mid-body) that must count as errors and reopen the socket.
+{
+  const styles: Record<string, (socket: Socket) => void> = {
+    plain: (s) => s.write("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\ncontent-length: 2\r\n\r\n{}"),
+    split: (s) => {
+      const parts = ["HTTP/1.1 200 OK\r\nConTent-LenGth: 5\r", "\n\r", "\n12", "345"];
+      parts.forEach((part, i) => setTimeout(() => s.write(part), i * 3));
+    },
+    chunked: (s) => {
+      s.write("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;x=1\r\nhel");
+      setTimeout(() => s.write("lo\r\n3\r\nabc\r\n0\r\nX-Trailer: 1\r\n\r\n"), 3);
+    },
+    continue: (s) => s.write("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n"),
+    empty: (s) => s.write("HTTP/1.1 204 No Content\r\n\r\n"),
+    close: (s) => s.end("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}"),
+    unframed: (s) => s.write("HTTP/1.1 200 OK\r\n\r\n{}"), // no length: an error, the client closes
+    cut: (s) => s.write("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n12345", () => s.destroy()), // an error
+  };
+  const names = Object.keys(styles);
+  const arrived: string[] = [];
+  let connections = 0;
+  const server = createTcpServer((socket) => {
+    connections++;
+    socket.setNoDelay(true);
+    let buffered = "";
+    socket.setEncoding("latin1").on("data", (chunk: string) => {
+      buffered += chunk;
+      for (;;) {
+        const end = buffered.indexOf("\r\n\r\n");
+        if (end < 0) return;
+        const head = buffered.slice(0, end);
+        const length = Number(/\r\ncontent-length: *(\d+)/i.exec(head)?.[1] ?? 0);
+        if (buffered.length < end + 4 + length) return;
+        const body = buffered.slice(end + 4, end + 4 + length);
+        buffered = buffered.slice(end + 4 + length);
+        const [method, path] = head.split(" ");
+        const host = /\r\nhost: *([^\r]*)/i.exec(head)?.[1];
+        arrived.push(`${method} ${path} ${body} host=${host} keep-alive=${/\r\nconnection: *keep-alive/i.test(head)}`);
+        styles[path!.slice(1)]!(socket);
+      }
+    });
+    socket.on("error", () => {});
+  });
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  try {
+    const { port } = server.address() as AddressInfo;
+    const rounds = 10;
+    const result = await runLoad({
+      url: `http://127.0.0.1:${port}`,
+      connections: 3,
+      rate: 400,
+      amount: names.length * rounds,
+      requests: names.map((name, i) => (i % 2 ? { method: "GET", path: `/${name}`, headers: { "x-check": name } } : { method: "POST", path: `/${name}`, body: `{"style":"${name}"}` })),
+    });
+    console.log(`paced client vs ${names.length} response styles x ${rounds}:`, JSON.stringify(result), `${connections} connections opened`);
+    assert(arrived.length === names.length * rounds, `${arrived.length} requests arrived, expected ${names.length * rounds}`);
+    names.forEach((name, i) => {
+      const expected = `${i % 2 ? "GET" : "POST"} /${name} ${i % 2 ? "" : `{"style":"${name}"}`} host=127.0.0.1:${port} keep-alive=true`;
+      const count = arrived.filter((a) => a === expected).length;
+      assert(count === rounds, `${count} requests arrived as ${JSON.stringify(expected)}, expected ${rounds}`);
+    });
+    // unframed and cut fail; every other response counts, and only continue's (404) is non-2xx.
+    assert(result.errors === 2 * rounds && result.timeouts === 0, `errors ${result.errors} (timeouts ${result.timeouts}), expected ${2 * rounds} (0)`);
+    assert(result.requests === (names.length - 2) * rounds, `requests ${result.requests}, expected ${(names.length - 2) * rounds}`);
+    assert(result.non2xx === rounds, `non2xx ${result.non2xx}, expected ${rounds}`);
+  } finally {
+    server.close();
+  }
+}
+
+// 5. The hash floor.
 {
   const { stdout } = await promisify(execFile)(process.execPath, ["--import", "tsx", benchFile("hash-floor.ts"), "2", "4"], { cwd: repoRoot });
   console.log("hash-floor, 2 s, concurrency 4:", stdout.trim());

@@ -6,16 +6,18 @@
  * Reads a LoadSpec (load-types.ts) and prints one line of JSON, a LoadResult. The spec's requests
  * are handed out round-robin through one shared index.
  *  - Without a rate: closed loop, autocannon (pipelining 1) keeps every connection busy.
- *  - With a rate: open loop, paced() below sends one request every 1000/rate ms over a keep-alive
- *    http.Agent (autocannon's overallRate would send each second's quota in a burst at its start).
+ *  - With a rate: open loop, paced() below sends one request every 1000/rate ms over raw keep-alive
+ *    sockets with a minimal HTTP/1.1 client of its own, cheap enough per request that the generator
+ *    keeps its schedule at thousands of requests/s (autocannon's overallRate would send each second's
+ *    quota in a burst at its start; node:http's client costs too much CPU per request).
  * Latency percentiles are exact (sorted samples, sub-millisecond), over responses of any status.
  * Exits 2 with a message on stderr if the spec is invalid, 1 if the run fails.
  */
 import type { EventEmitter } from "node:events";
 import { readFileSync } from "node:fs";
-import http from "node:http";
-import https from "node:https";
 import { createRequire } from "node:module";
+import net from "node:net";
+import tls from "node:tls";
 import { pathToFileURL } from "node:url";
 import type { LoadRequest, LoadResult, LoadSpec } from "./load-types.js";
 
@@ -72,7 +74,13 @@ function parseLoadSpec(value: unknown): LoadSpec {
     check(typeof r === "object" && r !== null, `requests[${i}] is not an object`);
     check(r.method === "GET" || r.method === "POST", `requests[${i}].method must be GET or POST`);
     check(typeof r.path === "string" && r.path.startsWith("/"), `requests[${i}].path must start with /`);
+    // The paced client writes requests as they are: nothing that would end the request line or a header.
+    check(/^[\x21-\x7e\x80-\xff]*$/.test(r.path), `requests[${i}].path must not contain spaces, control or non-Latin-1 characters`);
     check(r.headers === undefined || isStringRecord(r.headers), `requests[${i}].headers must map names to strings`);
+    Object.entries(r.headers ?? {}).forEach(([name, value]) => {
+      check(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name), `requests[${i}].headers: invalid header name ${JSON.stringify(name)}`);
+      check(/^[\t\x20-\x7e\x80-\xff]*$/.test(value), `requests[${i}].headers.${name}: control or non-Latin-1 characters in the value`);
+    });
     check(r.body === undefined || typeof r.body === "string", `requests[${i}].body must be a string`);
   });
   return spec as LoadSpec;
@@ -159,27 +167,171 @@ function cannon(spec: LoadSpec, limit: { durationSeconds: number } | { amount: n
  */
 const SEND_AHEAD_MS = 0.5;
 
+/** The longest response head, chunk-size line or trailer line accepted; a longer one is an error. */
+const MAX_HEAD_BYTES = 64 * 1024;
+const CRLF = Buffer.from("\r\n");
+const HEAD_END = Buffer.from("\r\n\r\n");
+
+/**
+ * Reads HTTP/1.x responses off one connection's bytes, however they are split into chunks: only the
+ * status code and the body's framing (Content-Length, or chunked), skipping the body itself. Interim
+ * 1xx responses are skipped; a body delimited by the connection closing is not supported (an error).
+ */
+class ResponseReader {
+  private state: "head" | "body" | "chunk-size" | "chunk-data" | "trailer" = "head";
+  /** The incomplete head or line at the end of the bytes so far. */
+  private pending: Buffer | undefined;
+  /** body, chunk-data: bytes still to skip. */
+  private remaining = 0;
+  private status = 0;
+  private close = false;
+
+  /**
+   * Feeds the next bytes, calling onResponse(status, close) for each response they complete (close:
+   * the server closes the connection after it); onResponse returns false to stop reading. Returns an
+   * error message if the bytes are not HTTP/1.x responses this reader handles, else undefined.
+   */
+  push(chunk: Buffer, onResponse: (status: number, close: boolean) => boolean): string | undefined {
+    const buf = this.pending === undefined ? chunk : Buffer.concat([this.pending, chunk]);
+    this.pending = undefined;
+    let pos = 0;
+    while (pos < buf.length) {
+      if (this.state === "body" || this.state === "chunk-data") {
+        const take = Math.min(this.remaining, buf.length - pos);
+        pos += take;
+        this.remaining -= take;
+        if (this.remaining > 0) break;
+        if (this.state === "chunk-data") {
+          this.state = "chunk-size";
+          continue;
+        }
+        this.state = "head";
+        if (!onResponse(this.status, this.close)) return undefined;
+        continue;
+      }
+      const delimiter = this.state === "head" ? HEAD_END : CRLF;
+      const end = buf.indexOf(delimiter, pos);
+      if (end < 0) {
+        if (buf.length - pos > MAX_HEAD_BYTES) return `response ${this.state} longer than ${MAX_HEAD_BYTES} bytes`;
+        this.pending = buf.subarray(pos);
+        break;
+      }
+      const text = buf.toString("latin1", pos, end);
+      pos = end + delimiter.length;
+      if (this.state === "head") {
+        const error = this.readHead(text);
+        if (error !== undefined) return error;
+        if (this.bodyless()) {
+          this.state = "head";
+          if (!onResponse(this.status, this.close)) return undefined;
+        }
+      } else if (this.state === "chunk-size") {
+        const hex = /^[0-9a-f]{1,12}(?=[ \t;]|$)/i.exec(text)?.[0];
+        if (hex === undefined) return `bad chunk size line ${JSON.stringify(text.slice(0, 40))}`;
+        const size = parseInt(hex, 16);
+        if (size === 0) this.state = "trailer";
+        else {
+          this.state = "chunk-data";
+          this.remaining = size + 2; // the chunk and the CRLF after it
+        }
+      } else if (text === "") {
+        // The empty line after the last chunk (and any trailers).
+        this.state = "head";
+        if (!onResponse(this.status, this.close)) return undefined;
+      }
+    }
+    return undefined;
+  }
+
+  /** After a final response's head: it has no body (the narrowing of `state` does not see readHead). */
+  private bodyless(): boolean {
+    return this.state === "body" && this.remaining === 0;
+  }
+
+  /** Reads a head (status line and headers, without the final CRLFCRLF) and sets up for its body. */
+  private readHead(head: string): string | undefined {
+    const statusLine = /^HTTP\/1\.([01]) (\d{3})(?:[ \r]|$)/.exec(head);
+    if (!statusLine) return `not an HTTP/1.x response: ${JSON.stringify(head.slice(0, 40))}`;
+    const status = Number(statusLine[2]);
+    if (status === 101) return "unexpected 101 Switching Protocols";
+    if (status < 200) return undefined; // interim: the final response follows
+    const lower = head.toLowerCase();
+    const header = (name: string): string | undefined => {
+      const at = lower.indexOf(`\r\n${name}:`);
+      if (at < 0) return undefined;
+      const from = at + name.length + 3;
+      const to = lower.indexOf("\r\n", from);
+      return lower.slice(from, to < 0 ? lower.length : to).trim();
+    };
+    const connection = header("connection");
+    this.status = status;
+    this.close = statusLine[1] === "0" ? !/\bkeep-alive\b/.test(connection ?? "") : /\bclose\b/.test(connection ?? "");
+    if (status === 204 || status === 304) {
+      this.state = "body";
+      this.remaining = 0;
+      return undefined;
+    }
+    const transferEncoding = header("transfer-encoding");
+    if (transferEncoding !== undefined) {
+      if (!/(?:^|,)\s*chunked$/.test(transferEncoding)) return `unsupported transfer-encoding: ${transferEncoding}`;
+      this.state = "chunk-size";
+      return undefined;
+    }
+    const contentLength = header("content-length");
+    if (contentLength === undefined) return `${status} response without content-length or chunked encoding (a body up to close is not supported)`;
+    if (!/^\d{1,15}$/.test(contentLength)) return `bad content-length: ${contentLength}`;
+    this.state = "body";
+    this.remaining = Number(contentLength);
+    return undefined;
+  }
+}
+
+/** The bytes of one request: request line, Host, Connection: keep-alive, its headers, Content-Length, body. */
+function serialise(entry: LoadRequest, host: string): Buffer {
+  const headers = Object.entries(entry.headers ?? {});
+  const has = (name: string) => headers.some(([n]) => n.toLowerCase() === name);
+  let head = `${entry.method} ${entry.path} HTTP/1.1\r\n`;
+  if (!has("host")) head += `Host: ${host}\r\n`;
+  if (!has("connection")) head += "Connection: keep-alive\r\n";
+  for (const [name, value] of headers) {
+    const lower = name.toLowerCase();
+    if (lower !== "content-length" && lower !== "transfer-encoding") head += `${name}: ${value}\r\n`;
+  }
+  const body = Buffer.from(entry.body ?? "");
+  // A POST always says how long its (maybe empty) body is.
+  if (body.length > 0 || entry.method === "POST") head += `Content-Length: ${body.length}\r\n`;
+  return Buffer.concat([Buffer.from(`${head}\r\n`, "latin1"), body]);
+}
+
 /**
  * One open-loop run at spec.rate: request i (counting warm-up) is due at start + i * 1000/rate ms,
- * whatever the earlier ones are doing, over at most spec.connections keep-alive sockets (requests
- * beyond that wait in the agent's queue). Latency runs from the request's slot (or its actual send
- * if that was earlier) to the last byte of its response, so time spent queued, in this process or
- * the server, counts: no coordinated omission. If this process's event loop stalls, the missed
- * slots are caught up at most `burst` per timer tick rather than all at once; that lag counts as
- * latency too, so stderr gets a warning when more than 1% of sends were over 5 ms late.
+ * whatever the earlier ones are doing. The transport is deliberately minimal so that the generator
+ * costs little CPU per request (node:http's client costs enough to fall behind at a few thousand
+ * requests/s on 2 cores, and then measures itself): spec.connections raw keep-alive sockets, each
+ * carrying one request at a time (no pipelining), every request pre-serialised once, responses
+ * parsed only for their status and length (ResponseReader). A due request goes to an idle socket,
+ * or waits in a FIFO queue until one frees. A socket that errors, closes, times out or sends
+ * something unreadable fails its request in flight (an error) and is reopened for the next request.
+ *
+ * Latency runs from the request's slot (or its actual send if that was earlier) to the last byte of
+ * its response, so time spent queued, in this process or the server, counts: no coordinated
+ * omission. If this process's event loop stalls, the missed slots are caught up at most `burst` per
+ * timer tick rather than all at once; that lag counts as latency too, so stderr gets a warning when
+ * more than 1% of sends were over 5 ms late. stderr also gets this process's CPU time for the run.
  */
 function paced(spec: LoadSpec & { rate: number }): Promise<LoadResult> {
   const target = new URL(spec.url);
   const secure = target.protocol === "https:";
-  const agent = secure
-    ? new https.Agent({ keepAlive: true, maxSockets: spec.connections, rejectUnauthorized: false })
-    : new http.Agent({ keepAlive: true, maxSockets: spec.connections });
-  const request = secure ? https.request : http.request;
+  const hostname = target.hostname.replace(/^\[(.*)\]$/, "$1");
+  const port = Number(target.port || (secure ? 443 : 80));
+  const distinct = new Map<string, Buffer>(); // each distinct request serialised once
   const prepared = spec.requests.map((entry) => {
-    const body = entry.body === undefined || entry.body === "" ? undefined : Buffer.from(entry.body);
-    const headers: Record<string, string> = { ...entry.headers };
-    if (body) headers["content-length"] = String(body.length);
-    return { method: entry.method, path: entry.path, headers, body };
+    const bytes = serialise(entry, target.host);
+    const key = bytes.toString("latin1");
+    const known = distinct.get(key);
+    if (known) return known;
+    distinct.set(key, bytes);
+    return bytes;
   });
 
   const interval = 1000 / spec.rate;
@@ -190,14 +342,24 @@ function paced(spec: LoadSpec & { rate: number }): Promise<LoadResult> {
   // a stall drains at 2-4 times the rate, in bursts no bigger than this.
   const burst = Math.max(4, Math.ceil((spec.rate * 4) / 1000));
 
-  interface InFlight {
+  interface Flight {
     measured: boolean;
     from: number; // latency (and the timeout) runs from here: its slot, or its actual send if earlier
-    req: http.ClientRequest;
+    bytes: Buffer;
+    conn: Conn | undefined; // while on a socket
     timedOut: boolean;
     settled: boolean;
   }
-  const inFlight = new Set<InFlight>(); // in send order, which is slot order
+  interface Conn {
+    socket: net.Socket | undefined; // opened on the first request after a close
+    reader: ResponseReader;
+    current: Flight | undefined;
+  }
+  const conns: Conn[] = Array.from({ length: spec.connections }, () => ({ socket: undefined, reader: new ResponseReader(), current: undefined }));
+  const idle: Conn[] = [...conns]; // last freed first, like http.Agent's default "lifo"
+  const queue: Flight[] = []; // FIFO from queueHead; settled (timed-out) entries are skipped
+  let queueHead = 0;
+  const inFlight = new Set<Flight>(); // queued or on a socket, in send order, which is slot order
   const latencies = new Latencies();
   let completed = 0;
   let non2xx = 0;
@@ -206,7 +368,9 @@ function paced(spec: LoadSpec & { rate: number }): Promise<LoadResult> {
   let lastResponseAt = 0;
   let sent = 0;
   let lateSends = 0;
+  let protocolError: string | undefined;
 
+  const cpuAtStart = process.cpuUsage();
   const start = performance.now();
   const measuredStart = start + warmupSlots * interval;
 
@@ -214,15 +378,19 @@ function paced(spec: LoadSpec & { rate: number }): Promise<LoadResult> {
     const finishIfDone = () => {
       if (sent < totalSlots || inFlight.size > 0) return;
       clearInterval(sweeper);
-      agent.destroy();
+      for (const conn of conns) detach(conn);
       if (lateSends > totalSlots / 100) {
         console.error(`load.ts: ${lateSends} of ${totalSlots} requests were sent over 5 ms after their slot (this process fell behind); latencies include that`);
       }
+      if (protocolError !== undefined) console.error(`load.ts: unreadable response (counted as an error, socket reopened): ${protocolError}`);
+      const cpu = process.cpuUsage(cpuAtStart);
+      const cpuMs = (cpu.user + cpu.system) / 1000;
+      console.error(`load.ts: paced run used ${cpuMs.toFixed(0)} ms CPU (user ${(cpu.user / 1000).toFixed(0)}, system ${(cpu.system / 1000).toFixed(0)}) for ${totalSlots} requests, ${((cpuMs * 1000) / totalSlots).toFixed(1)} µs each`);
       const seconds = ((completed > 0 ? lastResponseAt : performance.now()) - measuredStart) / 1000;
       resolve({ requests: completed, rps: seconds > 0 ? completed / seconds : 0, ...latencies.percentiles(), non2xx, errors, timeouts, seconds });
     };
 
-    const settle = (flight: InFlight, status: number | undefined) => {
+    const settle = (flight: Flight, status: number | undefined) => {
       if (flight.settled) return;
       flight.settled = true;
       inFlight.delete(flight);
@@ -242,30 +410,95 @@ function paced(spec: LoadSpec & { rate: number }): Promise<LoadResult> {
       finishIfDone();
     };
 
+    /** Closes conn's socket, if open, so that its events are ignored from now on. */
+    const detach = (conn: Conn) => {
+      const socket = conn.socket;
+      conn.socket = undefined;
+      socket?.destroy();
+    };
+
+    /** Puts flight on conn (idle), opening a socket if it has none. */
+    const put = (conn: Conn, flight: Flight) => {
+      conn.current = flight;
+      flight.conn = conn;
+      (conn.socket ?? open(conn)).write(flight.bytes);
+    };
+
+    /** conn has just become idle: give it the oldest queued request, if any. */
+    const release = (conn: Conn) => {
+      while (queueHead < queue.length) {
+        const flight = queue[queueHead++]!;
+        if (flight.settled) continue;
+        if (queueHead > 1024 && queueHead * 2 > queue.length) {
+          queue.splice(0, queueHead);
+          queueHead = 0;
+        }
+        return put(conn, flight);
+      }
+      queue.length = queueHead = 0;
+      idle.push(conn);
+    };
+
+    /** The socket broke (or the request on it timed out): fail the request in flight, if any, and reuse conn. */
+    const fail = (conn: Conn) => {
+      const flight = conn.current;
+      detach(conn);
+      if (!flight) return; // idle: it stays in `idle`, and reopens on its next request
+      conn.current = undefined;
+      flight.conn = undefined;
+      settle(flight, undefined);
+      release(conn);
+    };
+
+    const onData = (conn: Conn, chunk: Buffer) => {
+      let freed = false;
+      let broken = false;
+      const error = conn.reader.push(chunk, (status, close) => {
+        const flight = conn.current;
+        if (!flight) {
+          broken = true; // a response to no request
+          protocolError ??= "a response arrived with no request in flight";
+          return false;
+        }
+        conn.current = undefined;
+        flight.conn = undefined;
+        freed = true;
+        broken = close;
+        settle(flight, status);
+        return !close;
+      });
+      if (error !== undefined) protocolError ??= error;
+      if (error !== undefined || broken) fail(conn); // fails the request in flight, if the error came before its end
+      if (freed) release(conn);
+    };
+
+    const open = (conn: Conn): net.Socket => {
+      const socket = secure
+        ? tls.connect({ host: hostname, port, rejectUnauthorized: false, ...(net.isIP(hostname) === 0 ? { servername: hostname } : {}) })
+        : net.connect({ host: hostname, port });
+      socket.setNoDelay(true);
+      conn.socket = socket;
+      conn.reader = new ResponseReader();
+      socket.on("data", (chunk: Buffer) => {
+        if (conn.socket === socket) onData(conn, chunk);
+      });
+      socket.on("error", () => {}); // "close" follows
+      socket.on("close", () => {
+        if (conn.socket === socket) fail(conn);
+      });
+      return socket;
+    };
+
     const send = (slot: number, now: number) => {
       const measured = slot >= warmupSlots;
-      const entry = prepared[(measured ? slot - warmupSlots : slot) % prepared.length]!;
+      const bytes = prepared[(measured ? slot - warmupSlots : slot) % prepared.length]!;
       const due = start + slot * interval;
       if (now - due > 5) lateSends++;
-      const req = request({
-        protocol: target.protocol,
-        hostname: target.hostname.replace(/^\[(.*)\]$/, "$1"),
-        port: target.port || (secure ? 443 : 80),
-        method: entry.method,
-        path: entry.path,
-        headers: entry.headers,
-        agent,
-      });
-      const flight: InFlight = { measured, from: Math.min(due, now), req, timedOut: false, settled: false };
+      const flight: Flight = { measured, from: Math.min(due, now), bytes, conn: undefined, timedOut: false, settled: false };
       inFlight.add(flight);
-      req.on("response", (res) => {
-        res.on("data", () => {});
-        res.on("end", () => settle(flight, res.statusCode ?? 0));
-        res.on("error", () => {}); // reported through req's "close"
-      });
-      req.on("error", () => {}); // reported through "close"
-      req.on("close", () => settle(flight, undefined));
-      req.end(entry.body);
+      const conn = idle.pop();
+      if (conn) put(conn, flight);
+      else queue.push(flight);
     };
 
     // Sends every slot due by now (+ SEND_AHEAD_MS), at most `burst` of them, then sleeps until the next.
@@ -282,9 +515,9 @@ function paced(spec: LoadSpec & { rate: number }): Promise<LoadResult> {
       const now = performance.now();
       for (const flight of inFlight) {
         if (now - flight.from < TIMEOUT_MS) break;
-        if (flight.timedOut) continue;
         flight.timedOut = true;
-        flight.req.destroy(new Error("request timed out"));
+        if (flight.conn) fail(flight.conn); // its socket may hold a late response: start afresh
+        else settle(flight, undefined); // still queued: release() skips it
       }
     }, 100);
 
