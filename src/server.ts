@@ -26,7 +26,7 @@ const app = await buildApp(deps);
 if (await deps.store.isReady().catch(() => false)) {
   for (const tenant of await deps.store.tenants.listTenants()) warnIfUnprotected(deps, tenant.domain, tenant.settings);
 } else {
-  deps.log.warn("the database is not migrated (MIGRATE_ON_START=false): /readyz answers 503 until `latch migrate` has run");
+  deps.log.warn("the database is not migrated or not reachable at start: /readyz answers 503 until it is (with MIGRATE_ON_START=false, run `latch migrate`)");
 }
 if (config.breachCheckMode !== "remote") deps.log.warn({ mode: config.breachCheckMode }, "breached-password check is not using the remote range API");
 const threadPool = Number(process.env.UV_THREADPOOL_SIZE ?? 4);
