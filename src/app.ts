@@ -3,7 +3,7 @@
  * caller owns listening, the dispatcher and shutdown, so tests drive it through app.inject.
  */
 import cookie from "@fastify/cookie";
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RouteOptions } from "fastify";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { Deps } from "./deps.js";
 import { registerErrorHandling } from "./http/errors.js";
@@ -11,6 +11,7 @@ import { adminRoutes } from "./http/routes/admin.js";
 import { botChallengeRoutes } from "./http/routes/bot-challenge.js";
 import { healthRoutes } from "./http/routes/health.js";
 import { loginRoutes } from "./http/routes/login.js";
+import { registerOpenApi } from "./http/openapi.js";
 import { magicLinkRoutes } from "./http/routes/magic-link.js";
 import { twoFactorRoutes } from "./http/routes/two-factor.js";
 import { operatorRoutes } from "./http/routes/operator.js";
@@ -20,7 +21,12 @@ import { registerTenantResolution } from "./http/tenant.js";
 
 export const BODY_LIMIT_BYTES = 16 * 1024;
 
-export async function buildApp(deps: Deps): Promise<FastifyInstance> {
+export interface BuildAppOptions {
+  /** Called for every route as it is registered; test/openapi.test.ts checks them against the document. */
+  onRoute?: (route: RouteOptions) => void;
+}
+
+export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promise<FastifyInstance> {
   // Request ids correlate an answer with its log lines; they need to be unique, not secret, so a
   // random per-process prefix and a counter do (random bytes per request showed in the profile).
   const requestIdPrefix = "req_" + deps.random.bytes(6).toString("base64url");
@@ -35,6 +41,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
     return503OnClosing: true,
   }).withTypeProvider<TypeBoxTypeProvider>();
+  if (options.onRoute) app.addHook("onRoute", options.onRoute);
 
   registerErrorHandling(app);
   // D4: a body that is not application/json gets 415, including text/plain.
@@ -47,6 +54,8 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     done();
   });
 
+  // Before every route: the document is collected from the routes as they are registered.
+  await registerOpenApi(app);
   await app.register(healthRoutes, { deps });
   await app.register(operatorRoutes, { deps });
   await app.register(async (scope) => {

@@ -2,10 +2,25 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
 import type { Deps } from "../../deps.js";
 import { authenticateAdmin, listAuditEvents, lockAccount, requirePasswordChange, resendVerificationAsAdmin } from "../../flows/admin.js";
-import { EmailField, MessageBody, RecordIdField } from "../schemas.js";
+import { ADMIN_ERRORS, BODY_ERRORS, errorResponses, security, TENANT_ERRORS } from "../openapi.js";
+import { described, EmailField, MessageBody, RecordIdField } from "../schemas.js";
 import { contextOf } from "../tenant.js";
 
 const StatusBody = Type.Object({ success: Type.Literal(true), recordid: Type.String(), authentication_status: Type.String() });
+const AuditLogBody = described(Type.Object({
+  success: Type.Literal(true),
+  recordid: Type.String(),
+  events: Type.Array(Type.Object({
+    id: Type.Integer(),
+    type: Type.String(),
+    at: Type.String({ description: "ISO 8601 time." }),
+    ip: Type.Union([Type.String(), Type.Null()]),
+    userAgent: Type.Union([Type.String(), Type.Null()]),
+    details: Type.Optional(Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Null()]))),
+  })),
+}), "The member's audit events, newest first.");
+/** The key is checked before the body is read (onRequest), and the member must belong to the tenant. */
+const ADMIN_CALL_ERRORS = [...TENANT_ERRORS, ...ADMIN_ERRORS, "not_found"] as const;
 
 export function bearerToken(header: string | undefined): string | undefined {
   const match = header?.match(/^Bearer ([\x21-\x7e]{1,512})$/);
@@ -20,8 +35,13 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
 
   app.post("/auth/lock-account", {
     schema: {
+      summary: "Lock or unlock a member",
+      description: "Spec 4.5, D15. `lock` ends every session and voids the member's outstanding links; `unlock` sets `Unlocked`, or `Email Verification Pending` when the email was never verified, and lifts a password lockout. `email`, when given, must be the member's.",
+      tags: ["admin"],
+      operationId: "lockAccount",
+      security: security.admin,
       body: Type.Object({ recordId: RecordIdField, action: Type.Union([Type.Literal("lock"), Type.Literal("unlock")]), email: Type.Optional(EmailField) }),
-      response: { 200: StatusBody },
+      response: { 200: described(StatusBody, "The member's status after the call."), ...errorResponses(...ADMIN_CALL_ERRORS, ...BODY_ERRORS) },
     },
   }, async (request) => {
     const result = await lockAccount(deps, request.tenant, request.body, contextOf(request));
@@ -29,21 +49,45 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
   });
 
   app.post("/auth/admin/resend-verification-email", {
-    schema: { body: Type.Object({ recordId: RecordIdField, email: EmailField }), response: { 200: MessageBody } },
+    schema: {
+      summary: "Send the verification email again, as admin",
+      description: "Spec 4.5. Only for an account in `Email Verification Pending` (else 409 `invalid_state`); one request per email every 5 minutes. `email` must be the member's.",
+      tags: ["admin"],
+      operationId: "resendVerificationAsAdmin",
+      security: security.admin,
+      body: Type.Object({ recordId: RecordIdField, email: EmailField }),
+      response: { 200: described(MessageBody, "The email is on its way."), ...errorResponses(...ADMIN_CALL_ERRORS, ...BODY_ERRORS, "invalid_state", "rate_limited") },
+    },
   }, async (request) => {
     const message = await resendVerificationAsAdmin(deps, request.tenant, request.body, contextOf(request));
     return { success: true as const, message };
   });
 
   app.post("/auth/admin/require-password-change", {
-    schema: { body: Type.Object({ recordId: RecordIdField }), response: { 200: StatusBody } },
+    schema: {
+      summary: "Require a password change",
+      description: "D15. Sets `Password Change Pending` and ends every session. Password login then answers 403 `password_change_required`; a magic link still works, and change-password or reset-password clears it. Only for `Unlocked` or already pending accounts (else 409 `invalid_state`).",
+      tags: ["admin"],
+      operationId: "requirePasswordChange",
+      security: security.admin,
+      body: Type.Object({ recordId: RecordIdField }),
+      response: { 200: described(StatusBody, "The member's status after the call."), ...errorResponses(...ADMIN_CALL_ERRORS, ...BODY_ERRORS, "invalid_state") },
+    },
   }, async (request) => {
     const result = await requirePasswordChange(deps, request.tenant, request.body, contextOf(request));
     return { success: true as const, ...result };
   });
 
   app.get("/auth/admin/audit-log", {
-    schema: { querystring: Type.Object({ recordId: RecordIdField, limit: Type.Optional(Type.String({ pattern: "^[0-9]{1,3}$" })) }) },
+    schema: {
+      summary: "Read a member's audit log",
+      description: "D15. `limit` defaults to 50 and is kept within 1–200.",
+      tags: ["admin"],
+      operationId: "listAuditEvents",
+      security: security.admin,
+      querystring: Type.Object({ recordId: RecordIdField, limit: Type.Optional(Type.String({ pattern: "^[0-9]{1,3}$" })) }),
+      response: { 200: AuditLogBody, ...errorResponses(...ADMIN_CALL_ERRORS, "validation_failed") },
+    },
   }, async (request) => {
     const events = await listAuditEvents(deps, request.tenant, request.query.recordId, Number(request.query.limit ?? 50));
     return {

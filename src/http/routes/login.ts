@@ -3,16 +3,21 @@ import { Type } from "typebox";
 import type { Deps } from "../../deps.js";
 import { loginWithPassword } from "../../flows/login.js";
 import { logout } from "../../flows/sessions.js";
-import { BotField, EmailField, MessageBody, PasswordField, TwoFactorCodeField } from "../schemas.js";
+import { BODY_ERRORS, BOT_ERRORS, errorResponses, security, SetSessionCookieHeader, TENANT_ERRORS } from "../openapi.js";
+import { BotField, described, EmailField, MessageBody, PasswordField, TwoFactorCodeField } from "../schemas.js";
 import { clearSessionCookie, requireSession, setSessionCookie } from "../session-cookie.js";
 import { contextOf, SESSION_COOKIE } from "../tenant.js";
 
-const LoginAnswer = Type.Union([
-  Type.Object({ authorized: Type.Literal(true), recordid: Type.String(), redirectUrl: Type.String() }),
-  Type.Object({ authorized: Type.Literal(false), two_factor_required: Type.Literal(true), message: Type.String() }),
-]);
+const LoginAnswer = described(
+  Type.Union([
+    Type.Object({ authorized: Type.Literal(true), recordid: Type.String(), redirectUrl: Type.String() }),
+    Type.Object({ authorized: Type.Literal(false), two_factor_required: Type.Literal(true), message: Type.String() }),
+  ]),
+  "Logged in (`authorized: true`, the cookie is set), or the member has 2FA and must send the request again with `twoFACode` (`authorized: false`, no cookie).",
+  SetSessionCookieHeader,
+);
 
-const SessionAnswer = Type.Object({
+const SessionAnswer = described(Type.Object({
   recordId: Type.String(),
   hostname: Type.String(),
   iat: Type.Integer(),
@@ -22,13 +27,20 @@ const SessionAnswer = Type.Object({
   passwordChangePending: Type.Boolean(),
   loginContext: Type.Null(),
   attemptedPath: Type.Null(),
-});
+}), "The session data of spec 2.2; `iat` and `exp` are Unix seconds.");
 
 export const loginRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.post("/auth/login", {
     schema: {
+      summary: "Log in with email and password",
+      description: "Spec 4.2. Order: bot challenge, lockout and login velocity, password, account status, second factor. A wrong password always answers `invalid_credentials`; the account's status is told only to someone who gave the right password (D4). Error bodies carry `authorized: false`.",
+      tags: ["login"],
+      operationId: "loginWithPassword",
       body: Type.Object({ email: EmailField, password: PasswordField, twoFACode: TwoFactorCodeField, "bot-challenge-response": BotField }),
-      response: { 200: LoginAnswer },
+      response: {
+        200: LoginAnswer,
+        ...errorResponses(...TENANT_ERRORS, ...BODY_ERRORS, ...BOT_ERRORS, "invalid_credentials", "invalid_2fa_code", "email_not_verified", "account_locked", "password_change_required", "rate_limited"),
+      },
     },
   }, async (request, reply) => {
     const { email, password, twoFACode } = request.body;
@@ -38,12 +50,30 @@ export const loginRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
     return { authorized: true as const, recordid: result.recordid, redirectUrl: result.redirectUrl };
   });
 
-  app.get("/auth/session", { schema: { response: { 200: SessionAnswer } } }, async (request) => {
+  app.get("/auth/session", {
+    schema: {
+      summary: "Read the current session",
+      description: "D6. A session is valid only for the tenant that created it.",
+      tags: ["sessions"],
+      operationId: "getSession",
+      security: security.session,
+      response: { 200: SessionAnswer, ...errorResponses(...TENANT_ERRORS, "unauthorized") },
+    },
+  }, async (request) => {
     const session = await requireSession(deps, request);
     return session.data;
   });
 
-  app.post("/auth/logout", { schema: { response: { 200: MessageBody } } }, async (request, reply) => {
+  app.post("/auth/logout", {
+    schema: {
+      summary: "Log out",
+      description: "D6. Deletes the session and clears the cookie. Answers 200 without a session too. Send no body (or a JSON one).",
+      tags: ["sessions"],
+      operationId: "logout",
+      security: [...security.session, {}],
+      response: { 200: described(MessageBody, "Logged out; `Set-Cookie` clears `session_id`."), ...errorResponses(...TENANT_ERRORS, ...BODY_ERRORS) },
+    },
+  }, async (request, reply) => {
     await logout(deps, request.tenant, request.cookies[SESSION_COOKIE]);
     clearSessionCookie(reply);
     return { success: true as const, message: "You have been logged out." };

@@ -2,19 +2,31 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
 import type { Deps } from "../../deps.js";
 import { registerWithMagicLink, requestMagicLink, verifyMagicLink } from "../../flows/magic-link.js";
-import { BotField, EmailField, MessageBody, NameField, RecordIdField, TokenField, TwoFactorCodeField } from "../schemas.js";
+import { BODY_ERRORS, BOT_ERRORS, errorResponses, SetSessionCookieHeader, TENANT_ERRORS } from "../openapi.js";
+import { BotField, described, EmailField, MessageBody, NameField, RecordIdField, TokenField, TwoFactorCodeField } from "../schemas.js";
 import { setSessionCookie } from "../session-cookie.js";
 import { contextOf } from "../tenant.js";
+import { RegistrationBody } from "./registration.js";
 
-const RegistrationBody = Type.Object({ success: Type.Literal(true), recordid: Type.String(), message: Type.String() });
-const MagicLoginAnswer = Type.Union([
-  Type.Object({ success: Type.Literal(true), message: Type.String(), redirect: Type.String() }),
-  Type.Object({ success: Type.Literal(false), requires2FA: Type.Literal(true), message: Type.String() }),
-]);
+const MagicLoginAnswer = described(
+  Type.Union([
+    Type.Object({ success: Type.Literal(true), message: Type.String(), redirect: Type.String() }),
+    Type.Object({ success: Type.Literal(false), requires2FA: Type.Literal(true), message: Type.String() }),
+  ]),
+  "Logged in (`success: true`, the cookie is set, `redirect` is the tenant's `loginSuccessRedirect`), or the member has 2FA and must send the same link again with `twoFACode` and a fresh bot token (`requires2FA: true`, no cookie; the link stays valid).",
+  SetSessionCookieHeader,
+);
 
 export const magicLinkRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.post("/auth/register-magic-link", {
-    schema: { body: Type.Object({ email: EmailField, name: NameField, "bot-challenge-response": BotField }), response: { 200: RegistrationBody } },
+    schema: {
+      summary: "Register with email alone",
+      description: "Spec 4.1. Like password registration, without a password: bot challenge and registration limits, then the verification email.",
+      tags: ["registration"],
+      operationId: "registerWithMagicLink",
+      body: Type.Object({ email: EmailField, name: NameField, "bot-challenge-response": BotField }),
+      response: { 200: RegistrationBody, ...errorResponses(...TENANT_ERRORS, ...BODY_ERRORS, ...BOT_ERRORS, "rate_limited") },
+    },
   }, async (request) => {
     const { email, name } = request.body;
     const result = await registerWithMagicLink(deps, request.tenant, { email, name, botToken: request.body["bot-challenge-response"] }, contextOf(request));
@@ -22,7 +34,14 @@ export const magicLinkRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
   });
 
   app.post("/auth/request-magic-link", {
-    schema: { body: Type.Object({ email: EmailField, "bot-challenge-response": BotField }), response: { 200: MessageBody } },
+    schema: {
+      summary: "Email a one-time login link",
+      description: "Spec 4.4. Unknown and locked emails get the same success and nothing is sent; an unverified email answers 403 `email_not_verified`. One request per email every 3 minutes.",
+      tags: ["magic-link"],
+      operationId: "requestMagicLink",
+      body: Type.Object({ email: EmailField, "bot-challenge-response": BotField }),
+      response: { 200: described(MessageBody, "Generic success, the same whether or not a link was sent."), ...errorResponses(...TENANT_ERRORS, ...BODY_ERRORS, ...BOT_ERRORS, "email_not_verified", "rate_limited") },
+    },
   }, async (request) => {
     const message = await requestMagicLink(deps, request.tenant, { email: request.body.email, botToken: request.body["bot-challenge-response"] }, contextOf(request));
     return { success: true as const, message };
@@ -31,9 +50,13 @@ export const magicLinkRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
   // The token is in the path (spec 4.4); the request serializer masks it in logs (src/logging.ts).
   app.post("/auth/verify-magic-link/:recordId/:token", {
     schema: {
+      summary: "Log in with a magic link",
+      description: "Spec 4.4. `recordId` and `token` are the last two segments of the `magicLoginLink`. The link is used up only by a successful login.",
+      tags: ["magic-link"],
+      operationId: "verifyMagicLink",
       params: Type.Object({ recordId: RecordIdField, token: TokenField }),
       body: Type.Object({ "bot-challenge-response": BotField, twoFACode: TwoFactorCodeField }),
-      response: { 200: MagicLoginAnswer },
+      response: { 200: MagicLoginAnswer, ...errorResponses(...TENANT_ERRORS, ...BODY_ERRORS, ...BOT_ERRORS, "invalid_token", "account_locked", "invalid_2fa_code", "rate_limited") },
     },
   }, async (request, reply) => {
     const { recordId, token } = request.params;

@@ -5,13 +5,40 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
 import type { Deps } from "../../deps.js";
-import { AuthError } from "../../errors.js";
-import { NewTenantSettingsSchema, PartialTenantSettingsSchema } from "../../flows/tenant-settings.js";
+import { AuthError, type ErrorCode } from "../../errors.js";
+import { NewTenantSettingsSchema, PartialTenantSettingsSchema, TenantSettingsSchema } from "../../flows/tenant-settings.js";
 import { createTenant, listWebhookDeliveries, rotateApplicationKey, rotateWebhookSecret, showTenant, updateTenantSettings } from "../../flows/tenants.js";
 import { constantTimeEqual } from "../../security/hashing.js";
+import { BODY_ERRORS, errorResponses, security } from "../openapi.js";
+import { described } from "../schemas.js";
 import { bearerToken } from "./admin.js";
 
 const DomainParams = Type.Object({ domain: Type.String({ minLength: 1, maxLength: 253 }) });
+
+const CreatedTenantBody = described(Type.Object({
+  domain: Type.String(),
+  applicationId: Type.String(),
+  webhookSecret: Type.String({ description: "Standard Webhooks secret (`whsec_…`). Shown once." }),
+  internalApiKey: Type.Optional(Type.String({ description: "The new application's admin key. Shown once; only when a new application was created." })),
+}), "The tenant is created.");
+const TenantBody = described(
+  Type.Object({ domain: Type.String(), applicationId: Type.String(), settings: TenantSettingsSchema }),
+  "The tenant and its settings; `botProtection.secretKey` is never returned.",
+);
+const DeliveriesBody = described(Type.Object({
+  deliveries: Type.Array(Type.Object({
+    id: Type.String({ description: "The `webhook-id` of the event." }),
+    eventType: Type.String(),
+    status: Type.Union([Type.Literal("pending"), Type.Literal("delivered"), Type.Literal("failed")]),
+    attempts: Type.Integer(),
+    lastError: Type.Union([Type.String(), Type.Null()]),
+    nextAttemptAt: Type.Union([Type.String({ description: "ISO 8601 time." }), Type.Null()]),
+    createdAt: Type.String({ description: "ISO 8601 time." }),
+  })),
+}), "Recent deliveries, newest first; never the payload or its link.");
+
+/** The key is checked before anything else (onRequest); 404 when the operator API is off. */
+const OPERATOR_ERRORS: readonly ErrorCode[] = ["not_found", "unauthorized"];
 
 export const operatorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   const operatorKey = deps.config.operatorApiKey;
@@ -23,31 +50,81 @@ export const operatorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
 
   app.post("/operator/tenants", {
     schema: {
+      summary: "Create a tenant",
+      description: "D3. Without `applicationId` a new application is created with a new internal API key; with it, the tenant joins that application and shares its key (404 `not_found` when there is no such application). Settings are refused with 400 when a key is unknown.",
+      tags: ["operator"],
+      operationId: "createTenant",
+      security: security.operator,
       body: Type.Object({
         domain: Type.String({ minLength: 1, maxLength: 253 }),
         applicationId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
         settings: NewTenantSettingsSchema,
       }),
+      response: { 201: CreatedTenantBody, ...errorResponses(...OPERATOR_ERRORS, ...BODY_ERRORS, "conflict") },
     },
   }, async (request, reply) => {
     const created = await createTenant(deps, request.body);
     return reply.code(201).send(created);
   });
 
-  app.get("/operator/tenants/:domain", { schema: { params: DomainParams } }, async (request) => showTenant(deps, request.params.domain));
+  app.get("/operator/tenants/:domain", {
+    schema: {
+      summary: "Show a tenant",
+      tags: ["operator"],
+      operationId: "showTenant",
+      security: security.operator,
+      params: DomainParams,
+      response: { 200: TenantBody, ...errorResponses(...OPERATOR_ERRORS, "validation_failed", "unknown_tenant") },
+    },
+  }, async (request) => showTenant(deps, request.params.domain));
 
   app.patch("/operator/tenants/:domain", {
-    schema: { params: DomainParams, body: Type.Object({ settings: PartialTenantSettingsSchema }) },
+    schema: {
+      summary: "Change a tenant's settings",
+      description: "D3. Top-level keys are merged; `botProtection` is replaced whole, and the result is validated again.",
+      tags: ["operator"],
+      operationId: "updateTenantSettings",
+      security: security.operator,
+      params: DomainParams,
+      body: Type.Object({ settings: PartialTenantSettingsSchema }),
+      response: { 200: TenantBody, ...errorResponses(...OPERATOR_ERRORS, ...BODY_ERRORS, "unknown_tenant") },
+    },
   }, async (request) => updateTenantSettings(deps, request.params.domain, request.body.settings));
 
   app.post("/operator/applications/:applicationId/rotate-key", {
-    schema: { params: Type.Object({ applicationId: Type.String({ minLength: 1, maxLength: 64 }) }) },
+    schema: {
+      summary: "Replace an application's internal API key",
+      description: "D3. The old key stops working at once, for every tenant of the application.",
+      tags: ["operator"],
+      operationId: "rotateApplicationKey",
+      security: security.operator,
+      params: Type.Object({ applicationId: Type.String({ minLength: 1, maxLength: 64 }) }),
+      response: { 200: described(Type.Object({ applicationId: Type.String(), internalApiKey: Type.String() }), "The new key, shown once."), ...errorResponses(...OPERATOR_ERRORS, ...BODY_ERRORS) },
+    },
   }, async (request) => rotateApplicationKey(deps, request.params.applicationId));
 
-  app.post("/operator/tenants/:domain/rotate-webhook-secret", { schema: { params: DomainParams } }, async (request) => rotateWebhookSecret(deps, request.params.domain));
+  app.post("/operator/tenants/:domain/rotate-webhook-secret", {
+    schema: {
+      summary: "Replace a tenant's webhook signing secret",
+      tags: ["operator"],
+      operationId: "rotateWebhookSecret",
+      security: security.operator,
+      params: DomainParams,
+      response: { 200: described(Type.Object({ domain: Type.String(), webhookSecret: Type.String() }), "The new secret, shown once."), ...errorResponses(...OPERATOR_ERRORS, ...BODY_ERRORS, "unknown_tenant") },
+    },
+  }, async (request) => rotateWebhookSecret(deps, request.params.domain));
 
   app.get("/operator/tenants/:domain/webhook-deliveries", {
-    schema: { params: DomainParams, querystring: Type.Object({ limit: Type.Optional(Type.String({ pattern: "^[0-9]{1,3}$" })) }) },
+    schema: {
+      summary: "List a tenant's recent webhook deliveries",
+      description: "D3. `limit` defaults to 50 and is kept within 1–200.",
+      tags: ["operator"],
+      operationId: "listWebhookDeliveries",
+      security: security.operator,
+      params: DomainParams,
+      querystring: Type.Object({ limit: Type.Optional(Type.String({ pattern: "^[0-9]{1,3}$" })) }),
+      response: { 200: DeliveriesBody, ...errorResponses(...OPERATOR_ERRORS, "validation_failed", "unknown_tenant") },
+    },
   }, async (request) => {
     const deliveries = await listWebhookDeliveries(deps, request.params.domain, Number(request.query.limit ?? 50));
     return { deliveries: deliveries.map((d) => ({ ...d, createdAt: new Date(d.createdAt).toISOString(), nextAttemptAt: d.nextAttemptAt === null ? null : new Date(d.nextAttemptAt).toISOString() })) };

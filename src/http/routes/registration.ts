@@ -3,16 +3,24 @@ import { Type } from "typebox";
 import type { Deps } from "../../deps.js";
 import { registerWithPassword, resendVerification } from "../../flows/registration.js";
 import { verifyEmail } from "../../flows/verification.js";
-import { BotField, EmailField, MessageBody, NameField, PasswordField, RecordIdField, TokenField } from "../schemas.js";
+import { BODY_ERRORS, BOT_ERRORS, errorResponses, NEW_PASSWORD_ERRORS, TENANT_ERRORS } from "../openapi.js";
+import { BotField, described, EmailField, MessageBody, NameField, PasswordField, RecordIdField, TokenField } from "../schemas.js";
 import { contextOf } from "../tenant.js";
 
-const RegistrationBody = Type.Object({ success: Type.Literal(true), recordid: Type.String(), message: Type.String() });
+export const RegistrationBody = described(
+  Type.Object({ success: Type.Literal(true), recordid: Type.String(), message: Type.String() }),
+  "Registered; the verification email goes out through the tenant's webhook. An email that is already registered gets the same answer with a decoy `recordid` (D5).",
+);
 
 export const registrationRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.post("/auth/register-password", {
     schema: {
+      summary: "Register with email and password",
+      description: "Spec 4.1. Checks, in order: bot challenge, the per-IP and per-email registration limits, the password policy, the breached-password check.",
+      tags: ["registration"],
+      operationId: "registerWithPassword",
       body: Type.Object({ email: EmailField, name: NameField, password: PasswordField, "bot-challenge-response": BotField }),
-      response: { 200: RegistrationBody },
+      response: { 200: RegistrationBody, ...errorResponses(...TENANT_ERRORS, ...BODY_ERRORS, ...BOT_ERRORS, ...NEW_PASSWORD_ERRORS, "rate_limited") },
     },
   }, async (request) => {
     const { email, name, password } = request.body;
@@ -21,14 +29,28 @@ export const registrationRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asy
   });
 
   app.post("/auth/verify-email", {
-    schema: { body: Type.Object({ recordId: RecordIdField, token: TokenField }), response: { 200: MessageBody } },
+    schema: {
+      summary: "Verify the email address with the emailed link",
+      description: "Spec 4.1. `recordId` and `token` are the last two segments of the `verificationLink`. The token works once.",
+      tags: ["registration"],
+      operationId: "verifyEmail",
+      body: Type.Object({ recordId: RecordIdField, token: TokenField }),
+      response: { 200: described(MessageBody, "Verified: the account is `Unlocked`."), ...errorResponses(...TENANT_ERRORS, ...BODY_ERRORS, "invalid_token") },
+    },
   }, async (request) => {
     await verifyEmail(deps, request.tenant, request.body, contextOf(request));
     return { success: true as const, message: "Your email address has been verified." };
   });
 
   app.post("/auth/resend-verification", {
-    schema: { body: Type.Object({ email: EmailField, "bot-challenge-response": BotField }), response: { 200: MessageBody } },
+    schema: {
+      summary: "Send the verification email again",
+      description: "D15. The answer is the same whether or not the email is registered; only an account still waiting for verification gets an email.",
+      tags: ["registration"],
+      operationId: "resendVerification",
+      body: Type.Object({ email: EmailField, "bot-challenge-response": BotField }),
+      response: { 200: described(MessageBody, "Generic success, the same for every email."), ...errorResponses(...TENANT_ERRORS, ...BODY_ERRORS, ...BOT_ERRORS, "rate_limited") },
+    },
   }, async (request) => {
     const message = await resendVerification(deps, request.tenant, { email: request.body.email, botToken: request.body["bot-challenge-response"] }, contextOf(request));
     return { success: true as const, message };

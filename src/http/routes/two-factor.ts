@@ -3,30 +3,62 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
 import type { Deps } from "../../deps.js";
 import { disableTwoFactor, enableTwoFactor, regenerateRecoveryCodes, setUpTwoFactor } from "../../flows/two-factor.js";
-import { MessageBody, PasswordField } from "../schemas.js";
+import { BODY_ERRORS, errorResponses, security, TENANT_ERRORS } from "../openapi.js";
+import { described, MessageBody, PasswordField } from "../schemas.js";
 import { requireSession } from "../session-cookie.js";
 import { contextOf } from "../tenant.js";
 
 const CodeField = Type.String({ minLength: 1, maxLength: 32 });
-const RecoveryCodesBody = Type.Object({ success: Type.Literal(true), recoveryCodes: Type.Array(Type.String()) });
+const RecoveryCodesBody = described(
+  Type.Object({ success: Type.Literal(true), recoveryCodes: Type.Array(Type.String()) }),
+  "10 one-time recovery codes, shown only this once; any earlier set stops working.",
+);
+const SetupBody = described(
+  Type.Object({ success: Type.Literal(true), secret: Type.String(), otpauthUrl: Type.String(), qrCodeDataUrl: Type.String() }),
+  "A pending TOTP secret (base32), its `otpauth://` URI, and that URI as a PNG data URL. It takes effect only after `/auth/2fa/enable`.",
+);
+const SESSION_ERRORS = [...TENANT_ERRORS, ...BODY_ERRORS, "unauthorized", "invalid_state"] as const;
 
 export const twoFactorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.post("/auth/2fa/setup", {
-    schema: { response: { 200: Type.Object({ success: Type.Literal(true), secret: Type.String(), otpauthUrl: Type.String(), qrCodeDataUrl: Type.String() }) } },
+    schema: {
+      summary: "Start TOTP enrolment",
+      description: "D14. Each call replaces the pending secret until one is confirmed. 409 `invalid_state` when 2FA is already enabled.",
+      tags: ["two-factor"],
+      operationId: "setUpTwoFactor",
+      security: security.session,
+      response: { 200: SetupBody, ...errorResponses(...SESSION_ERRORS) },
+    },
   }, async (request) => {
     const session = await requireSession(deps, request);
     return { success: true as const, ...(await setUpTwoFactor(deps, request.tenant, session, contextOf(request))) };
   });
 
   app.post("/auth/2fa/enable", {
-    schema: { body: Type.Object({ code: CodeField }), response: { 200: RecoveryCodesBody } },
+    schema: {
+      summary: "Confirm enrolment with a first TOTP code",
+      description: "D14. Needs a pending secret from `/auth/2fa/setup`. 3 wrong codes lock the second factor for 15 minutes.",
+      tags: ["two-factor"],
+      operationId: "enableTwoFactor",
+      security: security.session,
+      body: Type.Object({ code: CodeField }),
+      response: { 200: RecoveryCodesBody, ...errorResponses(...SESSION_ERRORS, "invalid_2fa_code", "rate_limited") },
+    },
   }, async (request) => {
     const session = await requireSession(deps, request);
     return { success: true as const, recoveryCodes: await enableTwoFactor(deps, request.tenant, session, request.body.code, contextOf(request)) };
   });
 
   app.post("/auth/2fa/disable", {
-    schema: { body: Type.Object({ password: Type.Optional(PasswordField), code: Type.Optional(CodeField) }), response: { 200: MessageBody } },
+    schema: {
+      summary: "Turn the second factor off",
+      description: "D14. Needs the password or a current code (TOTP or recovery code): the session alone is not enough. Without either, 400 `validation_failed`.",
+      tags: ["two-factor"],
+      operationId: "disableTwoFactor",
+      security: security.session,
+      body: Type.Object({ password: Type.Optional(PasswordField), code: Type.Optional(CodeField) }),
+      response: { 200: described(MessageBody, "2FA is off."), ...errorResponses(...SESSION_ERRORS, "invalid_credentials", "invalid_2fa_code", "rate_limited") },
+    },
   }, async (request) => {
     const session = await requireSession(deps, request);
     await disableTwoFactor(deps, request.tenant, session, request.body, contextOf(request));
@@ -34,7 +66,15 @@ export const twoFactorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
   });
 
   app.post("/auth/2fa/recovery-codes", {
-    schema: { body: Type.Object({ code: CodeField }), response: { 200: RecoveryCodesBody } },
+    schema: {
+      summary: "Replace the recovery codes",
+      description: "D14. Needs a current code (TOTP or recovery code); the old set stops working.",
+      tags: ["two-factor"],
+      operationId: "regenerateRecoveryCodes",
+      security: security.session,
+      body: Type.Object({ code: CodeField }),
+      response: { 200: RecoveryCodesBody, ...errorResponses(...SESSION_ERRORS, "invalid_2fa_code", "rate_limited") },
+    },
   }, async (request) => {
     const session = await requireSession(deps, request);
     return { success: true as const, recoveryCodes: await regenerateRecoveryCodes(deps, request.tenant, session, request.body.code, contextOf(request)) };

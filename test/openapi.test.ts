@@ -1,0 +1,193 @@
+// The OpenAPI document (issue 7): the served one is the committed one, it covers every public
+// route, it is structurally valid OpenAPI 3.1, and the reference page is served from this host.
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { after, before, test } from "node:test";
+import type { RouteOptions } from "fastify";
+import { OPENAPI_FILE } from "../scripts/openapi.js";
+import { buildApp } from "../src/app.js";
+import { assertError, assertLoginRefused } from "./support/assertions.js";
+import { createHarness, post, type Harness } from "./support/harness.js";
+
+type Json = Record<string, unknown>;
+const HTTP_METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
+
+let h: Harness;
+let served: Json;
+before(async () => {
+  h = await createHarness();
+  // No X-Tenant-Domain and an unknown Host: the document and the page are for anyone.
+  const response = await h.app.inject({ method: "GET", url: "/openapi.json", headers: { host: "nobody.example.net" } });
+  assert.equal(response.statusCode, 200, response.body);
+  assert.match(String(response.headers["content-type"]), /^application\/json/);
+  served = response.json() as Json;
+});
+after(() => h.close());
+
+function operationsOf(document: Json): Array<{ path: string; method: string; operation: Json }> {
+  const paths = document.paths as Record<string, Json>;
+  return Object.entries(paths).flatMap(([path, item]) =>
+    HTTP_METHODS.filter((method) => method in item).map((method) => ({ path, method, operation: item[method] as Json })));
+}
+
+test("the served /openapi.json is the committed docs/openapi.json", () => {
+  const committed = JSON.parse(readFileSync(OPENAPI_FILE, "utf8")) as Json;
+  assert.deepStrictEqual(served, committed, "docs/openapi.json is out of date with the routes: run `npm run openapi` and commit the result");
+});
+
+test("every public route is in the document with its method, and nothing else is", async () => {
+  const routes: RouteOptions[] = [];
+  const app = await buildApp(h.deps, { onRoute: (route) => void routes.push(route) });
+  await app.ready();
+  const document = app.swagger() as unknown as Json;
+  await app.close();
+
+  const expected = new Set<string>();
+  for (const route of routes) {
+    if ((route.schema as { hide?: boolean } | undefined)?.hide) continue;
+    const path = route.url.replace(/:([A-Za-z0-9_]+)/g, "{$1}");
+    for (const method of [route.method].flat()) {
+      // Fastify adds a HEAD twin to every GET; the document leaves those out.
+      if (method === "HEAD" && routes.some((r) => r.url === route.url && [r.method].flat().includes("GET"))) continue;
+      expected.add(`${method.toLowerCase()} ${path}`);
+    }
+  }
+  const documented = new Set(operationsOf(document).map(({ method, path }) => `${method} ${path}`));
+  assert.ok(expected.size >= 25, `only ${expected.size} public routes collected`);
+  assert.deepStrictEqual([...expected].filter((key) => !documented.has(key)), [], "public routes missing from the document");
+  assert.deepStrictEqual([...documented].filter((key) => !expected.has(key)), [], "documented operations with no route");
+  // The reference page's own routes are registered but hidden.
+  assert.ok(routes.some((r) => r.url.startsWith("/docs")), "the /docs routes are registered");
+  assert.ok(!Object.keys(document.paths as Json).some((p) => p.startsWith("/docs") || p === "/openapi.json"), "docs routes are hidden");
+});
+
+/** Resolves a local JSON pointer (`#/a/b`) in `document`. */
+function resolvePointer(document: Json, ref: string): unknown {
+  if (!ref.startsWith("#/")) return undefined;
+  let node: unknown = document;
+  for (const raw of ref.slice(2).split("/")) {
+    const key = raw.replace(/~1/g, "/").replace(/~0/g, "~");
+    if (node === null || typeof node !== "object" || !(key in node)) return undefined;
+    node = (node as Json)[key];
+  }
+  return node;
+}
+
+function collectRefs(node: unknown, found: string[] = []): string[] {
+  if (Array.isArray(node)) for (const item of node) collectRefs(item, found);
+  else if (node !== null && typeof node === "object") {
+    for (const [key, value] of Object.entries(node)) {
+      if (key === "$ref" && typeof value === "string") found.push(value);
+      else collectRefs(value, found);
+    }
+  }
+  return found;
+}
+
+test("the document is structurally valid OpenAPI 3.1", () => {
+  assert.match(String(served.openapi), /^3\.1\.\d+$/);
+  const info = served.info as Json;
+  assert.equal(info.title, "Latch");
+  const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string };
+  assert.equal(info.version, pkg.version);
+
+  const components = served.components as Json;
+  const schemes = components.securitySchemes as Json;
+  const declaredTags = new Set((served.tags as Json[]).map((t) => t.name as string));
+  const operationIds = new Set<string>();
+  const operations = operationsOf(served);
+  assert.ok(operations.length > 0);
+  for (const { path, method, operation } of operations) {
+    const label = `${method.toUpperCase()} ${path}`;
+    assert.ok(path.startsWith("/"), label);
+    assert.equal(typeof operation.summary, "string", `${label} has a summary`);
+    const tags = operation.tags as string[] | undefined;
+    assert.ok(tags && tags.length > 0 && tags.every((t) => declaredTags.has(t)), `${label} has declared tags`);
+    assert.equal(typeof operation.operationId, "string", `${label} has an operationId`);
+    assert.ok(!operationIds.has(operation.operationId as string), `${label}: operationId is unique`);
+    operationIds.add(operation.operationId as string);
+
+    const responses = operation.responses as Record<string, Json> | undefined;
+    assert.ok(responses && Object.keys(responses).length > 0, `${label} has responses`);
+    assert.ok(Object.keys(responses).some((status) => /^2\d\d$/.test(status)), `${label} documents its success`);
+    for (const [status, response] of Object.entries(responses)) {
+      assert.match(status, /^([1-5](\d\d|XX)|default)$/, `${label} ${status}`);
+      assert.equal(typeof response.description, "string", `${label} ${status} has a description`);
+      if (Number(status) >= 400) {
+        const schema = (response.content as Record<string, Json>)["application/json"]!.schema as Json;
+        assert.equal(schema.$ref, "#/components/schemas/ErrorBody", `${label} ${status} is the D4 error body`);
+      }
+    }
+    // Every {param} of the path template is a required path parameter, and vice versa.
+    const templated = [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]);
+    const pathParams = ((operation.parameters ?? []) as Json[]).filter((p) => p.in === "path");
+    assert.deepStrictEqual(pathParams.map((p) => p.name).sort(), templated.sort(), `${label} path parameters`);
+    for (const p of pathParams) assert.equal(p.required, true, `${label} path parameter ${String(p.name)} is required`);
+    for (const requirement of (operation.security ?? []) as Json[]) {
+      for (const name of Object.keys(requirement)) assert.ok(name in schemes, `${label}: security scheme ${name} is declared`);
+    }
+    // Every tenant-scoped operation documents the header that names the tenant.
+    if (path.startsWith("/auth/")) {
+      const item = (served.paths as Record<string, Json>)[path]!;
+      assert.deepStrictEqual(item.parameters, [{ $ref: "#/components/parameters/TenantDomain" }], `${label} documents X-Tenant-Domain`);
+    }
+  }
+
+  const refs = collectRefs(served);
+  assert.ok(refs.length > 0);
+  for (const ref of new Set(refs)) assert.notEqual(resolvePointer(served, ref), undefined, `$ref ${ref} resolves`);
+});
+
+test("the security schemes and the error body are the ones the routes use", () => {
+  const components = served.components as Json;
+  assert.deepStrictEqual(Object.keys(components.securitySchemes as Json).sort(), ["internalApiKey", "operatorKey", "sessionCookie"]);
+  assert.deepStrictEqual((components.securitySchemes as Json).sessionCookie, {
+    type: "apiKey", in: "cookie", name: "session_id", description: "The session cookie set by a login (spec 2.2).",
+  });
+  const errorBody = (components.schemas as Json).ErrorBody as Json;
+  assert.deepStrictEqual(errorBody.required, ["success", "code", "message", "requestId"]);
+  assert.equal(errorBody.additionalProperties, true);
+  const lock = (served.paths as Record<string, Json>)["/auth/lock-account"]!.post as Json;
+  assert.deepStrictEqual(lock.security, [{ internalApiKey: [] }]);
+  const login = (served.paths as Record<string, Json>)["/auth/login"]!.post as Json;
+  assert.match(String((login.responses as Record<string, Json>)["403"]!.description), /`account_locked`/);
+  assert.ok(((login.responses as Record<string, Json>)["429"]!.headers as Json)["Retry-After"], "429 documents Retry-After");
+});
+
+test("declared error responses keep every field of the D4 body", async () => {
+  const invalid = await post(h, "/auth/login", { email: 42, password: "x" });
+  const body = assertLoginRefused(invalid, 400, "validation_failed");
+  assert.ok(Array.isArray(body.details) && body.details.length > 0, invalid.body);
+  const weak = await post(h, "/auth/register-password", { email: "weak@example.org", name: "Weak", password: "short" });
+  assert.deepStrictEqual(assertError(weak, 400, "weak_password").details, ["min_length", "uppercase", "number_or_special"]);
+  const locked = await post(h, "/auth/lock-account", { recordId: "1", action: "lock" });
+  assert.deepStrictEqual(Object.keys(assertError(locked, 401, "unauthorized")).sort(), ["code", "message", "requestId", "success"]);
+});
+
+test("/docs serves the reference page and its assets from this host, with no tenant", async () => {
+  const page = await h.app.inject({ method: "GET", url: "/docs", headers: { host: "nobody.example.net" } });
+  assert.equal(page.statusCode, 200, page.body);
+  assert.match(String(page.headers["content-type"]), /^text\/html/);
+  assert.match(String(page.headers["content-security-policy"]), /default-src 'self'/);
+  const assets = [...page.body.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]!);
+  assert.ok(assets.some((url) => url.endsWith("swagger-ui-bundle.js")), page.body);
+  for (const url of assets) {
+    assert.ok(url.startsWith("/docs/"), `asset ${url} is served by Latch, not a CDN`);
+    const asset = await h.app.inject({ method: "GET", url, headers: { host: "nobody.example.net" } });
+    assert.equal(asset.statusCode, 200, `${url}: ${asset.statusCode}`);
+  }
+  // The page loads the same document as /openapi.json.
+  const json = await h.app.inject({ method: "GET", url: "/docs/json" });
+  assert.deepStrictEqual(json.json(), served);
+});
+
+test("unknown URLs, under /docs too, still get the D4 not_found body", async () => {
+  for (const url of ["/docs/static/missing.js", "/docs/nope", "/nope", "/auth/nope"]) {
+    const response = await h.app.inject({ method: "GET", url });
+    const body = assertError(response, 404, "not_found");
+    assert.deepStrictEqual(Object.keys(body).sort(), ["code", "message", "requestId", "success"], url);
+  }
+  // Tenant resolution is unchanged: /auth routes still need a known tenant.
+  const unknown = await post(h, "/auth/forgot-password", { email: "a@example.org" }, { domain: "unknown.example.com" });
+  assertError(unknown, 404, "unknown_tenant");
+});
