@@ -74,12 +74,11 @@ export function describeMessage(message: DevInboxMessage): DevInboxEmail {
     receivedAt: new Date(message.receivedAt).toISOString(),
     eventType,
     to: { email: textOf(payload.email), name: textOf(payload.name) },
-    payload,
   };
   const email = emails[eventType];
   if (email) {
     const link = textOf(payload[email.linkField]);
-    return { ...base, subject: email.subject, link: link || null, action: link ? email.action : null, details: [] };
+    return { ...base, subject: email.subject, link: link || null, action: link ? email.action : null, details: [], payload };
   }
   if (eventType === "security_alert") {
     const alert = textOf(payload.alert);
@@ -89,7 +88,7 @@ export function describeMessage(message: DevInboxMessage): DevInboxEmail {
       { label: "IP address", value: textOf(payload.ip) },
       { label: "Country", value: textOf(payload.country) || "unknown" },
     ];
-    return { ...base, subject: `Security alert: ${alertTexts[alert] ?? alert}`, link: null, action: null, details };
+    return { ...base, subject: `Security alert: ${alertTexts[alert] ?? alert}`, link: null, action: null, details, payload };
   }
-  return { ...base, subject: `Webhook: ${eventType || "unknown event"}`, link: null, action: null, details: [] };
+  return { ...base, subject: `Webhook: ${eventType || "unknown event"}`, link: null, action: null, details: [], payload };
 }
