@@ -9,6 +9,7 @@ import type { Deps } from "./deps.js";
 import { registerErrorHandling } from "./http/errors.js";
 import { adminRoutes } from "./http/routes/admin.js";
 import { botChallengeRoutes } from "./http/routes/bot-challenge.js";
+import { devInboxRoutes } from "./http/routes/dev-inbox.js";
 import { healthRoutes } from "./http/routes/health.js";
 import { loginRoutes } from "./http/routes/login.js";
 import { registerOpenApi } from "./http/openapi.js";
@@ -58,6 +59,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
   await registerOpenApi(app);
   await app.register(healthRoutes, { deps });
   await app.register(operatorRoutes, { deps });
+  if (deps.dev) await app.register(devInboxRoutes, { deps, dev: deps.dev }); // DEV_MODE only: 404 otherwise
   await app.register(async (scope) => {
     registerTenantResolution(scope, deps);
     await scope.register(botChallengeRoutes, { deps });

@@ -28,6 +28,8 @@ export interface Config {
   webhookAllowPrivateNetworks: boolean;
   /** 32 bytes, or undefined: then a key is generated into the data directory (D14). */
   secretsKey: Buffer | undefined;
+  /** DEV_MODE=true (`npm run dev`): a `localhost` tenant and the dev inbox (src/dev/); SQLite only. */
+  devMode: boolean;
 }
 
 export class ConfigError extends Error {
@@ -55,7 +57,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = Number(portText);
   if (!Number.isInteger(port) || port < 0 || port > 65535) problems.push(`PORT must be an integer 0-65535 (got "${portText}")`);
 
-  const databaseUrl = text("DATABASE_URL") ?? "sqlite:./data/latch.db";
+  // Dev mode keeps its own SQLite file and stays on loopback unless told otherwise (src/dev/).
+  const devMode = oneOf("DEV_MODE", ["true", "false"], "false") === "true";
+  const databaseUrl = text("DATABASE_URL") ?? (devMode ? "sqlite:./data/dev.db" : "sqlite:./data/latch.db");
   if (!/^(sqlite:|postgres(ql)?:\/\/)/.test(databaseUrl)) problems.push("DATABASE_URL must start with sqlite: or postgres://");
 
   const integer = (name: string, fallback: number, min: number, max: number): number => {
@@ -73,7 +77,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const operatorApiKey = text("OPERATOR_API_KEY");
   if (operatorApiKey !== undefined && operatorApiKey.length < 32) problems.push("OPERATOR_API_KEY must be at least 32 characters");
 
-  const allowPrivate = oneOf("WEBHOOK_ALLOW_PRIVATE_NETWORKS", ["true", "false"], "false");
+  const allowPrivate = oneOf("WEBHOOK_ALLOW_PRIVATE_NETWORKS", ["true", "false"], devMode ? "true" : "false");
+  if (devMode && /^postgres/.test(databaseUrl)) problems.push("DEV_MODE=true is refused with a PostgreSQL DATABASE_URL: dev mode is for a local SQLite file, never production");
 
   let secretsKey: Buffer | undefined;
   const secretsKeyText = text("SECRETS_KEY");
@@ -95,7 +100,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 
   const config: Config = {
     port,
-    host: text("HOST") ?? "0.0.0.0",
+    host: text("HOST") ?? (devMode ? "127.0.0.1" : "0.0.0.0"),
     databaseUrl,
     redisUrl,
     redisKeyPrefix: text("REDIS_KEY_PREFIX") ?? "latch:",
@@ -112,6 +117,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: oneOf("LOG_LEVEL", LOG_LEVELS, "info"),
     webhookAllowPrivateNetworks: allowPrivate === "true",
     secretsKey,
+    devMode,
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(config);

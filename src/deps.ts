@@ -22,6 +22,7 @@ import type { Counters } from "./store/counters.js";
 import { RedisCounters } from "./store/redis-counters.js";
 import { createLogger } from "./logging.js";
 import { TenantCache } from "./flows/tenant-cache.js";
+import { DevMode } from "./dev/dev-mode.js";
 
 export interface Deps {
   config: Config;
@@ -43,6 +44,8 @@ export interface Deps {
   webhooks: WebhookDispatcher;
   background: BackgroundTasks;
   geo: GeoLocator;
+  /** DEV_MODE=true only: the dev inbox and the dev tenant's link base (src/dev/). */
+  dev: DevMode | undefined;
 }
 
 export interface DepsOverrides {
@@ -121,5 +124,6 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     background: new BackgroundTasks(log),
     geo: await openGeoLocator(config.geoipDb),
     webhooks: new WebhookDispatcher({ store, clock, random, secrets, log, allowPrivateNetworks: config.webhookAllowPrivateNetworks }),
+    dev: config.devMode ? new DevMode() : undefined,
   };
 }

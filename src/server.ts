@@ -5,6 +5,7 @@ import { ConfigError, loadConfig } from "./config.js";
 import { MINUTE } from "./core/clock.js";
 import { createDeps } from "./deps.js";
 import { warnIfUnprotected } from "./flows/tenants.js";
+import { startDevMode } from "./dev/start.js";
 
 const SWEEP_INTERVAL_MS = 5 * MINUTE;
 
@@ -35,6 +36,7 @@ if (!config.rateLimits) deps.log.warn("RATE_LIMITS=off: the per-IP and per-email
 if (config.webhookAllowPrivateNetworks) deps.log.warn("WEBHOOK_ALLOW_PRIVATE_NETWORKS=true: webhooks may reach internal addresses (development only)");
 
 await app.listen({ port: config.port, host: config.host });
+if (config.devMode) await startDevMode(deps, app);
 deps.webhooks.start();
 const sweeper = setInterval(() => {
   deps.store.sweepExpired(deps.clock.now()).catch((err: unknown) => deps.log.error({ err }, "sweeping expired rows failed"));

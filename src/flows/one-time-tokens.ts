@@ -20,10 +20,12 @@ export function tokenLifetimeMs(tenant: Tenant, kind: TokenKind): number {
 
 /**
  * Creates a token inside the caller's transaction, voiding older ones of the kind, and returns the
- * link. The link is built from the stored tenant domain, never from a request header (D2).
+ * link. The link is built from the stored tenant domain, never from a request header (D2); only
+ * dev mode's own `localhost` tenant links to http://localhost:<port>, this process (src/dev/).
  */
 export async function issueOneTimeToken(tx: Store, deps: Deps, tenant: Tenant, recordId: number, kind: TokenKind, now: number): Promise<string> {
   const token = randomToken(deps.random, 32);
   await tx.tokens.replaceToken(tenant.id, recordId, kind, sha256Hex(token), now, now + tokenLifetimeMs(tenant, kind));
-  return `https://${tenant.domain}/${pages[kind]}/${recordId}/${token}`;
+  const base = deps.dev?.linkBaseFor(tenant.domain) ?? `https://${tenant.domain}`;
+  return `${base}/${pages[kind]}/${recordId}/${token}`;
 }

@@ -1,0 +1,22 @@
+/**
+ * What dev mode (DEV_MODE=true, `npm run dev`) keeps in the process: the dev inbox and where the
+ * dev tenant's page links point. Deps carries it only in dev mode; in production it is undefined.
+ */
+import { DevInbox } from "./inbox.js";
+
+/** The tenant dev mode creates at start. A browser on http://localhost:<port> resolves to it by Host (D2). */
+export const DEV_TENANT_DOMAIN = "localhost";
+
+export class DevMode {
+  readonly inbox = new DevInbox();
+  /** http://localhost:<port>, set once the server listens (startDevMode); until then links keep https://. */
+  linkBase: string | undefined;
+
+  /**
+   * The dev tenant's links point at this process, so they open locally. Every other tenant, even in
+   * dev mode, keeps https://<stored domain> (D2): this never reads a request header.
+   */
+  linkBaseFor(domain: string): string | undefined {
+    return domain === DEV_TENANT_DOMAIN ? this.linkBase : undefined;
+  }
+}

@@ -1,0 +1,94 @@
+/**
+ * The dev inbox: the dev tenant's webhooks, kept in memory (newest first, bounded) and described
+ * the way the tenant's email would read. Only dev mode creates one; nothing here is stored.
+ */
+
+export const DEV_INBOX_CAPACITY = 200;
+
+export interface DevInboxMessage {
+  /** The webhook-id header: retries of one event carry the same id and are kept once. */
+  id: string;
+  receivedAt: number;
+  payload: Record<string, unknown>;
+}
+
+export class DevInbox {
+  private readonly messages: DevInboxMessage[] = [];
+
+  constructor(private readonly capacity = DEV_INBOX_CAPACITY) {}
+
+  /** False when a message with this webhook-id is already here (a retry). */
+  add(message: DevInboxMessage): boolean {
+    if (this.messages.some((m) => m.id === message.id)) return false;
+    this.messages.unshift(message);
+    if (this.messages.length > this.capacity) this.messages.length = this.capacity;
+    return true;
+  }
+
+  /** Newest first. */
+  list(): DevInboxMessage[] {
+    return [...this.messages];
+  }
+}
+
+/** A message as the tenant's email would show it; the page and /dev/inbox.json both use this. */
+export interface DevInboxEmail {
+  id: string;
+  receivedAt: string;
+  eventType: string;
+  subject: string;
+  to: { email: string; name: string };
+  /** The link the email's button opens, when the event carries one. */
+  link: string | null;
+  /** What the button says. */
+  action: string | null;
+  /** Extra lines (security alerts: what happened, when, from where). */
+  details: { label: string; value: string }[];
+  payload: Record<string, unknown>;
+}
+
+const emails: Record<string, { subject: string; linkField: string; action: string }> = {
+  verify_email: { subject: "Confirm your email address", linkField: "verificationLink", action: "Confirm email address" },
+  password_reset: { subject: "Reset your password", linkField: "resetLink", action: "Reset password" },
+  magic_login: { subject: "Your sign-in link", linkField: "magicLoginLink", action: "Sign in" },
+};
+
+const alertTexts: Record<string, string> = {
+  login_anomaly: "new sign-in from an unfamiliar place",
+  password_changed: "your password was changed",
+  password_reset: "your password was reset",
+  two_factor_enabled: "two-factor authentication was turned on",
+  two_factor_disabled: "two-factor authentication was turned off",
+  recovery_code_used: "a recovery code was used",
+};
+
+function textOf(value: unknown): string {
+  return typeof value === "string" ? value : value === undefined || value === null ? "" : JSON.stringify(value);
+}
+
+export function describeMessage(message: DevInboxMessage): DevInboxEmail {
+  const { payload } = message;
+  const eventType = textOf(payload.event_type);
+  const base = {
+    id: message.id,
+    receivedAt: new Date(message.receivedAt).toISOString(),
+    eventType,
+    to: { email: textOf(payload.email), name: textOf(payload.name) },
+  };
+  const email = emails[eventType];
+  if (email) {
+    const link = textOf(payload[email.linkField]);
+    return { ...base, subject: email.subject, link: link || null, action: link ? email.action : null, details: [], payload };
+  }
+  if (eventType === "security_alert") {
+    const alert = textOf(payload.alert);
+    const details = [
+      { label: "Alert", value: alert },
+      { label: "At", value: textOf(payload.at) },
+      { label: "IP address", value: textOf(payload.ip) },
+      { label: "Country", value: textOf(payload.country) || "unknown" },
+    ];
+    return { ...base, subject: `Security alert: ${alertTexts[alert] ?? alert}`, link: null, action: null, details, payload };
+  }
+  return { ...base, subject: `Webhook: ${eventType || "unknown event"}`, link: null, action: null, details: [], payload };
+}

@@ -1,0 +1,37 @@
+/**
+ * Dev mode at start, once the server listens: the dev tenant, its links aimed at this process, a
+ * loud warning, and the line that says what to open. server.ts calls it when DEV_MODE=true.
+ */
+import type { AddressInfo } from "node:net";
+import type { FastifyInstance } from "fastify";
+import type { Deps } from "../deps.js";
+import { ensureDevTenant, type DevTenant } from "./dev-tenant.js";
+
+const WILDCARD_OR_LOOPBACK = new Set(["0.0.0.0", "::", "127.0.0.1", "::1"]);
+
+export interface DevModeStart extends DevTenant {
+  inboxUrl: string;
+  webhookUrl: string;
+}
+
+/** `print` writes plain lines, apart from the JSON log, so the URL to open is easy to spot. */
+export async function startDevMode(deps: Deps, app: FastifyInstance, print: (line: string) => void = (line) => void process.stdout.write(line + "\n")): Promise<DevModeStart> {
+  if (!deps.dev) throw new Error("startDevMode needs DEV_MODE=true");
+  deps.log.warn("DEV_MODE=true: a `localhost` tenant whose admin key is printed, and a dev inbox at /dev/inbox that shows every link it is sent. Development only: never run this in production");
+  const { address, port } = app.server.address() as AddressInfo;
+  // The dispatcher calls back into this process; a wildcard listener is reached on loopback.
+  const callbackHost = address === "0.0.0.0" || address === "::" ? "127.0.0.1" : address.includes(":") ? `[${address}]` : address;
+  const browserHost = WILDCARD_OR_LOOPBACK.has(address) ? "localhost" : callbackHost;
+  const webhookUrl = `http://${callbackHost}:${port}/dev/inbox/webhook`;
+  const inboxUrl = `http://${browserHost}:${port}/dev/inbox`;
+  deps.dev.linkBase = `http://localhost:${port}`;
+
+  const tenant = await ensureDevTenant(deps, webhookUrl);
+  print(`Latch dev mode: open ${inboxUrl}`);
+  if (tenant.internalApiKey !== undefined) {
+    print(`Dev tenant "localhost" created (application ${tenant.applicationId}). Its admin API key, shown this once: ${tenant.internalApiKey}`);
+  } else {
+    print(`Dev tenant "localhost" is ready (application ${tenant.applicationId}). Its admin API key was shown when it was created; for a new one: DATABASE_URL=${deps.config.databaseUrl} npm run latch -- tenant rotate-key ${tenant.applicationId}`);
+  }
+  return { ...tenant, inboxUrl, webhookUrl };
+}

@@ -1,0 +1,69 @@
+/**
+ * The dev inbox (dev mode only; app.ts registers it only then, so it is 404 otherwise):
+ * POST /dev/inbox/webhook receives the dev tenant's webhooks and keeps those whose Standard Webhooks
+ * signature verifies; GET /dev/inbox shows them as the tenant's emails; GET /dev/inbox.json lists them.
+ */
+import type { FastifyPluginAsync } from "fastify";
+import type { Deps } from "../../deps.js";
+import { DEV_TENANT_DOMAIN, type DevMode } from "../../dev/dev-mode.js";
+import { describeMessage } from "../../dev/inbox.js";
+import { INBOX_PAGE_CSP, renderInboxPage } from "../../dev/inbox-page.js";
+import { isWebhookSignatureValid } from "../../dev/verify-webhook.js";
+import { AuthError } from "../../errors.js";
+
+/** The dev tenant's current webhook secret, read like the dispatcher reads it (store + secret box). */
+async function findDevWebhookSecret(deps: Deps): Promise<string | undefined> {
+  const tenant = await deps.store.tenants.findTenantByDomain(DEV_TENANT_DOMAIN);
+  const sealed = tenant && (await deps.store.tenants.findWebhookSecret(tenant.id));
+  if (sealed === undefined) return undefined;
+  try {
+    return deps.secrets.open(sealed);
+  } catch {
+    return undefined; // sealed with another SECRETS_KEY: nothing can verify (a dev restart replaces it)
+  }
+}
+
+function headerText(value: string | string[] | undefined): string | undefined {
+  return typeof value === "string" ? value : undefined;
+}
+
+export const devInboxRoutes: FastifyPluginAsync<{ deps: Deps; dev: DevMode }> = async (app, { deps, dev }) => {
+  // The signature covers the exact bytes sent, so this scope keeps the body as a string.
+  app.removeContentTypeParser("application/json");
+  app.addContentTypeParser("application/json", { parseAs: "string" }, (_request, body, done) => done(null, body));
+
+  app.post("/dev/inbox/webhook", async (request, reply) => {
+    const body = typeof request.body === "string" ? request.body : "";
+    const headers = { id: headerText(request.headers["webhook-id"]), timestamp: headerText(request.headers["webhook-timestamp"]), signature: headerText(request.headers["webhook-signature"]) };
+    const now = deps.clock.now();
+    const secret = await findDevWebhookSecret(deps);
+    if (secret === undefined || !isWebhookSignatureValid(secret, headers, body, now)) {
+      throw new AuthError("unauthorized", { message: "The webhook signature is not valid for the dev tenant." });
+    }
+    let payload: unknown;
+    try {
+      payload = JSON.parse(body);
+    } catch {
+      throw new AuthError("validation_failed", { message: "The request body is not valid JSON." });
+    }
+    if (typeof payload !== "object" || payload === null || Array.isArray(payload)) throw new AuthError("validation_failed", { message: "The webhook body must be a JSON object." });
+    dev.inbox.add({ id: headers.id!, receivedAt: now, payload: payload as Record<string, unknown> });
+    return reply.code(204).send();
+  });
+
+  app.get("/dev/inbox.json", async (_request, reply) => {
+    void reply.header("cache-control", "no-store");
+    return { messages: dev.inbox.list().map(describeMessage) };
+  });
+
+  app.get("/dev/inbox", async (request, reply) => {
+    const { refresh } = request.query as { refresh?: unknown };
+    return reply
+      .type("text/html; charset=utf-8")
+      .header("cache-control", "no-store")
+      .header("content-security-policy", INBOX_PAGE_CSP)
+      .header("x-content-type-options", "nosniff")
+      .header("referrer-policy", "no-referrer")
+      .send(renderInboxPage(dev.inbox.list().map(describeMessage), { autoRefresh: refresh === "on" }));
+  });
+};
