@@ -21,6 +21,7 @@ import { Store } from "./store/index.js";
 import type { Counters } from "./store/counters.js";
 import { RedisCounters } from "./store/redis-counters.js";
 import { createLogger } from "./logging.js";
+import { Metrics } from "./metrics.js";
 import { TenantCache } from "./flows/tenant-cache.js";
 
 export interface Deps {
@@ -43,6 +44,8 @@ export interface Deps {
   webhooks: WebhookDispatcher;
   background: BackgroundTasks;
   geo: GeoLocator;
+  /** Prometheus series of this app (a registry of its own), served by GET /metrics. */
+  metrics: Metrics;
 }
 
 export interface DepsOverrides {
@@ -96,6 +99,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
   }
   const store = new Store(db, dialect, reader);
   const counters = redis ?? store.limits;
+  const metrics = new Metrics({ countOutboxBacklog: () => store.outbox.countPendingDeliveries(), log });
   const secrets = createSecretBox(loadSecretsKey(config, dataDir, random, log), random);
   const altcha = createAltchaProvider({
     signatureSecret: secrets.deriveSecret("altcha-challenge"),
@@ -120,6 +124,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     altcha,
     background: new BackgroundTasks(log),
     geo: await openGeoLocator(config.geoipDb),
-    webhooks: new WebhookDispatcher({ store, clock, random, secrets, log, allowPrivateNetworks: config.webhookAllowPrivateNetworks }),
+    metrics,
+    webhooks: new WebhookDispatcher({ store, clock, random, secrets, log, metrics, allowPrivateNetworks: config.webhookAllowPrivateNetworks }),
   };
 }
