@@ -7,6 +7,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RouteOption
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { Deps } from "./deps.js";
 import { registerErrorHandling } from "./http/errors.js";
+import { registerObservability } from "./http/observability.js";
 import { adminRoutes } from "./http/routes/admin.js";
 import { botChallengeRoutes } from "./http/routes/bot-challenge.js";
 import { devInboxRoutes } from "./http/routes/dev-inbox.js";
@@ -45,6 +46,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
   if (options.onRoute) app.addHook("onRoute", options.onRoute);
 
   registerErrorHandling(app);
+  registerObservability(app, deps);
   // D4: a body that is not application/json gets 415, including text/plain.
   app.removeContentTypeParser("text/plain");
   await app.register(cookie);

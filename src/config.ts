@@ -19,6 +19,8 @@ export interface Config {
   databasePoolSize: number;
   databaseStatementTimeoutMs: number;
   operatorApiKey: string | undefined;
+  /** Bearer token of GET /metrics; without it /metrics answers 404. */
+  metricsToken: string | undefined;
   /** Fastify trustProxy value: false, or the proxies (IPs/CIDRs) whose X-Forwarded-For we believe. */
   trustProxy: false | string[];
   breachCheckUrl: string;
@@ -76,6 +78,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 
   const operatorApiKey = text("OPERATOR_API_KEY");
   if (operatorApiKey !== undefined && operatorApiKey.length < 32) problems.push("OPERATOR_API_KEY must be at least 32 characters");
+  const metricsToken = text("METRICS_TOKEN");
+  if (metricsToken !== undefined && metricsToken.length < 32) problems.push("METRICS_TOKEN must be at least 32 characters");
 
   const allowPrivate = oneOf("WEBHOOK_ALLOW_PRIVATE_NETWORKS", ["true", "false"], devMode ? "true" : "false");
   if (devMode && /^postgres/.test(databaseUrl)) problems.push("DEV_MODE=true is refused with a PostgreSQL DATABASE_URL: dev mode is for a local SQLite file, never production");
@@ -110,6 +114,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databasePoolSize,
     databaseStatementTimeoutMs,
     operatorApiKey,
+    metricsToken,
     trustProxy,
     breachCheckUrl,
     breachCheckMode: oneOf("BREACH_CHECK_MODE", ["remote", "offline", "off"] as const, "remote"),

@@ -21,6 +21,7 @@ import { Store } from "./store/index.js";
 import type { Counters } from "./store/counters.js";
 import { RedisCounters } from "./store/redis-counters.js";
 import { createLogger } from "./logging.js";
+import { Metrics } from "./metrics.js";
 import { TenantCache } from "./flows/tenant-cache.js";
 import { DevMode } from "./dev/dev-mode.js";
 
@@ -46,6 +47,8 @@ export interface Deps {
   geo: GeoLocator;
   /** DEV_MODE=true only: the dev inbox and the dev tenant's link base (src/dev/). */
   dev: DevMode | undefined;
+  /** Prometheus series of this app (a registry of its own), served by GET /metrics. */
+  metrics: Metrics;
 }
 
 export interface DepsOverrides {
@@ -99,6 +102,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
   }
   const store = new Store(db, dialect, reader);
   const counters = redis ?? store.limits;
+  const metrics = new Metrics({ countOutboxBacklog: () => store.outbox.countPendingDeliveries(), log });
   const secrets = createSecretBox(loadSecretsKey(config, dataDir, random, log), random);
   const altcha = createAltchaProvider({
     signatureSecret: secrets.deriveSecret("altcha-challenge"),
@@ -123,7 +127,8 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     altcha,
     background: new BackgroundTasks(log),
     geo: await openGeoLocator(config.geoipDb),
-    webhooks: new WebhookDispatcher({ store, clock, random, secrets, log, allowPrivateNetworks: config.webhookAllowPrivateNetworks }),
+    metrics,
+    webhooks: new WebhookDispatcher({ store, clock, random, secrets, log, metrics, allowPrivateNetworks: config.webhookAllowPrivateNetworks }),
     dev: config.devMode ? new DevMode() : undefined,
   };
 }

@@ -114,6 +114,13 @@ test("a full flow leaves no secret in the logs, the audit log or the deliveries 
     ok(await h.app.inject({ method: "POST", url: "/auth/lock-account", payload: { recordId, action: "unlock", email }, headers: adminHeaders(h, apiKey) }), "unlock");
     const session3 = keep("session 3", sessionCookieOf(ok(await post(h, "/auth/login", { email, password: THIRD_PASSWORD, ...bot }), "login after unlock")));
 
+    // A magic link: its token travels in the URL path, which the logs mask and the route binding never holds.
+    ok(await post(h, "/auth/request-magic-link", { email, ...bot }), "request magic link");
+    assert.equal(await deliverWebhooks(h), 1);
+    const magicLink = keep("magic link", h.receiver.last("magic_login").body.magicLoginLink);
+    const magicToken = keep("magic token", parseLink(magicLink).token);
+    keep("magic session", sessionCookieOf(ok(await post(h, `/auth/verify-magic-link/${recordId}/${magicToken}`, bot), "verify magic link")));
+
     // Operator: create a tenant, rotate the key and the webhook secret.
     const operatorHeaders = { authorization: `Bearer ${OPERATOR_KEY}` };
     const created = ok(await h.app.inject({
@@ -153,11 +160,18 @@ test("a full flow leaves no secret in the logs, the audit log or the deliveries 
     // The logs are real: request lines, flow lines, webhook lines.
     const logText = h.logs.join("\n");
     assert.ok(h.logs.length > 20, `only ${h.logs.length} log lines`);
-    const lines = h.logs.flatMap((chunk) => chunk.split("\n").filter(Boolean)).map((line) => JSON.parse(line) as { msg?: string; reqId?: string; req?: { url?: string } });
+    const lines = h.logs.flatMap((chunk) => chunk.split("\n").filter(Boolean)).map((line) => JSON.parse(line) as { msg?: string; reqId?: string; route?: string; tenant?: string; req?: { url?: string } });
     assert.ok(lines.filter((l) => l.msg === "incoming request").length >= 25, "request logs are present");
     assert.ok(lines.some((l) => l.msg === "request completed"));
     assert.ok(lines.some((l) => l.req?.url === "/auth/reset-password"), "request URLs are logged");
     assert.ok(lines.some((l) => l.msg === "webhook delivered"));
+    // Each request's lines carry its id and route pattern; once the tenant is resolved, its domain.
+    const requestLines = lines.filter((l) => l.msg === "incoming request" || l.msg === "request completed");
+    assert.ok(requestLines.every((l) => typeof l.reqId === "string" && l.reqId.startsWith("req_")), "every request line has its reqId");
+    assert.ok(requestLines.every((l) => typeof l.route === "string"), "every request here matched a route, and its lines name the pattern");
+    const completedForTenant = requestLines.filter((l) => l.msg === "request completed" && l.route!.startsWith("/auth/"));
+    assert.ok(completedForTenant.length >= 25 && completedForTenant.every((l) => l.tenant === h.tenant.domain), "completed /auth requests name the tenant");
+    assert.ok(requestLines.some((l) => l.route === "/auth/verify-magic-link/:recordId/:token"), "the magic-link route is logged as its pattern");
 
     const audited = audit.json<{ events: { type: string }[] }>().events.map((e) => e.type);
     for (const type of ["registered", "email_verified", "login_failed", "login_succeeded", "password_changed", "password_reset_requested", "password_reset", "account_locked", "account_unlocked", "logout"]) {

@@ -102,6 +102,21 @@ export function storeContract(name: string, makeStore: () => Promise<MadeStore>)
       assert.equal((await store.outbox.claimDueDeliveries(now + 500, 10, 500)).length, 1, "a crashed sender's lease expires");
       assert.equal((await store.outbox.listRecentDeliveries("ten_b", 10)).length, 0);
     });
+
+    test("outbox: the pending count covers every tenant and drops when a row finishes", async (t) => {
+      const { store, dispose } = await twoTenants();
+      t.after(dispose);
+      assert.equal(await store.outbox.countPendingDeliveries(), 0);
+      await store.outbox.insertDelivery({ id: "msg_a", tenantId: "ten_a", eventType: "verify_email", url: "https://h.example/v", payloadEnc: "p" }, now);
+      await store.outbox.insertDelivery({ id: "msg_b", tenantId: "ten_b", eventType: "verify_email", url: "https://h.example/v", payloadEnc: "p" }, now);
+      await store.outbox.insertDelivery({ id: "msg_c", tenantId: "ten_b", eventType: "password_reset", url: "https://h.example/r", payloadEnc: "p" }, now);
+      assert.equal(await store.outbox.countPendingDeliveries(), 3);
+      await store.outbox.scheduleRetry("msg_c", 1, "http 500", now + 10_000, now);
+      assert.equal(await store.outbox.countPendingDeliveries(), 3, "a row waiting for its retry is still pending");
+      await store.outbox.finishDelivery("msg_a", "delivered", 1, null, now);
+      await store.outbox.finishDelivery("msg_b", "failed", 30, "http 500", now);
+      assert.equal(await store.outbox.countPendingDeliveries(), 1);
+    });
   });
 }
 

@@ -6,6 +6,7 @@
 import type { Logger } from "pino";
 import { HOUR, MINUTE, SECOND, type Clock } from "../core/clock.js";
 import type { Random } from "../core/random.js";
+import type { Metrics } from "../metrics.js";
 import type { SecretBox } from "../security/secret-box.js";
 import type { Store } from "../store/index.js";
 import type { ClaimedDelivery } from "../store/outbox.js";
@@ -31,6 +32,7 @@ export interface DispatcherDeps {
   random: Random;
   secrets: SecretBox;
   log: Logger;
+  metrics: Pick<Metrics, "webhookDelivery">;
   allowPrivateNetworks: boolean;
 }
 
@@ -50,7 +52,7 @@ export class WebhookDispatcher {
   }
 
   private async attempt(delivery: ClaimedDelivery): Promise<void> {
-    const { store, clock, secrets, log } = this.deps;
+    const { store, clock, secrets, log, metrics } = this.deps;
     const attempts = delivery.attempts + 1;
     let result: Awaited<ReturnType<typeof sendWebhook>>;
     try {
@@ -74,12 +76,15 @@ export class WebhookDispatcher {
     const logFields = { webhookId: delivery.id, tenantId: delivery.tenantId, eventType: delivery.eventType, attempts };
     if (result.ok) {
       await store.outbox.finishDelivery(delivery.id, "delivered", attempts, null, now);
+      metrics.webhookDelivery("delivered");
       log.info({ ...logFields, status: result.status }, "webhook delivered");
     } else if (now - delivery.createdAt >= RETRY_FOR_MS) {
       await store.outbox.finishDelivery(delivery.id, "failed", attempts, result.error, now);
+      metrics.webhookDelivery("abandoned");
       log.error({ ...logFields, error: result.error }, "webhook delivery abandoned after retries");
     } else {
       await store.outbox.scheduleRetry(delivery.id, attempts, result.error, now + retryDelayMs(attempts, this.deps.random), now);
+      metrics.webhookDelivery("retry");
       log.warn({ ...logFields, error: result.error }, "webhook delivery failed, will retry");
     }
   }

@@ -1,6 +1,6 @@
 /** Checks that open most public flows: the bot challenge and the rate limits. */
 import type { Deps } from "../deps.js";
-import { AuthError } from "../errors.js";
+import { AuthError, isAuthError } from "../errors.js";
 import type { RequestContext, Tenant } from "../model.js";
 import { sha256Hex } from "../security/hashing.js";
 import { decideRateLimit, type RateRule } from "../security/rate-limit.js";
@@ -11,7 +11,18 @@ function limitKey(ruleName: string, subject: string): string {
 }
 
 export async function verifyBotChallenge(deps: Deps, tenant: Tenant, botToken: string | undefined, context: RequestContext): Promise<void> {
-  await deps.bot.verify(tenant.settings.botProtection, botToken, { tenantId: tenant.id, remoteIp: context.ip, now: deps.clock.now() });
+  const provider = tenant.settings.botProtection.provider;
+  try {
+    await deps.bot.verify(tenant.settings.botProtection, botToken, { tenantId: tenant.id, remoteIp: context.ip, now: deps.clock.now() });
+  } catch (err) {
+    // Only the two answers of D4 count: a store error (the ALTCHA claim on a Redis that is down) is
+    // not the provider's fault, and shows as a 503 in the request metrics instead.
+    if (isAuthError(err) && (err.code === "bot_check_failed" || err.code === "bot_check_unavailable")) {
+      deps.metrics.botCheck(provider, err.code === "bot_check_failed" ? "failed" : "unavailable");
+    }
+    throw err;
+  }
+  if (provider !== "none") deps.metrics.botCheck(provider, "passed");
 }
 
 /**
@@ -25,6 +36,7 @@ export async function enforceRateLimit(deps: Deps, tenant: Tenant, rule: RateRul
   const decision = decideRateLimit(counter, rule, now);
   if (!decision.allowed) {
     deps.log.info({ rule: rule.name, tenantId: tenant.id }, "rate limit refused a request");
+    deps.metrics.rateLimitRefused(rule.name);
     throw new AuthError("rate_limited", { retryAfterSeconds: decision.retryAfterSeconds });
   }
 }
@@ -40,6 +52,7 @@ export async function refuseManyIpsForOneEmail(deps: Deps, tenant: Tenant, rule:
   const distinctIps = await countDistinctIps(deps.counters, tenant, rule, email, context.ip, now);
   if (distinctIps >= rule.threshold) {
     deps.log.warn({ tenantId: tenant.id, rule: rule.name, distinctIps }, "rate limit refused a request");
+    deps.metrics.rateLimitRefused(rule.name);
     throw new AuthError("rate_limited", { retryAfterSeconds: rule.windowMs / 1000 });
   }
 }

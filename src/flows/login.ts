@@ -6,11 +6,12 @@
 import type { Deps } from "../deps.js";
 import { AuthError } from "../errors.js";
 import { MemberStatus, type RequestContext, type Tenant } from "../model.js";
+import { loginOutcomeOfError } from "../metrics.js";
 import { normalizeEmail } from "../security/identity.js";
 import { normalizePassword } from "../security/password.js";
 import { distinctIpRules } from "../security/rate-limit.js";
 import { verifyBotChallenge } from "./guards.js";
-import { reservePasswordAttempt } from "./password-attempts.js";
+import { countFailedPasswordAttempt, reservePasswordAttempt } from "./password-attempts.js";
 import { hashNewPassword } from "./passwords.js";
 import { recordSuccessfulLogin } from "./login-context.js";
 import { createSession, type IssuedSession } from "./sessions.js";
@@ -29,21 +30,34 @@ export type LoginResult =
   | { authorized: true; recordid: string; redirectUrl: string; session: IssuedSession }
   | { authorized: false; twoFactorRequired: true; message: string };
 
+/** Every attempt that reaches the flow is counted by its outcome: the result, or the error's code. */
 export async function loginWithPassword(deps: Deps, tenant: Tenant, input: PasswordLoginInput, context: RequestContext): Promise<LoginResult> {
+  try {
+    const result = await attemptPasswordLogin(deps, tenant, input, context);
+    deps.metrics.loginOutcome("password", result.authorized ? "success" : "two_factor_required");
+    return result;
+  } catch (err) {
+    deps.metrics.loginOutcome("password", loginOutcomeOfError(err));
+    throw err;
+  }
+}
+
+async function attemptPasswordLogin(deps: Deps, tenant: Tenant, input: PasswordLoginInput, context: RequestContext): Promise<LoginResult> {
   const now = deps.clock.now();
   const email = normalizeEmail(input.email);
   await verifyBotChallenge(deps, tenant, input.botToken, context);
-  const { distinctIps } = await reservePasswordAttempt(deps, tenant, email, context, now, { trackVelocity: true });
+  const attempt = await reservePasswordAttempt(deps, tenant, email, context, now, { trackVelocity: true });
 
   const member = await deps.store.members.findMemberByEmail(tenant.id, email);
-  if (member && distinctIps >= distinctIpRules.suspiciousLoginIps.threshold) {
-    await deps.store.audit.insertAuditEvent(tenant.id, { memberId: member.recordId, type: "suspicious_login_velocity", ip: context.ip, userAgent: context.userAgent, details: { distinctIps } }, now);
+  if (member && attempt.distinctIps >= distinctIpRules.suspiciousLoginIps.threshold) {
+    await deps.store.audit.insertAuditEvent(tenant.id, { memberId: member.recordId, type: "suspicious_login_velocity", ip: context.ip, userAgent: context.userAgent, details: { distinctIps: attempt.distinctIps } }, now);
   }
   const password = normalizePassword(input.password);
   const matched = member?.passwordHash
     ? await deps.hasher.verifyPassword(member.passwordHash, password)
     : await deps.hasher.verifyAgainstDummy(password).then(() => false);
   if (!member || !matched) {
+    countFailedPasswordAttempt(deps, attempt);
     // Written after the answer: an extra write only for known emails would show in the timing.
     if (member) {
       const event = { memberId: member.recordId, type: "login_failed", ip: context.ip, userAgent: context.userAgent, details: { reason: "password" } };

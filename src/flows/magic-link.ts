@@ -7,6 +7,7 @@ import type { Deps } from "../deps.js";
 import { AuthError } from "../errors.js";
 import { enqueueAfterAnswer, enqueueWebhook, memberFields } from "../events/outbox.js";
 import { MemberStatus, type RequestContext, type Tenant } from "../model.js";
+import { loginOutcomeOfError } from "../metrics.js";
 import { sha256Hex } from "../security/hashing.js";
 import { normalizeEmail, parseRecordId } from "../security/identity.js";
 import { distinctIpRules, rateRules } from "../security/rate-limit.js";
@@ -71,7 +72,19 @@ export type MagicLinkResult =
   | { success: true; message: string; redirect: string; session: IssuedSession }
   | { success: false; requires2FA: true; message: string };
 
+/** Counted like password login: by the result, or by the error's code. */
 export async function verifyMagicLink(deps: Deps, tenant: Tenant, input: VerifyMagicLinkInput, context: RequestContext): Promise<MagicLinkResult> {
+  try {
+    const result = await loginWithMagicLink(deps, tenant, input, context);
+    deps.metrics.loginOutcome("magic_link", result.success ? "success" : "two_factor_required");
+    return result;
+  } catch (err) {
+    deps.metrics.loginOutcome("magic_link", loginOutcomeOfError(err));
+    throw err;
+  }
+}
+
+async function loginWithMagicLink(deps: Deps, tenant: Tenant, input: VerifyMagicLinkInput, context: RequestContext): Promise<MagicLinkResult> {
   const now = deps.clock.now();
   await verifyBotChallenge(deps, tenant, input.botToken, context);
   const recordId = parseRecordId(input.recordId);

@@ -3,7 +3,7 @@ import type { Deps } from "../deps.js";
 import { AuthError } from "../errors.js";
 import { MemberStatus, type RequestContext, type Tenant } from "../model.js";
 import { normalizePassword } from "../security/password.js";
-import { reservePasswordAttempt } from "./password-attempts.js";
+import { countFailedPasswordAttempt, reservePasswordAttempt } from "./password-attempts.js";
 import { checkNewPassword, hashNewPassword } from "./passwords.js";
 import { enqueueSecurityAlert } from "./security-alerts.js";
 import type { ActiveSession } from "./sessions.js";
@@ -20,9 +20,10 @@ export async function changePassword(deps: Deps, tenant: Tenant, session: Active
   const member = await deps.store.members.findMemberById(tenant.id, session.memberId);
   if (!member) throw new AuthError("unauthorized");
   // A stolen session must not become a password-guessing oracle: same lockout as login.
-  await reservePasswordAttempt(deps, tenant, member.email, context, now, { trackVelocity: false });
+  const attempt = await reservePasswordAttempt(deps, tenant, member.email, context, now, { trackVelocity: false });
   const current = normalizePassword(input.currentPassword);
   if (!member.passwordHash || !(await deps.hasher.verifyPassword(member.passwordHash, current))) {
+    countFailedPasswordAttempt(deps, attempt);
     await deps.store.audit.insertAuditEvent(tenant.id, { memberId: member.recordId, type: "password_change_failed", ip: context.ip, userAgent: context.userAgent }, now);
     throw new AuthError("invalid_credentials", { message: "The current password is incorrect." });
   }

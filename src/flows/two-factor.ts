@@ -12,7 +12,7 @@ import { normalizePassword } from "../security/password.js";
 import { generateRecoveryCodes, hashRecoveryCode, normalizeRecoveryCode } from "../security/recovery-codes.js";
 import { generateTotpSecret, matchTotpStep, totpUri } from "../security/totp.js";
 import type { Store } from "../store/index.js";
-import { reservePasswordAttempt } from "./password-attempts.js";
+import { countFailedPasswordAttempt, reservePasswordAttempt } from "./password-attempts.js";
 import { enqueueSecurityAlert } from "./security-alerts.js";
 import type { ActiveSession } from "./sessions.js";
 
@@ -48,6 +48,8 @@ async function checkCode(tx: Store, deps: Deps, tenant: Tenant, memberId: number
   }
   const failures = state.failures + 1;
   const locked = failures >= TWO_FACTOR_FAILURES_BEFORE_LOCKOUT;
+  // Counted before the commit: the transactions around a code check always commit its count.
+  if (locked) deps.metrics.lockoutStarted("two_factor");
   await tx.twoFactor.saveAttempt(tenant.id, memberId, { failures: locked ? 0 : failures, lockedUntil: locked ? now + TWO_FACTOR_LOCKOUT_MS : 0, lastStep: state.lastStep }, now);
   return { ok: false, lockedForMs: 0 };
 }
@@ -143,8 +145,9 @@ export async function disableTwoFactor(deps: Deps, tenant: Tenant, session: Acti
   const member = await findSessionMember(deps, tenant, session);
   if (member.twoFactorStatus !== "Enabled") throw new AuthError("invalid_state", { message: "Two-factor authentication is not enabled." });
   if (input.password !== undefined) {
-    await reservePasswordAttempt(deps, tenant, member.email, context, now, { trackVelocity: false });
+    const attempt = await reservePasswordAttempt(deps, tenant, member.email, context, now, { trackVelocity: false });
     if (!member.passwordHash || !(await deps.hasher.verifyPassword(member.passwordHash, normalizePassword(input.password)))) {
+      countFailedPasswordAttempt(deps, attempt);
       throw new AuthError("invalid_credentials", { message: "The password is incorrect." });
     }
     await deps.store.limits.clearLockout(tenant.id, member.email);

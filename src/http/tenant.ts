@@ -2,7 +2,7 @@
  * Which tenant a request is for (D2), the CSRF origin check, and the request context flows get.
  * Flows receive a Tenant and a RequestContext, never the request itself (STYLE habit 1).
  */
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from "fastify";
 import type { Deps } from "../deps.js";
 import { AuthError } from "../errors.js";
 import type { RequestContext, Tenant } from "../model.js";
@@ -48,6 +48,8 @@ export function registerTenantResolution(app: FastifyInstance, deps: Deps): void
     const tenant = await deps.tenantCache.findByDomain(tenantDomainOf(request));
     if (!tenant) throw new AuthError("unknown_tenant");
     request.tenant = tenant;
+    // The resolved domain on every later log line of the request; adds to its own child logger.
+    (request.log as FastifyBaseLogger & { setBindings(bindings: object): void }).setBindings({ tenant: tenant.domain });
     assertOriginAllowed(request, tenant);
   });
 }

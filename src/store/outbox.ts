@@ -115,6 +115,16 @@ export class OutboxStore {
       .execute();
   }
 
+  /** Rows not yet delivered or abandoned, every tenant together: the backlog gauge of /metrics. */
+  async countPendingDeliveries(): Promise<number> {
+    const row = await this.db
+      .selectFrom("webhook_deliveries")
+      .select((eb) => eb.fn.countAll().as("pending"))
+      .where("status", "=", "pending")
+      .executeTakeFirstOrThrow();
+    return Number(row.pending);
+  }
+
   async deleteFinishedDeliveries(finishedBefore: number): Promise<void> {
     await this.db.deleteFrom("webhook_deliveries").where("status", "!=", "pending").where("updated_at", "<", finishedBefore).execute();
   }

@@ -1,0 +1,48 @@
+/**
+ * What an operator sees of each request: its route pattern in every log line of the request, its
+ * duration in the request histogram, and GET /metrics (Prometheus text) behind METRICS_TOKEN.
+ */
+import type { FastifyBaseLogger, FastifyInstance } from "fastify";
+import type { Deps } from "../deps.js";
+import { AuthError } from "../errors.js";
+import { constantTimeEqual } from "../security/hashing.js";
+import { bearerToken } from "./routes/admin.js";
+
+export const METRICS_PATH = "/metrics";
+
+/** Label of requests that matched no route: the raw URL would be unbounded and may hold a token. */
+const UNMATCHED_ROUTE = "unmatched";
+
+/** Call before any route is registered: the route binding is set when each route is added. */
+export function registerObservability(app: FastifyInstance, deps: Deps): void {
+  // The pattern goes into the request's child logger when Fastify creates it, so it costs no
+  // extra child per request and is on the `incoming request` line too. A pattern never holds a
+  // token (`/auth/verify-magic-link/:recordId/:token`); the URL itself is masked by logging.ts.
+  app.addHook("onRoute", (route) => {
+    if (route.childLoggerFactory) return;
+    const pattern = route.url ?? route.path;
+    route.childLoggerFactory = (logger: FastifyBaseLogger, bindings, options) => logger.child({ ...bindings, route: pattern }, options);
+  });
+
+  // Without METRICS_TOKEN there is no route, so /metrics answers 404 like any unknown path (as the
+  // operator API does without its key), and with nobody able to read them no request is timed.
+  const token = deps.config.metricsToken;
+  if (token === undefined) return;
+
+  app.addHook("onResponse", (request, reply, done) => {
+    const route = request.routeOptions.url;
+    // Scrapes are not traffic: counting them would make every scrape change what it reads.
+    if (route !== METRICS_PATH) deps.metrics.observeRequest(route ?? UNMATCHED_ROUTE, request.method, reply.statusCode, reply.elapsedTime / 1000);
+    done();
+  });
+
+  app.get(METRICS_PATH, {
+    onRequest: async (request) => {
+      const presented = bearerToken(request.headers.authorization);
+      if (presented === undefined || !constantTimeEqual(presented, token)) throw new AuthError("unauthorized");
+    },
+  }, async (_request, reply) => {
+    const body = await deps.metrics.render();
+    return reply.type(deps.metrics.contentType).header("cache-control", "no-store").send(body);
+  });
+}

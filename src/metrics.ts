@@ -1,0 +1,132 @@
+/**
+ * Prometheus metrics (issue 7): one registry per Deps, and small typed recording functions, so
+ * flows never import prom-client and tests that build several apps in one process never share a
+ * series. Recording is a synchronous counter or histogram update: nothing here awaits on a request.
+ *
+ * Labels are bounded by construction: route patterns, rule names, providers, outcomes and error
+ * codes. No tenant label (the tenant count is not bounded), and never an email, IP, token or id.
+ */
+import type { Logger } from "pino";
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+import { isAuthError, type ErrorCode } from "./errors.js";
+import type { BotProviderName } from "./providers/bot.js";
+
+export type LoginMethod = "password" | "magic_link";
+/**
+ * `locked_out` is a 429 from a running lockout (password, velocity or second factor); every other
+ * refusal is its stable error code (D4), and anything that is not an AuthError is `error`.
+ */
+export type LoginOutcome = "success" | "two_factor_required" | "locked_out" | "error" | Exclude<ErrorCode, "rate_limited">;
+export type LockoutKind = "password" | "velocity" | "two_factor";
+export type BotCheckResult = "passed" | "failed" | "unavailable";
+export type WebhookDeliveryOutcome = "delivered" | "retry" | "abandoned";
+
+const BOT_PROVIDERS: readonly string[] = ["turnstile", "hcaptcha", "recaptcha", "altcha", "none"] satisfies BotProviderName[];
+const LOCKOUT_KINDS: readonly LockoutKind[] = ["password", "velocity", "two_factor"];
+const WEBHOOK_OUTCOMES: readonly WebhookDeliveryOutcome[] = ["delivered", "retry", "abandoned"];
+/** From a session check (well under 1 ms) to a slow Argon2 login under load. */
+const REQUEST_SECONDS_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+export function loginOutcomeOfError(error: unknown): LoginOutcome {
+  if (!isAuthError(error)) return "error";
+  return error.code === "rate_limited" ? "locked_out" : error.code;
+}
+
+let processRegistry: Registry | undefined;
+
+/**
+ * prom-client's default metrics describe the process, not one app, and each collectDefaultMetrics
+ * call starts an event-loop monitor and a GC observer that are never stopped. So they live in one
+ * registry per process, created at the first scrape (no cost while nobody scrapes).
+ */
+function processMetrics(): Registry {
+  if (!processRegistry) {
+    processRegistry = new Registry();
+    collectDefaultMetrics({ register: processRegistry });
+  }
+  return processRegistry;
+}
+
+export interface MetricsOptions {
+  /** Undelivered outbox rows, read at scrape time. */
+  countOutboxBacklog: () => Promise<number>;
+  log: Logger;
+}
+
+export class Metrics {
+  readonly contentType: string;
+  private readonly registry = new Registry();
+  private exposed: Registry | undefined;
+  private readonly requestSeconds: Histogram<"route" | "method" | "status_code">;
+  private readonly logins: Counter<"method" | "outcome">;
+  private readonly lockouts: Counter<"kind">;
+  private readonly rateLimitRefusals: Counter<"rule">;
+  private readonly webhookDeliveries: Counter<"outcome">;
+  private readonly botChecks: Counter<"provider" | "result">;
+
+  constructor(options: MetricsOptions) {
+    const registers = [this.registry];
+    this.contentType = this.registry.contentType;
+    this.requestSeconds = new Histogram({
+      name: "latch_http_request_duration_seconds",
+      help: "HTTP requests by route pattern, method and status code, and how long they took (its _count is the request count).",
+      labelNames: ["route", "method", "status_code"],
+      buckets: REQUEST_SECONDS_BUCKETS,
+      registers,
+    });
+    this.logins = new Counter({ name: "latch_logins_total", help: "Login attempts that reached the login flow, by method and outcome.", labelNames: ["method", "outcome"], registers });
+    this.lockouts = new Counter({ name: "latch_lockouts_total", help: "Lockouts started: password (3 wrong passwords), velocity (10 IPs for one email), two_factor (3 wrong codes).", labelNames: ["kind"], registers });
+    this.rateLimitRefusals = new Counter({ name: "latch_rate_limit_refusals_total", help: "Requests refused by a rate limit, by rule name.", labelNames: ["rule"], registers });
+    this.webhookDeliveries = new Counter({ name: "latch_webhook_deliveries_total", help: "Webhook delivery attempts by outcome: delivered, retry (failed, will retry) or abandoned (failed for good).", labelNames: ["outcome"], registers });
+    this.botChecks = new Counter({ name: "latch_bot_checks_total", help: "Bot checks by provider and result (provider none checks nothing and is not counted).", labelNames: ["provider", "result"], registers });
+    // Known label values start at 0, so rate() and alerts see the series before the first event.
+    for (const kind of LOCKOUT_KINDS) this.lockouts.inc({ kind }, 0);
+    for (const outcome of WEBHOOK_OUTCOMES) this.webhookDeliveries.inc({ outcome }, 0);
+
+    const backlog = new Gauge({
+      name: "latch_outbox_backlog",
+      help: "Webhook deliveries not yet delivered or abandoned (pending rows in the outbox), counted at scrape time; NaN when the store did not answer.",
+      registers,
+      collect: async () => {
+        try {
+          backlog.set(await options.countOutboxBacklog());
+        } catch (err) {
+          options.log.warn({ err }, "metrics: the outbox backlog could not be counted");
+          backlog.set(Number.NaN);
+        }
+      },
+    });
+  }
+
+  /** `route` is the route pattern (never the raw URL, which can carry a token). */
+  observeRequest(route: string, method: string, statusCode: number, seconds: number): void {
+    this.requestSeconds.observe({ route, method, status_code: String(statusCode) }, seconds);
+  }
+
+  loginOutcome(method: LoginMethod, outcome: LoginOutcome): void {
+    this.logins.inc({ method, outcome });
+  }
+
+  lockoutStarted(kind: LockoutKind): void {
+    this.lockouts.inc({ kind });
+  }
+
+  rateLimitRefused(rule: string): void {
+    this.rateLimitRefusals.inc({ rule });
+  }
+
+  webhookDelivery(outcome: WebhookDeliveryOutcome): void {
+    this.webhookDeliveries.inc({ outcome });
+  }
+
+  /** The provider comes from stored settings: an unexpected value is counted as `unknown`. */
+  botCheck(provider: string, result: BotCheckResult): void {
+    this.botChecks.inc({ provider: BOT_PROVIDERS.includes(provider) ? provider : "unknown", result });
+  }
+
+  /** The Prometheus text exposition of this app's series and the process's default metrics. */
+  async render(): Promise<string> {
+    this.exposed ??= Registry.merge([processMetrics(), this.registry]);
+    return this.exposed.metrics();
+  }
+}
