@@ -165,7 +165,7 @@ test("a full flow leaves no secret in the logs, the audit log or the deliveries 
     assert.ok(lines.some((l) => l.msg === "request completed"));
     assert.ok(lines.some((l) => l.req?.url === "/auth/reset-password"), "request URLs are logged");
     assert.ok(lines.some((l) => l.msg === "webhook delivered"));
-    // Each request's lines carry its id and route pattern; once the tenant is resolved, its domain.
+    // Each request's lines carry its id and route pattern, and on /auth routes the requested tenant domain.
     const requestLines = lines.filter((l) => l.msg === "incoming request" || l.msg === "request completed");
     assert.ok(requestLines.every((l) => typeof l.reqId === "string" && l.reqId.startsWith("req_")), "every request line has its reqId");
     assert.ok(requestLines.every((l) => typeof l.route === "string"), "every request here matched a route, and its lines name the pattern");

@@ -4,6 +4,7 @@
  */
 import type { FastifyBaseLogger, FastifyInstance } from "fastify";
 import type { Deps } from "../deps.js";
+import { tenantDomainOf } from "./tenant.js";
 import { AuthError } from "../errors.js";
 import { constantTimeEqual } from "../security/hashing.js";
 import { bearerToken } from "./routes/admin.js";
@@ -15,13 +16,17 @@ const UNMATCHED_ROUTE = "unmatched";
 
 /** Call before any route is registered: the route binding is set when each route is added. */
 export function registerObservability(app: FastifyInstance, deps: Deps): void {
-  // The pattern goes into the request's child logger when Fastify creates it, so it costs no
-  // extra child per request and is on the `incoming request` line too. A pattern never holds a
-  // token (`/auth/verify-magic-link/:recordId/:token`); the URL itself is masked by logging.ts.
+  // The pattern, and on /auth routes the requested tenant domain, go into the request's child
+  // logger when Fastify creates it: no extra child and no re-serialised bindings per request (a
+  // later setBindings showed in the session-check profile), and both are on the `incoming request`
+  // line too. A pattern never holds a token (`/auth/verify-magic-link/:recordId/:token`); the URL
+  // itself is masked by logging.ts.
   app.addHook("onRoute", (route) => {
     if (route.childLoggerFactory) return;
     const pattern = route.url ?? route.path;
-    route.childLoggerFactory = (logger: FastifyBaseLogger, bindings, options) => logger.child({ ...bindings, route: pattern }, options);
+    const tenantScoped = pattern.startsWith("/auth/");
+    route.childLoggerFactory = (logger: FastifyBaseLogger, bindings, options, rawRequest) =>
+      logger.child(tenantScoped ? { ...bindings, route: pattern, tenant: tenantDomainOf(rawRequest) } : { ...bindings, route: pattern }, options);
   });
 
   // Without METRICS_TOKEN there is no route, so /metrics answers 404 like any unknown path (as the

@@ -2,7 +2,8 @@
  * Which tenant a request is for (D2), the CSRF origin check, and the request context flows get.
  * Flows receive a Tenant and a RequestContext, never the request itself (STYLE habit 1).
  */
-import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from "fastify";
+import type { IncomingHttpHeaders } from "node:http";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Deps } from "../deps.js";
 import { AuthError } from "../errors.js";
 import type { RequestContext, Tenant } from "../model.js";
@@ -15,8 +16,8 @@ declare module "fastify" {
 
 export const SESSION_COOKIE = "session_id";
 
-/** X-Tenant-Domain, else Host without its port; lowercased. */
-export function tenantDomainOf(request: FastifyRequest): string {
+/** X-Tenant-Domain, else Host without its port; lowercased. Takes a Fastify or a raw Node request. */
+export function tenantDomainOf(request: { headers: IncomingHttpHeaders }): string {
   const header = request.headers["x-tenant-domain"];
   const raw = (typeof header === "string" && header !== "" ? header : request.headers.host ?? "").trim().toLowerCase();
   return raw.startsWith("[") ? raw.slice(0, raw.indexOf("]") + 1) : raw.replace(/:\d+$/, "");
@@ -48,8 +49,6 @@ export function registerTenantResolution(app: FastifyInstance, deps: Deps): void
     const tenant = await deps.tenantCache.findByDomain(tenantDomainOf(request));
     if (!tenant) throw new AuthError("unknown_tenant");
     request.tenant = tenant;
-    // The resolved domain on every later log line of the request; adds to its own child logger.
-    (request.log as FastifyBaseLogger & { setBindings(bindings: object): void }).setBindings({ tenant: tenant.domain });
     assertOriginAllowed(request, tenant);
   });
 }
