@@ -107,6 +107,21 @@ export class Metrics {
     this.logins.inc({ method, outcome });
   }
 
+  /**
+   * Runs a login attempt and counts it by outcome: "success" when `succeeded(result)`, else
+   * "two_factor_required" (the only other answer a login gives), or the error's code.
+   */
+  async countLogin<R>(method: LoginMethod, attempt: () => Promise<R>, succeeded: (result: R) => boolean): Promise<R> {
+    try {
+      const result = await attempt();
+      this.loginOutcome(method, succeeded(result) ? "success" : "two_factor_required");
+      return result;
+    } catch (err) {
+      this.loginOutcome(method, loginOutcomeOfError(err));
+      throw err;
+    }
+  }
+
   lockoutStarted(kind: LockoutKind): void {
     this.lockouts.inc({ kind });
   }

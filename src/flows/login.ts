@@ -6,7 +6,6 @@
 import type { Deps } from "../deps.js";
 import { AuthError } from "../errors.js";
 import { MemberStatus, type RequestContext, type Tenant } from "../model.js";
-import { loginOutcomeOfError } from "../metrics.js";
 import { normalizeEmail } from "../security/identity.js";
 import { normalizePassword } from "../security/password.js";
 import { distinctIpRules } from "../security/rate-limit.js";
@@ -32,14 +31,7 @@ export type LoginResult =
 
 /** Every attempt that reaches the flow is counted by its outcome: the result, or the error's code. */
 export async function loginWithPassword(deps: Deps, tenant: Tenant, input: PasswordLoginInput, context: RequestContext): Promise<LoginResult> {
-  try {
-    const result = await attemptPasswordLogin(deps, tenant, input, context);
-    deps.metrics.loginOutcome("password", result.authorized ? "success" : "two_factor_required");
-    return result;
-  } catch (err) {
-    deps.metrics.loginOutcome("password", loginOutcomeOfError(err));
-    throw err;
-  }
+  return deps.metrics.countLogin("password", () => attemptPasswordLogin(deps, tenant, input, context), (result) => result.authorized);
 }
 
 async function attemptPasswordLogin(deps: Deps, tenant: Tenant, input: PasswordLoginInput, context: RequestContext): Promise<LoginResult> {

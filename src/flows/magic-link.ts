@@ -7,7 +7,6 @@ import type { Deps } from "../deps.js";
 import { AuthError } from "../errors.js";
 import { enqueueAfterAnswer, enqueueWebhook, memberFields } from "../events/outbox.js";
 import { MemberStatus, type RequestContext, type Tenant } from "../model.js";
-import { loginOutcomeOfError } from "../metrics.js";
 import { sha256Hex } from "../security/hashing.js";
 import { normalizeEmail, parseRecordId } from "../security/identity.js";
 import { distinctIpRules, rateRules } from "../security/rate-limit.js";
@@ -74,14 +73,7 @@ export type MagicLinkResult =
 
 /** Counted like password login: by the result, or by the error's code. */
 export async function verifyMagicLink(deps: Deps, tenant: Tenant, input: VerifyMagicLinkInput, context: RequestContext): Promise<MagicLinkResult> {
-  try {
-    const result = await loginWithMagicLink(deps, tenant, input, context);
-    deps.metrics.loginOutcome("magic_link", result.success ? "success" : "two_factor_required");
-    return result;
-  } catch (err) {
-    deps.metrics.loginOutcome("magic_link", loginOutcomeOfError(err));
-    throw err;
-  }
+  return deps.metrics.countLogin("magic_link", () => loginWithMagicLink(deps, tenant, input, context), (result) => result.success);
 }
 
 async function loginWithMagicLink(deps: Deps, tenant: Tenant, input: VerifyMagicLinkInput, context: RequestContext): Promise<MagicLinkResult> {
