@@ -196,6 +196,13 @@ test("a non-JSON error page becomes a LatchError from the status, without the pa
   await rejection(client.getSession(), "internal_error", 200);
 });
 
+test("a D4 body with a code newer than the SDK keeps its message and request id, and takes its code from the status", async () => {
+  const body = { success: false, code: "brand_new_code", message: "Something new went wrong.", requestId: "req-1", details: { hint: 1 } };
+  const client = createLatchClient({ fetch: async () => new Response(JSON.stringify(body), { status: 409, headers: { "content-type": "application/json" } }) });
+  const err = await rejection(client.logout(), "conflict", 409);
+  assert.deepEqual([err.message, err.requestId, err.details], [body.message, "req-1", { hint: 1 }]);
+});
+
 test("requests: browser credentials, JSON only with a body, the key only on admin calls, path params encoded", async () => {
   const sent: SentRequest[] = [];
   const answer = () => new Response(JSON.stringify({ success: true, message: "ok" }), { headers: { "content-type": "application/json", "set-cookie": "session_id=abc; Path=/" } });

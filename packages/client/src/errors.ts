@@ -85,6 +85,10 @@ const codeByStatus: Record<number, LatchErrorCode> = {
   503: "unavailable",
 };
 
+function fallbackCode(status: number): LatchErrorCode {
+  return codeByStatus[status] ?? "internal_error";
+}
+
 function parseRetryAfter(header: string | null): number | undefined {
   if (header === null || !/^\s*\d{1,9}\s*$/.test(header)) return undefined;
   return Number(header);
@@ -104,9 +108,10 @@ export function errorFromResponse(response: Response, text: string): LatchError 
   }
   const retryAfterSeconds = parseRetryAfter(response.headers.get("retry-after"));
   const headerRequestId = response.headers.get("x-request-id") ?? undefined;
-  if (isRecord(body) && typeof body.code === "string" && knownCodes.has(body.code) && typeof body.message === "string") {
+  if (isRecord(body) && body.success === false && typeof body.code === "string" && typeof body.message === "string") {
     return new LatchError({
-      code: body.code as LatchErrorCode,
+      // A code newer than this SDK: the status decides, the server's message and details stay.
+      code: knownCodes.has(body.code) ? (body.code as LatchErrorCode) : fallbackCode(response.status),
       status: response.status,
       message: body.message,
       requestId: typeof body.requestId === "string" ? body.requestId : headerRequestId,
@@ -116,7 +121,7 @@ export function errorFromResponse(response: Response, text: string): LatchError 
   }
   // Not a D4 body: only the status is trusted, and the body (an HTML page, a stack trace) is not repeated.
   return new LatchError({
-    code: codeByStatus[response.status] ?? "internal_error",
+    code: fallbackCode(response.status),
     status: response.status,
     message: `The authentication service answered with HTTP ${response.status}.`,
     requestId: headerRequestId,
