@@ -187,11 +187,13 @@ test("a non-JSON error page becomes a LatchError from the status, without the pa
   after(() => new Promise<void>((resolve) => stub.close(() => resolve())));
   const client = createLatchClient({ baseUrl: `http://127.0.0.1:${port}` });
 
-  const gateway = await rejection(client.getSession(), "internal_error", 502);
+  const gateway = await rejection(client.getSession(), "unavailable", 502);
   assert.ok(!gateway.message.includes("Bad gateway") && !gateway.message.includes("abc123"), gateway.message);
   assert.equal(gateway.details, undefined);
   status = 503;
   assert.equal((await rejection(client.getSession(), "unavailable", 503)).retryAfterSeconds, 7);
+  status = 500;
+  await rejection(client.getSession(), "internal_error", 500);
   status = 200;
   await rejection(client.getSession(), "internal_error", 200);
 });

@@ -82,7 +82,10 @@ const codeByStatus: Record<number, LatchErrorCode> = {
   413: "payload_too_large",
   415: "unsupported_media_type",
   429: "rate_limited",
+  // A proxy in front of Latch that can't reach it: worth a retry, like Latch's own 503.
+  502: "unavailable",
   503: "unavailable",
+  504: "unavailable",
 };
 
 function fallbackCode(status: number): LatchErrorCode {
