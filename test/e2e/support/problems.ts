@@ -8,6 +8,7 @@ import type { BrowserContext } from "playwright-core";
 import type { PageWindow } from "./dom.js";
 
 const CSP_BINDING = "__latchE2eReportCspViolation";
+const FAVICON = /^https?:\/\/[^/]+\/favicon\.ico$/;
 
 export interface CspViolation {
   directive: string;
@@ -33,6 +34,9 @@ export async function watchPageProblems(context: BrowserContext): Promise<PagePr
   context.on("console", (message) => {
     if (message.type() !== "error") return;
     const { url, lineNumber } = message.location();
+    // Chromium asks for /favicon.ico by itself (when it does, and when a page names no icon, is a
+    // race with the test's end); Latch serves none. That request is the browser's, not the page's.
+    if (FAVICON.test(url)) return;
     seen.push(`console error: ${message.text()}${url ? ` (${url}:${lineNumber})` : ""}`);
   });
   context.on("weberror", (error) => seen.push(`uncaught in page: ${error.error().message}`));
