@@ -4,12 +4,9 @@
  * SQLite only, so these harnesses name a SQLite file even in the PostgreSQL pass.
  */
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { once } from "node:events";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
 import { test, type TestContext } from "node:test";
 import { solveChallenge, type Challenge } from "altcha-lib";
 import { deriveKey } from "altcha-lib/algorithms/sha";
@@ -19,6 +16,7 @@ import { DEV_INBOX_CAPACITY, DevInbox } from "../src/dev/inbox.js";
 import { startDevMode, type DevModeStart } from "../src/dev/start.js";
 import { signWebhook } from "../src/events/webhook-sender.js";
 import { createHarness, deliverWebhooks, get, parseLink, post, STRONG_PASSWORD, type Harness } from "./support/harness.js";
+import { startServerProcess } from "./support/server-process.js";
 
 interface InboxEmail {
   id: string;
@@ -312,26 +310,17 @@ test("`npm run dev`'s entry starts on a fresh data directory, prints the URL to 
   delete env.HOST;
 
   const startOnce = async (): Promise<{ lines: string[]; url: string }> => {
-    const child = spawn(process.execPath, ["--import", "tsx", "src/dev/main.ts"], { env, stdio: ["ignore", "pipe", "inherit"] });
-    t.after(() => child.kill("SIGKILL"));
-    const lines: string[] = [];
-    let url = "";
-    const reader = createInterface({ input: child.stdout! });
-    for await (const line of reader) {
-      lines.push(line);
-      const match = /^Latch dev mode: open (http:\/\/localhost:\d+\/dev\/inbox)$/.exec(line);
-      if (match) url = match[1]!;
-      if (url && lines.some((l) => /^Dev tenant "localhost"/.test(l)) && lines.some((l) => l.includes("DEV_MODE=true"))) break;
-    }
-    reader.close();
-    child.stdout!.resume();
+    // The tenant line is printed last, once the dev tenant exists.
+    const server = await startServerProcess({ entry: "src/dev/main.ts", env, readyPattern: /^Dev tenant "localhost"/ });
+    t.after(() => server.stop("SIGKILL"));
+    const lines = server.output();
+    const url = /^Latch dev mode: open (http:\/\/localhost:\d+\/dev\/inbox)$/.exec(lines.find((l) => l.startsWith("Latch dev mode: open")) ?? "")?.[1];
     assert.ok(url, lines.join("\n"));
+    assert.equal(new URL(url).port, String(server.port), "the printed URL is the port it listens on");
     const page = await fetch(url);
     assert.equal(page.status, 200);
     assert.match(await page.text(), /Latch dev inbox/);
-    child.kill("SIGTERM");
-    const [code] = await once(child, "exit");
-    assert.equal(code, 0);
+    assert.equal(await server.stop(), 0);
     return { lines, url };
   };
 

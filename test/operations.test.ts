@@ -1,14 +1,13 @@
 /** Health, request ids, retention sweeps, and the real server process: start-up warnings and SIGTERM. */
 import assert from "node:assert/strict";
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { once } from "node:events";
-import { createInterface } from "node:readline";
 import { test } from "node:test";
 import { DAY } from "../src/core/clock.js";
 import { createHarness, deliverWebhooks, login, post, registerVerifiedMember } from "./support/harness.js";
+import { startServerProcess } from "./support/server-process.js";
 
 test("healthz and readyz answer without a tenant; readyz turns 503 when the store is gone", async (t) => {
   const h = await createHarness();
@@ -56,45 +55,25 @@ test("the server process warns about unprotected tenants at start and exits 0 on
   await h.deps.store.close();
   t.after(() => h.close().catch(() => undefined));
 
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+  const server = await startServerProcess({
     env: { ...process.env, DATABASE_URL: `sqlite:${dataDir}/latch.db`, SECRETS_KEY: "11".repeat(32), PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info" },
-    stdio: ["ignore", "pipe", "pipe"],
   });
-  const lines: string[] = [];
-  let address = "";
-  for await (const line of createInterface({ input: child.stdout! })) {
-    lines.push(line);
-    const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(line);
-    if (match) {
-      address = match[1]!;
-      break;
-    }
-  }
+  t.after(() => server.stop("SIGKILL"));
+  const lines = server.output();
   assert.ok(lines.some((l) => l.includes("tenant has no bot protection") && l.includes(h.tenant.domain)), lines.join("\n"));
-  const health = await fetch(`${address}/healthz`);
+  const health = await fetch(`${server.url}/healthz`);
   assert.equal(health.status, 200);
-  child.kill("SIGTERM");
-  const [code] = await once(child, "exit");
-  assert.equal(code, 0);
+  assert.equal(await server.stop(), 0);
 });
 
 test("MIGRATE_ON_START=false: the server starts on an empty database, /readyz is 503 until `latch migrate` has run", async (t) => {
   const dataDir = mkdtempSync(join(tmpdir(), "latch-nomigrate-"));
   t.after(() => rmSync(dataDir, { recursive: true, force: true }));
   const env = { ...process.env, DATABASE_URL: `sqlite:${dataDir}/latch.db`, SECRETS_KEY: "11".repeat(32), PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info", MIGRATE_ON_START: "false" };
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], { env, stdio: ["ignore", "pipe", "inherit"] });
-  t.after(() => child.kill("SIGKILL"));
-  const lines: string[] = [];
-  let address = "";
-  for await (const line of createInterface({ input: child.stdout! })) {
-    lines.push(line);
-    const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(line);
-    if (match) {
-      address = match[1]!;
-      child.stdout!.resume();
-      break;
-    }
-  }
+  const server = await startServerProcess({ env });
+  t.after(() => server.stop("SIGKILL"));
+  const lines = server.output();
+  const address = server.url;
   assert.ok(lines.some((l) => l.includes("the database is not migrated or not reachable")), lines.join("\n"));
   assert.equal((await fetch(`${address}/healthz`)).status, 200);
   assert.equal((await fetch(`${address}/readyz`)).status, 503, "not ready before the migrations");
@@ -103,7 +82,5 @@ test("MIGRATE_ON_START=false: the server starts on an empty database, /readyz is
   assert.equal(cli.status, 0, cli.stderr);
   assert.deepEqual(JSON.parse(cli.stdout), { migrated: true });
   assert.equal((await fetch(`${address}/readyz`)).status, 200, "ready once `latch migrate` ran, without a restart");
-  child.kill("SIGTERM");
-  const [code] = await once(child, "exit");
-  assert.equal(code, 0);
+  assert.equal(await server.stop(), 0);
 });

@@ -6,39 +6,20 @@
  * PostgreSQL only, so it lives in test/postgres/, which only scripts/test-backends.mjs runs.
  */
 import assert from "node:assert/strict";
-import { spawn, type ChildProcess } from "node:child_process";
-import { once } from "node:events";
-import { createInterface } from "node:readline";
 import { randomBytes } from "node:crypto";
 import { test, type TestContext } from "node:test";
 import { Redis } from "ioredis";
 import { createHarness, parseLink, STRONG_PASSWORD, type Harness } from "../support/harness.js";
+import { startServerProcess, type ServerProcess } from "../support/server-process.js";
 
 const TEST_REDIS_URL = process.env.TEST_REDIS_URL;
 
-interface Instance {
-  url: string;
-  child: ChildProcess;
-}
+type Instance = ServerProcess;
 
-async function startInstance(h: Harness, extraEnv: Record<string, string>): Promise<Instance> {
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+function startInstance(h: Harness, extraEnv: Record<string, string>): Promise<Instance> {
+  return startServerProcess({
     env: { ...process.env, ...extraEnv, DATABASE_URL: h.config.databaseUrl, SECRETS_KEY: "11".repeat(32), PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info", WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true", BREACH_CHECK_MODE: "offline" },
-    stdio: ["ignore", "pipe", "inherit"],
   });
-  for await (const line of createInterface({ input: child.stdout! })) {
-    const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(line);
-    if (match) {
-      child.stdout!.resume();
-      return { url: match[1]!, child };
-    }
-  }
-  throw new Error("instance did not start");
-}
-
-async function stopInstance(instance: Instance): Promise<void> {
-  instance.child.kill("SIGTERM");
-  await once(instance.child, "exit");
 }
 
 async function call(instance: Instance, h: Harness, path: string, body: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
@@ -58,7 +39,7 @@ async function twoInstances(t: TestContext, extraEnv: Record<string, string>): P
   const h = await createHarness();
   t.after(() => h.close());
   const [a, b] = await Promise.all([startInstance(h, extraEnv), startInstance(h, extraEnv)]);
-  t.after(async () => { await stopInstance(a); await stopInstance(b); });
+  t.after(async () => { await a.stop(); await b.stop(); });
 
   // Registration through A: the event is delivered once although both dispatchers run.
   const registered = await call(a, h, "/auth/register-password", { email: "multi@example.org", name: "M", password: STRONG_PASSWORD, "bot-challenge-response": "x" });

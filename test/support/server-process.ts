@@ -1,0 +1,96 @@
+/**
+ * Latch as a real child process, for the tests that need what only a process does: signals, the
+ * start-up log, several instances on one database, a browser talking to a real port. One place
+ * spawns it and waits for pino's "Server listening at" line, so every such test fails the same
+ * clear way (with the output) when the process exits early or never listens.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { once } from "node:events";
+import { createInterface } from "node:readline";
+
+const LISTENING = /Server listening at (http:\/\/127\.0\.0\.1:(\d+))/;
+const DEFAULT_TIMEOUT_MS = 30_000;
+
+export interface ServerProcessOptions {
+  /** The file `node --import tsx` runs; src/main.ts unless told (src/dev/main.ts for dev mode). */
+  entry?: string;
+  /** The whole environment of the child (spread process.env yourself when you want it). */
+  env: NodeJS.ProcessEnv;
+  /** A line that must also have been printed, after the listening line, before the process counts as ready. */
+  readyPattern?: RegExp;
+  /** How long start-up may take before the start fails; 30 s (tsx compiles on a busy machine). */
+  timeoutMs?: number;
+}
+
+export interface ServerProcess {
+  /** http://127.0.0.1:<port>, from the listening line. */
+  url: string;
+  port: number;
+  child: ChildProcess;
+  /** Every line printed so far, stdout and stderr, in arrival order. */
+  output(): string[];
+  /** Resolves with the first line (already printed or still to come) matching `pattern`. */
+  waitForLine(pattern: RegExp, timeoutMs?: number): Promise<string>;
+  /** SIGTERM (or `signal`), then the exit code; idempotent. SIGKILL if it has not exited after 10 s. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+export async function startServerProcess(options: ServerProcessOptions): Promise<ServerProcess> {
+  const entry = options.entry ?? "src/main.ts";
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const child = spawn(process.execPath, ["--import", "tsx", entry], { env: options.env, stdio: ["ignore", "pipe", "pipe"] });
+  const lines: string[] = [];
+  const waiters = new Set<{ pattern: RegExp; resolve(line: string): void }>();
+  const onLine = (line: string) => {
+    lines.push(line);
+    for (const waiter of waiters) {
+      if (waiter.pattern.test(line)) {
+        waiters.delete(waiter);
+        waiter.resolve(line);
+      }
+    }
+  };
+  // Both streams are always read, so a chatty process never blocks on a full pipe.
+  createInterface({ input: child.stdout! }).on("line", onLine);
+  createInterface({ input: child.stderr! }).on("line", onLine);
+  const exited = once(child, "exit").then(([code, signal]) => ({ code: code as number | null, signal: signal as NodeJS.Signals | null }));
+  let exitInfo: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  void exited.then((info) => (exitInfo = info));
+
+  const describe = () => `${entry}\n--- its output ---\n${lines.join("\n")}\n--- end of output ---`;
+  const waitForLine = (pattern: RegExp, waitMs = timeoutMs): Promise<string> => {
+    const seen = lines.find((line) => pattern.test(line));
+    if (seen !== undefined) return Promise.resolve(seen);
+    return new Promise<string>((resolve, reject) => {
+      const waiter = { pattern, resolve: (line: string) => { clearTimeout(timer); resolve(line); } };
+      const timer = setTimeout(() => {
+        waiters.delete(waiter);
+        reject(new Error(`no line matching ${pattern} within ${waitMs} ms from ${describe()}`));
+      }, waitMs);
+      waiters.add(waiter);
+      void exited.then(({ code, signal }) => {
+        if (!waiters.delete(waiter)) return;
+        clearTimeout(timer);
+        reject(new Error(`the process exited (code ${code}, signal ${signal}) before printing a line matching ${pattern}: ${describe()}`));
+      });
+    });
+  };
+
+  const stop = async (signal: NodeJS.Signals = "SIGTERM"): Promise<number | null> => {
+    if (exitInfo) return exitInfo.code;
+    child.kill(signal);
+    const killer = setTimeout(() => child.kill("SIGKILL"), 10_000);
+    const { code } = await exited;
+    clearTimeout(killer);
+    return code;
+  };
+
+  try {
+    const listening = LISTENING.exec(await waitForLine(LISTENING))!;
+    if (options.readyPattern) await waitForLine(options.readyPattern);
+    return { url: listening[1]!, port: Number(listening[2]), child, output: () => [...lines], waitForLine, stop };
+  } catch (err) {
+    await stop("SIGKILL");
+    throw err;
+  }
+}
