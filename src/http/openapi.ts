@@ -132,7 +132,32 @@ function packageVersion(): string {
  * The reference page's CSP: everything comes from this origin. No `upgrade-insecure-requests`
  * (the plugin's default has it), so the page also works on a plain-HTTP host inside a network.
  */
-const DOCS_CSP = "default-src 'self'; base-uri 'self'; connect-src 'self'; font-src 'self' data:; form-action 'self'; frame-ancestors 'none'; img-src 'self' data:; object-src 'none'; script-src 'self'; script-src-attr 'none'; style-src 'self'";
+/**
+ * swagger-ui-bundle.js applies one fixed inline <style> at load; its hash (Chromium reports it) lets
+ * exactly that one in. A new swagger-ui version with another style shows as a CSP refusal in
+ * test/e2e/dev-pages.test.ts.
+ */
+const SWAGGER_UI_INLINE_STYLE_HASH = "'sha256-RL3ie0nH+Lzz2YNqQN83mnU0J1ot4QL7b99vMdIX99w='";
+const DOCS_CSP = `default-src 'self'; base-uri 'self'; connect-src 'self'; font-src 'self' data:; form-action 'self'; frame-ancestors 'none'; img-src 'self' data:; object-src 'none'; script-src 'self'; script-src-attr 'none'; style-src 'self' ${SWAGGER_UI_INLINE_STYLE_HASH}`;
+
+/**
+ * WCAG AA contrast for swagger-ui's colours (white on its light green/blue badges is 2:1), and no
+ * top bar: its logo has no alt text and its URL field no label, and the page needs neither.
+ */
+const DOCS_THEME_CSS = `
+.swagger-ui .topbar{display:none}
+.swagger-ui .opblock .opblock-summary-method{background:#1b1b1b}
+.swagger-ui .opblock.opblock-post .opblock-summary-method{background:#1d6b45}
+.swagger-ui .opblock.opblock-get .opblock-summary-method{background:#1d4ed8}
+.swagger-ui .opblock.opblock-patch .opblock-summary-method{background:#8a4b00}
+.swagger-ui .opblock.opblock-delete .opblock-summary-method{background:#a01c1c}
+.swagger-ui .info .title small{background:#4a4a4a}
+.swagger-ui .info .title small.version-stamp{background:#3b6300}
+.swagger-ui .info a,.swagger-ui .info .url{color:#1d4ed8}
+.swagger-ui .btn.authorize{color:#1d6b45;border-color:#1d6b45}
+.swagger-ui .btn.authorize svg{fill:#1d6b45}
+.swagger-ui .download-url-wrapper .download-url-button{background:#1d6b45}
+`;
 
 /**
  * Registers the document generator and the two public URLs. Must run before any route is
@@ -176,6 +201,6 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
     routePrefix: DOCS_PATH,
     staticCSP: DOCS_CSP,
     uiConfig: { deepLinking: true, displayOperationId: true, defaultModelsExpandDepth: 0 },
-    theme: { title: "Latch API reference" },
+    theme: { title: "Latch API reference", css: [{ filename: "latch.css", content: DOCS_THEME_CSS }] },
   });
 }

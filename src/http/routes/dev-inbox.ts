@@ -32,7 +32,10 @@ export const devInboxRoutes: FastifyPluginAsync<{ deps: Deps; dev: DevMode }> = 
   app.removeContentTypeParser("application/json");
   app.addContentTypeParser("application/json", { parseAs: "string" }, (_request, body, done) => done(null, body));
 
-  app.post("/dev/inbox/webhook", async (request, reply) => {
+  // Dev-only routes stay out of the API reference: they are not part of the contract.
+  const hidden = { schema: { hide: true } };
+
+  app.post("/dev/inbox/webhook", hidden, async (request, reply) => {
     const body = typeof request.body === "string" ? request.body : "";
     const headers = { id: headerText(request.headers["webhook-id"]), timestamp: headerText(request.headers["webhook-timestamp"]), signature: headerText(request.headers["webhook-signature"]) };
     const now = deps.clock.now();
@@ -51,12 +54,12 @@ export const devInboxRoutes: FastifyPluginAsync<{ deps: Deps; dev: DevMode }> = 
     return reply.code(204).send();
   });
 
-  app.get("/dev/inbox.json", async (_request, reply) => {
+  app.get("/dev/inbox.json", hidden, async (_request, reply) => {
     void reply.header("cache-control", "no-store");
     return { messages: dev.inbox.list().map(describeMessage) };
   });
 
-  app.get("/dev/inbox", async (request, reply) => {
+  app.get("/dev/inbox", hidden, async (request, reply) => {
     const { refresh } = request.query as { refresh?: unknown };
     return reply
       .type("text/html; charset=utf-8")
