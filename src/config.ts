@@ -17,6 +17,8 @@ export interface Config {
   rateLimits: boolean;
   /** PostgreSQL only: connections per instance, and the cap on any one statement. */
   databasePoolSize: number;
+  /** Audit events older than this are deleted by the sweeper. */
+  auditRetentionDays: number;
   databaseStatementTimeoutMs: number;
   operatorApiKey: string | undefined;
   /** Bearer token of GET /metrics; without it /metrics answers 404. */
@@ -72,6 +74,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   };
   const databasePoolSize = integer("DATABASE_POOL_SIZE", 10, 1, 500);
   const databaseStatementTimeoutMs = integer("DATABASE_STATEMENT_TIMEOUT_MS", 5000, 100, 600_000);
+  const auditRetentionDays = integer("AUDIT_RETENTION_DAYS", 365, 1, 36_500);
 
   const breachCheckUrl = text("BREACH_CHECK_URL") ?? DEFAULT_BREACH_CHECK_URL;
   if (!URL.canParse(breachCheckUrl)) problems.push("BREACH_CHECK_URL must be a URL");
@@ -113,6 +116,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimits: oneOf("RATE_LIMITS", ["on", "off"], "on") === "on",
     databasePoolSize,
     databaseStatementTimeoutMs,
+    auditRetentionDays,
     operatorApiKey,
     metricsToken,
     trustProxy,

@@ -2,7 +2,7 @@
 import { availableParallelism } from "node:os";
 import { buildApp } from "./app.js";
 import { ConfigError, loadConfig } from "./config.js";
-import { MINUTE } from "./core/clock.js";
+import { DAY, MINUTE } from "./core/clock.js";
 import { createDeps } from "./deps.js";
 import { warnIfUnprotected } from "./flows/tenants.js";
 import { startDevMode } from "./dev/start.js";
@@ -39,7 +39,7 @@ await app.listen({ port: config.port, host: config.host });
 if (config.devMode) await startDevMode(deps, app);
 deps.webhooks.start();
 const sweeper = setInterval(() => {
-  deps.store.sweepExpired(deps.clock.now()).catch((err: unknown) => deps.log.error({ err }, "sweeping expired rows failed"));
+  deps.store.sweepExpired(deps.clock.now(), config.auditRetentionDays * DAY).catch((err: unknown) => deps.log.error({ err }, "sweeping expired rows failed"));
 }, SWEEP_INTERVAL_MS);
 sweeper.unref();
 

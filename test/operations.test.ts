@@ -48,6 +48,25 @@ test("sweeping forgets idle lockouts and finished deliveries after 30 days, keep
   assert.equal((await h.deps.store.outbox.listRecentDeliveries(tenantId, 10)).length, 0);
 });
 
+test("sweeping deletes audit events older than the retention (AUDIT_RETENTION_DAYS), keeps newer ones", async (t) => {
+  const h = await createHarness();
+  t.after(() => h.close());
+  const recordId = Number(await registerVerifiedMember(h, "audit@example.org"));
+  const tenantId = (await h.deps.store.tenants.findTenantByDomain(h.tenant.domain))!.id;
+  const recorded = await h.deps.store.audit.listMemberAuditEvents(tenantId, recordId, 50);
+  assert.ok(recorded.length >= 2, "registration and verification are audited");
+  h.clock.advance(10 * DAY);
+  assert.equal((await login(h, "audit@example.org")).statusCode, 200);
+  const count = async () => (await h.deps.store.audit.listMemberAuditEvents(tenantId, recordId, 50)).length;
+  const all = await count();
+
+  await h.deps.store.sweepExpired(h.clock.now(), 11 * DAY);
+  assert.equal(await count(), all, "nothing is older than 11 days");
+  await h.deps.store.sweepExpired(h.clock.now(), 5 * DAY);
+  assert.equal(await count(), all - recorded.length, "the events from 10 days ago are gone, the login's stay");
+  assert.ok((await count()) > 0);
+});
+
 test("the server process warns about unprotected tenants at start and exits 0 on SIGTERM", async (t) => {
   const h = await createHarness();
   const dataDir = h.dataDir;

@@ -103,6 +103,9 @@ test("config: defaults, and one clear message per bad variable (D17)", () => {
   assert.deepEqual([tuned.databasePoolSize, tuned.databaseStatementTimeoutMs], [25, 2000]);
   assert.throws(() => loadConfig({ DATABASE_POOL_SIZE: "0" }), /DATABASE_POOL_SIZE/);
   assert.throws(() => loadConfig({ DATABASE_STATEMENT_TIMEOUT_MS: "soon" }), /DATABASE_STATEMENT_TIMEOUT_MS/);
+  assert.equal(config.auditRetentionDays, 365);
+  assert.equal(loadConfig({ AUDIT_RETENTION_DAYS: "90" }).auditRetentionDays, 90);
+  assert.throws(() => loadConfig({ AUDIT_RETENTION_DAYS: "0" }), /AUDIT_RETENTION_DAYS/);
   // Issue 5: Redis, migrations at start, and one shared key for PostgreSQL.
   assert.deepEqual([config.redisUrl, config.redisKeyPrefix, config.redisCommandTimeoutMs, config.migrateOnStart], [undefined, "latch:", 1000, true]);
   assert.equal(loadConfig({ REDIS_URL: "redis://cache:6379/2", MIGRATE_ON_START: "false" }).migrateOnStart, false);

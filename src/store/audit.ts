@@ -33,6 +33,11 @@ export class AuditStore {
       .execute();
   }
 
+  /** Retention (AUDIT_RETENTION_DAYS): events recorded before `cutoff` are deleted. */
+  async deleteAuditEventsBefore(cutoff: number): Promise<void> {
+    await this.db.deleteFrom("audit_events").where("at", "<", cutoff).execute();
+  }
+
   async listMemberAuditEvents(tenantId: string, memberId: number, limit: number): Promise<StoredAuditEvent[]> {
     const rows = await this.db
       .selectFrom("audit_events")

@@ -9,6 +9,7 @@ import * as initial from "./migrations/0001-initial.js";
 import * as rateLimitSets from "./migrations/0002-rate-limit-sets.js";
 import * as twoFactor from "./migrations/0003-two-factor.js";
 import * as loginOrigins from "./migrations/0004-login-origins.js";
+import * as auditEventsAt from "./migrations/0005-audit-events-at.js";
 
 /** Listed in code, not read from a folder, so the build output and tsx behave alike. */
 const migrations: Record<string, Migration> = {
@@ -16,6 +17,7 @@ const migrations: Record<string, Migration> = {
   "0002-rate-limit-sets": rateLimitSets,
   "0003-two-factor": twoFactor,
   "0004-login-origins": loginOrigins,
+  "0005-audit-events-at": auditEventsAt,
 };
 
 const staticMigrations: MigrationProvider = { getMigrations: async () => migrations };

@@ -18,6 +18,8 @@ import { TwoFactorStore } from "./two-factor.js";
 import { LoginOriginStore } from "./login-origins.js";
 
 export const RETENTION_MS = 30 * DAY;
+/** Audit events: AUDIT_RETENTION_DAYS, 365 by default (they hold IPs, user agents and places). */
+export const DEFAULT_AUDIT_RETENTION_MS = 365 * DAY;
 /** A country or network unused this long is forgotten: a login from it is new again (D16). */
 export const ORIGIN_MEMORY_MS = 180 * DAY;
 
@@ -56,15 +58,17 @@ export class Store {
 
   /**
    * Deletes what has expired so tables stay bounded under a spray of requests. Finished webhook
-   * deliveries and idle lockout records are kept for RETENTION_MS, then forgotten.
+   * deliveries and idle lockout records are kept for RETENTION_MS, audit events for
+   * `auditRetentionMs`, then forgotten.
    */
-  async sweepExpired(now: number): Promise<void> {
+  async sweepExpired(now: number, auditRetentionMs = DEFAULT_AUDIT_RETENTION_MS): Promise<void> {
     await this.sessions.deleteExpiredSessions(now);
     await this.tokens.deleteExpiredTokens(now);
     await this.limits.deleteExpiredCounters(now);
     await this.limits.deleteIdleLockouts(now - RETENTION_MS, now);
     await this.outbox.deleteFinishedDeliveries(now - RETENTION_MS);
     await this.loginOrigins.deleteOriginsNotSeenSince(now - ORIGIN_MEMORY_MS);
+    await this.audit.deleteAuditEventsBefore(now - auditRetentionMs);
   }
 
   /** Readiness: the database answers and every migration has run. */
