@@ -122,7 +122,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     tenantCache: new TenantCache(store.tenants, clock),
     hasher: overrides.hasher ?? createPasswordHasher(),
     breach: createBreachChecker({ mode: config.breachCheckMode, url: config.breachCheckUrl, log }),
-    bot: overrides.bot ?? createBotVerifier({ log, altcha }),
+    bot: overrides.bot ?? createBotVerifier({ log, altcha, secrets }),
     secrets,
     altcha,
     background: new BackgroundTasks(log),

@@ -4,7 +4,7 @@ import { buildApp } from "./app.js";
 import { ConfigError, loadConfig } from "./config.js";
 import { DAY, MINUTE } from "./core/clock.js";
 import { createDeps } from "./deps.js";
-import { warnIfUnprotected } from "./flows/tenants.js";
+import { sealStoredBotSecrets, warnIfUnprotected } from "./flows/tenants.js";
 import { startDevMode } from "./dev/start.js";
 
 const SWEEP_INTERVAL_MS = 5 * MINUTE;
@@ -26,6 +26,8 @@ const deps = await createDeps(config);
 const app = await buildApp(deps);
 if (await deps.store.isReady().catch(() => false)) {
   for (const tenant of await deps.store.tenants.listTenants()) warnIfUnprotected(deps, tenant.domain, tenant.settings);
+  const sealed = await sealStoredBotSecrets(deps);
+  if (sealed > 0) deps.log.info({ tenants: sealed }, "sealed bot secretKeys stored in the clear by an older version");
 } else {
   deps.log.warn("the database is not migrated or not reachable at start: /readyz answers 503 until it is (with MIGRATE_ON_START=false, run `latch migrate`)");
 }

@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import { test } from "node:test";
+import { sealStoredBotSecrets, updateTenantSettings } from "../src/flows/tenants.js";
 import { createHarness, login, post, registerVerifiedMember, STRONG_PASSWORD } from "./support/harness.js";
 
 interface FakeServer {
@@ -84,6 +85,47 @@ test("bot challenge: every guarded endpoint asks the tenant's provider and refus
   const registered = await post(h, "/auth/register-password", { ...bodies["/auth/register-password"], "bot-challenge-response": "human" });
   assert.equal(registered.statusCode, 200);
   assert.equal(h.receiver.received.length, 0, "webhooks are delivered only by the dispatcher");
+});
+
+test("bot secretKey: stored sealed (never in the database in the clear), kept across other updates, a clear legacy value sealed at start, unreadable -> 503", async (t) => {
+  const siteverify = await startSiteverify();
+  const SECRET = "turnstile-secret-DO-NOT-STORE";
+  const h = await createHarness({ settings: { botProtection: { provider: "turnstile", secretKey: SECRET, verifyUrl: `${siteverify.url}/siteverify` } } });
+  t.after(async () => { await h.close(); await siteverify.close(); });
+  const storedSettings = async () => (await h.db.selectFrom("tenants").select("settings").where("domain", "=", h.tenant.domain).executeTakeFirstOrThrow()).settings;
+  const forgot = () => post(h, "/auth/forgot-password", { email: "bot@example.org", "bot-challenge-response": "human" });
+
+  assert.ok(!(await storedSettings()).includes(SECRET), "created: sealed");
+  assert.equal((await forgot()).statusCode, 200);
+  assert.equal(siteverify.forms.at(-1)!.get("secret"), SECRET, "the provider gets the secret itself");
+
+  // Another setting changes; the sealed secret is kept as it is and still works.
+  await updateTenantSettings(h.deps, h.tenant.domain, { sessionTier: "1h" });
+  assert.ok(!(await storedSettings()).includes(SECRET), "updated: still sealed");
+  assert.equal((await forgot()).statusCode, 200);
+  assert.equal(siteverify.forms.at(-1)!.get("secret"), SECRET);
+
+  // A value an older version stored in the clear is sealed at start and keeps working.
+  const clear = JSON.parse(await storedSettings()) as { botProtection: { secretKey: string } };
+  clear.botProtection.secretKey = SECRET;
+  await h.db.updateTable("tenants").set({ settings: JSON.stringify(clear) }).where("domain", "=", h.tenant.domain).execute();
+  h.deps.tenantCache.invalidate(h.tenant.domain);
+  assert.equal(await sealStoredBotSecrets(h.deps), 1);
+  assert.equal(await sealStoredBotSecrets(h.deps), 0, "idempotent");
+  assert.ok(!(await storedSettings()).includes(SECRET), "sealed at start");
+  assert.equal((await forgot()).statusCode, 200);
+  assert.equal(siteverify.forms.at(-1)!.get("secret"), SECRET);
+
+  // Opened with another SECRETS_KEY: fail closed, and the provider is not asked.
+  const asked = siteverify.forms.length;
+  const other = await createHarness({ env: { SECRETS_KEY: "22".repeat(32) } });
+  t.after(() => other.close());
+  await other.db.updateTable("tenants").set({ settings: await storedSettings() }).where("domain", "=", other.tenant.domain).execute();
+  other.deps.tenantCache.invalidate(other.tenant.domain);
+  const refused = await post(other, "/auth/forgot-password", { email: "bot@example.org", "bot-challenge-response": "human" });
+  assert.equal(refused.statusCode, 503, refused.body);
+  assert.equal(refused.json().code, "bot_check_unavailable");
+  assert.equal(siteverify.forms.length, asked);
 });
 
 test("breach check: a password in the range API is refused at registration, reset and change; only 5 hex characters leave", async (t) => {

@@ -7,6 +7,7 @@ import { AuthError } from "../errors.js";
 import { generateWebhookSecret } from "../events/webhook-sender.js";
 import type { Tenant, TenantSettings } from "../model.js";
 import { sha256Hex } from "../security/hashing.js";
+import { isSealed } from "../security/secret-box.js";
 import type { DeliverySummary } from "../store/outbox.js";
 import { assertValidSettings, publicSettings, withDefaultSettings, type NewTenantSettings, type PartialTenantSettings } from "./tenant-settings.js";
 
@@ -52,10 +53,32 @@ export async function createTenant(deps: Deps, input: CreateTenantInput): Promis
       await tx.tenants.createApplication(applicationId, sha256Hex(internalApiKey), now);
     }
     const id = "ten_" + deps.random.bytes(12).toString("base64url");
-    await tx.tenants.createTenant({ id, domain, applicationId, settings, webhookSecretEnc: deps.secrets.seal(webhookSecret) }, now);
+    await tx.tenants.createTenant({ id, domain, applicationId, settings: withSealedBotSecret(deps, settings), webhookSecretEnc: deps.secrets.seal(webhookSecret) }, now);
   });
   warnIfUnprotected(deps, domain, settings);
   return { domain, applicationId, webhookSecret, ...(internalApiKey && { internalApiKey }) };
+}
+
+/** The siteverify secret is stored sealed under SECRETS_KEY (D1): the database and its backups never hold it. */
+function withSealedBotSecret(deps: Deps, settings: TenantSettings): TenantSettings {
+  const { secretKey } = settings.botProtection;
+  if (secretKey === undefined || isSealed(secretKey)) return settings;
+  return { ...settings, botProtection: { ...settings.botProtection, secretKey: deps.secrets.seal(secretKey) } };
+}
+
+/** At start: a bot secret stored before sealing existed is sealed now. Returns how many were. */
+export async function sealStoredBotSecrets(deps: Deps): Promise<number> {
+  let sealed = 0;
+  for (const { domain } of await deps.store.tenants.listTenants()) {
+    const tenant = await deps.store.tenants.findTenantByDomain(domain);
+    if (!tenant) continue;
+    const settings = withSealedBotSecret(deps, tenant.settings);
+    if (settings === tenant.settings) continue;
+    await deps.store.tenants.updateTenantSettings(tenant.id, settings, deps.clock.now());
+    deps.tenantCache.invalidate(domain);
+    sealed++;
+  }
+  return sealed;
 }
 
 export function warnIfUnprotected(deps: Deps, domain: string, settings: TenantSettings): void {
@@ -81,9 +104,13 @@ export async function showTenant(deps: Deps, domain: string): Promise<TenantView
 
 export async function updateTenantSettings(deps: Deps, domain: string, patch: PartialTenantSettings): Promise<TenantView> {
   const tenant = await findTenantOrThrow(deps, domain);
-  const settings: unknown = { ...tenant.settings, ...patch };
+  // A kept botProtection holds the sealed secret, which is not operator input: it is checked
+  // without it (it was checked when it was sent) and stored as it is.
+  const kept = patch.botProtection === undefined;
+  const settings: unknown = { ...tenant.settings, ...patch, ...(kept && { botProtection: publicSettings(tenant.settings).botProtection }) };
   assertValidSettings(settings);
-  await deps.store.tenants.updateTenantSettings(tenant.id, settings, deps.clock.now());
+  const stored = kept ? { ...settings, botProtection: tenant.settings.botProtection } : withSealedBotSecret(deps, settings);
+  await deps.store.tenants.updateTenantSettings(tenant.id, stored, deps.clock.now());
   deps.tenantCache.invalidate(tenant.domain);
   warnIfUnprotected(deps, tenant.domain, settings);
   return { domain: tenant.domain, applicationId: tenant.applicationId, settings: publicSettings(settings) };

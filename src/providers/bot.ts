@@ -1,11 +1,15 @@
 import type { Logger } from "pino";
 import { AuthError } from "../errors.js";
+import { isSealed, type SecretBox } from "../security/secret-box.js";
 import type { AltchaProvider } from "./altcha.js";
 
 /** Bot protection per tenant (DECISIONS D10). */
 export type BotProviderName = "turnstile" | "hcaptcha" | "recaptcha" | "altcha" | "none";
 
-/** A tenant's `botProtection` setting. `secretKey` is for the siteverify providers, `minScore` for reCAPTCHA v3. */
+/**
+ * A tenant's `botProtection` setting. `secretKey` is for the siteverify providers (stored sealed
+ * under SECRETS_KEY, see flows/tenants.ts), `minScore` for reCAPTCHA v3.
+ */
 export interface BotProtectionSettings {
   provider: BotProviderName;
   secretKey?: string;
@@ -43,9 +47,22 @@ interface SiteverifyAnswer {
 /** Thrown inside this module only, so every way the provider can fail maps to one warning and one 503. */
 class ProviderUnavailable extends Error {}
 
-export function createBotVerifier(options: { log: Logger; timeoutMs?: number; altcha?: AltchaProvider }): BotVerifier {
+export function createBotVerifier(options: { log: Logger; timeoutMs?: number; altcha?: AltchaProvider; secrets?: Pick<SecretBox, "open"> }): BotVerifier {
   const log = options.log;
   const timeoutMs = options.timeoutMs ?? 5000;
+
+  /** The stored secret, opened; a value stored before sealing existed is used as it is. */
+  function readSecretKey(provider: SiteverifyProviderName, stored: string): string {
+    if (!isSealed(stored)) return stored;
+    try {
+      if (!options.secrets) throw new Error("no secret box");
+      return options.secrets.open(stored);
+    } catch (error) {
+      // SECRETS_KEY changed since the secret was stored: the operator must send botProtection again.
+      log.error({ provider }, "the tenant's bot secretKey can't be opened with SECRETS_KEY; failing closed");
+      throw new AuthError("bot_check_unavailable", { cause: error });
+    }
+  }
 
   async function verifyWithSiteverify(
     provider: SiteverifyProviderName,
@@ -58,10 +75,11 @@ export function createBotVerifier(options: { log: Logger; timeoutMs?: number; al
       log.warn({ provider }, "bot protection has no secretKey; failing closed");
       throw new AuthError("bot_check_unavailable");
     }
+    const secretKey = readSecretKey(provider, settings.secretKey);
     const url = settings.verifyUrl ?? DEFAULT_VERIFY_URLS[provider];
     let answer: SiteverifyAnswer;
     try {
-      answer = await postSiteverify(url, settings.secretKey, token, remoteIp, timeoutMs);
+      answer = await postSiteverify(url, secretKey, token, remoteIp, timeoutMs);
     } catch (error) {
       // The error never holds the form body, so neither the secret nor the token reaches the log.
       log.warn({ provider, err: error }, "bot provider unavailable; failing closed");

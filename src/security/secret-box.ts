@@ -12,6 +12,13 @@ export interface SecretBox {
   deriveSecret(purpose: string): string;
 }
 
+const SEALED_FORM = /^v1\.[A-Za-z0-9_-]{16}\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]{22}$/;
+
+/** True for a value `seal` produced (12-byte iv, 16-byte tag); a provider's own secret never has this form. */
+export function isSealed(value: string): boolean {
+  return SEALED_FORM.test(value);
+}
+
 export function createSecretBox(key: Buffer, random: Random): SecretBox {
   if (key.length !== 32) throw new Error("SECRETS_KEY must be 32 bytes");
   return {
