@@ -20,6 +20,7 @@ import { operatorRoutes } from "./http/routes/operator.js";
 import { passwordRoutes } from "./http/routes/password.js";
 import { registrationRoutes } from "./http/routes/registration.js";
 import { registerTenantResolution } from "./http/tenant.js";
+import { hostedPageRoutes } from "./ui/routes.js";
 
 export const BODY_LIMIT_BYTES = 16 * 1024;
 
@@ -72,5 +73,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     await scope.register(twoFactorRoutes, { deps });
     await scope.register(adminRoutes, { deps });
   });
+  // The hosted pages (/ui/ and the spec 4.6 link pages): their own scope, HTML errors, form bodies.
+  await app.register(hostedPageRoutes, { deps });
   return app;
 }

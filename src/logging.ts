@@ -33,9 +33,12 @@ export const logRedactPaths = [
   ...secretFields.map((f) => (f.startsWith("[") ? `*${f}` : `*.${f}`)),
 ];
 
-/** Paths of routes whose URL carries a token get it masked before the URL is logged. */
+/**
+ * Paths of routes whose URL carries a token get it masked before the URL is logged: the API's
+ * magic-link route and the hosted link pages (spec 4.6), at their root paths and under /ui/.
+ */
 export function redactUrl(url: string): string {
-  return url.replace(/^(\/auth\/verify-magic-link\/[^/]+\/)[^/?#]+/, "$1[redacted]");
+  return url.replace(/^((?:\/auth|\/ui)?\/(?:verify-magic-link|email-verified|reset-password)\/[^/]+\/)[^/?#]+/, "$1[redacted]");
 }
 
 interface LoggedRequest {

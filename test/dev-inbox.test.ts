@@ -148,7 +148,8 @@ test("the dev tenant exists after start: ALTCHA, every webhook at this process's
   assert.equal(started.created, true);
   assert.match(started.internalApiKey ?? "", /^latch_/);
   assert.match(started.webhookUrl, /^http:\/\/127\.0\.0\.1:\d+\/dev\/inbox\/webhook$/);
-  assert.match(dev.printed[0]!, /^Latch dev mode: open http:\/\/localhost:\d+\/dev\/inbox$/);
+  assert.match(dev.printed[0]!, /^Latch dev mode: open http:\/\/localhost:\d+\/ui\/register$/);
+  assert.match(dev.printed[1]!, /^Dev inbox, where the emails arrive: http:\/\/localhost:\d+\/dev\/inbox$/);
   assert.ok(dev.printed.some((line) => line.includes(started.internalApiKey!)), "the admin key is printed at creation");
   const tenant = await h.deps.store.tenants.findTenantByDomain(DEV_TENANT_DOMAIN);
   assert.deepEqual(tenant!.settings.botProtection, { provider: "altcha" });
@@ -319,7 +320,7 @@ test("`npm run dev`'s entry starts on a fresh data directory, prints the URL to 
     const reader = createInterface({ input: child.stdout! });
     for await (const line of reader) {
       lines.push(line);
-      const match = /^Latch dev mode: open (http:\/\/localhost:\d+\/dev\/inbox)$/.exec(line);
+      const match = /^Dev inbox, where the emails arrive: (http:\/\/localhost:\d+\/dev\/inbox)$/.exec(line);
       if (match) url = match[1]!;
       if (url && lines.some((l) => /^Dev tenant "localhost"/.test(l)) && lines.some((l) => l.includes("DEV_MODE=true"))) break;
     }
