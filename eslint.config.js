@@ -34,6 +34,15 @@ export default tseslint.config(
     },
   },
   {
+    // The client SDK ships on its own and runs in browsers: web-standard APIs only, nothing from the service.
+    files: ["packages/client/src/**/*.ts"],
+    rules: {
+      "no-restricted-imports": ["error", {
+        patterns: [{ group: ["node:*", "**/src/**", "../../../*"], message: "The SDK runs in browsers and ships apart from the service: fetch, Headers, URL and URLSearchParams only." }],
+      }],
+    },
+  },
+  {
     files: ["src/flows/**/*.ts"],
     rules: {
       "no-restricted-imports": ["error", {

@@ -19,6 +19,7 @@ import { twoFactorRoutes } from "./http/routes/two-factor.js";
 import { operatorRoutes } from "./http/routes/operator.js";
 import { passwordRoutes } from "./http/routes/password.js";
 import { registrationRoutes } from "./http/routes/registration.js";
+import { registerCorsPreflight } from "./http/cors.js";
 import { registerTenantResolution } from "./http/tenant.js";
 import { hostedPageRoutes } from "./ui/routes.js";
 
@@ -65,6 +66,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
   if (deps.dev) await app.register(devInboxRoutes, { deps, dev: deps.dev }); // DEV_MODE only: 404 otherwise
   await app.register(async (scope) => {
     registerTenantResolution(scope, deps);
+    registerCorsPreflight(scope);
     await scope.register(botChallengeRoutes, { deps });
     await scope.register(registrationRoutes, { deps });
     await scope.register(loginRoutes, { deps });

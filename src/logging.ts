@@ -34,11 +34,13 @@ export const logRedactPaths = [
 ];
 
 /**
- * Paths of routes whose URL carries a token get it masked before the URL is logged: the API's
- * magic-link route and the hosted link pages (spec 4.6), at their root paths and under /ui/.
+ * Paths whose URL carries a token get it masked before the URL is logged: the magic-link API route
+ * and the pages the emailed links open (spec 4.6), at their own paths and under /ui/.
  */
+const TOKEN_IN_PATH = /^((?:\/auth\/verify-magic-link|(?:\/ui)?\/(?:email-verified|reset-password|verify-magic-link))\/[^/?#]+\/)[^/?#]+/;
+
 export function redactUrl(url: string): string {
-  return url.replace(/^((?:\/auth|\/ui)?\/(?:verify-magic-link|email-verified|reset-password)\/[^/]+\/)[^/?#]+/, "$1[redacted]");
+  return url.replace(TOKEN_IN_PATH, "$1[redacted]");
 }
 
 interface LoggedRequest {

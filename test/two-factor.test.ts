@@ -17,6 +17,7 @@ import { nextIp, sessionData, WRONG_PASSWORD, yieldingTransactions } from "./sup
 import {
   createHarness,
   deliverWebhooks,
+  get,
   login,
   OTHER_STRONG_PASSWORD,
   parseLink,
@@ -236,6 +237,19 @@ test("2fa enable: without setup 409; a wrong code 401 invalid_2fa_code; the inde
 // ---------------------------------------------------------------------------------------------
 // Login with the second factor (spec 4.2 steps 6-7, D14)
 // ---------------------------------------------------------------------------------------------
+
+test("2fa enable ends the member's other sessions and keeps the one that enrolled", async (t) => {
+  const h = await createHarness();
+  t.after(() => h.close());
+  const { cookie } = await memberWithSession(h);
+  const other = assertAuthorized(await login(h, EMAIL));
+  const { recordId: otherMember, cookie: otherMembersCookie } = await memberWithSession(h, "grace@example.org");
+  assert.ok(otherMember);
+  await enrol(h, cookie);
+  assert.equal((await get(h, "/auth/session", { cookie })).statusCode, 200, "the enrolling session stays");
+  assertError(await get(h, "/auth/session", { cookie: other }), 401, "unauthorized");
+  assert.equal((await get(h, "/auth/session", { cookie: otherMembersCookie })).statusCode, 200, "another member's session is untouched");
+});
 
 test("2fa login: no code -> exactly {authorized:false, two_factor_required, message}, no cookie; a valid TOTP -> session; the same code again -> 401", async (t) => {
   const h = await createHarness();

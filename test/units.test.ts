@@ -137,7 +137,7 @@ test("a hash with outdated Argon2 parameters is replaced on the next successful 
   assert.equal((await login(h, "old@example.org")).statusCode, 200, "the new hash verifies");
 });
 
-test("log redaction: secret fields at the top level and one level down; tokens in magic-link URLs", () => {
+test("log redaction: secret fields at the top level and one level down; tokens in link URLs", () => {
   const lines: string[] = [];
   const log = createLogger("info", new Writable({ write(chunk: Buffer, _e, done) { lines.push(chunk.toString()); done(); } }));
   log.info({ password: "SECRET-1", "bot-challenge-response": "SECRET-2", body: { newPassword: "SECRET-3", token: "SECRET-4" }, webhookSecret: "SECRET-5" }, "x");
@@ -145,4 +145,10 @@ test("log redaction: secret fields at the top level and one level down; tokens i
   assert.doesNotMatch(text, /SECRET-/);
   assert.match(text, /\[redacted\]/);
   assert.equal(redactUrl("/auth/verify-magic-link/123/abcDEF_-?x=1"), "/auth/verify-magic-link/123/[redacted]?x=1");
+  // The pages the emailed links open (spec 4.6), at their own paths and under the hosted-pages prefix.
+  for (const page of ["email-verified", "reset-password", "verify-magic-link"]) {
+    assert.equal(redactUrl(`/${page}/123/abcDEF_-`), `/${page}/123/[redacted]`);
+    assert.equal(redactUrl(`/ui/${page}/123/abcDEF_-#x`), `/ui/${page}/123/[redacted]#x`);
+  }
+  assert.equal(redactUrl("/ui/login?next=/x"), "/ui/login?next=/x");
 });

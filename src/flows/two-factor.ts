@@ -125,6 +125,9 @@ export async function enableTwoFactor(deps: Deps, tenant: Tenant, session: Activ
     const check = await checkCode(tx, deps, tenant, member.recordId, state.pendingSecretEnc, code, false, now);
     if (!check.ok) return check;
     await tx.twoFactor.enableTwoFactor(tenant.id, member.recordId, state.pendingSecretEnc, check.step, recoveryCodes.map((c) => hashRecoveryCode(tenant.id, member.recordId, normalizeRecoveryCode(c)!)), now);
+    // Like a password change: a session someone else holds (the reason to turn 2FA on) ends here;
+    // the one that enrolled stays.
+    await tx.sessions.deleteMemberSessions(tenant.id, member.recordId, session.idHash);
     await tx.audit.insertAuditEvent(tenant.id, { memberId: member.recordId, type: "two_factor_enabled", ip: context.ip, userAgent: context.userAgent }, now);
     await enqueueSecurityAlert(tx, deps, tenant, member, "two_factor_enabled", context, now);
     return check;

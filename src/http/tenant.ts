@@ -4,6 +4,7 @@
  */
 import type { IncomingHttpHeaders } from "node:http";
 import type { FastifyInstance, FastifyRequest } from "fastify";
+import { applyCorsHeaders } from "./cors.js";
 import type { Deps } from "../deps.js";
 import { AuthError } from "../errors.js";
 import type { RequestContext, Tenant } from "../model.js";
@@ -45,10 +46,12 @@ function assertOriginAllowed(request: FastifyRequest, tenant: Tenant): void {
 /** Resolves the tenant for every route of the encapsulated scope it is registered in. */
 export function registerTenantResolution(app: FastifyInstance, deps: Deps): void {
   app.decorateRequest("tenant", null as unknown as Tenant);
-  app.addHook("onRequest", async (request) => {
+  app.addHook("onRequest", async (request, reply) => {
     const tenant = await deps.tenantCache.findByDomain(tenantDomainOf(request));
     if (!tenant) throw new AuthError("unknown_tenant");
     request.tenant = tenant;
+    const origin = request.headers.origin;
+    if (origin !== undefined) applyCorsHeaders(reply, tenant, origin);
     assertOriginAllowed(request, tenant);
   });
 }

@@ -6,8 +6,8 @@ import { ADMIN_ERRORS, BODY_ERRORS, errorResponses, security, TENANT_ERRORS } fr
 import { described, EmailField, MessageBody, RecordIdField } from "../schemas.js";
 import { contextOf } from "../tenant.js";
 
-const StatusBody = Type.Object({ success: Type.Literal(true), recordid: Type.String(), authentication_status: Type.String() });
-const AuditLogBody = described(Type.Object({
+export const StatusBody = Type.Object({ success: Type.Literal(true), recordid: Type.String(), authentication_status: Type.String() });
+export const AuditLogBody = described(Type.Object({
   success: Type.Literal(true),
   recordid: Type.String(),
   events: Type.Array(Type.Object({
@@ -19,6 +19,10 @@ const AuditLogBody = described(Type.Object({
     details: Type.Optional(Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Null()]))),
   })),
 }), "The member's audit events, newest first.");
+export const LockAccountBody = Type.Object({ recordId: RecordIdField, action: Type.Union([Type.Literal("lock"), Type.Literal("unlock")]), email: Type.Optional(EmailField) });
+export const AdminResendVerificationBody = Type.Object({ recordId: RecordIdField, email: EmailField });
+export const RequirePasswordChangeBody = Type.Object({ recordId: RecordIdField });
+export const AuditLogQuery = Type.Object({ recordId: RecordIdField, limit: Type.Optional(Type.String({ pattern: "^[0-9]{1,3}$" })) });
 /** The key is checked before the body is read (onRequest), and the member must belong to the tenant. */
 const ADMIN_CALL_ERRORS = [...TENANT_ERRORS, ...ADMIN_ERRORS, "not_found"] as const;
 
@@ -40,7 +44,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
       tags: ["admin"],
       operationId: "lockAccount",
       security: security.admin,
-      body: Type.Object({ recordId: RecordIdField, action: Type.Union([Type.Literal("lock"), Type.Literal("unlock")]), email: Type.Optional(EmailField) }),
+      body: LockAccountBody,
       response: { 200: described(StatusBody, "The member's status after the call."), ...errorResponses(...ADMIN_CALL_ERRORS, ...BODY_ERRORS) },
     },
   }, async (request) => {
@@ -55,7 +59,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
       tags: ["admin"],
       operationId: "resendVerificationAsAdmin",
       security: security.admin,
-      body: Type.Object({ recordId: RecordIdField, email: EmailField }),
+      body: AdminResendVerificationBody,
       response: { 200: described(MessageBody, "The email is on its way."), ...errorResponses(...ADMIN_CALL_ERRORS, ...BODY_ERRORS, "invalid_state", "rate_limited") },
     },
   }, async (request) => {
@@ -70,7 +74,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
       tags: ["admin"],
       operationId: "requirePasswordChange",
       security: security.admin,
-      body: Type.Object({ recordId: RecordIdField }),
+      body: RequirePasswordChangeBody,
       response: { 200: described(StatusBody, "The member's status after the call."), ...errorResponses(...ADMIN_CALL_ERRORS, ...BODY_ERRORS, "invalid_state") },
     },
   }, async (request) => {
@@ -85,7 +89,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
       tags: ["admin"],
       operationId: "listAuditEvents",
       security: security.admin,
-      querystring: Type.Object({ recordId: RecordIdField, limit: Type.Optional(Type.String({ pattern: "^[0-9]{1,3}$" })) }),
+      querystring: AuditLogQuery,
       response: { 200: AuditLogBody, ...errorResponses(...ADMIN_CALL_ERRORS, "validation_failed") },
     },
   }, async (request) => {

@@ -12,7 +12,7 @@ import { described } from "../schemas.js";
  * altcha-lib's challenge, passed through as it is: the widget's format, owned by altcha-lib. Open
  * objects, so the serialiser neither drops nor reorders a field the signature covers.
  */
-const ChallengeBody = described(
+export const ChallengeBody = described(
   Type.Object({
     parameters: Type.Object({}, { additionalProperties: true, description: "Algorithm, cost, salt, nonce, key prefix and signed `data` (tenant and expiry)." }),
     signature: Type.Optional(Type.String()),

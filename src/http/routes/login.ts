@@ -8,7 +8,9 @@ import { BotField, described, EmailField, MessageBody, PasswordField, TwoFactorC
 import { clearSessionCookie, requireSession, setSessionCookie } from "../session-cookie.js";
 import { contextOf, SESSION_COOKIE } from "../tenant.js";
 
-const LoginAnswer = described(
+export const LoginBody = Type.Object({ email: EmailField, password: PasswordField, twoFACode: TwoFactorCodeField, "bot-challenge-response": BotField });
+
+export const LoginAnswer = described(
   Type.Union([
     Type.Object({ authorized: Type.Literal(true), recordid: Type.String(), redirectUrl: Type.String() }),
     Type.Object({ authorized: Type.Literal(false), two_factor_required: Type.Literal(true), message: Type.String() }),
@@ -17,7 +19,7 @@ const LoginAnswer = described(
   SetSessionCookieHeader,
 );
 
-const SessionAnswer = described(Type.Object({
+export const SessionAnswer = described(Type.Object({
   recordId: Type.String(),
   hostname: Type.String(),
   iat: Type.Integer(),
@@ -36,7 +38,7 @@ export const loginRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
       description: "Spec 4.2. Order: bot challenge, lockout and login velocity, password, account status, second factor. A wrong password always answers `invalid_credentials`; the account's status is told only to someone who gave the right password (D4). Error bodies carry `authorized: false`.",
       tags: ["login"],
       operationId: "loginWithPassword",
-      body: Type.Object({ email: EmailField, password: PasswordField, twoFACode: TwoFactorCodeField, "bot-challenge-response": BotField }),
+      body: LoginBody,
       response: {
         200: LoginAnswer,
         ...errorResponses(...TENANT_ERRORS, ...BODY_ERRORS, ...BOT_ERRORS, "invalid_credentials", "invalid_2fa_code", "email_not_verified", "account_locked", "password_change_required", "rate_limited"),

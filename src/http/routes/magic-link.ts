@@ -8,7 +8,12 @@ import { setSessionCookie } from "../session-cookie.js";
 import { contextOf } from "../tenant.js";
 import { RegistrationBody } from "./registration.js";
 
-const MagicLoginAnswer = described(
+export const RegisterMagicLinkBody = Type.Object({ email: EmailField, name: NameField, "bot-challenge-response": BotField });
+export const RequestMagicLinkBody = Type.Object({ email: EmailField, "bot-challenge-response": BotField });
+export const VerifyMagicLinkParams = Type.Object({ recordId: RecordIdField, token: TokenField });
+export const VerifyMagicLinkBody = Type.Object({ "bot-challenge-response": BotField, twoFACode: TwoFactorCodeField });
+
+export const MagicLoginAnswer = described(
   Type.Union([
     Type.Object({ success: Type.Literal(true), message: Type.String(), redirect: Type.String() }),
     Type.Object({ success: Type.Literal(false), requires2FA: Type.Literal(true), message: Type.String() }),
@@ -24,7 +29,7 @@ export const magicLinkRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
       description: "Spec 4.1. Like password registration, without a password: bot challenge and registration limits, then the verification email.",
       tags: ["registration"],
       operationId: "registerWithMagicLink",
-      body: Type.Object({ email: EmailField, name: NameField, "bot-challenge-response": BotField }),
+      body: RegisterMagicLinkBody,
       response: { 200: RegistrationBody, ...errorResponses(...TENANT_ERRORS, ...BODY_ERRORS, ...BOT_ERRORS, "rate_limited") },
     },
   }, async (request) => {
@@ -39,7 +44,7 @@ export const magicLinkRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
       description: "Spec 4.4. Unknown and locked emails get the same success and nothing is sent; an unverified email answers 403 `email_not_verified`. One request per email every 3 minutes.",
       tags: ["magic-link"],
       operationId: "requestMagicLink",
-      body: Type.Object({ email: EmailField, "bot-challenge-response": BotField }),
+      body: RequestMagicLinkBody,
       response: { 200: described(MessageBody, "Generic success, the same whether or not a link was sent."), ...errorResponses(...TENANT_ERRORS, ...BODY_ERRORS, ...BOT_ERRORS, "email_not_verified", "rate_limited") },
     },
   }, async (request) => {
@@ -54,8 +59,8 @@ export const magicLinkRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
       description: "Spec 4.4. `recordId` and `token` are the last two segments of the `magicLoginLink`. The link is used up only by a successful login.",
       tags: ["magic-link"],
       operationId: "verifyMagicLink",
-      params: Type.Object({ recordId: RecordIdField, token: TokenField }),
-      body: Type.Object({ "bot-challenge-response": BotField, twoFACode: TwoFactorCodeField }),
+      params: VerifyMagicLinkParams,
+      body: VerifyMagicLinkBody,
       response: { 200: MagicLoginAnswer, ...errorResponses(...TENANT_ERRORS, ...BODY_ERRORS, ...BOT_ERRORS, "invalid_token", "account_locked", "invalid_2fa_code", "rate_limited") },
     },
   }, async (request, reply) => {

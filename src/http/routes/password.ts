@@ -8,6 +8,10 @@ import { BotField, described, EmailField, MessageBody, PasswordField, RecordIdFi
 import { requireSession } from "../session-cookie.js";
 import { contextOf } from "../tenant.js";
 
+export const ForgotPasswordBody = Type.Object({ email: EmailField, "bot-challenge-response": BotField });
+export const ResetPasswordBody = Type.Object({ recordId: RecordIdField, token: TokenField, newPassword: PasswordField });
+export const ChangePasswordBody = Type.Object({ currentPassword: PasswordField, newPassword: PasswordField });
+
 export const passwordRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.post("/auth/forgot-password", {
     schema: {
@@ -15,7 +19,7 @@ export const passwordRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
       description: "Spec 4.3. Unknown and locked emails get the same success and nothing is sent. For an existing account, this also ends every session of the member.",
       tags: ["passwords"],
       operationId: "requestPasswordReset",
-      body: Type.Object({ email: EmailField, "bot-challenge-response": BotField }),
+      body: ForgotPasswordBody,
       response: { 200: described(MessageBody, "Generic success, the same whether or not a link was sent."), ...errorResponses(...TENANT_ERRORS, ...BODY_ERRORS, ...BOT_ERRORS, "rate_limited") },
     },
   }, async (request) => {
@@ -29,7 +33,7 @@ export const passwordRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
       description: "Spec 4.3. `recordId` and `token` are the last two segments of the `resetLink`. On success every session ends and the account is `Unlocked`. A password that fails the policy leaves the link valid.",
       tags: ["passwords"],
       operationId: "resetPassword",
-      body: Type.Object({ recordId: RecordIdField, token: TokenField, newPassword: PasswordField }),
+      body: ResetPasswordBody,
       response: { 200: described(MessageBody, "The password is reset."), ...errorResponses(...TENANT_ERRORS, ...BODY_ERRORS, ...NEW_PASSWORD_ERRORS, "invalid_token") },
     },
   }, async (request) => {
@@ -44,7 +48,7 @@ export const passwordRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
       tags: ["passwords"],
       operationId: "changePassword",
       security: security.session,
-      body: Type.Object({ currentPassword: PasswordField, newPassword: PasswordField }),
+      body: ChangePasswordBody,
       response: { 200: described(MessageBody, "The password is changed."), ...errorResponses(...TENANT_ERRORS, ...BODY_ERRORS, ...NEW_PASSWORD_ERRORS, "unauthorized", "invalid_credentials", "rate_limited") },
     },
   }, async (request) => {

@@ -12,6 +12,10 @@ export const RegistrationBody = described(
   "Registered; the verification email goes out through the tenant's webhook. An email that is already registered gets the same answer with a decoy `recordid` (D5).",
 );
 
+export const RegisterPasswordBody = Type.Object({ email: EmailField, name: NameField, password: PasswordField, "bot-challenge-response": BotField });
+export const VerifyEmailBody = Type.Object({ recordId: RecordIdField, token: TokenField });
+export const ResendVerificationBody = Type.Object({ email: EmailField, "bot-challenge-response": BotField });
+
 export const registrationRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.post("/auth/register-password", {
     schema: {
@@ -19,7 +23,7 @@ export const registrationRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asy
       description: "Spec 4.1. Checks, in order: bot challenge, the per-IP and per-email registration limits, the password policy, the breached-password check.",
       tags: ["registration"],
       operationId: "registerWithPassword",
-      body: Type.Object({ email: EmailField, name: NameField, password: PasswordField, "bot-challenge-response": BotField }),
+      body: RegisterPasswordBody,
       response: { 200: RegistrationBody, ...errorResponses(...TENANT_ERRORS, ...BODY_ERRORS, ...BOT_ERRORS, ...NEW_PASSWORD_ERRORS, "rate_limited") },
     },
   }, async (request) => {
@@ -34,7 +38,7 @@ export const registrationRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asy
       description: "Spec 4.1. `recordId` and `token` are the last two segments of the `verificationLink`. The token works once.",
       tags: ["registration"],
       operationId: "verifyEmail",
-      body: Type.Object({ recordId: RecordIdField, token: TokenField }),
+      body: VerifyEmailBody,
       response: { 200: described(MessageBody, "Verified: the account is `Unlocked`."), ...errorResponses(...TENANT_ERRORS, ...BODY_ERRORS, "invalid_token") },
     },
   }, async (request) => {
@@ -48,7 +52,7 @@ export const registrationRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asy
       description: "D15. The answer is the same whether or not the email is registered; only an account still waiting for verification gets an email.",
       tags: ["registration"],
       operationId: "resendVerification",
-      body: Type.Object({ email: EmailField, "bot-challenge-response": BotField }),
+      body: ResendVerificationBody,
       response: { 200: described(MessageBody, "Generic success, the same for every email."), ...errorResponses(...TENANT_ERRORS, ...BODY_ERRORS, ...BOT_ERRORS, "rate_limited") },
     },
   }, async (request) => {

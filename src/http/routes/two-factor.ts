@@ -9,14 +9,17 @@ import { requireSession } from "../session-cookie.js";
 import { contextOf } from "../tenant.js";
 
 const CodeField = Type.String({ minLength: 1, maxLength: 32 });
-const RecoveryCodesBody = described(
+export const RecoveryCodesBody = described(
   Type.Object({ success: Type.Literal(true), recoveryCodes: Type.Array(Type.String()) }),
   "10 one-time recovery codes, shown only this once; any earlier set stops working.",
 );
-const SetupBody = described(
+export const SetupBody = described(
   Type.Object({ success: Type.Literal(true), secret: Type.String(), otpauthUrl: Type.String(), qrCodeDataUrl: Type.String() }),
   "A pending TOTP secret (base32), its `otpauth://` URI, and that URI as a PNG data URL. It takes effect only after `/auth/2fa/enable`.",
 );
+export const EnableTwoFactorBody = Type.Object({ code: CodeField });
+export const DisableTwoFactorBody = Type.Object({ password: Type.Optional(PasswordField), code: Type.Optional(CodeField) });
+export const RegenerateRecoveryCodesBody = Type.Object({ code: CodeField });
 const SESSION_ERRORS = [...TENANT_ERRORS, ...BODY_ERRORS, "unauthorized", "invalid_state"] as const;
 
 export const twoFactorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
@@ -41,7 +44,7 @@ export const twoFactorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
       tags: ["two-factor"],
       operationId: "enableTwoFactor",
       security: security.session,
-      body: Type.Object({ code: CodeField }),
+      body: EnableTwoFactorBody,
       response: { 200: RecoveryCodesBody, ...errorResponses(...SESSION_ERRORS, "invalid_2fa_code", "rate_limited") },
     },
   }, async (request) => {
@@ -56,7 +59,7 @@ export const twoFactorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
       tags: ["two-factor"],
       operationId: "disableTwoFactor",
       security: security.session,
-      body: Type.Object({ password: Type.Optional(PasswordField), code: Type.Optional(CodeField) }),
+      body: DisableTwoFactorBody,
       response: { 200: described(MessageBody, "2FA is off."), ...errorResponses(...SESSION_ERRORS, "invalid_credentials", "invalid_2fa_code", "rate_limited") },
     },
   }, async (request) => {
@@ -72,7 +75,7 @@ export const twoFactorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
       tags: ["two-factor"],
       operationId: "regenerateRecoveryCodes",
       security: security.session,
-      body: Type.Object({ code: CodeField }),
+      body: RegenerateRecoveryCodesBody,
       response: { 200: RecoveryCodesBody, ...errorResponses(...SESSION_ERRORS, "invalid_2fa_code", "rate_limited") },
     },
   }, async (request) => {

@@ -1,0 +1,109 @@
+/** createLatchClient: one typed method per endpoint over fetch, in the browser and in Node 20. */
+import { createSessionCookieJar, type SessionCookieJar } from "./cookies.js";
+import { errorFromResponse, LatchError, networkError } from "./errors.js";
+import { operations, type OperationId } from "./operations.js";
+import type { LatchClient, LatchClientOptions } from "./types.js";
+
+interface CallInput {
+  body?: object;
+  query?: Record<string, string | undefined>;
+  pathParams?: Record<string, string>;
+}
+
+type Transport = <T>(id: OperationId, input?: CallInput) => Promise<T>;
+
+/** The path with its `{name}` segments filled in, each encoded, so a param can't change the path. */
+function fillPath(template: string, params: Record<string, string> = {}): string {
+  return template.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(params[name] ?? ""));
+}
+
+function queryString(query: Record<string, string | undefined> = {}): string {
+  const search = new URLSearchParams();
+  for (const [name, value] of Object.entries(query)) if (value !== undefined) search.append(name, value);
+  const text = search.toString();
+  return text === "" ? "" : `?${text}`;
+}
+
+function requestHeaders(options: LatchClientOptions, jar: SessionCookieJar | undefined, admin: boolean, hasBody: boolean): Headers {
+  const headers = new Headers({ accept: "application/json" });
+  if (hasBody) headers.set("content-type", "application/json");
+  if (options.tenantDomain) headers.set("x-tenant-domain", options.tenantDomain);
+  // The key only ever goes to the admin endpoints, never with a member's request.
+  if (admin && options.apiKey) headers.set("authorization", `Bearer ${options.apiKey}`);
+  const cookie = jar?.header();
+  if (cookie !== undefined) headers.set("cookie", cookie);
+  return headers;
+}
+
+async function readSuccess<T>(response: Response): Promise<T> {
+  try {
+    return (await response.json()) as T;
+  } catch {
+    throw new LatchError({
+      code: "internal_error",
+      status: response.status,
+      message: "The authentication service's answer was not JSON.",
+      requestId: response.headers.get("x-request-id") ?? undefined,
+    });
+  }
+}
+
+function createTransport(options: LatchClientOptions): Transport {
+  const baseUrl = (options.baseUrl ?? "").replace(/\/+$/, "");
+  const jar = options.cookies === "memory" ? createSessionCookieJar() : undefined;
+  return async <T>(id: OperationId, input: CallInput = {}): Promise<T> => {
+    const operation = operations[id];
+    // Read at call time, so a page's or test's later fetch patch is honoured; unbound calls of
+    // window.fetch throw "Illegal invocation", hence the wrapper.
+    const doFetch = options.fetch ?? ((...args: Parameters<typeof fetch>) => globalThis.fetch(...args));
+    const url = `${baseUrl}${fillPath(operation.path, input.pathParams)}${queryString(input.query)}`;
+    const hasBody = input.body !== undefined;
+    let response: Response;
+    try {
+      response = await doFetch(url, {
+        method: operation.method,
+        headers: requestHeaders(options, jar, "admin" in operation, hasBody),
+        body: hasBody ? JSON.stringify(input.body) : undefined,
+        credentials: "same-origin",
+      });
+    } catch {
+      throw networkError();
+    }
+    jar?.update(response.headers);
+    if (response.ok) return readSuccess<T>(response);
+    let text = "";
+    try {
+      text = await response.text();
+    } catch {
+      // The body broke off: the status alone says what happened.
+    }
+    throw errorFromResponse(response, text);
+  };
+}
+
+export function createLatchClient(options: LatchClientOptions = {}): LatchClient {
+  const call = createTransport(options);
+  return {
+    registerWithPassword: (body) => call("registerWithPassword", { body }),
+    registerWithMagicLink: (body) => call("registerWithMagicLink", { body }),
+    verifyEmail: (body) => call("verifyEmail", { body }),
+    resendVerification: (body) => call("resendVerification", { body }),
+    loginWithPassword: (body) => call("loginWithPassword", { body }),
+    getSession: () => call("getSession"),
+    logout: () => call("logout"),
+    requestPasswordReset: (body) => call("requestPasswordReset", { body }),
+    resetPassword: (body) => call("resetPassword", { body }),
+    changePassword: (body) => call("changePassword", { body }),
+    requestMagicLink: (body) => call("requestMagicLink", { body }),
+    verifyMagicLink: (recordId, token, body = {}) => call("verifyMagicLink", { pathParams: { recordId, token }, body }),
+    setUpTwoFactor: () => call("setUpTwoFactor"),
+    enableTwoFactor: (body) => call("enableTwoFactor", { body }),
+    disableTwoFactor: (body) => call("disableTwoFactor", { body }),
+    regenerateRecoveryCodes: (body) => call("regenerateRecoveryCodes", { body }),
+    getBotChallenge: () => call("getBotChallenge"),
+    lockAccount: (body) => call("lockAccount", { body }),
+    resendVerificationAsAdmin: (body) => call("resendVerificationAsAdmin", { body }),
+    requirePasswordChange: (body) => call("requirePasswordChange", { body }),
+    listAuditEvents: (query) => call("listAuditEvents", { query }),
+  };
+}

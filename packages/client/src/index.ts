@@ -1,0 +1,8 @@
+/**
+ * @latch/client: the typed client of the Latch API. No dependencies: fetch, Headers, URL and
+ * URLSearchParams only, so the same code runs bundled in a browser and in Node 20.
+ */
+export { createLatchClient } from "./client.js";
+export { isLatchError, LATCH_ERROR_CODES, LatchError, type LatchErrorCode } from "./errors.js";
+export { operations, type Operation, type OperationId } from "./operations.js";
+export type * from "./types.js";

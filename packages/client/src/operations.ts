@@ -1,0 +1,35 @@
+/**
+ * Where each method goes: its operationId, HTTP method and path as in docs/openapi.json
+ * (test/client-types.test.ts compares the two). `admin` calls carry the API key.
+ */
+export interface Operation {
+  method: "GET" | "POST";
+  path: string;
+  admin?: true;
+}
+
+export const operations = {
+  registerWithPassword: { method: "POST", path: "/auth/register-password" },
+  registerWithMagicLink: { method: "POST", path: "/auth/register-magic-link" },
+  verifyEmail: { method: "POST", path: "/auth/verify-email" },
+  resendVerification: { method: "POST", path: "/auth/resend-verification" },
+  loginWithPassword: { method: "POST", path: "/auth/login" },
+  getSession: { method: "GET", path: "/auth/session" },
+  logout: { method: "POST", path: "/auth/logout" },
+  requestPasswordReset: { method: "POST", path: "/auth/forgot-password" },
+  resetPassword: { method: "POST", path: "/auth/reset-password" },
+  changePassword: { method: "POST", path: "/auth/change-password" },
+  requestMagicLink: { method: "POST", path: "/auth/request-magic-link" },
+  verifyMagicLink: { method: "POST", path: "/auth/verify-magic-link/{recordId}/{token}" },
+  setUpTwoFactor: { method: "POST", path: "/auth/2fa/setup" },
+  enableTwoFactor: { method: "POST", path: "/auth/2fa/enable" },
+  disableTwoFactor: { method: "POST", path: "/auth/2fa/disable" },
+  regenerateRecoveryCodes: { method: "POST", path: "/auth/2fa/recovery-codes" },
+  getBotChallenge: { method: "GET", path: "/auth/bot-challenge" },
+  lockAccount: { method: "POST", path: "/auth/lock-account", admin: true },
+  resendVerificationAsAdmin: { method: "POST", path: "/auth/admin/resend-verification-email", admin: true },
+  requirePasswordChange: { method: "POST", path: "/auth/admin/require-password-change", admin: true },
+  listAuditEvents: { method: "GET", path: "/auth/admin/audit-log", admin: true },
+} as const satisfies Record<string, Operation>;
+
+export type OperationId = keyof typeof operations;

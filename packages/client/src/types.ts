@@ -1,0 +1,113 @@
+/**
+ * The API's request and answer bodies, written out by hand because the SDK can't depend on the
+ * service's TypeBox schemas. test/client-types.test.ts proves each one equal to its route's
+ * schema, so a change on either side fails `npm run typecheck`.
+ */
+
+// ---- Requests ----
+// "bot-challenge-response": the bot widget's solution (Turnstile, hCaptcha, reCAPTCHA or ALTCHA),
+// for tenants that check one. Flat object types, not intersections, so editors show them whole.
+
+export type RegisterWithPasswordRequest = { email: string; name: string; password: string; "bot-challenge-response"?: string };
+export type RegisterWithMagicLinkRequest = { email: string; name: string; "bot-challenge-response"?: string };
+/** `recordId` and `token` are the last two segments of the emailed link. */
+export type VerifyEmailRequest = { recordId: string; token: string };
+export type ResendVerificationRequest = { email: string; "bot-challenge-response"?: string };
+/** Send it again with `twoFACode` (TOTP or recovery code) when the answer says `two_factor_required`. */
+export type LoginWithPasswordRequest = { email: string; password: string; twoFACode?: string; "bot-challenge-response"?: string };
+export type RequestPasswordResetRequest = { email: string; "bot-challenge-response"?: string };
+export type ResetPasswordRequest = { recordId: string; token: string; newPassword: string };
+export type ChangePasswordRequest = { currentPassword: string; newPassword: string };
+export type RequestMagicLinkRequest = { email: string; "bot-challenge-response"?: string };
+export type VerifyMagicLinkRequest = { twoFACode?: string; "bot-challenge-response"?: string };
+export type EnableTwoFactorRequest = { code: string };
+/** The password or a current code: one of the two is needed. */
+export type DisableTwoFactorRequest = { password?: string; code?: string };
+export type RegenerateRecoveryCodesRequest = { code: string };
+export type LockAccountRequest = { recordId: string; action: "lock" | "unlock"; email?: string };
+export type ResendVerificationAsAdminRequest = { recordId: string; email: string };
+export type RequirePasswordChangeRequest = { recordId: string };
+/** `limit` as sent in the query string: digits, 1–200 (default 50). */
+export type ListAuditEventsQuery = { recordId: string; limit?: string };
+
+// ---- Answers (2xx bodies) ----
+
+export type MessageResponse = { success: true; message: string };
+/** An already-registered email gets the same answer with a decoy `recordid`. */
+export type RegistrationResponse = { success: true; recordid: string; message: string };
+export type LoginResponse =
+  | { authorized: true; recordid: string; redirectUrl: string }
+  | { authorized: false; two_factor_required: true; message: string };
+/** `iat` and `exp` are Unix seconds. */
+export type SessionResponse = {
+  recordId: string;
+  hostname: string;
+  iat: number;
+  exp: number;
+  is2FAEnabled: boolean;
+  require2FASetup: boolean;
+  passwordChangePending: boolean;
+  loginContext: null;
+  attemptedPath: null;
+};
+export type MagicLinkLoginResponse =
+  | { success: true; message: string; redirect: string }
+  | { success: false; requires2FA: true; message: string };
+export type TwoFactorSetupResponse = { success: true; secret: string; otpauthUrl: string; qrCodeDataUrl: string };
+export type RecoveryCodesResponse = { success: true; recoveryCodes: string[] };
+/** altcha-lib's challenge (more fields than typed here): hand the whole object to the ALTCHA widget. */
+export type BotChallengeResponse = { parameters: object; signature?: string };
+export type AccountStatusResponse = { success: true; recordid: string; authentication_status: string };
+export type AuditEvent = {
+  id: number;
+  type: string;
+  /** ISO 8601. */
+  at: string;
+  ip: string | null;
+  userAgent: string | null;
+  details?: { [key: string]: string | number | boolean | null };
+};
+export type AuditLogResponse = { success: true; recordid: string; events: AuditEvent[] };
+
+// ---- The client ----
+
+export interface LatchClientOptions {
+  /** Default "" = same origin (browser). In Node: "https://auth.example.com". */
+  baseUrl?: string;
+  /** Sent as X-Tenant-Domain; without it the service uses the Host header. */
+  tenantDomain?: string;
+  /** Default globalThis.fetch. */
+  fetch?: typeof fetch;
+  /**
+   * "browser" (default): the browser keeps the session cookie; requests go with credentials: "same-origin".
+   * "memory": for Node, the client keeps `session_id` from Set-Cookie and sends it back itself.
+   */
+  cookies?: "browser" | "memory";
+  /** The tenant's internal API key, sent as `Authorization: Bearer` on the admin calls only. Server side only. */
+  apiKey?: string;
+}
+
+/** One method per endpoint, named by its OpenAPI operationId; each rejects with LatchError. */
+export interface LatchClient {
+  registerWithPassword(body: RegisterWithPasswordRequest): Promise<RegistrationResponse>;
+  registerWithMagicLink(body: RegisterWithMagicLinkRequest): Promise<RegistrationResponse>;
+  verifyEmail(body: VerifyEmailRequest): Promise<MessageResponse>;
+  resendVerification(body: ResendVerificationRequest): Promise<MessageResponse>;
+  loginWithPassword(body: LoginWithPasswordRequest): Promise<LoginResponse>;
+  getSession(): Promise<SessionResponse>;
+  logout(): Promise<MessageResponse>;
+  requestPasswordReset(body: RequestPasswordResetRequest): Promise<MessageResponse>;
+  resetPassword(body: ResetPasswordRequest): Promise<MessageResponse>;
+  changePassword(body: ChangePasswordRequest): Promise<MessageResponse>;
+  requestMagicLink(body: RequestMagicLinkRequest): Promise<MessageResponse>;
+  verifyMagicLink(recordId: string, token: string, body?: VerifyMagicLinkRequest): Promise<MagicLinkLoginResponse>;
+  setUpTwoFactor(): Promise<TwoFactorSetupResponse>;
+  enableTwoFactor(body: EnableTwoFactorRequest): Promise<RecoveryCodesResponse>;
+  disableTwoFactor(body: DisableTwoFactorRequest): Promise<MessageResponse>;
+  regenerateRecoveryCodes(body: RegenerateRecoveryCodesRequest): Promise<RecoveryCodesResponse>;
+  getBotChallenge(): Promise<BotChallengeResponse>;
+  lockAccount(body: LockAccountRequest): Promise<AccountStatusResponse>;
+  resendVerificationAsAdmin(body: ResendVerificationAsAdminRequest): Promise<MessageResponse>;
+  requirePasswordChange(body: RequirePasswordChangeRequest): Promise<AccountStatusResponse>;
+  listAuditEvents(query: ListAuditEventsQuery): Promise<AuditLogResponse>;
+}

@@ -1,0 +1,46 @@
+/**
+ * CORS for a tenant's `allowedOrigins` (D1: extra origins "allowed to call it from a browser").
+ *
+ * Only origins the tenant listed, compared exactly, get `Access-Control-Allow-Origin` (never `*`,
+ * since answers carry the session cookie's effects). The tenant of a cross-origin call is the one
+ * `Host` names: a preflight can't carry `X-Tenant-Domain`'s value, so the header is not allowed
+ * cross-origin and the preflight's tenant is the one that answers. `Authorization` is not allowed
+ * either: the admin API key belongs on a server, not in a browser. Same-origin pages (the hosted
+ * pages, or a tenant that proxies Latch on its own domain) need none of this.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { AuthError } from "../errors.js";
+import type { Tenant } from "../model.js";
+
+const PREFLIGHT_MAX_AGE_SECONDS = 600;
+const ALLOWED_METHODS = ["GET", "POST"];
+
+export function isCorsOriginAllowed(tenant: Tenant, origin: string): boolean {
+  return tenant.settings.allowedOrigins.includes(origin.toLowerCase());
+}
+
+/** Called once the tenant is known; a request without an allowed `Origin` gets no CORS header. */
+export function applyCorsHeaders(reply: FastifyReply, tenant: Tenant, origin: string): void {
+  if (!isCorsOriginAllowed(tenant, origin)) return;
+  void reply.header("access-control-allow-origin", origin);
+  void reply.header("access-control-allow-credentials", "true");
+  void reply.header("access-control-expose-headers", "retry-after, x-request-id");
+  void reply.header("vary", "Origin");
+}
+
+/** `OPTIONS /auth/*`: 204 for an allowed origin, method and headers; 403 `origin_mismatch` otherwise. */
+export function registerCorsPreflight(app: FastifyInstance): void {
+  app.options("/auth/*", { schema: { hide: true } }, async (request: FastifyRequest, reply: FastifyReply) => {
+    const origin = request.headers.origin;
+    const method = request.headers["access-control-request-method"];
+    if (typeof origin !== "string" || !isCorsOriginAllowed(request.tenant, origin)) throw new AuthError("origin_mismatch");
+    if (typeof method !== "string" || !ALLOWED_METHODS.includes(method.toUpperCase())) throw new AuthError("origin_mismatch", { message: "This method is not allowed from another origin." });
+    const asked = request.headers["access-control-request-headers"];
+    const headers = typeof asked === "string" ? asked.split(",").map((h) => h.trim().toLowerCase()).filter(Boolean) : [];
+    if (headers.some((h) => h !== "content-type")) throw new AuthError("origin_mismatch", { message: "Only Content-Type may be sent from another origin." });
+    void reply.header("access-control-allow-methods", ALLOWED_METHODS.join(", "));
+    void reply.header("access-control-allow-headers", "Content-Type");
+    void reply.header("access-control-max-age", String(PREFLIGHT_MAX_AGE_SECONDS));
+    return reply.code(204).send();
+  });
+}

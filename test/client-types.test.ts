@@ -1,0 +1,108 @@
+// SDK types compile against the routes (issue 7): the client's request and answer types equal the
+// routes' TypeBox schemas, its error codes equal src/errors.ts, and it has a method, with the right
+// method and path, for every member and admin operation of docs/openapi.json. The type half is
+// checked by `npm run typecheck` (a mismatch is a compile error below); the rest runs as tests.
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { test } from "node:test";
+import type { Static, TSchema } from "typebox";
+import { createLatchClient, LATCH_ERROR_CODES, operations, type LatchClient, type LatchErrorCode } from "../packages/client/src/index.js";
+import { OPENAPI_FILE } from "../scripts/openapi.js";
+import { errorStatus, type ErrorCode } from "../src/errors.js";
+import type { AdminResendVerificationBody, AuditLogBody, AuditLogQuery, LockAccountBody, RequirePasswordChangeBody, StatusBody } from "../src/http/routes/admin.js";
+import type { ChallengeBody } from "../src/http/routes/bot-challenge.js";
+import type { LoginAnswer, LoginBody, SessionAnswer } from "../src/http/routes/login.js";
+import type { MagicLoginAnswer, RegisterMagicLinkBody, RequestMagicLinkBody, VerifyMagicLinkBody, VerifyMagicLinkParams } from "../src/http/routes/magic-link.js";
+import type { ChangePasswordBody, ForgotPasswordBody, ResetPasswordBody } from "../src/http/routes/password.js";
+import type { RegisterPasswordBody, RegistrationBody, ResendVerificationBody, VerifyEmailBody } from "../src/http/routes/registration.js";
+import type { DisableTwoFactorBody, EnableTwoFactorBody, RecoveryCodesBody, RegenerateRecoveryCodesBody, SetupBody } from "../src/http/routes/two-factor.js";
+import type { MessageBody } from "../src/http/schemas.js";
+
+// ---- Type-level equality ----
+
+/** Exact type identity (the compiler's own check): optional vs required, readonly, literal vs wide all differ. */
+type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends (<T>() => T extends B ? 1 : 2) ? true : false;
+/** A compile error unless T is `true`. */
+function assertType<T extends true>(): T | void {}
+
+type S<T extends TSchema> = Static<T>;
+type Msg = S<typeof MessageBody>;
+type VerifyParams = S<typeof VerifyMagicLinkParams>;
+
+/** What each method must take (its parameter list) and resolve to, from the routes' schemas. */
+interface RouteShapes {
+  registerWithPassword: [[body: S<typeof RegisterPasswordBody>], S<typeof RegistrationBody>];
+  registerWithMagicLink: [[body: S<typeof RegisterMagicLinkBody>], S<typeof RegistrationBody>];
+  verifyEmail: [[body: S<typeof VerifyEmailBody>], Msg];
+  resendVerification: [[body: S<typeof ResendVerificationBody>], Msg];
+  loginWithPassword: [[body: S<typeof LoginBody>], S<typeof LoginAnswer>];
+  getSession: [[], S<typeof SessionAnswer>];
+  logout: [[], Msg];
+  requestPasswordReset: [[body: S<typeof ForgotPasswordBody>], Msg];
+  resetPassword: [[body: S<typeof ResetPasswordBody>], Msg];
+  changePassword: [[body: S<typeof ChangePasswordBody>], Msg];
+  requestMagicLink: [[body: S<typeof RequestMagicLinkBody>], Msg];
+  verifyMagicLink: [[recordId: VerifyParams["recordId"], token: VerifyParams["token"], body?: S<typeof VerifyMagicLinkBody>], S<typeof MagicLoginAnswer>];
+  setUpTwoFactor: [[], S<typeof SetupBody>];
+  enableTwoFactor: [[body: S<typeof EnableTwoFactorBody>], S<typeof RecoveryCodesBody>];
+  disableTwoFactor: [[body: S<typeof DisableTwoFactorBody>], Msg];
+  regenerateRecoveryCodes: [[body: S<typeof RegenerateRecoveryCodesBody>], S<typeof RecoveryCodesBody>];
+  getBotChallenge: [[], S<typeof ChallengeBody>];
+  lockAccount: [[body: S<typeof LockAccountBody>], S<typeof StatusBody>];
+  resendVerificationAsAdmin: [[body: S<typeof AdminResendVerificationBody>], Msg];
+  requirePasswordChange: [[body: S<typeof RequirePasswordChangeBody>], S<typeof StatusBody>];
+  listAuditEvents: [[query: S<typeof AuditLogQuery>], S<typeof AuditLogBody>];
+}
+
+/** Per method: [parameters equal, answer equal]. Indexing RouteShapes by every client method makes a method without a row a compile error. */
+export type Verdicts = {
+  [K in keyof LatchClient]: [Equal<Parameters<LatchClient[K]>, RouteShapes[K][0]>, Equal<Awaited<ReturnType<LatchClient[K]>>, RouteShapes[K][1]>];
+};
+type AllTrue = { [K in keyof LatchClient]: [true, true] };
+
+assertType<Equal<Verdicts, AllTrue>>();
+// And no row for a method the client no longer has.
+assertType<Equal<keyof RouteShapes, keyof LatchClient>>();
+// The SDK's codes are the service's codes plus its own network_error, no more and no fewer.
+assertType<Equal<LatchErrorCode, ErrorCode | "network_error">>();
+
+// ---- Runtime checks against the committed OpenAPI document ----
+
+type Json = Record<string, unknown>;
+
+/** Member and admin operations of the document: operationId -> "METHOD path". */
+function documentedOperations(): Map<string, string> {
+  const document = JSON.parse(readFileSync(OPENAPI_FILE, "utf8")) as { paths: Record<string, Record<string, Json>> };
+  const found = new Map<string, string>();
+  for (const [path, item] of Object.entries(document.paths)) {
+    for (const [method, operation] of Object.entries(item)) {
+      const tags = (operation.tags ?? []) as string[];
+      if (typeof operation.operationId !== "string" || tags.includes("operator") || tags.includes("health")) continue;
+      found.set(operation.operationId, `${method.toUpperCase()} ${path}`);
+    }
+  }
+  return found;
+}
+
+test("the client has a method for every member and admin operation, with its method and path", () => {
+  const documented = documentedOperations();
+  assert.ok(documented.size >= 21, `only ${documented.size} operations found in the document`);
+  const client = createLatchClient() as unknown as Record<string, unknown>;
+  for (const id of documented.keys()) assert.equal(typeof client[id], "function", `no client method for operation ${id}`);
+  const routed = new Map(Object.entries(operations).map(([id, op]) => [id, `${op.method} ${op.path}`]));
+  assert.deepStrictEqual(routed, documented, "packages/client/src/operations.ts differs from docs/openapi.json");
+  assert.deepStrictEqual(Object.keys(client).sort(), [...documented.keys()].sort(), "client methods without an operation");
+});
+
+test("exactly the admin-tagged operations carry the API key", () => {
+  const document = JSON.parse(readFileSync(OPENAPI_FILE, "utf8")) as { paths: Record<string, Record<string, Json>> };
+  const adminIds = Object.values(document.paths).flatMap((item) => Object.values(item))
+    .filter((op) => ((op.tags ?? []) as string[]).includes("admin"))
+    .map((op) => op.operationId as string).sort();
+  const keyed = Object.entries(operations).filter(([, op]) => "admin" in op).map(([id]) => id).sort();
+  assert.deepStrictEqual(keyed, adminIds);
+});
+
+test("the client's error codes are the service's codes plus network_error", () => {
+  assert.deepStrictEqual([...LATCH_ERROR_CODES].sort(), [...Object.keys(errorStatus), "network_error"].sort());
+});
