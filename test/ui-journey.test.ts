@@ -115,7 +115,7 @@ test("email-only registration, resend, and a magic-link login", async () => {
   assertErrorSummary(unverified, /verify/i);
   assert.match(unverified, /href="\/ui\/resend-verification"/);
   h.clock.advance(6 * 60 * SECOND);
-  assertSeeOther(await postForm(h, "/ui/resend-verification", { email }, { ip: nextIp() }), "/ui/check-email?for=verification");
+  assertSeeOther(await postForm(h, "/resend-verification", { email }, { ip: nextIp() }), "/ui/check-email?for=verification");
   const verification = await linkFor("verify_email", "verificationLink", email);
   assertSeeOther(await postForm(h, `/ui${verification.path}`, {}), "/ui/login?notice=email-verified");
   assertSeeOther(await postForm(h, "/ui/magic-link", { email }, { ip: nextIp() }), "/ui/check-email?for=magic-link");

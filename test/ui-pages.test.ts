@@ -28,7 +28,7 @@ async function loginCookie(email: string, password = STRONG_PASSWORD): Promise<s
 test("every page renders 200 with its CSP, referrer policy, nosniff and no-store", async () => {
   await registerVerifiedMember(h, "pages@example.org");
   const cookie = await loginCookie("pages@example.org");
-  const publicPages = ["/ui/register", "/ui/register-email-only", "/ui/login", "/ui/magic-link", "/ui/forgot-password", "/ui/resend-verification", "/ui/check-email?for=registration"];
+  const publicPages = ["/ui/register", "/ui/register-email-only", "/ui/login", "/ui/magic-link", "/ui/forgot-password", "/ui/resend-verification", "/resend-verification", "/ui/check-email?for=registration"];
   const linkPages = ["email-verified", "reset-password", "verify-magic-link"].flatMap((p) => [`/${p}/123456789012345/${"A".repeat(43)}`, `/ui/${p}/123456789012345/${"A".repeat(43)}`]);
   for (const url of [...publicPages, ...linkPages]) {
     const body = assertPage(await getPage(h, url));

@@ -140,6 +140,7 @@ export function renderPage(input: PageInput): Html {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${errors.length > 0 ? "Error: " : ""}${input.title} · ${input.tenant.domain}</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="/ui/assets/hosted.css">
 ${altcha ? raw('<link rel="stylesheet" href="/ui/assets/altcha.css">\n<script type="module" src="/ui/assets/altcha.js"></script>\n') : ""}<script type="module" src="/ui/assets/hosted.js"></script>
 </head>
@@ -154,6 +155,7 @@ ${navigation(input.signedIn === true, input.devInbox === true)}
 <h1>${input.title}</h1>
 ${input.notice ? html`<p class="notice" role="status">${input.notice}</p>` : ""}
 ${errorSummary(errors)}
+<p id="form-status" role="status"></p>
 ${input.body}
 </main>
 <footer><p>Sign-in pages served by Latch for ${input.tenant.domain}.</p></footer>

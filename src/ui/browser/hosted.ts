@@ -1,12 +1,17 @@
 /**
- * The hosted pages' browser script (bundled by `npm run build:ui` into dist/ui/hosted.js).
- * First job: give the ALTCHA widget's "external" build its proof-of-work workers, loaded from
- * this origin (the CSP allows workers from 'self' only, not blob: URLs).
+ * The hosted pages' browser script (bundled by `npm run build:ui` into dist/ui/hosted.js). The
+ * pages work without it; it gives the ALTCHA widget its workers and sends forms through the API.
  */
+import { enhanceForms } from "./enhance.js";
+
 interface AltchaGlobal {
   algorithms: Map<string, () => Worker>;
 }
 
+/**
+ * The widget's "external" build ships without workers: register ours, loaded from this origin
+ * (the CSP allows workers from 'self' only, not the blob: URLs of the default build).
+ */
 function registerAltchaWorkers(): void {
   const altcha = (globalThis as { $altcha?: AltchaGlobal }).$altcha;
   if (!altcha) return;
@@ -17,3 +22,4 @@ function registerAltchaWorkers(): void {
 }
 
 registerAltchaWorkers();
+enhanceForms(document);

@@ -64,7 +64,7 @@ ${botWidget(request.tenant)}`,
 
 function resendForm(request: FastifyRequest, values: FormValues, errors: FormError[]): Html {
   return html`<p>Enter the address you registered with and we will send the confirmation email again.</p>
-${form({ operation: "resendVerification", action: pagePaths.resendVerification, submit: "Send the email again", content: html`${emailField(values, errors)}${botWidget(request.tenant)}` })}`;
+${form({ operation: "resendVerification", submit: "Send the email again", content: html`${emailField(values, errors)}${botWidget(request.tenant)}` })}`;
 }
 
 function verifyEmailForm(errors: FormError[], linkUsable: boolean): Html {
@@ -105,15 +105,18 @@ export async function registrationPages(app: FastifyInstance, { deps }: PageDeps
     return sendPage(reply, 200, page(deps, request, { title: "Check your email", body: html`<p>${text}</p>${dev}<p><a href="${pagePaths.login}">Back to log in</a></p>` }));
   });
 
-  app.get(pagePaths.resendVerification, hide, async (request, reply) => show(request, reply, "Send the confirmation email again", resendForm(request, {}, [])));
-  app.post(pagePaths.resendVerification, hide, async (request, reply) => {
-    const values = formValues(request);
-    return handleForm(reply, ["email"], (errors) => page(deps, request, { title: "Send the confirmation email again", body: resendForm(request, values, errors), errors, botGuarded: true }), async () => {
-      const { email } = readFields(values, [EMAIL_RULE]);
-      await resendVerification(deps, request.tenant, { email: email!, botToken: values[BOT] }, contextOf(request));
-      return reply.redirect(checkEmailPath("verification"), 303);
+  // Spec 4.6 names /resend-verification as a page of the tenant: served there and under /ui/.
+  for (const path of [pagePaths.resendVerification, "/resend-verification"]) {
+    app.get(path, hide, async (request, reply) => show(request, reply, "Send the confirmation email again", resendForm(request, {}, [])));
+    app.post(path, hide, async (request, reply) => {
+      const values = formValues(request);
+      return handleForm(reply, ["email"], (errors) => page(deps, request, { title: "Send the confirmation email again", body: resendForm(request, values, errors), errors, botGuarded: true }), async () => {
+        const { email } = readFields(values, [EMAIL_RULE]);
+        await resendVerification(deps, request.tenant, { email: email!, botToken: values[BOT] }, contextOf(request));
+        return reply.redirect(checkEmailPath("verification"), 303);
+      });
     });
-  });
+  }
 
   // The verification link's page. Its GET changes nothing; the POST uses the token once.
   tokenPageRoutes(app, "email-verified", {
