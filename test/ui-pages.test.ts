@@ -6,6 +6,8 @@
  */
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
+import { solveChallenge, type Challenge } from "altcha-lib";
+import { deriveKey } from "altcha-lib/algorithms/sha";
 import { PAGE_CSP } from "../src/ui/layout.js";
 import { createHarness, deliverWebhooks, parseLink, post, registerVerifiedMember, sessionCookieOf, STRONG_PASSWORD, type Harness } from "./support/harness.js";
 import { lastWebhookFor, nextIp, sessionStatus } from "./support/flows.js";
@@ -163,6 +165,12 @@ test("the ALTCHA widget is on every guarded form of an ALTCHA tenant, and only t
     // Without the widget's answer the flow's own check refuses, and the form comes back.
     const res = await postForm(altcha, "/ui/login", { email: "a@example.org", password: "Whatever-123" });
     assertErrorSummary(assertPage(res, 403), /Bot protection validation failed/);
+    // The widget's answer, posted in the form's bot-challenge-response field, passes it.
+    const challenge = (await getPage(altcha, "/auth/bot-challenge")).json<Challenge>();
+    const solution = await solveChallenge({ challenge, deriveKey });
+    const answer = Buffer.from(JSON.stringify({ challenge, solution })).toString("base64");
+    const sent = await postForm(altcha, "/ui/forgot-password", { email: "a@example.org", "bot-challenge-response": answer });
+    assertSeeOther(sent, "/ui/check-email?for=reset");
   } finally {
     await altcha.close();
   }
