@@ -21,6 +21,7 @@ import { passwordRoutes } from "./http/routes/password.js";
 import { registrationRoutes } from "./http/routes/registration.js";
 import { registerCorsPreflight } from "./http/cors.js";
 import { registerTenantResolution } from "./http/tenant.js";
+import { hostedPageRoutes } from "./ui/routes.js";
 
 export const BODY_LIMIT_BYTES = 16 * 1024;
 
@@ -74,5 +75,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     await scope.register(twoFactorRoutes, { deps });
     await scope.register(adminRoutes, { deps });
   });
+  // The hosted pages (/ui/ and the spec 4.6 link pages): their own scope, HTML errors, form bodies.
+  await app.register(hostedPageRoutes, { deps });
   return app;
 }

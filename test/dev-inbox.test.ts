@@ -146,7 +146,8 @@ test("the dev tenant exists after start: ALTCHA, every webhook at this process's
   assert.equal(started.created, true);
   assert.match(started.internalApiKey ?? "", /^latch_/);
   assert.match(started.webhookUrl, /^http:\/\/127\.0\.0\.1:\d+\/dev\/inbox\/webhook$/);
-  assert.match(dev.printed[0]!, /^Latch dev mode: open http:\/\/localhost:\d+\/dev\/inbox$/);
+  assert.match(dev.printed[0]!, /^Latch dev mode: open http:\/\/localhost:\d+\/ui\/register$/);
+  assert.match(dev.printed[1]!, /^Dev inbox, where the emails arrive: http:\/\/localhost:\d+\/dev\/inbox$/);
   assert.ok(dev.printed.some((line) => line.includes(started.internalApiKey!)), "the admin key is printed at creation");
   const tenant = await h.deps.store.tenants.findTenantByDomain(DEV_TENANT_DOMAIN);
   assert.deepEqual(tenant!.settings.botProtection, { provider: "altcha" });
@@ -314,7 +315,10 @@ test("`npm run dev`'s entry starts on a fresh data directory, prints the URL to 
     const server = await startServerProcess({ entry: "src/dev/main.ts", env, readyPattern: /^Dev tenant "localhost"/ });
     t.after(() => server.stop("SIGKILL"));
     const lines = server.output();
-    const url = /^Latch dev mode: open (http:\/\/localhost:\d+\/dev\/inbox)$/.exec(lines.find((l) => l.startsWith("Latch dev mode: open")) ?? "")?.[1];
+    const pages = /^Latch dev mode: open (http:\/\/localhost:\d+\/ui\/register)$/.exec(lines.find((l) => l.startsWith("Latch dev mode: open")) ?? "")?.[1];
+    assert.ok(pages, lines.join("\n"));
+    assert.equal((await fetch(pages)).status, 200, "the printed pages URL answers");
+    const url = /^Dev inbox, where the emails arrive: (http:\/\/localhost:\d+\/dev\/inbox)$/.exec(lines.find((l) => l.startsWith("Dev inbox,")) ?? "")?.[1];
     assert.ok(url, lines.join("\n"));
     assert.equal(new URL(url).port, String(server.port), "the printed URL is the port it listens on");
     const page = await fetch(url);

@@ -1,6 +1,6 @@
 /**
  * The dev tenant, created at each dev-mode start if it is missing: `localhost`, ALTCHA (the
- * default), and every webhook pointing at this process's dev inbox. Starting again never creates
+ * default), every webhook pointing at this process's dev inbox, and logins landing on /ui/account. Starting again never creates
  * a second one and never overwrites what a developer changed.
  */
 import type { Deps } from "../deps.js";
@@ -9,6 +9,8 @@ import { createTenant, rotateWebhookSecret, updateTenantSettings } from "../flow
 import type { Tenant, TenantSettings } from "../model.js";
 import { DEV_TENANT_DOMAIN } from "./dev-mode.js";
 
+/** Where a newly created dev tenant sends a member after login: the hosted account page. */
+export const DEV_LOGIN_SUCCESS_REDIRECT = "/ui/account";
 const WEBHOOK_SETTINGS = ["emailVerificationWebhook", "passwordResetWebhook", "magicLoginWebhook", "securityAlertWebhook"] as const;
 /** A webhook URL an earlier dev-mode start set (perhaps on another port). */
 const DEV_INBOX_WEBHOOK = /^http:\/\/[^/]+\/dev\/inbox\/webhook$/;
@@ -26,8 +28,9 @@ export async function ensureDevTenant(deps: Deps, inboxWebhookUrl: string): Prom
     try {
       const created = await createTenant(deps, {
         domain: DEV_TENANT_DOMAIN,
-        // botProtection left out: the default, ALTCHA (D10), as a real tenant gets.
-        settings: { emailVerificationWebhook: inboxWebhookUrl, passwordResetWebhook: inboxWebhookUrl, magicLoginWebhook: inboxWebhookUrl, securityAlertWebhook: inboxWebhookUrl },
+        // botProtection left out: the default, ALTCHA (D10), as a real tenant gets. After a login
+        // the hosted pages send the member to their account page (an existing tenant keeps its own).
+        settings: { emailVerificationWebhook: inboxWebhookUrl, passwordResetWebhook: inboxWebhookUrl, magicLoginWebhook: inboxWebhookUrl, securityAlertWebhook: inboxWebhookUrl, loginSuccessRedirect: DEV_LOGIN_SUCCESS_REDIRECT },
       });
       return { created: true, applicationId: created.applicationId, internalApiKey: created.internalApiKey };
     } catch (err) {

@@ -3,12 +3,9 @@
  * escaped, and a link becomes a button only when it is http(s), so a payload cannot inject markup
  * or a javascript: URL.
  */
+import { escapeHtml } from "../ui/html.js";
 import type { DevInboxEmail } from "./inbox.js";
 import { DEV_TENANT_DOMAIN } from "./dev-mode.js";
-
-export function escapeHtml(value: string): string {
-  return value.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
-}
 
 /** Sent with the page: nothing but the inline style may load, and no page may frame it. */
 export const INBOX_PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";

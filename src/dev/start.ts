@@ -10,6 +10,8 @@ import { ensureDevTenant, type DevTenant } from "./dev-tenant.js";
 const WILDCARD_OR_LOOPBACK = new Set(["0.0.0.0", "::", "127.0.0.1", "::1"]);
 
 export interface DevModeStart extends DevTenant {
+  /** The hosted pages' registration page: where a newcomer starts. */
+  pagesUrl: string;
   inboxUrl: string;
   webhookUrl: string;
 }
@@ -24,14 +26,16 @@ export async function startDevMode(deps: Deps, app: FastifyInstance, print: (lin
   const browserHost = WILDCARD_OR_LOOPBACK.has(address) ? "localhost" : callbackHost;
   const webhookUrl = `http://${callbackHost}:${port}/dev/inbox/webhook`;
   const inboxUrl = `http://${browserHost}:${port}/dev/inbox`;
+  const pagesUrl = `http://${browserHost}:${port}/ui/register`;
   deps.dev.linkBase = `http://localhost:${port}`;
 
   const tenant = await ensureDevTenant(deps, webhookUrl);
-  print(`Latch dev mode: open ${inboxUrl}`);
+  print(`Latch dev mode: open ${pagesUrl}`);
+  print(`Dev inbox, where the emails arrive: ${inboxUrl}`);
   if (tenant.internalApiKey !== undefined) {
     print(`Dev tenant "localhost" created (application ${tenant.applicationId}). Its admin API key, shown this once: ${tenant.internalApiKey}`);
   } else {
     print(`Dev tenant "localhost" is ready (application ${tenant.applicationId}). Its admin API key was shown when it was created; for a new one: DATABASE_URL=${deps.config.databaseUrl} npm run latch -- tenant rotate-key ${tenant.applicationId}`);
   }
-  return { ...tenant, inboxUrl, webhookUrl };
+  return { ...tenant, pagesUrl, inboxUrl, webhookUrl };
 }

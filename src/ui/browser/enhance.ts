@@ -1,0 +1,110 @@
+/**
+ * Progressive enhancement of the hosted pages' forms: a form marked data-latch-form="<operation>"
+ * is sent through the JSON API with the SDK instead of a page load; a refusal shows in the page,
+ * success goes where the server path would. Forms whose operation is not listed here (2FA
+ * enrolment, logout) keep their plain post: the server renders what they show.
+ */
+import { createLatchClient, isLatchError, type LatchClient } from "../../../packages/client/src/index.js";
+import { fieldForError, messageForError } from "../form-errors.js";
+import { checkEmailPath, pagePaths, safeRedirectPath, withNotice } from "../paths.js";
+import { clearErrors, showErrors } from "./error-display.js";
+
+type Fields = Record<string, string>;
+/** The next page, or "code" when the member must now give a second-factor code. */
+type Outcome = string | "code";
+
+interface AltchaWidget extends HTMLElement {
+  reset?: () => void;
+}
+
+/** The record id and token are the last two segments of a link page's own URL (never in the page). */
+function linkFromLocation(): { recordId: string; token: string } {
+  const [recordId = "", token = ""] = window.location.pathname.split("/").filter(Boolean).slice(-2).map(decodeURIComponent);
+  return { recordId, token };
+}
+
+// The fields are the form's inputs, named as the API's body fields (the server renders them so);
+// the API validates them, so the casts only bridge FormData's strings to the SDK's body types.
+const submitters: Record<string, (client: LatchClient, fields: Fields) => Promise<Outcome>> = {
+  registerWithPassword: async (c, f) => (await c.registerWithPassword(f as never), checkEmailPath("registration")),
+  registerWithMagicLink: async (c, f) => (await c.registerWithMagicLink(f as never), checkEmailPath("registration")),
+  resendVerification: async (c, f) => (await c.resendVerification(f as never), checkEmailPath("verification")),
+  requestPasswordReset: async (c, f) => (await c.requestPasswordReset(f as never), checkEmailPath("reset")),
+  requestMagicLink: async (c, f) => (await c.requestMagicLink(f as never), checkEmailPath("magic-link")),
+  changePassword: async (c, f) => (await c.changePassword(f as never), withNotice(pagePaths.account, "password-changed")),
+  verifyEmail: async (c) => (await c.verifyEmail(linkFromLocation()), withNotice(pagePaths.login, "email-verified")),
+  resetPassword: async (c, f) => (await c.resetPassword({ ...linkFromLocation(), newPassword: f.newPassword ?? "" }), withNotice(pagePaths.login, "password-reset")),
+  loginWithPassword: async (c, f) => {
+    const result = await c.loginWithPassword(f as never);
+    return result.authorized ? safeRedirectPath(result.redirectUrl, pagePaths.account) : "code";
+  },
+  verifyMagicLink: async (c, f) => {
+    const { recordId, token } = linkFromLocation();
+    const result = await c.verifyMagicLink(recordId, token, f as never);
+    return result.success ? safeRedirectPath(result.redirect, pagePaths.account) : "code";
+  },
+};
+
+/** The form's string fields; an empty optional code is left out (the API wants it absent, not ""). */
+function fieldsOf(form: HTMLFormElement): Fields {
+  const fields: Fields = {};
+  for (const [name, value] of new FormData(form)) if (typeof value === "string") fields[name] = value;
+  if (fields.twoFACode === "") delete fields.twoFACode;
+  return fields;
+}
+
+/** The second-factor step in place: a code field appears and takes focus (the server path renders a new page). */
+function askForCode(form: HTMLFormElement, summary: HTMLElement | null): void {
+  clearErrors(form, summary);
+  let input = form.querySelector<HTMLInputElement>("#twoFACode");
+  if (!input) {
+    const wrapper = document.createElement("div");
+    wrapper.className = "field";
+    wrapper.innerHTML = '<label for="twoFACode">Authentication code</label><p class="hint" id="twoFACode-hint">The 6-digit code from your authenticator app, or one of your recovery codes.</p><input id="twoFACode" name="twoFACode" type="text" autocomplete="one-time-code" required aria-describedby="twoFACode-hint">';
+    (form.querySelector(".bot") ?? form.querySelector(".actions"))!.before(wrapper);
+    input = wrapper.querySelector("input")!;
+  }
+  const status = document.getElementById("form-status");
+  if (status) status.textContent = "Your account uses two-factor authentication. Enter your code.";
+  input.focus();
+}
+
+async function submitEnhanced(client: LatchClient, form: HTMLFormElement, submit: (c: LatchClient, f: Fields) => Promise<Outcome>): Promise<void> {
+  const summary = document.getElementById("error-summary");
+  const button = form.querySelector<HTMLButtonElement>('button[type="submit"]');
+  if (button) button.disabled = true;
+  let outcome: Outcome | undefined;
+  let refusal: unknown;
+  try {
+    outcome = await submit(client, fieldsOf(form));
+  } catch (error) {
+    if (!isLatchError(error)) throw error;
+    refusal = error;
+  }
+  if (outcome !== undefined && outcome !== "code") {
+    window.location.assign(outcome);
+    return;
+  }
+  if (button) button.disabled = false;
+  // A bot-check solution is good for one request: solve anew before the member tries again
+  // (reset first, so the focus moved below starts the widget's next proof of work).
+  form.querySelector<AltchaWidget>("altcha-widget")?.reset?.();
+  if (outcome === "code") return askForCode(form, summary);
+  if (!isLatchError(refusal)) return;
+  const fieldNames = [...form.elements].map((e) => (e as HTMLInputElement).name).filter(Boolean);
+  const field = fieldForError(refusal.code, refusal.details, fieldNames);
+  const message = refusal.code === "network_error" ? "The service could not be reached. Check your connection and try again." : messageForError(refusal.code, refusal.message, refusal.details);
+  showErrors(form, summary, [{ ...(field ? { field } : {}), message }]);
+}
+
+export function enhanceForms(root: Document): void {
+  const client = createLatchClient();
+  for (const form of root.querySelectorAll<HTMLFormElement>("form[data-latch-form]")) {
+    const submit = submitters[form.dataset.latchForm ?? ""];
+    if (!submit) continue;
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      void submitEnhanced(client, form, submit);
+    });
+  }
+}

@@ -1,0 +1,50 @@
+/**
+ * Which field an API error is about, and the words for failed password rules. Shared by the
+ * server pages and the browser script (no Node imports), so both mark the same field.
+ */
+
+/** Candidate fields per error code, first present one wins. */
+const FIELDS_BY_CODE: Record<string, string[]> = {
+  weak_password: ["newPassword", "password"],
+  breached_password: ["newPassword", "password"],
+  invalid_credentials: ["currentPassword", "password", "email"],
+  invalid_2fa_code: ["twoFACode", "code", "disableCode"],
+  email_not_verified: ["email"],
+  validation_failed: [],
+};
+
+const RULE_TEXT: Record<string, string> = {
+  min_length: "at least 8 characters",
+  max_length: "at most 256 characters",
+  uppercase: "an uppercase letter",
+  lowercase: "a lowercase letter",
+  number_or_special: "a number or a special character",
+};
+
+export const PASSWORD_HINT = "At least 8 characters, with an uppercase letter, a lowercase letter, and a number or a special character.";
+
+/** Field names named by `details` ({field}, {path: "/body/email"} or {path: "/email"}). */
+function fieldsInDetails(details: unknown): string[] {
+  if (!Array.isArray(details)) return [];
+  return details.flatMap((d: unknown) => {
+    if (typeof d !== "object" || d === null) return [];
+    const { field, path } = d as { field?: unknown; path?: unknown };
+    if (typeof field === "string") return [field];
+    if (typeof path === "string") return [path.split("/").filter(Boolean).pop() ?? ""];
+    return [];
+  });
+}
+
+export function fieldForError(code: string, details: unknown, fieldsInForm: string[]): string | undefined {
+  const candidates = [...fieldsInDetails(details), ...(FIELDS_BY_CODE[code] ?? [])];
+  return candidates.find((name) => fieldsInForm.includes(name));
+}
+
+/** The message a person reads: weak_password lists what the password lacks. */
+export function messageForError(code: string, message: string, details: unknown): string {
+  if (code === "weak_password" && Array.isArray(details)) {
+    const missing = details.filter((d): d is string => typeof d === "string").map((rule) => RULE_TEXT[rule] ?? rule);
+    if (missing.length > 0) return `The password needs ${missing.join(", ")}.`;
+  }
+  return message;
+}

@@ -1,0 +1,149 @@
+/**
+ * The logged-in member's pages: the account (session facts, logout), and two-factor enrolment:
+ * setup (QR code and the secret for manual entry) -> first code -> recovery codes shown once; and
+ * the disable and new-recovery-codes forms. Secrets and codes appear only on no-store answers.
+ */
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { Deps } from "../../deps.js";
+import { disableTwoFactor, enableTwoFactor, regenerateRecoveryCodes, setUpTwoFactor } from "../../flows/two-factor.js";
+import type { ActiveSession } from "../../flows/sessions.js";
+import { PasswordField } from "../../http/schemas.js";
+import { contextOf } from "../../http/tenant.js";
+import { html, type Html } from "../html.js";
+import { field, form, hidden, sendPage, type FormError } from "../layout.js";
+import { FormInvalid, formValues, maxLengthOf, readFields, type FieldRule } from "../forms.js";
+import { pagePaths, withNotice } from "../paths.js";
+import { handleForm, noticeOf, page, withSession, type PageDeps } from "./common.js";
+
+const hide = { schema: { hide: true } };
+const CODE_RULE: FieldRule = { name: "code", what: "the code", max: 32 };
+/** TOTP secrets are base32 (D14: 160 bits = 32 characters); only that shape is echoed back. */
+const SECRET_SHAPE = /^[A-Z2-7]{16,128}$/;
+
+function formatTime(unixSeconds: number): string {
+  return new Date(unixSeconds * 1000).toISOString().replace("T", " ").replace(/\.\d+Z$/, " UTC");
+}
+
+function accountBody(session: ActiveSession): Html {
+  const data = session.data;
+  return html`<dl>
+<dt>Member id</dt><dd>${data.recordId}</dd>
+<dt>Logged in at</dt><dd><time datetime="${new Date(data.iat * 1000).toISOString()}">${formatTime(data.iat)}</time></dd>
+<dt>Session expires</dt><dd><time datetime="${new Date(data.exp * 1000).toISOString()}">${formatTime(data.exp)}</time></dd>
+<dt>Two-factor authentication</dt><dd>${data.is2FAEnabled ? "On" : "Off"}</dd>
+</dl>
+${data.require2FASetup ? html`<p class="note">This site asks you to <a href="${pagePaths.twoFactor}">turn on two-factor authentication</a>.</p>` : ""}
+${data.passwordChangePending ? html`<p class="note">Please <a href="${pagePaths.changePassword}">change your password</a>.</p>` : ""}
+<ul>
+<li><a href="${pagePaths.changePassword}">Change your password</a></li>
+<li><a href="${pagePaths.twoFactor}">${data.is2FAEnabled ? "Manage two-factor authentication" : "Turn on two-factor authentication"}</a></li>
+</ul>
+${form({ operation: "logout", action: pagePaths.logout, submit: "Log out", submitClass: "secondary", content: html`` })}`;
+}
+
+function twoFactorOverview(session: ActiveSession, errors: FormError[]): Html {
+  if (!session.data.is2FAEnabled) {
+    return html`<p>Two-factor authentication is off. With it on, logging in also asks for a code from an authenticator app on your phone.</p>
+${form({ operation: "setUpTwoFactor", action: pagePaths.twoFactorSetup, submit: "Set up two-factor authentication", content: html`` })}
+<p><a href="${pagePaths.account}">Back to your account</a></p>`;
+  }
+  return html`<p>Two-factor authentication is on.</p>
+<h2 id="recovery-title">New recovery codes</h2>
+${form({ operation: "regenerateRecoveryCodes", action: pagePaths.recoveryCodes, labelledBy: "recovery-title", submit: "Get new recovery codes", content: html`<p>Your old recovery codes stop working.</p>${field({ name: "code", label: "Code from your authenticator app", autocomplete: "one-time-code", errors: errors.filter((e) => e.field === "code") })}` })}
+<h2 id="disable-title">Turn off two-factor authentication</h2>
+${form({
+    operation: "disableTwoFactor",
+    action: pagePaths.twoFactorDisable,
+    labelledBy: "disable-title",
+    submit: "Turn off two-factor authentication",
+    submitClass: "danger",
+    content: html`<p>Confirm with your password, or with a code if your account has no password.</p>
+${field({ name: "password", label: "Password", type: "password", autocomplete: "current-password", required: false, errors })}
+${field({ name: "disableCode", label: "Or a code from your app or a recovery code", autocomplete: "one-time-code", required: false, errors })}`,
+  })}
+<p><a href="${pagePaths.account}">Back to your account</a></p>`;
+}
+
+/** The enrolment step: the QR code (when just created), the secret as text, and the first code. */
+function enableForm(secret: string, qrCodeDataUrl: string | undefined, errors: FormError[]): Html {
+  return html`<ol>
+<li>Open an authenticator app on your phone and add an account.</li>
+<li>${qrCodeDataUrl ? html`Scan this QR code, or enter the key below by hand.` : html`Enter the key below by hand, or <a href="${pagePaths.twoFactor}">start again</a> to see a new QR code.`}</li>
+<li>Type the 6-digit code the app shows.</li>
+</ol>
+${qrCodeDataUrl ? html`<img class="qr" src="${qrCodeDataUrl}" alt="QR code for your authenticator app. If you cannot scan it, enter the key shown below.">` : ""}
+<p>Key for manual entry: <code class="secret" id="totp-secret">${secret}</code></p>
+${form({
+    operation: "enableTwoFactor",
+    action: pagePaths.twoFactorEnable,
+    submit: "Turn on two-factor authentication",
+    content: html`${hidden("secret", secret)}${field({ name: "code", label: "Code from your authenticator app", autocomplete: "one-time-code", inputmode: "numeric", errors })}`,
+  })}`;
+}
+
+function recoveryCodesBody(codes: string[]): Html {
+  return html`<p class="notice" role="status">Two-factor authentication is on.</p>
+<p><strong>Save these recovery codes now. They are shown only this once.</strong> Each works once, to log in when you do not have your phone.</p>
+<ol class="codes" aria-label="Recovery codes">${codes.map((c) => html`<li><code>${c}</code></li>`)}</ol>
+<p><a href="${pagePaths.account}">I have saved them: continue to your account</a></p>`;
+}
+
+export async function accountPages(app: FastifyInstance, { deps }: PageDeps): Promise<void> {
+  const show = (request: FastifyRequest, title: string, body: Html, errors: FormError[] = [], notice?: string) => page(deps, request, { title, body, errors, notice, signedIn: true });
+
+  app.get(pagePaths.account, hide, async (request, reply) =>
+    withSession(deps, request, reply, async (session) => sendPage(reply, 200, show(request, "Your account", accountBody(session), [], noticeOf(request)))));
+
+  app.get(pagePaths.twoFactor, hide, async (request, reply) =>
+    withSession(deps, request, reply, async (session) => sendPage(reply, 200, show(request, "Two-factor authentication", twoFactorOverview(session, []), [], noticeOf(request)))));
+
+  app.post(pagePaths.twoFactorSetup, hide, async (request, reply) =>
+    withSession(deps, request, reply, async (session) =>
+      handleForm(reply, [], (errors) => show(request, "Two-factor authentication", twoFactorOverview(session, []), errors), async () => {
+        const setup = await setUpTwoFactor(deps, request.tenant, session, contextOf(request));
+        return sendPage(reply, 200, show(request, "Set up two-factor authentication", enableForm(setup.secret, setup.qrCodeDataUrl, [])));
+      })));
+
+  app.post(pagePaths.twoFactorEnable, hide, async (request, reply) =>
+    withSession(deps, request, reply, async (session) => {
+      const values = formValues(request);
+      const secret = SECRET_SHAPE.test(values.secret ?? "") ? values.secret! : undefined;
+      const render = (errors: FormError[]) => secret
+        ? show(request, "Set up two-factor authentication", enableForm(secret, undefined, errors), errors)
+        : show(request, "Two-factor authentication", twoFactorOverview(session, []), errors);
+      return handleForm(reply, ["code"], render, async () => {
+        const { code } = readFields(values, [CODE_RULE]);
+        const codes = await enableTwoFactor(deps, request.tenant, session, code!, contextOf(request));
+        return sendPage(reply, 200, show(request, "Save your recovery codes", recoveryCodesBody(codes)));
+      });
+    }));
+
+  app.post(pagePaths.recoveryCodes, hide, async (request, reply) =>
+    withSession(deps, request, reply, async (session) => {
+      const values = formValues(request);
+      return handleForm(reply, ["code"], (errors) => show(request, "Two-factor authentication", twoFactorOverview(session, errors), errors), async () => {
+        const { code } = readFields(values, [CODE_RULE]);
+        const codes = await regenerateRecoveryCodes(deps, request.tenant, session, code!, contextOf(request));
+        return sendPage(reply, 200, show(request, "Save your recovery codes", recoveryCodesBody(codes)));
+      });
+    }));
+
+  app.post(pagePaths.twoFactorDisable, hide, async (request, reply) =>
+    withSession(deps, request, reply, async (session) => disableFromForm(deps, request, reply, session, show)));
+}
+
+type Show = (request: FastifyRequest, title: string, body: Html, errors?: FormError[]) => Html;
+
+async function disableFromForm(deps: Deps, request: FastifyRequest, reply: Parameters<typeof sendPage>[0], session: ActiveSession, show: Show) {
+  const values = formValues(request);
+  const render = (errors: FormError[]) => show(request, "Two-factor authentication", twoFactorOverview(session, errors), errors);
+  return handleForm(reply, ["password", "disableCode"], render, async () => {
+    const { password, disableCode } = readFields(values, [
+      { name: "password", what: "your password", max: maxLengthOf(PasswordField), keepSpaces: true, optional: true },
+      { name: "disableCode", what: "a code", max: 32, optional: true },
+    ]);
+    if (!password && !disableCode) throw new FormInvalid([{ field: "password", message: "Enter your password or a code." }]);
+    await disableTwoFactor(deps, request.tenant, session, password ? { password } : { code: disableCode }, contextOf(request));
+    return reply.redirect(withNotice(pagePaths.twoFactor, "two-factor-disabled"), 303);
+  });
+}

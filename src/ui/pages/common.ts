@@ -1,0 +1,49 @@
+/** What every page module shares: the context a handler works in and the form-post pattern (PRG). */
+import type { FastifyReply, FastifyRequest } from "fastify";
+import type { Deps } from "../../deps.js";
+import { AuthError } from "../../errors.js";
+import { findActiveSession, type ActiveSession } from "../../flows/sessions.js";
+import { SESSION_COOKIE } from "../../http/tenant.js";
+import type { Html } from "../html.js";
+import { renderPage, sendPage, type FormError, type PageInput } from "../layout.js";
+import { formErrorsOf, statusOf } from "../forms.js";
+import { notices, pagePaths, withNotice, type NoticeKey } from "../paths.js";
+
+export interface PageDeps {
+  deps: Deps;
+}
+
+export function noticeOf(request: FastifyRequest): string | undefined {
+  const key = (request.query as { notice?: unknown } | undefined)?.notice;
+  return typeof key === "string" && key in notices ? notices[key as NoticeKey] : undefined;
+}
+
+/** The page frame with what every page of this request shares (tenant, dev inbox link). */
+export function page(deps: Deps, request: FastifyRequest, input: Omit<PageInput, "tenant">): Html {
+  return renderPage({ tenant: request.tenant, devInbox: deps.dev !== undefined, ...input });
+}
+
+export async function findSession(deps: Deps, request: FastifyRequest): Promise<ActiveSession | undefined> {
+  return findActiveSession(deps, request.tenant, request.cookies[SESSION_COOKIE]);
+}
+
+/** Pages behind the session: without one, the login page (303, so a POST is not repeated). */
+export async function withSession(deps: Deps, request: FastifyRequest, reply: FastifyReply, handle: (session: ActiveSession) => Promise<FastifyReply>): Promise<FastifyReply> {
+  const session = await findSession(deps, request);
+  if (!session) return reply.redirect(withNotice(pagePaths.login, "login-required"), 303);
+  return handle(session);
+}
+
+/**
+ * Runs a form's flow. Success: whatever `submit` answers (usually a 303 redirect: post, redirect,
+ * get). A refusal the member can act on: the same form again, with the errors and the flow's status.
+ */
+export async function handleForm(reply: FastifyReply, fieldsInForm: string[], render: (errors: FormError[], error: unknown) => Html, submit: () => Promise<FastifyReply>): Promise<FastifyReply> {
+  try {
+    return await submit();
+  } catch (error) {
+    const errors = formErrorsOf(error, fieldsInForm);
+    if (error instanceof AuthError && error.retryAfterSeconds !== undefined) void reply.header("retry-after", String(error.retryAfterSeconds));
+    return sendPage(reply, statusOf(error), render(errors, error));
+  }
+}

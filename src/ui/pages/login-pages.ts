@@ -1,0 +1,154 @@
+/**
+ * Password login with its second-factor step, the magic-link request, the magic-link page (spec
+ * 4.6 /verify-magic-link/{recordId}/{token}) and logout. Without JavaScript the 2FA step is a new
+ * login request (spec 4.2, 4.4): the page carries the first step's fields back with a fresh bot check.
+ */
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import { AuthError } from "../../errors.js";
+import { loginWithPassword } from "../../flows/login.js";
+import { requestMagicLink, verifyMagicLink } from "../../flows/magic-link.js";
+import { logout } from "../../flows/sessions.js";
+import { EmailField, PasswordField } from "../../http/schemas.js";
+import { clearSessionCookie, setSessionCookie } from "../../http/session-cookie.js";
+import { contextOf, SESSION_COOKIE } from "../../http/tenant.js";
+import { html, type Html } from "../html.js";
+import { botWidget, field, form, hidden, sendPage, type FormError } from "../layout.js";
+import { formValues, isInvalidToken, maxLengthOf, readFields, type FieldRule, type FormValues } from "../forms.js";
+import { checkEmailPath, pagePaths, safeRedirectPath, withNotice } from "../paths.js";
+import { findSession, handleForm, noticeOf, page, type PageDeps } from "./common.js";
+import { readLinkParams, tokenPageRoutes } from "./token-page.js";
+
+const hide = { schema: { hide: true } };
+const BOT = "bot-challenge-response";
+const EMAIL_RULE: FieldRule = { name: "email", what: "your email address", max: maxLengthOf(EmailField) };
+const PASSWORD_RULE: FieldRule = { name: "password", what: "your password", max: maxLengthOf(PasswordField), keepSpaces: true };
+const CODE_RULE: FieldRule = { name: "twoFACode", what: "the code", max: 32, optional: true };
+
+function codeField(errors: FormError[]): Html {
+  return field({ name: "twoFACode", label: "Authentication code", autocomplete: "one-time-code", inputmode: "text", hint: "The 6-digit code from your authenticator app, or one of your recovery codes.", errors });
+}
+
+function loginForm(request: FastifyRequest, values: FormValues, errors: FormError[]): Html {
+  return html`${form({
+    operation: "loginWithPassword",
+    action: pagePaths.login,
+    submit: "Log in",
+    content: html`${field({ name: "email", label: "Email address", type: "email", autocomplete: "email", value: values.email, errors })}
+${field({ name: "password", label: "Password", type: "password", autocomplete: "current-password", errors })}
+${botWidget(request.tenant)}`,
+  })}
+<ul>
+<li><a href="${pagePaths.forgotPassword}">Forgot your password?</a></li>
+<li><a href="${pagePaths.magicLink}">Email me a login link instead</a></li>
+<li><a href="${pagePaths.register}">Register</a></li>
+</ul>`;
+}
+
+/** Step two without JavaScript: the first step's email and password ride along in hidden fields on a no-store page. */
+function loginCodeForm(request: FastifyRequest, values: FormValues, errors: FormError[]): Html {
+  return html`<p>Your account uses two-factor authentication.</p>
+${form({
+    operation: "loginWithPassword",
+    action: pagePaths.login,
+    submit: "Verify and log in",
+    content: html`${hidden("email", values.email ?? "")}${hidden("password", values.password ?? "")}
+${codeField(errors)}
+${botWidget(request.tenant)}`,
+  })}
+<p><a href="${pagePaths.login}">Start again</a></p>`;
+}
+
+function magicLinkRequestForm(request: FastifyRequest, values: FormValues, errors: FormError[]): Html {
+  const unverified = errors.some((e) => e.field === "email" && /verify/i.test(e.message));
+  return html`<p>We will email you a link that logs you in once, within 15 minutes.</p>
+${form({
+    operation: "requestMagicLink",
+    action: pagePaths.magicLink,
+    submit: "Email me a login link",
+    content: html`${field({ name: "email", label: "Email address", type: "email", autocomplete: "email", value: values.email, errors })}${botWidget(request.tenant)}`,
+  })}
+${unverified ? html`<p><a href="${pagePaths.resendVerification}">Send the confirmation email again</a></p>` : ""}
+<p><a href="${pagePaths.login}">Log in with a password</a></p>`;
+}
+
+function magicLinkForm(request: FastifyRequest, errors: FormError[], step: "link" | "code" | "dead"): Html {
+  if (step === "dead") return html`<p><a href="${pagePaths.magicLink}">Request a new login link</a></p>`;
+  return html`${step === "code" ? html`<p>Your account uses two-factor authentication.</p>` : html`<p>Press the button to log in.</p>`}
+${form({ operation: "verifyMagicLink", submit: step === "code" ? "Verify and log in" : "Log in", content: html`${step === "code" ? codeField(errors) : ""}${botWidget(request.tenant)}` })}
+<p><a href="${pagePaths.magicLink}">Request a new login link</a></p>`;
+}
+
+export async function loginPages(app: FastifyInstance, { deps }: PageDeps): Promise<void> {
+  const loginPage = (request: FastifyRequest, values: FormValues, errors: FormError[], notice?: string) =>
+    page(deps, request, { title: "Log in", body: loginForm(request, values, errors), errors, notice, botGuarded: true });
+  const codePage = (request: FastifyRequest, values: FormValues, errors: FormError[]) =>
+    page(deps, request, { title: "Enter your authentication code", body: loginCodeForm(request, values, errors), errors, botGuarded: true });
+  const afterLogin = (request: FastifyRequest) => safeRedirectPath(request.tenant.settings.loginSuccessRedirect, pagePaths.account);
+
+  app.get(pagePaths.home, hide, async (request, reply) => reply.redirect((await findSession(deps, request)) ? pagePaths.account : pagePaths.login, 303));
+  app.get("/ui", hide, async (_request, reply) => reply.redirect(pagePaths.home, 301));
+
+  app.get(pagePaths.login, hide, async (request, reply) => sendPage(reply, 200, loginPage(request, {}, [], noticeOf(request))));
+  app.post(pagePaths.login, hide, async (request, reply) => {
+    const values = formValues(request);
+    const codeStep = "twoFACode" in values;
+    const render = (errors: FormError[]) => (codeStep ? codePage(request, values, errors) : loginPage(request, values, errors));
+    return handleForm(reply, codeStep ? ["twoFACode"] : ["email", "password"], render, async () => {
+      const { email, password, twoFACode } = readFields(values, [EMAIL_RULE, PASSWORD_RULE, CODE_RULE]);
+      const result = await loginWithPassword(deps, request.tenant, { email: email!, password: password!, twoFACode: twoFACode || undefined, botToken: values[BOT] }, contextOf(request));
+      if (!result.authorized) {
+        const errors = codeStep ? [{ field: "twoFACode", message: "Enter the code from your authenticator app or a recovery code." }] : [];
+        return sendPage(reply, 200, codePage(request, values, errors));
+      }
+      setSessionCookie(reply, result.session);
+      return reply.redirect(afterLogin(request), 303);
+    });
+  });
+
+  app.get(pagePaths.magicLink, hide, async (request, reply) =>
+    sendPage(reply, 200, page(deps, request, { title: "Email me a login link", body: magicLinkRequestForm(request, {}, []), botGuarded: true })));
+  app.post(pagePaths.magicLink, hide, async (request, reply) => {
+    const values = formValues(request);
+    const render = (errors: FormError[]) => page(deps, request, { title: "Email me a login link", body: magicLinkRequestForm(request, values, errors), errors, botGuarded: true });
+    return handleForm(reply, ["email"], render, async () => {
+      const { email } = readFields(values, [EMAIL_RULE]);
+      await requestMagicLink(deps, request.tenant, { email: email!, botToken: values[BOT] }, contextOf(request));
+      return reply.redirect(checkEmailPath("magic-link"), 303);
+    });
+  });
+
+  // The magic link's page. GET renders the button (and the bot check: the endpoint is guarded).
+  tokenPageRoutes(app, "verify-magic-link", {
+    show: async (request, reply) => {
+      const link = readLinkParams(request);
+      const errors = link ? [] : [{ message: "This link is invalid or has expired." }];
+      return sendPage(reply, link ? 200 : 400, page(deps, request, { title: "Log in with your link", body: magicLinkForm(request, errors, link ? "link" : "dead"), errors, botGuarded: true }));
+    },
+    submit: async (request, reply) => {
+      const link = readLinkParams(request);
+      const values = formValues(request);
+      const codeStep = "twoFACode" in values;
+      const render = (errors: FormError[], error: unknown) => {
+        const dead = !link || isInvalidToken(error);
+        return page(deps, request, { title: codeStep && !dead ? "Enter your authentication code" : "Log in with your link", body: magicLinkForm(request, errors, dead ? "dead" : codeStep ? "code" : "link"), errors, botGuarded: true });
+      };
+      return handleForm(reply, ["twoFACode"], render, async () => {
+        if (!link) throw new AuthError("invalid_token");
+        const { twoFACode } = readFields(values, [CODE_RULE]);
+        const result = await verifyMagicLink(deps, request.tenant, { ...link, botToken: values[BOT], twoFACode: twoFACode || undefined }, contextOf(request));
+        if (!result.success) {
+          const errors = codeStep ? [{ field: "twoFACode", message: "Enter the code from your authenticator app or a recovery code." }] : [];
+          return sendPage(reply, 200, page(deps, request, { title: "Enter your authentication code", body: magicLinkForm(request, errors, "code"), errors, botGuarded: true }));
+        }
+        setSessionCookie(reply, result.session);
+        return reply.redirect(afterLogin(request), 303);
+      });
+    },
+  });
+
+  app.post(pagePaths.logout, hide, async (request, reply) => {
+    await logout(deps, request.tenant, request.cookies[SESSION_COOKIE]);
+    clearSessionCookie(reply);
+    return reply.redirect(withNotice(pagePaths.login, "logged-out"), 303);
+  });
+}

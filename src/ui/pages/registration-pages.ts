@@ -1,0 +1,138 @@
+/**
+ * Registration (password or email only), "check your email", resend verification, and the email
+ * verification link page (spec 4.6 /email-verified/{recordId}/{token}): GET shows a button, only
+ * the POST uses the token (mail scanners open links).
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { AuthError } from "../../errors.js";
+import { registerWithMagicLink } from "../../flows/magic-link.js";
+import { registerWithPassword, resendVerification } from "../../flows/registration.js";
+import { verifyEmail } from "../../flows/verification.js";
+import { contextOf } from "../../http/tenant.js";
+import { EmailField, NameField, PasswordField } from "../../http/schemas.js";
+import { html, type Html } from "../html.js";
+import { botWidget, field, form, sendPage, type FormError } from "../layout.js";
+import { PASSWORD_HINT } from "../form-errors.js";
+import { formValues, isInvalidToken, maxLengthOf, readFields, type FieldRule, type FormValues } from "../forms.js";
+import { checkEmailPath, pagePaths, withNotice, type EmailSentFor } from "../paths.js";
+import { handleForm, page, type PageDeps } from "./common.js";
+import { readLinkParams, tokenPageRoutes } from "./token-page.js";
+
+const hide = { schema: { hide: true } };
+const BOT = "bot-challenge-response";
+const EMAIL_RULE: FieldRule = { name: "email", what: "your email address", max: maxLengthOf(EmailField) };
+const NAME_RULE: FieldRule = { name: "name", what: "your name", max: maxLengthOf(NameField) };
+const PASSWORD_RULE: FieldRule = { name: "password", what: "a password", max: maxLengthOf(PasswordField), keepSpaces: true };
+
+const SENT_TEXT: Record<EmailSentFor, string> = {
+  registration: "We have sent you an email with a link to confirm your address. Open it to finish registering.",
+  verification: "If an account with that email is waiting for verification, we have sent a new confirmation email.",
+  reset: "If an account exists for that email, we have sent a link to reset the password. It works for a limited time.",
+  "magic-link": "If an account exists for that email, we have sent a login link. It works for 15 minutes.",
+};
+
+function emailField(values: FormValues, errors: FormError[]): Html {
+  return field({ name: "email", label: "Email address", type: "email", autocomplete: "email", value: values.email, errors });
+}
+
+function registerForm(request: FastifyRequest, values: FormValues, errors: FormError[]): Html {
+  return html`${form({
+    operation: "registerWithPassword",
+    action: pagePaths.register,
+    submit: "Register",
+    content: html`${field({ name: "name", label: "Name", autocomplete: "name", value: values.name, errors })}
+${emailField(values, errors)}
+${field({ name: "password", label: "Password", type: "password", autocomplete: "new-password", hint: PASSWORD_HINT, errors })}
+${botWidget(request.tenant)}`,
+  })}
+<p>Prefer no password? <a href="${pagePaths.registerEmailOnly}">Register with your email only</a>: you log in with a link we email you.</p>
+<p>Already registered? <a href="${pagePaths.login}">Log in</a>. No confirmation email? <a href="${pagePaths.resendVerification}">Send it again</a>.</p>`;
+}
+
+function registerEmailOnlyForm(request: FastifyRequest, values: FormValues, errors: FormError[]): Html {
+  return html`<p>You will log in with a one-time link sent to this address, no password needed.</p>
+${form({
+    operation: "registerWithMagicLink",
+    action: pagePaths.registerEmailOnly,
+    submit: "Register",
+    content: html`${field({ name: "name", label: "Name", autocomplete: "name", value: values.name, errors })}
+${emailField(values, errors)}
+${botWidget(request.tenant)}`,
+  })}
+<p>Want a password instead? <a href="${pagePaths.register}">Register with a password</a>.</p>`;
+}
+
+function resendForm(request: FastifyRequest, values: FormValues, errors: FormError[]): Html {
+  return html`<p>Enter the address you registered with and we will send the confirmation email again.</p>
+${form({ operation: "resendVerification", submit: "Send the email again", content: html`${emailField(values, errors)}${botWidget(request.tenant)}` })}`;
+}
+
+function verifyEmailForm(errors: FormError[], linkUsable: boolean): Html {
+  if (!linkUsable) return html`<p><a href="${pagePaths.resendVerification}">Send a new confirmation email</a></p>`;
+  return html`<p>Press the button to confirm your email address.</p>
+${form({ operation: "verifyEmail", submit: "Confirm email address", content: html`` })}
+${errors.length > 0 ? html`<p><a href="${pagePaths.resendVerification}">Send a new confirmation email</a></p>` : ""}`;
+}
+
+export async function registrationPages(app: FastifyInstance, { deps }: PageDeps): Promise<void> {
+  const show = (request: FastifyRequest, reply: FastifyReply, title: string, body: Html, errors: FormError[] = [], status = 200) =>
+    sendPage(reply, status, page(deps, request, { title, body, errors, botGuarded: true }));
+
+  app.get(pagePaths.register, hide, async (request, reply) => show(request, reply, "Register", registerForm(request, {}, [])));
+  app.post(pagePaths.register, hide, async (request, reply) => {
+    const values = formValues(request);
+    return handleForm(reply, ["name", "email", "password"], (errors) => page(deps, request, { title: "Register", body: registerForm(request, values, errors), errors, botGuarded: true }), async () => {
+      const { name, email, password } = readFields(values, [NAME_RULE, EMAIL_RULE, PASSWORD_RULE]);
+      await registerWithPassword(deps, request.tenant, { name: name!, email: email!, password: password!, botToken: values[BOT] }, contextOf(request));
+      return reply.redirect(checkEmailPath("registration"), 303);
+    });
+  });
+
+  app.get(pagePaths.registerEmailOnly, hide, async (request, reply) => show(request, reply, "Register with your email only", registerEmailOnlyForm(request, {}, [])));
+  app.post(pagePaths.registerEmailOnly, hide, async (request, reply) => {
+    const values = formValues(request);
+    return handleForm(reply, ["name", "email"], (errors) => page(deps, request, { title: "Register with your email only", body: registerEmailOnlyForm(request, values, errors), errors, botGuarded: true }), async () => {
+      const { name, email } = readFields(values, [NAME_RULE, EMAIL_RULE]);
+      await registerWithMagicLink(deps, request.tenant, { name: name!, email: email!, botToken: values[BOT] }, contextOf(request));
+      return reply.redirect(checkEmailPath("registration"), 303);
+    });
+  });
+
+  app.get(pagePaths.checkEmail, hide, async (request, reply) => {
+    const sentFor = (request.query as { for?: unknown }).for;
+    const text = typeof sentFor === "string" && sentFor in SENT_TEXT ? SENT_TEXT[sentFor as EmailSentFor] : "If the address is known to us, we have sent you an email.";
+    const dev = deps.dev ? html`<p class="note">Dev mode: the email is not sent; it is in the <a href="/dev/inbox">dev inbox</a>.</p>` : html``;
+    return sendPage(reply, 200, page(deps, request, { title: "Check your email", body: html`<p>${text}</p>${dev}<p><a href="${pagePaths.login}">Back to log in</a></p>` }));
+  });
+
+  // Spec 4.6 names /resend-verification as a page of the tenant: served there and under /ui/.
+  for (const path of [pagePaths.resendVerification, "/resend-verification"]) {
+    app.get(path, hide, async (request, reply) => show(request, reply, "Send the confirmation email again", resendForm(request, {}, [])));
+    app.post(path, hide, async (request, reply) => {
+      const values = formValues(request);
+      return handleForm(reply, ["email"], (errors) => page(deps, request, { title: "Send the confirmation email again", body: resendForm(request, values, errors), errors, botGuarded: true }), async () => {
+        const { email } = readFields(values, [EMAIL_RULE]);
+        await resendVerification(deps, request.tenant, { email: email!, botToken: values[BOT] }, contextOf(request));
+        return reply.redirect(checkEmailPath("verification"), 303);
+      });
+    });
+  }
+
+  // The verification link's page. Its GET changes nothing; the POST uses the token once.
+  tokenPageRoutes(app, "email-verified", {
+    show: async (request, reply) => {
+      const link = readLinkParams(request);
+      const errors = link ? [] : [{ message: "This link is invalid or has expired." }];
+      return sendPage(reply, link ? 200 : 400, page(deps, request, { title: "Confirm your email address", body: verifyEmailForm(errors, link !== undefined), errors }));
+    },
+    submit: async (request, reply) => {
+      const link = readLinkParams(request);
+      const render = (errors: FormError[], error: unknown) => page(deps, request, { title: "Confirm your email address", body: verifyEmailForm(errors, link !== undefined && !isInvalidToken(error)), errors });
+      return handleForm(reply, [], render, async () => {
+        if (!link) throw new AuthError("invalid_token");
+        await verifyEmail(deps, request.tenant, link, contextOf(request));
+        return reply.redirect(withNotice(pagePaths.login, "email-verified"), 303);
+      });
+    },
+  });
+}

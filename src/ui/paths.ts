@@ -1,0 +1,57 @@
+/**
+ * Where the hosted pages live. Shared by the server pages and the browser script (no Node imports
+ * here), so both send the member to the same place after each step.
+ */
+export const UI = "/ui";
+
+export const pagePaths = {
+  home: `${UI}/`,
+  register: `${UI}/register`,
+  registerEmailOnly: `${UI}/register-email-only`,
+  login: `${UI}/login`,
+  magicLink: `${UI}/magic-link`,
+  forgotPassword: `${UI}/forgot-password`,
+  resendVerification: `${UI}/resend-verification`,
+  checkEmail: `${UI}/check-email`,
+  account: `${UI}/account`,
+  changePassword: `${UI}/change-password`,
+  twoFactor: `${UI}/two-factor`,
+  twoFactorSetup: `${UI}/two-factor/setup`,
+  twoFactorEnable: `${UI}/two-factor/enable`,
+  twoFactorDisable: `${UI}/two-factor/disable`,
+  recoveryCodes: `${UI}/two-factor/recovery-codes`,
+  logout: `${UI}/logout`,
+} as const;
+
+/** The pages of spec 4.6 whose links arrive by email: served at /<page>/... and at /ui/<page>/... */
+export const TOKEN_PAGES = ["email-verified", "reset-password", "verify-magic-link"] as const;
+
+/** What the "check your email" page says, by the step that sent the email. */
+export type EmailSentFor = "registration" | "verification" | "reset" | "magic-link";
+
+/** Fixed notices shown after a redirect (?notice=...): the text never comes from the request. */
+export const notices = {
+  "email-verified": "Your email address is verified. You can log in now.",
+  "password-reset": "Your password has been reset. You can log in with the new one.",
+  "password-changed": "Your password has been changed.",
+  "logged-out": "You have been logged out.",
+  "two-factor-disabled": "Two-factor authentication is turned off.",
+  "login-required": "Please log in first.",
+} as const;
+export type NoticeKey = keyof typeof notices;
+
+export function checkEmailPath(sentFor: EmailSentFor): string {
+  return `${pagePaths.checkEmail}?for=${sentFor}`;
+}
+
+export function withNotice(path: string, notice: NoticeKey): string {
+  return `${path}?notice=${notice}`;
+}
+
+/**
+ * The tenant's loginSuccessRedirect is validated as a same-origin path when it is set; checked
+ * again here so a redirect can never leave the site (no `//host`, no backslash tricks).
+ */
+export function safeRedirectPath(path: string | undefined, fallback: string): string {
+  return path !== undefined && /^\/(?![/\\])[^\s\\]*$/.test(path) ? path : fallback;
+}

@@ -1,0 +1,74 @@
+/**
+ * The hosted pages (issue 7): small server-rendered HTML under /ui/ plus the spec 4.6 link pages at
+ * their root paths. Every form posts to the page's own route, whose handler calls the same flow as
+ * the JSON route (bot check, limits and lockouts live in the flows), then redirects (303) or
+ * renders the form again with the error. That path needs no JavaScript; src/ui/browser/hosted.ts
+ * only enhances it. The routes are hidden from the OpenAPI document: they are pages, not the API.
+ */
+import type { FastifyError, FastifyInstance, FastifyRequest } from "fastify";
+import type { Deps } from "../deps.js";
+import { AuthError } from "../errors.js";
+import { registerTenantResolution } from "../http/tenant.js";
+import { hostedAssetRoutes } from "./assets.js";
+import { renderErrorPage, sendPage } from "./layout.js";
+import { accountPages } from "./pages/account-pages.js";
+import { loginPages } from "./pages/login-pages.js";
+import { passwordPages } from "./pages/password-pages.js";
+import { registrationPages } from "./pages/registration-pages.js";
+
+const PAGE_TITLES: Record<number, string> = {
+  400: "Bad request",
+  403: "Request refused",
+  404: "Site not found",
+  413: "Request too large",
+  415: "Unsupported request",
+  429: "Too many requests",
+};
+
+/**
+ * Login CSRF: a form post from another site must not log the browser in, even without a session
+ * cookie (the shared check in http/tenant.ts covers requests that carry one). The pages send
+ * Referrer-Policy same-origin, so the browser's own posts carry the real Origin, never "null".
+ */
+function refuseForeignFormPost(request: FastifyRequest): void {
+  const origin = request.headers.origin;
+  if (request.method !== "POST" || origin === undefined) return;
+  let allowed = false;
+  try {
+    allowed = new URL(origin).hostname.toLowerCase() === request.tenant.domain || request.tenant.settings.allowedOrigins.includes(origin.toLowerCase());
+  } catch {
+    allowed = false;
+  }
+  if (!allowed) throw new AuthError("origin_mismatch");
+}
+
+function parseFormBody(_request: FastifyRequest, body: string | Buffer, done: (err: Error | null, body?: unknown) => void): void {
+  // Plain URLSearchParams: a repeated name keeps its last value; forms.ts reads strings only.
+  done(null, Object.fromEntries(new URLSearchParams(body.toString())));
+}
+
+function renderFailure() {
+  return (error: FastifyError, request: FastifyRequest, reply: Parameters<typeof sendPage>[0]) => {
+    const status = error instanceof AuthError ? error.status : error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
+    if (status >= 500) request.log.error({ err: error }, "hosted page failed");
+    else request.log.info({ code: error instanceof AuthError ? error.code : error.code }, "hosted page refused a request");
+    const message = error instanceof AuthError && status < 500 ? error.message : status === 413 ? "The form is too large." : status < 500 ? "The request could not be understood." : "Something went wrong. Please try again.";
+    return sendPage(reply, status, renderErrorPage(PAGE_TITLES[status] ?? "Something went wrong", message, request.id));
+  };
+}
+
+export async function hostedPageRoutes(app: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
+  // Assets need no tenant: the same files for every site.
+  await app.register(hostedAssetRoutes, { deps });
+  await app.register(async (scope) => {
+    scope.setErrorHandler(renderFailure());
+    registerTenantResolution(scope, deps);
+    scope.addHook("onRequest", async (request) => refuseForeignFormPost(request));
+    // Only in this scope; the body limit is the app's (16 KiB), like JSON's.
+    scope.addContentTypeParser("application/x-www-form-urlencoded", { parseAs: "string" }, parseFormBody);
+    await scope.register(registrationPages, { deps });
+    await scope.register(loginPages, { deps });
+    await scope.register(passwordPages, { deps });
+    await scope.register(accountPages, { deps });
+  });
+}

@@ -1,0 +1,126 @@
+/**
+ * A member's whole life on the hosted pages without JavaScript, for a tenant with bot provider
+ * `none`: every step is a plain form post to the page, answered by a 303 or the page again. Codes
+ * come from test/support/totp.ts; links from the delivered webhooks.
+ */
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+import { SECOND } from "../src/core/clock.js";
+import { createHarness, deliverWebhooks, parseLink, sessionCookieOf, STRONG_PASSWORD, OTHER_STRONG_PASSWORD, type Harness } from "./support/harness.js";
+import { lastWebhookFor, nextIp, sessionData, sessionStatus } from "./support/flows.js";
+import { totpAt } from "./support/totp.js";
+import { assertErrorSummary, assertPage, assertSeeOther, getPage, inputValue, postForm } from "./support/ui-forms.js";
+
+let h: Harness;
+before(async () => {
+  h = await createHarness({ settings: { loginSuccessRedirect: "/ui/account" } });
+});
+after(() => h.close());
+
+async function linkFor(eventType: string, field: string, email: string): Promise<{ recordId: string; token: string; path: string }> {
+  await deliverWebhooks(h);
+  const link = lastWebhookFor(h, eventType, email).body[field]!;
+  const { recordId, token } = parseLink(link);
+  return { recordId, token, path: new URL(link).pathname };
+}
+
+test("register, verify, log in, change password, enrol 2FA, log out, log in with a code, magic link with a code, reset", async () => {
+  const email = "journey@example.org";
+  assertSeeOther(await postForm(h, "/ui/register", { name: "Journey Member", email, password: STRONG_PASSWORD }, { ip: nextIp() }), "/ui/check-email?for=registration");
+  assertPage(await getPage(h, "/ui/check-email?for=registration"));
+
+  // The emailed link opens the page at its root path (no /ui); its button posts to that same URL.
+  const verification = await linkFor("verify_email", "verificationLink", email);
+  assert.match(verification.path, /^\/email-verified\//);
+  const page = assertPage(await getPage(h, verification.path));
+  assert.match(page, /<form method="post" data-latch-form="verifyEmail">/, "the token page's form has no action: it posts to its own URL");
+  assert.match(page, /<button type="submit">Confirm email address<\/button>/);
+  assertSeeOther(await postForm(h, verification.path, {}), "/ui/login?notice=email-verified");
+  const again = assertPage(await postForm(h, verification.path, {}), 400);
+  assertErrorSummary(again, /invalid or has expired/);
+
+  let login = await postForm(h, "/ui/login", { email, password: STRONG_PASSWORD }, { ip: nextIp() });
+  assertSeeOther(login, "/ui/account");
+  let cookie = sessionCookieOf(login)!;
+  const account = assertPage(await getPage(h, "/ui/account", { cookie }));
+  const { recordId } = await sessionData(h, cookie);
+  assert.ok(account.includes(`<dd>${String(recordId)}</dd>`), "the account page shows the member id");
+  assert.match(account, /<dt>Two-factor authentication<\/dt><dd>Off<\/dd>/);
+
+  const wrongCurrent = assertPage(await postForm(h, "/ui/change-password", { currentPassword: "Not-The-Pass-1", newPassword: OTHER_STRONG_PASSWORD }, { cookie }), 401);
+  assertErrorSummary(wrongCurrent, /href="#currentPassword"/);
+  assertSeeOther(await postForm(h, "/ui/change-password", { currentPassword: STRONG_PASSWORD, newPassword: OTHER_STRONG_PASSWORD }, { cookie }), "/ui/account?notice=password-changed");
+  assert.match(assertPage(await getPage(h, "/ui/account?notice=password-changed", { cookie })), /role="status">Your password has been changed\./);
+
+  // 2FA: setup shows the QR code and the secret, the first code turns it on, codes are shown once.
+  const setup = assertPage(await postForm(h, "/ui/two-factor/setup", {}, { cookie }));
+  assert.match(setup, /<img class="qr" src="data:image\/png;base64,[A-Za-z0-9+/=]+" alt="[^"]+">/);
+  const secret = /<code class="secret" id="totp-secret">([A-Z2-7]+)<\/code>/.exec(setup)![1]!;
+  const wrongCode = assertPage(await postForm(h, "/ui/two-factor/enable", { secret, code: "000000" }, { cookie }), 401);
+  assertErrorSummary(wrongCode, /href="#code"/);
+  assert.ok(wrongCode.includes(secret), "the secret stays on the page to retry");
+  h.clock.advance(30 * SECOND);
+  const enabled = assertPage(await postForm(h, "/ui/two-factor/enable", { secret, code: totpAt(secret, h.clock.now()) }, { cookie }));
+  const codes = [...enabled.matchAll(/<li><code>([a-z0-9-]+)<\/code><\/li>/g)].map((m) => m[1]!);
+  assert.equal(codes.length, 10, "ten recovery codes shown");
+  assert.match(assertPage(await getPage(h, "/ui/account", { cookie })), /<dd>On<\/dd>/);
+
+  assertSeeOther(await postForm(h, "/ui/logout", {}, { cookie }), "/ui/login?notice=logged-out");
+  assert.equal(await sessionStatus(h, cookie), 401, "logged out");
+
+  // Password login: step one answers the code step with the first step's fields carried along.
+  const ip = nextIp();
+  const step = assertPage(await postForm(h, "/ui/login", { email, password: OTHER_STRONG_PASSWORD }, { ip }));
+  assert.match(step, /<label for="twoFACode">Authentication code<\/label>/);
+  assert.equal(inputValue(step, "email"), email);
+  assert.equal(inputValue(step, "password"), OTHER_STRONG_PASSWORD, "the password rides along in a hidden field of this no-store page");
+  assert.equal(sessionCookieOf(await postForm(h, "/ui/login", { email, password: OTHER_STRONG_PASSWORD, twoFACode: "" }, { ip })), undefined);
+  h.clock.advance(30 * SECOND);
+  login = await postForm(h, "/ui/login", { email, password: OTHER_STRONG_PASSWORD, twoFACode: totpAt(secret, h.clock.now()) }, { ip });
+  assertSeeOther(login, "/ui/account");
+  cookie = sessionCookieOf(login)!;
+  assert.equal(await sessionStatus(h, cookie), 200);
+
+  // Magic link: the page asks for the code after the first press; the link works until it logs in.
+  assertSeeOther(await postForm(h, "/ui/magic-link", { email }, { ip: nextIp() }), "/ui/check-email?for=magic-link");
+  const magic = await linkFor("magic_login", "magicLoginLink", email);
+  assertPage(await getPage(h, magic.path));
+  const codeStep = assertPage(await postForm(h, magic.path, {}));
+  assert.match(codeStep, /name="twoFACode"/);
+  const recovery = await postForm(h, magic.path, { twoFACode: codes[0]! });
+  assertSeeOther(recovery, "/ui/account");
+  assert.ok(sessionCookieOf(recovery));
+  assertErrorSummary(assertPage(await postForm(h, magic.path, { twoFACode: codes[1]! }), 400), /invalid or has expired/);
+
+  // Reset: the page's form sets a new password; a weak one leaves the link usable.
+  assertSeeOther(await postForm(h, "/ui/forgot-password", { email }, { ip: nextIp() }), "/ui/check-email?for=reset");
+  const reset = await linkFor("password_reset", "resetLink", email);
+  const weak = assertPage(await postForm(h, reset.path, { newPassword: "weakpass" }), 400);
+  assertErrorSummary(weak, /href="#newPassword">The password needs/);
+  assertSeeOther(await postForm(h, reset.path, { newPassword: "Brand-New-Pass-2026" }), "/ui/login?notice=password-reset");
+  h.clock.advance(30 * SECOND);
+  const afterReset = await postForm(h, "/ui/login", { email, password: "Brand-New-Pass-2026", twoFACode: totpAt(secret, h.clock.now()) }, { ip: nextIp() });
+  assertSeeOther(afterReset, "/ui/account");
+
+  // 2FA off again with the password.
+  cookie = sessionCookieOf(afterReset)!;
+  assertSeeOther(await postForm(h, "/ui/two-factor/disable", { password: "Brand-New-Pass-2026", disableCode: "" }, { cookie }), "/ui/two-factor?notice=two-factor-disabled");
+  assert.match(assertPage(await getPage(h, "/ui/account", { cookie })), /<dd>Off<\/dd>/);
+});
+
+test("email-only registration, resend, and a magic-link login", async () => {
+  const email = "linkonly@example.org";
+  assertSeeOther(await postForm(h, "/ui/register-email-only", { name: "Link Only", email }, { ip: nextIp() }), "/ui/check-email?for=registration");
+  const unverified = assertPage(await postForm(h, "/ui/magic-link", { email }, { ip: nextIp() }), 403);
+  assertErrorSummary(unverified, /verify/i);
+  assert.match(unverified, /href="\/ui\/resend-verification"/);
+  h.clock.advance(6 * 60 * SECOND);
+  assertSeeOther(await postForm(h, "/resend-verification", { email }, { ip: nextIp() }), "/ui/check-email?for=verification");
+  const verification = await linkFor("verify_email", "verificationLink", email);
+  assertSeeOther(await postForm(h, `/ui${verification.path}`, {}), "/ui/login?notice=email-verified");
+  assertSeeOther(await postForm(h, "/ui/magic-link", { email }, { ip: nextIp() }), "/ui/check-email?for=magic-link");
+  const magic = await linkFor("magic_login", "magicLoginLink", email);
+  const res = await postForm(h, magic.path, {});
+  assertSeeOther(res, "/ui/account");
+  assert.match(assertPage(await getPage(h, "/ui/account", { cookie: sessionCookieOf(res)! })), /Your account/);
+});
