@@ -33,7 +33,7 @@ export async function startDevServer(): Promise<DevServer> {
     throw err;
   }
   const lines = server.output();
-  const inboxURL = /^Latch dev mode: open (http:\/\/localhost:\d+\/dev\/inbox)$/.exec(lines.find((l) => l.startsWith("Latch dev mode: open")) ?? "")?.[1];
+  const inboxURL = /^Dev inbox, where the emails arrive: (http:\/\/localhost:\d+\/dev\/inbox)$/.exec(lines.find((l) => l.startsWith("Dev inbox,")) ?? "")?.[1];
   const adminKey = /admin API key, shown this once: (\S+)$/.exec(lines.find((l) => l.includes("shown this once")) ?? "")?.[1];
   if (!inboxURL || !adminKey) {
     await server.stop();
