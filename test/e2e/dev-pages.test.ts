@@ -41,7 +41,7 @@ test("the dev inbox shows a registration's verification email, passes axe, and i
   assertVisibleFocus(button);
   assert.equal(await page.locator(":focus").getAttribute("href"), email.link, "the focused button is this email's link");
   await saveStep(page, "email link focused");
-  // Following it needs the hosted pages (/email-verified/…), which the pages branch adds with its flow test.
+  // Following it is hosted-flow.test.ts's first step.
 });
 
 test("the dev inbox's navigation is reachable by keyboard and Enter follows a link", async (t) => {
@@ -103,7 +103,7 @@ test("the harness fails a test on a CSP violation or a console error (checked he
 
 test("fillFormByKeyboard fills text fields and a checkbox and submits with Tab, typing, Space and Enter", async (t) => {
   const { page } = await suite.openPage(t);
-  // A plain form (no script) until the hosted pages land; it submits by GET to a page that answers 200.
+  // A plain form of the test's own (no script), so the helper is checked apart from any page; it submits by GET to a page that answers 200.
   await page.setContent(`<!doctype html><html lang="en"><title>Form</title><main><form method="get" action="${suite.server.baseURL}/dev/inbox.json">
     <label for="email">Email</label><input id="email" name="email" type="email" value="old@example.org">
     <label for="password">Password</label><input id="password" name="password" type="password">
