@@ -100,7 +100,7 @@ test("without DEV_MODE the dev inbox routes answer 404 and no dev tenant exists"
   const h = await createHarness();
   t.after(() => h.close());
   assert.equal(h.deps.dev, undefined);
-  for (const [method, url] of [["GET", "/dev/inbox"], ["GET", "/dev/inbox.json"], ["POST", "/dev/inbox/webhook"]] as const) {
+  for (const [method, url] of [["GET", "/dev/inbox"], ["GET", "/dev/inbox.json"], ["POST", "/dev/inbox/webhook"], ["GET", "/"]] as const) {
     const response = await h.app.inject({ method, url, ...(method === "POST" ? { payload: {} } : {}) });
     assert.equal(response.statusCode, 404, `${method} ${url}`);
     assert.equal(response.json().code, "not_found");

@@ -37,6 +37,10 @@ test("dev mode prints the registration page, and a new dev tenant logs members i
   assert.equal(page.statusCode, 200);
   assert.match(page.body, /<altcha-widget challenge="\/auth\/bot-challenge"/, "the dev tenant uses ALTCHA");
   assert.match(page.body, /href="\/dev\/inbox">Dev inbox</, "dev mode links the inbox");
+  // The site's root opens the pages (where a dev tenant made before them still sends logins).
+  const root = await h.app.inject({ method: "GET", url: "/", headers: { host } });
+  assert.equal(root.statusCode, 303);
+  assert.equal(root.headers.location, "/ui/");
 
   // A developer's own setting survives the next start.
   await updateTenantSettings(h.deps, DEV_TENANT_DOMAIN, { loginSuccessRedirect: "/mine" });

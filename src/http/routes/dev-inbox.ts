@@ -1,7 +1,8 @@
 /**
  * The dev inbox (dev mode only; app.ts registers it only then, so it is 404 otherwise):
  * POST /dev/inbox/webhook receives the dev tenant's webhooks and keeps those whose Standard Webhooks
- * signature verifies; GET /dev/inbox shows them as the tenant's emails; GET /dev/inbox.json lists them.
+ * signature verifies; GET /dev/inbox shows them as the tenant's emails; GET /dev/inbox.json lists them;
+ * GET / redirects to the hosted pages.
  */
 import type { FastifyPluginAsync } from "fastify";
 import type { Deps } from "../../deps.js";
@@ -34,6 +35,11 @@ export const devInboxRoutes: FastifyPluginAsync<{ deps: Deps; dev: DevMode }> = 
 
   // Dev-only routes stay out of the API reference: they are not part of the contract.
   const hidden = { schema: { hide: true } };
+
+  // In dev mode Latch is the whole site on localhost: its root opens the hosted pages, so a dev
+  // tenant whose loginSuccessRedirect is still the default "/" (one created before the pages
+  // existed) lands somewhere after login.
+  app.get("/", hidden, async (_request, reply) => reply.redirect("/ui/", 303));
 
   app.post("/dev/inbox/webhook", hidden, async (request, reply) => {
     const body = typeof request.body === "string" ? request.body : "";
