@@ -136,6 +136,14 @@ test("an unknown site gets an HTML 404; assets are served to any site", async ()
   assert.equal((await getPage(h, "/ui/assets/../package.json")).statusCode, 404);
 });
 
+test("an unknown page under /ui/ is an HTML 404 page; an unknown API route keeps the JSON 404", async () => {
+  const body = assertPage(await getPage(h, "/ui/no-such-page"), 404);
+  assert.match(body, /<h1>Page not found<\/h1>/);
+  const api = await getPage(h, "/auth/no-such-route");
+  assert.equal(api.statusCode, 404);
+  assert.equal(api.json().code, "not_found");
+});
+
 test("a form post from another origin is refused, with the session cookie and on login", async () => {
   await registerVerifiedMember(h, "csrf@example.org");
   const cookie = await loginCookie("csrf@example.org");

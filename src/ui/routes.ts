@@ -60,6 +60,10 @@ function renderFailure() {
 export async function hostedPageRoutes(app: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
   // Assets need no tenant: the same files for every site.
   await app.register(hostedAssetRoutes, { deps });
+  // A mistyped page address is a person's, not a program's: an HTML page, not the API's JSON 404.
+  await app.register(async (scope) => {
+    scope.setNotFoundHandler((request, reply) => sendPage(reply, 404, renderErrorPage("Page not found", "There is no page at this address.", request.id)));
+  }, { prefix: "/ui" });
   await app.register(async (scope) => {
     scope.setErrorHandler(renderFailure());
     registerTenantResolution(scope, deps);
