@@ -63,6 +63,11 @@ export interface AuthErrorOptions {
   retryAfterSeconds?: number;
   /** Internal cause: logged, never sent. */
   cause?: unknown;
+  /**
+   * Facts for the refused request's own log line (with its reqId, route and tenant), never sent:
+   * which rule or lockout refused it. Names and counts only, never a secret or member input.
+   */
+  logFields?: Readonly<Record<string, string | number>>;
 }
 
 export class AuthError extends Error {
@@ -70,6 +75,7 @@ export class AuthError extends Error {
   readonly status: number;
   readonly details: unknown;
   readonly retryAfterSeconds: number | undefined;
+  readonly logFields: Readonly<Record<string, string | number>> | undefined;
 
   constructor(code: ErrorCode, options: AuthErrorOptions = {}) {
     super(options.message ?? defaultMessages[code], { cause: options.cause });
@@ -78,6 +84,7 @@ export class AuthError extends Error {
     this.status = errorStatus[code];
     this.details = options.details;
     this.retryAfterSeconds = options.retryAfterSeconds;
+    this.logFields = options.logFields;
   }
 }
 

@@ -29,6 +29,29 @@ test("every answer carries x-request-id, equal to the error body's requestId", a
   assert.match(String(ok.headers["x-request-id"]), /^req_/);
 });
 
+test("a refusal by a rule or a lockout names it on the request's own log line, with its reqId", async (t) => {
+  const h = await createHarness();
+  t.after(() => h.close());
+  const refusalLine = (requestId: string) =>
+    h.logs.map((line) => JSON.parse(line) as Record<string, unknown>).find((l) => l.msg === "request refused" && l.reqId === requestId);
+
+  await registerVerifiedMember(h, "refused@example.org");
+  for (let i = 0; i < 3; i++) await login(h, "refused@example.org", "Wrong-Password-1");
+  const locked = await login(h, "refused@example.org");
+  assert.equal(locked.statusCode, 429);
+  const lockLine = refusalLine(locked.json().requestId as string);
+  assert.ok(lockLine, "the lockout's line has the request's id");
+  assert.deepEqual([lockLine.code, lockLine.lockout, lockLine.route], ["rate_limited", "password", "/auth/login"]);
+
+  const body = { email: "refused@example.org", "bot-challenge-response": "x" };
+  let limited;
+  for (let i = 0; i < 20 && limited?.statusCode !== 429; i++) limited = await post(h, "/auth/forgot-password", body, { ip: "198.51.100.7" });
+  assert.equal(limited?.statusCode, 429, "the forgot-password limits refuse at last");
+  const ruleLine = refusalLine(limited!.json().requestId as string);
+  assert.ok(ruleLine && typeof ruleLine.rule === "string" && ruleLine.code === "rate_limited", JSON.stringify(ruleLine));
+  assert.ok(!h.logs.join("").includes("Wrong-Password-1"));
+});
+
 test("sweeping forgets idle lockouts and finished deliveries after 30 days, keeps live state", async (t) => {
   const h = await createHarness();
   t.after(() => h.close());

@@ -35,9 +35,8 @@ export async function enforceRateLimit(deps: Deps, tenant: Tenant, rule: RateRul
   const counter = await deps.counters.hitCounter(tenant.id, limitKey(rule.name, subject), rule.windowMs, now);
   const decision = decideRateLimit(counter, rule, now);
   if (!decision.allowed) {
-    deps.log.info({ rule: rule.name, tenantId: tenant.id }, "rate limit refused a request");
     deps.metrics.rateLimitRefused(rule.name);
-    throw new AuthError("rate_limited", { retryAfterSeconds: decision.retryAfterSeconds });
+    throw new AuthError("rate_limited", { retryAfterSeconds: decision.retryAfterSeconds, logFields: { rule: rule.name } });
   }
 }
 
@@ -51,8 +50,9 @@ export async function refuseManyIpsForOneEmail(deps: Deps, tenant: Tenant, rule:
   if (!deps.config.rateLimits) return;
   const distinctIps = await countDistinctIps(deps.counters, tenant, rule, email, context.ip, now);
   if (distinctIps >= rule.threshold) {
-    deps.log.warn({ tenantId: tenant.id, rule: rule.name, distinctIps }, "rate limit refused a request");
+    // Also at warn, apart from the request's line: many IPs on one email is a campaign to look at.
+    deps.log.warn({ tenantId: tenant.id, rule: rule.name, distinctIps }, "many IPs asking for one email");
     deps.metrics.rateLimitRefused(rule.name);
-    throw new AuthError("rate_limited", { retryAfterSeconds: rule.windowMs / 1000 });
+    throw new AuthError("rate_limited", { retryAfterSeconds: rule.windowMs / 1000, logFields: { rule: rule.name, distinctIps } });
   }
 }

@@ -57,7 +57,7 @@ export async function reservePasswordAttempt(deps: Deps, tenant: Tenant, email: 
     deps.log.warn({ tenantId: tenant.id, distinctIps: decision.distinctIps }, "login velocity lockout: too many IPs for one account");
   } else if (decision.distinctIps >= distinctIpRules.suspiciousLoginIps.threshold) deps.log.warn({ tenantId: tenant.id, distinctIps: decision.distinctIps }, "suspicious_login_velocity");
   if (decision.refusedForMs > 0) {
-    throw new AuthError("rate_limited", { message: LOCKED_OUT_MESSAGE, retryAfterSeconds: Math.ceil(decision.refusedForMs / 1000) });
+    throw new AuthError("rate_limited", { message: LOCKED_OUT_MESSAGE, retryAfterSeconds: Math.ceil(decision.refusedForMs / 1000), logFields: { lockout: decision.velocityLockout ? "velocity" : "password" } });
   }
   return { distinctIps: decision.distinctIps, locksOnFailure: decision.locksOnFailure };
 }

@@ -56,7 +56,7 @@ async function checkCode(tx: Store, deps: Deps, tenant: Tenant, memberId: number
 
 export function throwForFailedCheck(check: CodeCheck & { ok: false }): never {
   if (check.lockedForMs > 0) {
-    throw new AuthError("rate_limited", { message: "Too many incorrect codes. Please try again later.", retryAfterSeconds: Math.ceil(check.lockedForMs / 1000) });
+    throw new AuthError("rate_limited", { message: "Too many incorrect codes. Please try again later.", retryAfterSeconds: Math.ceil(check.lockedForMs / 1000), logFields: { lockout: "two_factor" } });
   }
   throw new AuthError("invalid_2fa_code");
 }

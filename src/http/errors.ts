@@ -49,6 +49,9 @@ export function registerErrorHandling(app: FastifyInstance): void {
       request.log.error({ err: error, code: authError.code }, "request failed");
     } else if (!(error instanceof AuthError)) {
       request.log.info({ code: authError.code, reason: error.code ?? error.message }, "request refused");
+    } else if (authError.logFields) {
+      // A refusal that says which rule refused it: on the request's line, so it carries its reqId.
+      request.log.info({ code: authError.code, ...authError.logFields }, "request refused");
     }
     return sendError(request, reply, authError);
   });

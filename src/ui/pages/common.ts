@@ -43,6 +43,7 @@ export async function handleForm(reply: FastifyReply, fieldsInForm: string[], re
     return await submit();
   } catch (error) {
     const errors = formErrorsOf(error, fieldsInForm);
+    if (error instanceof AuthError && error.logFields) reply.request.log.info({ code: error.code, ...error.logFields }, "request refused");
     if (error instanceof AuthError && error.retryAfterSeconds !== undefined) void reply.header("retry-after", String(error.retryAfterSeconds));
     return sendPage(reply, statusOf(error), render(errors, error));
   }
