@@ -230,6 +230,11 @@ test("requests: browser credentials, JSON only with a body, the key only on admi
   assert.equal(session!.headers.get("authorization"), null);
   assert.equal(lock!.headers.get("authorization"), "Bearer admin-key");
   assert.equal(audit!.url, "https://auth.example.com/auth/admin/audit-log?recordId=r+1%26x");
+
+  // A listed origin of the same site opts in to sending the cookie cross-origin.
+  const included: SentRequest[] = [];
+  await createLatchClient({ baseUrl: "https://auth.example.com", credentials: "include", fetch: recordingFetch(included, answer) }).getSession();
+  assert.equal(included[0]!.credentials, "include");
 });
 
 test("the memory jar keeps the newest session_id and drops it on Max-Age=0 or a past Expires", async () => {

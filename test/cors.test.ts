@@ -45,6 +45,8 @@ test("preflight: an allowed origin may POST JSON with credentials; nothing wider
     for (const [method, headers] of [["DELETE", undefined], ["POST", "content-type, authorization"], ["POST", "x-tenant-domain"]] as const) {
       const response = await preflight(h, ALLOWED, method, headers);
       assertError(response, 403, "origin_mismatch");
+      assert.equal(response.headers["access-control-allow-origin"], undefined, `${method} ${headers}: a refusal grants nothing`);
+      assert.equal(response.headers["access-control-allow-credentials"], undefined, `${method} ${headers}`);
       assert.equal(response.headers["access-control-allow-methods"], undefined, `${method} ${headers}`);
       assert.equal(response.headers["access-control-allow-headers"], undefined, `${method} ${headers}`);
     }
@@ -83,6 +85,15 @@ test("answers carry CORS headers only for a listed origin, errors included", asy
     assert.equal(foreign.statusCode, 200, foreign.body);
     assert.equal(foreign.headers["access-control-allow-origin"], undefined);
     assert.equal(foreign.headers["access-control-allow-credentials"], undefined);
+    assert.equal(foreign.headers.vary, "Origin", "a cache keeps answers to different origins apart");
+    // Without Origin, too: the answer varies by Origin for a tenant that lists any.
+    assert.equal((await get(h, "/auth/session", { cookie })).headers.vary, "Origin");
+
+    // The hosted pages are same-origin only: a listed origin can't read them.
+    const page = await h.app.inject({ method: "GET", url: "/ui/login", headers: { host: h.tenant.domain, origin: ALLOWED } });
+    assert.equal(page.statusCode, 200);
+    assert.equal(page.headers["access-control-allow-origin"], undefined);
+    assert.equal(page.headers["access-control-allow-credentials"], undefined);
   } finally {
     await h.close();
   }
@@ -93,6 +104,7 @@ test("a tenant without allowedOrigins grants no origin", async () => {
   try {
     const response = await preflight(h, "https://app.example.org");
     assertError(response, 403, "origin_mismatch");
+    assert.equal((await h.app.inject({ method: "GET", url: "/auth/bot-challenge", headers: { host: h.tenant.domain } })).headers.vary, undefined, "nothing varies without listed origins");
   } finally {
     await h.close();
   }

@@ -88,6 +88,13 @@ test("sweeping deletes audit events older than the retention (AUDIT_RETENTION_DA
   await h.deps.store.sweepExpired(h.clock.now(), 5 * DAY);
   assert.equal(await count(), all - recorded.length, "the events from 10 days ago are gone, the login's stay");
   assert.ok((await count()) > 0);
+
+  // In batches: a small batch size still deletes every old event, and nothing newer.
+  const remaining = await count();
+  h.clock.advance(DAY);
+  for (let i = 0; i < 5; i++) await h.deps.store.audit.insertAuditEvent(tenantId, { memberId: recordId, type: "test_event", ip: null, userAgent: null }, h.clock.now());
+  assert.equal(await h.deps.store.audit.deleteAuditEventsBefore(h.clock.now(), 2), remaining, "all older events, 2 per statement");
+  assert.equal(await count(), 5);
 });
 
 test("the server process warns about unprotected tenants at start and exits 0 on SIGTERM", async (t) => {

@@ -99,6 +99,15 @@ test("bot secretKey: stored sealed (never in the database in the clear), kept ac
   assert.equal((await forgot()).statusCode, 200);
   assert.equal(siteverify.forms.at(-1)!.get("secret"), SECRET, "the provider gets the secret itself");
 
+  // A value that looks sealed is sealed again, never opened: the provider gets it as sent, so the
+  // verifyUrl can't be used to decrypt another sealed secret (a TOTP key, a webhook secret).
+  const otherSecret = h.deps.secrets.seal("JBSWY3DPEHPK3PXP-a-totp-key");
+  await updateTenantSettings(h.deps, h.tenant.domain, { botProtection: { provider: "turnstile", secretKey: otherSecret, verifyUrl: `${siteverify.url}/siteverify` } });
+  assert.equal((await forgot()).statusCode, 200);
+  assert.equal(siteverify.forms.at(-1)!.get("secret"), otherSecret, "not decrypted");
+  assert.ok(!(await storedSettings()).includes(otherSecret), "stored sealed again");
+  await updateTenantSettings(h.deps, h.tenant.domain, { botProtection: { provider: "turnstile", secretKey: SECRET, verifyUrl: `${siteverify.url}/siteverify` } });
+
   // Another setting changes; the sealed secret is kept as it is and still works.
   await updateTenantSettings(h.deps, h.tenant.domain, { sessionTier: "1h" });
   assert.ok(!(await storedSettings()).includes(SECRET), "updated: still sealed");

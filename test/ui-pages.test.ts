@@ -9,6 +9,7 @@ import { after, before, test } from "node:test";
 import { solveChallenge, type Challenge } from "altcha-lib";
 import { deriveKey } from "altcha-lib/algorithms/sha";
 import { PAGE_CSP } from "../src/ui/layout.js";
+import { safeRedirectPath } from "../src/ui/paths.js";
 import { createHarness, deliverWebhooks, parseLink, post, registerVerifiedMember, sessionCookieOf, STRONG_PASSWORD, type Harness } from "./support/harness.js";
 import { lastWebhookFor, nextIp, sessionStatus } from "./support/flows.js";
 import { assertErrorSummary, assertPage, assertSeeOther, getPage, inputValue, postForm } from "./support/ui-forms.js";
@@ -90,6 +91,31 @@ test("opening a link page changes nothing: each token still works afterwards", a
   }
   const used = await post(h, `/auth/verify-magic-link/${magic.recordId}/${magic.token}`, { "bot-challenge-response": "x" });
   assert.equal(used.statusCode, 200, used.body);
+});
+
+test("a redirect after a form post sends no Referer onward: the link page's address (with its token) stays behind", async () => {
+  const email = "referrer@example.org";
+  await registerVerifiedMember(h, email);
+  assertSeeOther(await postForm(h, "/ui/magic-link", { email }, { ip: nextIp() }), "/ui/check-email?for=magic-link");
+  await deliverWebhooks(h);
+  const magic = parseLink(lastWebhookFor(h, "magic_login", email).body.magicLoginLink!);
+  const signedIn = await postForm(h, `/verify-magic-link/${magic.recordId}/${magic.token}`, {}, { ip: nextIp() });
+  assert.equal(signedIn.statusCode, 303, signedIn.body);
+  assert.equal(signedIn.headers["referrer-policy"], "no-referrer");
+});
+
+test("notices and 'sent' texts come only from their own tables, never from Object.prototype", async () => {
+  for (const url of ["/ui/login?notice=constructor", "/ui/login?notice=__proto__", "/ui/check-email?for=toString", "/ui/check-email?for=hasOwnProperty"]) {
+    const body = assertPage(await getPage(h, url));
+    assert.ok(!/function|native code|\[object/.test(body), `${url} shows a prototype member`);
+  }
+});
+
+test("safeRedirectPath: same-origin printable paths only, anything else falls back", () => {
+  for (const ok of ["/", "/ui/account", "/a%20b?x=1#y"]) assert.equal(safeRedirectPath(ok, "/fallback"), ok);
+  for (const bad of ["//evil.example", "/\\evil.example", "https://evil.example", "/日本", "/a b", "/a\tb", "", "x", undefined]) {
+    assert.equal(safeRedirectPath(bad, "/fallback"), "/fallback", String(bad));
+  }
 });
 
 test("a form error comes back in the form: role=alert summary, field marked, email kept, password never", async () => {

@@ -25,8 +25,9 @@ const settingsProperties = {
   passwordResetWebhook: WebhookUrl,
   magicLoginWebhook: WebhookUrl,
   sessionTier: Type.Union([Type.Literal("15m"), Type.Literal("1h"), Type.Literal("8h"), Type.Literal("1d"), Type.Literal("7d"), Type.Literal("30d")]),
-  // A path on the tenant's own site: one leading slash, never "//host" (an open redirect).
-  loginSuccessRedirect: Type.String({ pattern: "^/(?![/\\\\])[^\\s]*$", maxLength: 2048 }),
+  // A path on the tenant's own site: one leading slash, never "//host" (an open redirect); printable
+  // ASCII only (percent-encode the rest), since it goes into a Location header as it is.
+  loginSuccessRedirect: Type.String({ pattern: "^/(?![/\\\\])[\\x21-\\x7e]*$", maxLength: 2048 }),
   botProtection: BotProtectionSchema,
   resetTokenTtlMinutes: Type.Integer({ minimum: 15, maximum: 1440 }),
   require2FA: Type.Boolean(),

@@ -59,22 +59,34 @@ export async function createTenant(deps: Deps, input: CreateTenantInput): Promis
   return { domain, applicationId, webhookSecret, ...(internalApiKey && { internalApiKey }) };
 }
 
-/** The siteverify secret is stored sealed under SECRETS_KEY (D1): the database and its backups never hold it. */
+/**
+ * The siteverify secret is stored sealed under SECRETS_KEY (D1): the database and its backups never
+ * hold it. What the operator sends is always sealed, even when it looks sealed already: a sealed
+ * value taken as it is would be opened and sent to the operator's `verifyUrl`, a decryption oracle
+ * for every other sealed secret (TOTP keys, webhook secrets).
+ */
 function withSealedBotSecret(deps: Deps, settings: TenantSettings): TenantSettings {
   const { secretKey } = settings.botProtection;
-  if (secretKey === undefined || isSealed(secretKey)) return settings;
+  if (secretKey === undefined) return settings;
   return { ...settings, botProtection: { ...settings.botProtection, secretKey: deps.secrets.seal(secretKey) } };
 }
 
-/** At start: a bot secret stored before sealing existed is sealed now. Returns how many were. */
+/**
+ * At start: a bot secret an older version stored in the clear is sealed now. Only stored values
+ * are judged by their form; each is re-read and written in one transaction, so an operator's
+ * concurrent update is not lost. Returns how many were sealed.
+ */
 export async function sealStoredBotSecrets(deps: Deps): Promise<number> {
   let sealed = 0;
   for (const { domain } of await deps.store.tenants.listTenants()) {
-    const tenant = await deps.store.tenants.findTenantByDomain(domain);
-    if (!tenant) continue;
-    const settings = withSealedBotSecret(deps, tenant.settings);
-    if (settings === tenant.settings) continue;
-    await deps.store.tenants.updateTenantSettings(tenant.id, settings, deps.clock.now());
+    const changed = await deps.store.transaction(async (tx) => {
+      const tenant = await tx.tenants.findTenantByDomain(domain);
+      const secretKey = tenant?.settings.botProtection.secretKey;
+      if (!tenant || secretKey === undefined || isSealed(secretKey)) return false;
+      await tx.tenants.updateTenantSettings(tenant.id, withSealedBotSecret(deps, tenant.settings), deps.clock.now());
+      return true;
+    });
+    if (!changed) continue;
     deps.tenantCache.invalidate(domain);
     sealed++;
   }

@@ -19,13 +19,21 @@ export function isCorsOriginAllowed(tenant: Tenant, origin: string): boolean {
   return tenant.settings.allowedOrigins.includes(origin.toLowerCase());
 }
 
-/** Called once the tenant is known; a request without an allowed `Origin` gets no CORS header. */
-export function applyCorsHeaders(reply: FastifyReply, tenant: Tenant, origin: string): void {
-  if (!isCorsOriginAllowed(tenant, origin)) return;
+/**
+ * Called once the tenant is known. A tenant that lists origins answers with `Vary: Origin` always
+ * (a shared cache must not hand one origin's answer to another); only a listed `Origin` gets the grant.
+ */
+export function applyCorsHeaders(reply: FastifyReply, tenant: Tenant, origin: string | undefined): void {
+  if (tenant.settings.allowedOrigins.length === 0) return;
+  void reply.header("vary", "Origin");
+  if (origin === undefined || !isCorsOriginAllowed(tenant, origin)) return;
+  grantOrigin(reply, origin);
+}
+
+function grantOrigin(reply: FastifyReply, origin: string): void {
   void reply.header("access-control-allow-origin", origin);
   void reply.header("access-control-allow-credentials", "true");
   void reply.header("access-control-expose-headers", "retry-after, x-request-id");
-  void reply.header("vary", "Origin");
 }
 
 /** `OPTIONS /auth/*`: 204 for an allowed origin, method and headers; 403 `origin_mismatch` otherwise. */
@@ -38,6 +46,8 @@ export function registerCorsPreflight(app: FastifyInstance): void {
     const asked = request.headers["access-control-request-headers"];
     const headers = typeof asked === "string" ? asked.split(",").map((h) => h.trim().toLowerCase()).filter(Boolean) : [];
     if (headers.some((h) => h !== "content-type")) throw new AuthError("origin_mismatch", { message: "Only Content-Type may be sent from another origin." });
+    grantOrigin(reply, origin);
+    void reply.header("vary", "Origin");
     void reply.header("access-control-allow-methods", ALLOWED_METHODS.join(", "));
     void reply.header("access-control-allow-headers", "Content-Type");
     void reply.header("access-control-max-age", String(PREFLIGHT_MAX_AGE_SECONDS));

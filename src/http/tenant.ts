@@ -43,15 +43,19 @@ function assertOriginAllowed(request: FastifyRequest, tenant: Tenant): void {
   throw new AuthError("origin_mismatch");
 }
 
-/** Resolves the tenant for every route of the encapsulated scope it is registered in. */
-export function registerTenantResolution(app: FastifyInstance, deps: Deps): void {
+/**
+ * Resolves the tenant for every route of the encapsulated scope it is registered in. `cors: false`
+ * (the hosted pages) grants no CORS: pages are same-origin, and a listed origin must not read them.
+ */
+export function registerTenantResolution(app: FastifyInstance, deps: Deps, options: { cors?: boolean } = {}): void {
+  const cors = options.cors ?? true;
   app.decorateRequest("tenant", null as unknown as Tenant);
   app.addHook("onRequest", async (request, reply) => {
     const tenant = await deps.tenantCache.findByDomain(tenantDomainOf(request));
     if (!tenant) throw new AuthError("unknown_tenant");
     request.tenant = tenant;
-    const origin = request.headers.origin;
-    if (origin !== undefined) applyCorsHeaders(reply, tenant, origin);
+    // Preflights get their headers from their own route, once its checks pass.
+    if (cors && request.method !== "OPTIONS") applyCorsHeaders(reply, tenant, request.headers.origin);
     assertOriginAllowed(request, tenant);
   });
 }

@@ -33,9 +33,22 @@ export class AuditStore {
       .execute();
   }
 
-  /** Retention (AUDIT_RETENTION_DAYS): events recorded before `cutoff` are deleted. */
-  async deleteAuditEventsBefore(cutoff: number): Promise<void> {
-    await this.db.deleteFrom("audit_events").where("at", "<", cutoff).execute();
+  /**
+   * Retention (AUDIT_RETENTION_DAYS): events recorded before `cutoff` are deleted, `batchSize` rows
+   * per statement, so the first sweep after an upgrade doesn't hold SQLite's write lock for a year
+   * of events at once. Returns how many were deleted.
+   */
+  async deleteAuditEventsBefore(cutoff: number, batchSize = 1000): Promise<number> {
+    let deleted = 0;
+    for (;;) {
+      const result = await this.db
+        .deleteFrom("audit_events")
+        .where("id", "in", (eb) => eb.selectFrom("audit_events").select("id").where("at", "<", cutoff).orderBy("id").limit(batchSize))
+        .executeTakeFirst();
+      const count = Number(result.numDeletedRows);
+      deleted += count;
+      if (count < batchSize) return deleted;
+    }
   }
 
   async listMemberAuditEvents(tenantId: string, memberId: number, limit: number): Promise<StoredAuditEvent[]> {

@@ -53,5 +53,6 @@ export function withNotice(path: string, notice: NoticeKey): string {
  * again here so a redirect can never leave the site (no `//host`, no backslash tricks).
  */
 export function safeRedirectPath(path: string | undefined, fallback: string): string {
-  return path !== undefined && /^\/(?![/\\])[^\s\\]*$/.test(path) ? path : fallback;
+  // Printable ASCII only: anything else can't go into a Location header (Node refuses it).
+  return path !== undefined && /^\/(?![/\\])[\x21-\x5b\x5d-\x7e]*$/.test(path) ? path : fallback;
 }

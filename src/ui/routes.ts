@@ -66,8 +66,14 @@ export async function hostedPageRoutes(app: FastifyInstance, { deps }: { deps: D
   }, { prefix: "/ui" });
   await app.register(async (scope) => {
     scope.setErrorHandler(renderFailure());
-    registerTenantResolution(scope, deps);
+    registerTenantResolution(scope, deps, { cors: false });
     scope.addHook("onRequest", async (request) => refuseForeignFormPost(request));
+    // A redirect after a form post may leave a link page whose address holds the token: the next
+    // page (perhaps the tenant's own app, with analytics) must not get that address as Referer.
+    scope.addHook("onSend", async (_request, reply, payload) => {
+      if (reply.statusCode === 303) void reply.header("referrer-policy", "no-referrer");
+      return payload;
+    });
     // Only in this scope; the body limit is the app's (16 KiB), like JSON's.
     scope.addContentTypeParser("application/x-www-form-urlencoded", { parseAs: "string" }, parseFormBody);
     await scope.register(registrationPages, { deps });

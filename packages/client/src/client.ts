@@ -64,7 +64,7 @@ function createTransport(options: LatchClientOptions): Transport {
         method: operation.method,
         headers: requestHeaders(options, jar, "admin" in operation, hasBody),
         body: hasBody ? JSON.stringify(input.body) : undefined,
-        credentials: "same-origin",
+        credentials: options.credentials ?? "same-origin",
       });
     } catch {
       throw networkError();

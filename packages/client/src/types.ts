@@ -83,6 +83,12 @@ export interface LatchClientOptions {
    * "memory": for Node, the client keeps `session_id` from Set-Cookie and sends it back itself.
    */
   cookies?: "browser" | "memory";
+  /**
+   * Browser mode: fetch's `credentials`, "same-origin" by default. "include" for a page on another
+   * origin that the tenant lists in `allowedOrigins` (Latch grants it CORS); the session cookie is
+   * `SameSite=Lax`, so that works only between origins of the same site.
+   */
+  credentials?: RequestInit["credentials"];
   /** The tenant's internal API key, sent as `Authorization: Bearer` on the admin calls only. Server side only. */
   apiKey?: string;
 }

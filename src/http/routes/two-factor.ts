@@ -40,7 +40,7 @@ export const twoFactorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
   app.post("/auth/2fa/enable", {
     schema: {
       summary: "Confirm enrolment with a first TOTP code",
-      description: "D14. Needs a pending secret from `/auth/2fa/setup`. 3 wrong codes lock the second factor for 15 minutes.",
+      description: "D14. Needs a pending secret from `/auth/2fa/setup`. 3 wrong codes lock the second factor for 15 minutes. On success every other session of the member ends; this one stays.",
       tags: ["two-factor"],
       operationId: "enableTwoFactor",
       security: security.session,

@@ -69,7 +69,7 @@ function enableForm(secret: string, qrCodeDataUrl: string | undefined, errors: F
   return html`<ol>
 <li>Open an authenticator app on your phone and add an account.</li>
 <li>${qrCodeDataUrl ? html`Scan this QR code, or enter the key below by hand.` : html`Enter the key below by hand, or <a href="${pagePaths.twoFactor}">start again</a> to see a new QR code.`}</li>
-<li>Type the 6-digit code the app shows.</li>
+<li>Type the 6-digit code the app shows. Turning it on logs you out everywhere else.</li>
 </ol>
 ${qrCodeDataUrl ? html`<img class="qr" src="${qrCodeDataUrl}" alt="QR code for your authenticator app. If you cannot scan it, enter the key shown below.">` : ""}
 <p>Key for manual entry: <code class="secret" id="totp-secret">${secret}</code></p>
@@ -82,7 +82,7 @@ ${form({
 }
 
 function recoveryCodesBody(codes: string[]): Html {
-  return html`<p class="notice" role="status">Two-factor authentication is on.</p>
+  return html`<p class="notice" role="status">Two-factor authentication is on. Your other sessions have been logged out.</p>
 <p><strong>Save these recovery codes now. They are shown only this once.</strong> Each works once, to log in when you do not have your phone.</p>
 <ol class="codes" aria-label="Recovery codes">${codes.map((c) => html`<li><code>${c}</code></li>`)}</ol>
 <p><a href="${pagePaths.account}">I have saved them: continue to your account</a></p>`;

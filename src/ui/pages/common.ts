@@ -15,7 +15,7 @@ export interface PageDeps {
 
 export function noticeOf(request: FastifyRequest): string | undefined {
   const key = (request.query as { notice?: unknown } | undefined)?.notice;
-  return typeof key === "string" && key in notices ? notices[key as NoticeKey] : undefined;
+  return typeof key === "string" && Object.hasOwn(notices, key) ? notices[key as NoticeKey] : undefined;
 }
 
 /** The page frame with what every page of this request shares (tenant, dev inbox link). */

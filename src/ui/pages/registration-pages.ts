@@ -100,7 +100,7 @@ export async function registrationPages(app: FastifyInstance, { deps }: PageDeps
 
   app.get(pagePaths.checkEmail, hide, async (request, reply) => {
     const sentFor = (request.query as { for?: unknown }).for;
-    const text = typeof sentFor === "string" && sentFor in SENT_TEXT ? SENT_TEXT[sentFor as EmailSentFor] : "If the address is known to us, we have sent you an email.";
+    const text = typeof sentFor === "string" && Object.hasOwn(SENT_TEXT, sentFor) ? SENT_TEXT[sentFor as EmailSentFor] : "If the address is known to us, we have sent you an email.";
     const dev = deps.dev ? html`<p class="note">Dev mode: the email is not sent; it is in the <a href="/dev/inbox">dev inbox</a>.</p>` : html``;
     return sendPage(reply, 200, page(deps, request, { title: "Check your email", body: html`<p>${text}</p>${dev}<p><a href="${pagePaths.login}">Back to log in</a></p>` }));
   });
