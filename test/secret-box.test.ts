@@ -5,7 +5,12 @@
  */
 import assert from "node:assert/strict";
 import { createCipheriv } from "node:crypto";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { test } from "node:test";
+import { createDeps } from "../src/deps.js";
+import { createLogger } from "../src/logging.js";
 import { ConfigError, loadConfig } from "../src/config.js";
 import { cryptoRandom } from "../src/core/random.js";
 import { createSecretBox, isSealed, keyId } from "../src/security/secret-box.js";
@@ -104,4 +109,15 @@ test("SECRETS_KEY_PREVIOUS: comma-separated keys, each 32 bytes, never the curre
   assert.equal(problemsOf("abcd").length, 1, "too short");
   assert.match(problemsOf(KEY_B.toString("hex")).join(), /must not contain SECRETS_KEY itself/);
   assert.match(problemsOf(`${KEY_A.toString("hex")},${KEY_B.toString("base64")}`).join(), /must not contain SECRETS_KEY itself/, "in any form");
+});
+
+test("SQLite with the generated key file: SECRETS_KEY_PREVIOUS equal to that key is refused at start", async (t) => {
+  const dataDir = mkdtempSync(join(tmpdir(), "latch-keyfile-"));
+  t.after(() => rmSync(dataDir, { recursive: true, force: true }));
+  writeFileSync(join(dataDir, "secrets.key"), `${KEY_A.toString("hex")}\n`);
+  const config = loadConfig({ DATABASE_URL: `sqlite:${join(dataDir, "latch.db")}`, SECRETS_KEY_PREVIOUS: KEY_A.toString("hex") });
+  await assert.rejects(createDeps(config, { log: createLogger("silent") }), (err) => err instanceof ConfigError && /must not contain the current key/.test(err.message));
+  const rotated = await createDeps(loadConfig({ DATABASE_URL: `sqlite:${join(dataDir, "latch.db")}`, SECRETS_KEY_PREVIOUS: KEY_C.toString("hex") }), { log: createLogger("silent") });
+  t.after(() => rotated.store.close());
+  assert.equal(rotated.secrets.open(createSecretBox(KEY_C, cryptoRandom).seal("old")), "old", "the file key is current, the variable's key opens");
 });
