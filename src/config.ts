@@ -32,6 +32,8 @@ export interface Config {
   webhookAllowPrivateNetworks: boolean;
   /** 32 bytes, or undefined: then a key is generated into the data directory (D14). */
   secretsKey: Buffer | undefined;
+  /** SECRETS_KEY_PREVIOUS: old keys, used only to open what they sealed until `latch secrets reseal` ran. */
+  secretsKeyPrevious: Buffer[];
   /** DEV_MODE=true (`npm run dev`): a `localhost` tenant and the dev inbox (src/dev/); SQLite only. */
   devMode: boolean;
 }
@@ -44,6 +46,13 @@ export class ConfigError extends Error {
 }
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
+
+/** 32 bytes, as 64 hex characters or base64; a problem is recorded otherwise (the value never appears in it). */
+function parseSecretsKey(name: string, value: string, problems: string[]): Buffer {
+  const key = /^[0-9a-fA-F]{64}$/.test(value) ? Buffer.from(value, "hex") : Buffer.from(value, "base64");
+  if (key.length !== 32) problems.push(`${name} must be 32 bytes, as 64 hex characters or base64`);
+  return key;
+}
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const problems: string[] = [];
@@ -87,12 +96,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const allowPrivate = oneOf("WEBHOOK_ALLOW_PRIVATE_NETWORKS", ["true", "false"], devMode ? "true" : "false");
   if (devMode && /^postgres/.test(databaseUrl)) problems.push("DEV_MODE=true is refused with a PostgreSQL DATABASE_URL: dev mode is for a local SQLite file, never production");
 
-  let secretsKey: Buffer | undefined;
   const secretsKeyText = text("SECRETS_KEY");
-  if (secretsKeyText !== undefined) {
-    secretsKey = /^[0-9a-fA-F]{64}$/.test(secretsKeyText) ? Buffer.from(secretsKeyText, "hex") : Buffer.from(secretsKeyText, "base64");
-    if (secretsKey.length !== 32) problems.push("SECRETS_KEY must be 32 bytes, as 64 hex characters or base64");
-  }
+  const secretsKey = secretsKeyText === undefined ? undefined : parseSecretsKey("SECRETS_KEY", secretsKeyText, problems);
+  const secretsKeyPrevious = (text("SECRETS_KEY_PREVIOUS") ?? "").split(",").map((s) => s.trim()).filter(Boolean)
+    .map((value, i) => parseSecretsKey(`SECRETS_KEY_PREVIOUS (key ${i + 1})`, value, problems));
+  // The usual slip is setting the old key in both: nothing would be rotated, so refuse it.
+  if (secretsKey && secretsKeyPrevious.some((k) => k.equals(secretsKey))) problems.push("SECRETS_KEY_PREVIOUS must not contain SECRETS_KEY itself: set SECRETS_KEY to the new key and the old one here");
 
   const redisUrl = text("REDIS_URL");
   if (redisUrl !== undefined && !/^rediss?:\/\//.test(redisUrl)) problems.push("REDIS_URL must start with redis:// or rediss://");
@@ -126,6 +135,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: oneOf("LOG_LEVEL", LOG_LEVELS, "info"),
     webhookAllowPrivateNetworks: allowPrivate === "true",
     secretsKey,
+    secretsKeyPrevious,
     devMode,
   };
   if (problems.length > 0) throw new ConfigError(problems);

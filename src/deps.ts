@@ -5,7 +5,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Logger } from "pino";
-import type { Config } from "./config.js";
+import { ConfigError, type Config } from "./config.js";
 import { systemClock, type Clock } from "./core/clock.js";
 import { cryptoRandom, type Random } from "./core/random.js";
 import { BackgroundTasks } from "./events/background.js";
@@ -75,6 +75,16 @@ function loadSecretsKey(config: Config, dataDir: string, random: Random, log: Lo
   return Buffer.from(readFileSync(file, "utf8").trim(), "hex");
 }
 
+/** The box seals with the current key and also opens with SECRETS_KEY_PREVIOUS during a rotation. */
+function openSecretBox(config: Config, key: Buffer, random: Random, log: Logger): SecretBox {
+  // config.ts catches this when SECRETS_KEY is set; the generated key file is only known here.
+  if (config.secretsKeyPrevious.some((k) => k.equals(key))) throw new ConfigError(["SECRETS_KEY_PREVIOUS must not contain the current key (secrets.key)"]);
+  if (config.secretsKeyPrevious.length > 0) {
+    log.info({ previousKeys: config.secretsKeyPrevious.length }, "SECRETS_KEY_PREVIOUS is set: values sealed under it still open; run `latch secrets reseal`, then remove it");
+  }
+  return createSecretBox(key, random, config.secretsKeyPrevious);
+}
+
 export async function createDeps(config: Config, overrides: DepsOverrides = {}): Promise<Deps> {
   const clock = overrides.clock ?? systemClock;
   const random = overrides.random ?? cryptoRandom;
@@ -85,7 +95,9 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     onConnectionError: (err) => log.warn({ err }, "database connection lost; the pool will reconnect"),
   });
   let redis: RedisCounters | undefined;
+  let secrets: SecretBox;
   try {
+    secrets = openSecretBox(config, loadSecretsKey(config, dataDir, random, log), random, log);
     if (overrides.migrate ?? config.migrateOnStart) await migrateToLatest(db);
     if (config.redisUrl) {
       redis = await RedisCounters.connect({
@@ -103,7 +115,6 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
   const store = new Store(db, dialect, reader);
   const counters = redis ?? store.limits;
   const metrics = new Metrics({ countOutboxBacklog: () => store.outbox.countPendingDeliveries(), log });
-  const secrets = createSecretBox(loadSecretsKey(config, dataDir, random, log), random);
   const altcha = createAltchaProvider({
     signatureSecret: secrets.deriveSecret("altcha-challenge"),
     keySignatureSecret: secrets.deriveSecret("altcha-key"),

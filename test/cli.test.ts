@@ -11,8 +11,8 @@ import { createHarness, post } from "./support/harness.js";
 const run = promisify(execFile);
 const SECRETS_KEY = "11".repeat(32);
 
-async function latch(dataDir: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const env = { ...process.env, DATABASE_URL: `sqlite:${join(dataDir, "latch.db")}`, SECRETS_KEY, LOG_LEVEL: "warn" };
+async function latch(dataDir: string, args: string[], keys: Record<string, string> = { SECRETS_KEY }): Promise<{ code: number; stdout: string; stderr: string }> {
+  const env = { ...process.env, DATABASE_URL: `sqlite:${join(dataDir, "latch.db")}`, SECRETS_KEY_PREVIOUS: "", LOG_LEVEL: "warn", ...keys };
   try {
     const { stdout, stderr } = await run(process.execPath, ["--import", "tsx", "src/cli/main.ts", ...args], { env });
     return { code: 0, stdout, stderr };
@@ -70,4 +70,41 @@ test("latch tenant create|show|update|rotate-key|rotate-webhook-secret drive the
     post(h, "/auth/lock-account", { recordId: "123456789012345", action: "lock" }, { domain: "shop.example.com", headers: { authorization: `Bearer ${key}` } });
   assert.equal((await lockWith(tenant.internalApiKey)).statusCode, 401, "the old key stopped working");
   assert.equal((await lockWith(newKey)).statusCode, 404, "the new key is accepted; the member does not exist");
+});
+
+test("latch secrets reseal: counts per kind, never values; idempotent; unreadable values kept and exit 1", async (t) => {
+  const dataDir = mkdtempSync(join(tmpdir(), "latch-cli-"));
+  t.after(() => rmSync(dataDir, { recursive: true, force: true }));
+  const NEW_KEY = "22".repeat(32);
+  const settings = JSON.stringify({
+    emailVerificationWebhook: "https://hooks.example.net/verify",
+    passwordResetWebhook: "https://hooks.example.net/reset",
+    magicLoginWebhook: "https://hooks.example.net/magic",
+    botProtection: { provider: "turnstile", secretKey: "cli-bot-secret" },
+  });
+  assert.equal((await latch(dataDir, ["tenant", "create", "--domain", "shop.example.com", "--settings", settings])).code, 0);
+  const countsOf = (stdout: string) => JSON.parse(stdout) as Record<string, { resealed: number; current: number; unreadable: number }>;
+
+  const rotated = await latch(dataDir, ["secrets", "reseal"], { SECRETS_KEY: NEW_KEY, SECRETS_KEY_PREVIOUS: SECRETS_KEY });
+  assert.equal(rotated.code, 0, rotated.stderr);
+  const report = countsOf(rotated.stdout);
+  assert.deepEqual(Object.keys(report).sort(), ["botSecrets", "outboxPayloads", "pendingTotpSecrets", "totpSecrets", "webhookSecrets"]);
+  assert.equal(report.webhookSecrets!.resealed, 1);
+  assert.equal(report.botSecrets!.resealed, 1);
+  assert.doesNotMatch(rotated.stdout + rotated.stderr, /cli-bot-secret|whsec_|v2\./, "counts only");
+
+  const again = countsOf((await latch(dataDir, ["secrets", "reseal"], { SECRETS_KEY: NEW_KEY })).stdout);
+  assert.deepEqual([again.webhookSecrets!.resealed, again.webhookSecrets!.current, again.botSecrets!.current], [0, 1, 1], "the new key alone opens all; nothing left to do");
+
+  const wrongKey = await latch(dataDir, ["secrets", "reseal"], { SECRETS_KEY });
+  assert.equal(wrongKey.code, 1, "values no key opens make the run fail");
+  assert.deepEqual([countsOf(wrongKey.stdout).webhookSecrets!.unreadable, countsOf(wrongKey.stdout).botSecrets!.unreadable], [1, 1]);
+  assert.match(wrongKey.stderr, /left in place/);
+  const kept = countsOf((await latch(dataDir, ["secrets", "reseal"], { SECRETS_KEY: NEW_KEY })).stdout);
+  assert.equal(kept.webhookSecrets!.current, 1, "the unreadable run deleted and changed nothing");
+
+  const badPrevious = await latch(dataDir, ["secrets", "reseal"], { SECRETS_KEY: NEW_KEY, SECRETS_KEY_PREVIOUS: "not-a-key" });
+  assert.equal(badPrevious.code, 1);
+  assert.match(badPrevious.stderr, /SECRETS_KEY_PREVIOUS \(key 1\) must be 32 bytes/);
+  assert.equal((await latch(dataDir, ["secrets", "frobnicate"])).code, 2, "unknown secrets command is a usage error");
 });

@@ -28,6 +28,7 @@ import {
   type Harness,
   type PostOptions,
 } from "./support/harness.js";
+import { keyId } from "../src/security/secret-box.js";
 import { base32Decode, hotp, totpAt } from "./support/totp.js";
 
 const EMAIL = "ada@example.org";
@@ -541,9 +542,10 @@ test("at rest: the TOTP secret is stored AES-256-GCM encrypted, never in the cle
   for (const form of [secret, secret.toLowerCase(), secretBytes.toString("hex"), secretBytes.toString("base64"), secretBytes.toString("base64url")]) {
     assert.ok(!sealed.includes(form), "the stored value does not contain the secret");
   }
-  // D14: AES-256-GCM under SECRETS_KEY (format v1.<iv>.<ciphertext>.<tag>, base64url parts).
-  const [version, iv, data, tag] = sealed.split(".");
-  assert.equal(version, "v1", sealed.slice(0, 8));
+  // D14: AES-256-GCM under SECRETS_KEY (format v2.<key id>.<iv>.<ciphertext>.<tag>, base64url parts).
+  const [version, kid, iv, data, tag] = sealed.split(".");
+  assert.equal(version, "v2", sealed.slice(0, 8));
+  assert.equal(kid, keyId(Buffer.from(SECRETS_KEY_HEX, "hex")));
   const decipher = createDecipheriv("aes-256-gcm", Buffer.from(SECRETS_KEY_HEX, "hex"), Buffer.from(iv!, "base64url"));
   decipher.setAuthTag(Buffer.from(tag!, "base64url"));
   assert.equal(Buffer.concat([decipher.update(Buffer.from(data!, "base64url")), decipher.final()]).toString("utf8"), secret);

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * The operator CLI (D3): `latch tenant create|show|update|rotate-key|rotate-webhook-secret|deliveries`
- * and `latch migrate`. It calls the same functions as the operator API, on the configured database.
+ * `latch secrets reseal` and `latch migrate`. It calls the same functions as the operator API, on the configured database.
  * Results are JSON on stdout; logs go to stderr.
  */
 import { readFileSync } from "node:fs";
@@ -12,6 +12,7 @@ import { createDeps, type Deps } from "../deps.js";
 import { isAuthError } from "../errors.js";
 import { createTenant, listWebhookDeliveries, rotateApplicationKey, rotateWebhookSecret, showTenant, updateTenantSettings } from "../flows/tenants.js";
 import { createLogger } from "../logging.js";
+import { hasUnreadable, resealSecrets } from "./reseal.js";
 
 const USAGE = `Usage:
   latch tenant create --domain <host> (--settings '<json>' | --settings-file <path>) [--application-id <id>]
@@ -20,6 +21,7 @@ const USAGE = `Usage:
   latch tenant rotate-key <applicationId>
   latch tenant rotate-webhook-secret <domain>
   latch tenant deliveries <domain>
+  latch secrets reseal
   latch migrate
 Configuration comes from the environment (DATABASE_URL, SECRETS_KEY, ...), as for the server.`;
 
@@ -61,6 +63,16 @@ async function runTenantCommand(deps: Deps, command: string | undefined, arg: st
   }
 }
 
+/** Prints counts per kind, never a value; exits 1 when something could not be opened. */
+async function runSecretsCommand(deps: Deps, command: string | undefined): Promise<number> {
+  if (command !== "reseal") throw new UsageError(`unknown secrets command: ${command ?? "(none)"}`);
+  const report = await resealSecrets(deps);
+  process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+  if (!hasUnreadable(report)) return 0;
+  process.stderr.write('latch: some sealed values open with neither SECRETS_KEY nor SECRETS_KEY_PREVIOUS; they were left in place (see "unreadable")\n');
+  return 1;
+}
+
 export async function runCli(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
@@ -80,6 +92,7 @@ export async function runCli(argv: string[]): Promise<number> {
       process.stdout.write(`${JSON.stringify({ migrated: true })}\n`);
       return 0; // createDeps ran the migrations
     }
+    if (group === "secrets") return await runSecretsCommand(deps, command);
     if (group !== "tenant") throw new UsageError(`unknown command: ${group}`);
     const result = await runTenantCommand(deps, command, arg, values);
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);

@@ -148,4 +148,30 @@ export class OutboxStore {
       createdAt: Number(r.created_at),
     }));
   }
+
+  /** One page of a tenant's payloads not yet wiped (by id, after `afterId`), for `latch secrets reseal`. */
+  async listSealedPayloads(tenantId: string, afterId: string, limit: number): Promise<{ id: string; payloadEnc: string }[]> {
+    const rows = await this.db
+      .selectFrom("webhook_deliveries")
+      .select(["id", "payload_enc"])
+      .where("tenant_id", "=", tenantId)
+      .where("id", ">", afterId)
+      .where("payload_enc", "is not", null)
+      .orderBy("id")
+      .limit(limit)
+      .execute();
+    return rows.map((r) => ({ id: r.id, payloadEnc: r.payload_enc ?? "" }));
+  }
+
+  /** Swaps the payload only if it is still `from`: a delivery that finished meanwhile stays wiped. */
+  async replaceSealedPayload(tenantId: string, id: string, from: string, to: string): Promise<boolean> {
+    const result = await this.db
+      .updateTable("webhook_deliveries")
+      .set({ payload_enc: to })
+      .where("tenant_id", "=", tenantId)
+      .where("id", "=", id)
+      .where("payload_enc", "=", from)
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  }
 }

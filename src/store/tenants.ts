@@ -10,6 +10,12 @@ export interface NewTenant {
   webhookSecretEnc: string;
 }
 
+export interface TenantSecrets {
+  tenantId: string;
+  webhookSecretEnc: string;
+  botSecretKey: string | undefined;
+}
+
 export class TenantStore {
   constructor(private readonly db: Kysely<Database>) {}
 
@@ -70,5 +76,35 @@ export class TenantStore {
 
   async replaceWebhookSecret(tenantId: string, webhookSecretEnc: string, now: number): Promise<void> {
     await this.db.updateTable("tenants").set({ webhook_secret_enc: webhookSecretEnc, updated_at: now }).where("id", "=", tenantId).execute();
+  }
+
+  /**
+   * One page of tenants (by id, after `afterId`) with their sealed values, for `latch secrets
+   * reseal`: the webhook secret and the settings' bot secretKey (sealed or, from an old version, not).
+   */
+  async listTenantSecrets(afterId: string, limit: number): Promise<TenantSecrets[]> {
+    const rows = await this.db.selectFrom("tenants").select(["id", "webhook_secret_enc", "settings"]).where("id", ">", afterId).orderBy("id").limit(limit).execute();
+    return rows.map((r) => ({ tenantId: r.id, webhookSecretEnc: r.webhook_secret_enc, botSecretKey: (JSON.parse(r.settings) as TenantSettings).botProtection?.secretKey }));
+  }
+
+  /**
+   * Swaps the sealed webhook secret only if it is still `from`, so a rotation racing the reseal wins.
+   * updated_at stays: the secret itself did not change.
+   */
+  async replaceSealedWebhookSecret(tenantId: string, from: string, to: string): Promise<boolean> {
+    const result = await this.db.updateTable("tenants").set({ webhook_secret_enc: to }).where("id", "=", tenantId).where("webhook_secret_enc", "=", from).executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  }
+
+  /** As replaceSealedWebhookSecret, for botProtection.secretKey inside the settings JSON. */
+  async replaceSealedBotSecret(tenantId: string, from: string, to: string): Promise<boolean> {
+    const row = await this.db.selectFrom("tenants").select("settings").where("id", "=", tenantId).executeTakeFirst();
+    if (!row) return false;
+    const settings = JSON.parse(row.settings) as TenantSettings;
+    if (settings.botProtection?.secretKey !== from) return false;
+    const updated = { ...settings, botProtection: { ...settings.botProtection, secretKey: to } };
+    // Compared with the text read, so a settings update in between is never overwritten.
+    const result = await this.db.updateTable("tenants").set({ settings: JSON.stringify(updated) }).where("id", "=", tenantId).where("settings", "=", row.settings).executeTakeFirst();
+    return result.numUpdatedRows > 0n;
   }
 }

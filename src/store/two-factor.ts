@@ -17,6 +17,12 @@ export interface TwoFactorAttempt {
   lastStep: number;
 }
 
+export interface SealedTotpSecrets {
+  memberId: number;
+  secretEnc: string | null;
+  pendingSecretEnc: string | null;
+}
+
 /** The second factor's state on the member row, and hashed recovery codes (D14). */
 export class TwoFactorStore {
   constructor(
@@ -99,5 +105,29 @@ export class TwoFactorStore {
       .returning("code_hash")
       .executeTakeFirst();
     return row !== undefined;
+  }
+
+  /** One page of a tenant's members holding a sealed TOTP secret or pending secret (by id, after `afterId`). */
+  async listSealedTotpSecrets(tenantId: string, afterId: number, limit: number): Promise<SealedTotpSecrets[]> {
+    const rows = await this.db
+      .selectFrom("members")
+      .select(["id", "totp_secret_enc", "totp_pending_secret_enc"])
+      .where("tenant_id", "=", tenantId)
+      .where("id", ">", afterId)
+      .where((eb) => eb.or([eb("totp_secret_enc", "is not", null), eb("totp_pending_secret_enc", "is not", null)]))
+      .orderBy("id")
+      .limit(limit)
+      .execute();
+    return rows.map((r) => ({ memberId: Number(r.id), secretEnc: r.totp_secret_enc, pendingSecretEnc: r.totp_pending_secret_enc }));
+  }
+
+  /**
+   * Swaps one sealed secret only if it is still `from`: an enable or disable racing the reseal wins.
+   * updated_at stays, and nothing else on the row (2FA state, sessions) is touched.
+   */
+  async replaceSealedTotpSecret(tenantId: string, memberId: number, which: "active" | "pending", from: string, to: string): Promise<boolean> {
+    const column = which === "active" ? "totp_secret_enc" : "totp_pending_secret_enc";
+    const result = await this.db.updateTable("members").set({ [column]: to }).where("tenant_id", "=", tenantId).where("id", "=", memberId).where(column, "=", from).executeTakeFirst();
+    return result.numUpdatedRows > 0n;
   }
 }
