@@ -9,9 +9,10 @@ import { startDevMode } from "./dev/start.js";
 
 const SWEEP_INTERVAL_MS = 5 * MINUTE;
 
-function loadConfigOrExit() {
+/** A configuration error (including one found while building deps, e.g. the key file) exits 1 with its message alone. */
+async function orExitOnConfigError<T>(work: () => T | Promise<T>): Promise<T> {
   try {
-    return loadConfig();
+    return await work();
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`${err.message}\n`);
@@ -21,8 +22,8 @@ function loadConfigOrExit() {
   }
 }
 
-const config = loadConfigOrExit();
-const deps = await createDeps(config);
+const config = await orExitOnConfigError(() => loadConfig());
+const deps = await orExitOnConfigError(() => createDeps(config));
 const app = await buildApp(deps);
 if (await deps.store.isReady().catch(() => false)) {
   for (const tenant of await deps.store.tenants.listTenants()) warnIfUnprotected(deps, tenant.domain, tenant.settings);

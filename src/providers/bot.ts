@@ -59,7 +59,7 @@ export function createBotVerifier(options: { log: Logger; timeoutMs?: number; al
       return options.secrets.open(stored);
     } catch (error) {
       // SECRETS_KEY changed since the secret was stored: the operator must send botProtection again.
-      log.error({ provider }, "the tenant's bot secretKey can't be opened with SECRETS_KEY; failing closed");
+      log.error({ provider }, "the tenant's bot secretKey can't be opened with SECRETS_KEY or SECRETS_KEY_PREVIOUS; failing closed");
       throw new AuthError("bot_check_unavailable", { cause: error });
     }
   }
