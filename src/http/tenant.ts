@@ -4,7 +4,7 @@
  */
 import type { IncomingHttpHeaders } from "node:http";
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import { applyCorsHeaders } from "./cors.js";
+import { applyCorsHeaders, isCorsOriginAllowed } from "./cors.js";
 import type { Deps } from "../deps.js";
 import { AuthError } from "../errors.js";
 import type { RequestContext, Tenant } from "../model.js";
@@ -29,18 +29,22 @@ export function contextOf(request: FastifyRequest): RequestContext {
   return { ip: request.ip, userAgent: typeof userAgent === "string" ? userAgent : null };
 }
 
-/** A request that carries the session cookie must come from the tenant's own origin or an allowed one. */
-function assertOriginAllowed(request: FastifyRequest, tenant: Tenant): void {
-  const origin = request.headers.origin;
-  if (!origin || !request.cookies[SESSION_COOKIE]) return;
+/** D2: the tenant's own hostname (any scheme or port) or one of its `allowedOrigins`; a malformed Origin is neither. */
+export function isOriginAllowed(tenant: Tenant, origin: string): boolean {
   let host: string;
   try {
     host = new URL(origin).hostname.toLowerCase();
   } catch {
-    throw new AuthError("origin_mismatch");
+    return false;
   }
-  if (host === tenant.domain || tenant.settings.allowedOrigins.includes(origin.toLowerCase())) return;
-  throw new AuthError("origin_mismatch");
+  return host === tenant.domain || isCorsOriginAllowed(tenant, origin);
+}
+
+/** A request that carries the session cookie must come from the tenant's own origin or an allowed one. */
+function assertOriginAllowed(request: FastifyRequest, tenant: Tenant): void {
+  const origin = request.headers.origin;
+  if (!origin || !request.cookies[SESSION_COOKIE]) return;
+  if (!isOriginAllowed(tenant, origin)) throw new AuthError("origin_mismatch");
 }
 
 /**

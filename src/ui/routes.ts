@@ -8,7 +8,7 @@
 import type { FastifyError, FastifyInstance, FastifyRequest } from "fastify";
 import type { Deps } from "../deps.js";
 import { AuthError } from "../errors.js";
-import { registerTenantResolution } from "../http/tenant.js";
+import { isOriginAllowed, registerTenantResolution } from "../http/tenant.js";
 import { hostedAssetRoutes } from "./assets.js";
 import { renderErrorPage, sendPage } from "./layout.js";
 import { accountPages } from "./pages/account-pages.js";
@@ -33,13 +33,7 @@ const PAGE_TITLES: Record<number, string> = {
 function refuseForeignFormPost(request: FastifyRequest): void {
   const origin = request.headers.origin;
   if (request.method !== "POST" || origin === undefined) return;
-  let allowed = false;
-  try {
-    allowed = new URL(origin).hostname.toLowerCase() === request.tenant.domain || request.tenant.settings.allowedOrigins.includes(origin.toLowerCase());
-  } catch {
-    allowed = false;
-  }
-  if (!allowed) throw new AuthError("origin_mismatch");
+  if (!isOriginAllowed(request.tenant, origin)) throw new AuthError("origin_mismatch");
 }
 
 function parseFormBody(_request: FastifyRequest, body: string | Buffer, done: (err: Error | null, body?: unknown) => void): void {
