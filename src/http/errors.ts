@@ -42,6 +42,11 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: A
   return reply.code(error.status).type("application/json; charset=utf-8").send(body);
 }
 
+/** A refusal that says which rule refused it, on the request's own line (so it carries its reqId). */
+export function logRefusalFields(request: FastifyRequest, error: AuthError): void {
+  if (error.logFields) request.log.info({ code: error.code, ...error.logFields }, "request refused");
+}
+
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const authError = toAuthError(error);
@@ -49,9 +54,8 @@ export function registerErrorHandling(app: FastifyInstance): void {
       request.log.error({ err: error, code: authError.code }, "request failed");
     } else if (!(error instanceof AuthError)) {
       request.log.info({ code: authError.code, reason: error.code ?? error.message }, "request refused");
-    } else if (authError.logFields) {
-      // A refusal that says which rule refused it: on the request's line, so it carries its reqId.
-      request.log.info({ code: authError.code, ...authError.logFields }, "request refused");
+    } else {
+      logRefusalFields(request, authError);
     }
     return sendError(request, reply, authError);
   });

@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Deps } from "../../deps.js";
 import { AuthError } from "../../errors.js";
 import { findActiveSession, type ActiveSession } from "../../flows/sessions.js";
+import { logRefusalFields } from "../../http/errors.js";
 import { SESSION_COOKIE } from "../../http/tenant.js";
 import type { Html } from "../html.js";
 import { renderPage, sendPage, type FormError, type PageInput } from "../layout.js";
@@ -43,7 +44,7 @@ export async function handleForm(reply: FastifyReply, fieldsInForm: string[], re
     return await submit();
   } catch (error) {
     const errors = formErrorsOf(error, fieldsInForm);
-    if (error instanceof AuthError && error.logFields) reply.request.log.info({ code: error.code, ...error.logFields }, "request refused");
+    if (error instanceof AuthError) logRefusalFields(reply.request, error);
     if (error instanceof AuthError && error.retryAfterSeconds !== undefined) void reply.header("retry-after", String(error.retryAfterSeconds));
     return sendPage(reply, statusOf(error), render(errors, error));
   }
