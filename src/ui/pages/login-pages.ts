@@ -119,11 +119,8 @@ export async function loginPages(app: FastifyInstance, { deps }: PageDeps): Prom
 
   // The magic link's page. GET renders the button (and the bot check: the endpoint is guarded).
   tokenPageRoutes(app, "verify-magic-link", {
-    show: async (request, reply) => {
-      const link = readLinkParams(request);
-      const errors = link ? [] : [{ message: "This link is invalid or has expired." }];
-      return sendPage(reply, link ? 200 : 400, page(deps, request, { title: "Log in with your link", body: magicLinkForm(request, errors, link ? "link" : "dead"), errors, botGuarded: true }));
-    },
+    render: (request, errors, alive) =>
+      page(deps, request, { title: "Log in with your link", body: magicLinkForm(request, errors, alive ? "link" : "dead"), errors, botGuarded: true }),
     submit: async (request, reply) => {
       const link = readLinkParams(request);
       const values = formValues(request);

@@ -68,11 +68,7 @@ export async function passwordPages(app: FastifyInstance, { deps }: PageDeps): P
   });
 
   tokenPageRoutes(app, "reset-password", {
-    show: async (request, reply) => {
-      const link = readLinkParams(request);
-      const errors = link ? [] : [{ message: "This link is invalid or has expired." }];
-      return sendPage(reply, link ? 200 : 400, page(deps, request, { title: "Set a new password", body: resetForm(errors, link !== undefined), errors }));
-    },
+    render: (request, errors, alive) => page(deps, request, { title: "Set a new password", body: resetForm(errors, alive), errors }),
     submit: async (request, reply) => {
       const link = readLinkParams(request);
       const values = formValues(request);

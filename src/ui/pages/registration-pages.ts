@@ -120,11 +120,7 @@ export async function registrationPages(app: FastifyInstance, { deps }: PageDeps
 
   // The verification link's page. Its GET changes nothing; the POST uses the token once.
   tokenPageRoutes(app, "email-verified", {
-    show: async (request, reply) => {
-      const link = readLinkParams(request);
-      const errors = link ? [] : [{ message: "This link is invalid or has expired." }];
-      return sendPage(reply, link ? 200 : 400, page(deps, request, { title: "Confirm your email address", body: verifyEmailForm(errors, link !== undefined), errors }));
-    },
+    render: (request, errors, alive) => page(deps, request, { title: "Confirm your email address", body: verifyEmailForm(errors, alive), errors }),
     submit: async (request, reply) => {
       const link = readLinkParams(request);
       const render = (errors: FormError[], error: unknown) => page(deps, request, { title: "Confirm your email address", body: verifyEmailForm(errors, link !== undefined && !isInvalidToken(error)), errors });

@@ -4,7 +4,10 @@
  * scanners and link previews open links); only the POST, to the page's own URL, uses the token.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { AuthError } from "../../errors.js";
 import { RecordIdField, TokenField } from "../../http/schemas.js";
+import type { Html } from "../html.js";
+import { sendPage, type FormError } from "../layout.js";
 import { maxLengthOf } from "../forms.js";
 import { UI, type TOKEN_PAGES } from "../paths.js";
 
@@ -21,14 +24,22 @@ export function readLinkParams(request: FastifyRequest): LinkParams | undefined 
   return { recordId, token };
 }
 
+/** The API's own words for a dead link (invalid_token). */
+const DEAD_LINK_ERRORS: FormError[] = [{ message: new AuthError("invalid_token").message }];
+
 export interface TokenPageHandlers {
-  show(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply>;
+  /** The GET's page: `alive` is false (and `errors` say so) when the link lacks the shape Latch issues. */
+  render(request: FastifyRequest, errors: FormError[], alive: boolean): Html;
   submit(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply>;
 }
 
 export function tokenPageRoutes(app: FastifyInstance, name: (typeof TOKEN_PAGES)[number], handlers: TokenPageHandlers): void {
+  const show = async (request: FastifyRequest, reply: FastifyReply) => {
+    const alive = readLinkParams(request) !== undefined;
+    return sendPage(reply, alive ? 200 : 400, handlers.render(request, alive ? [] : DEAD_LINK_ERRORS, alive));
+  };
   for (const path of [`/${name}/:recordId/:token`, `${UI}/${name}/:recordId/:token`]) {
-    app.get(path, { schema: { hide: true } }, handlers.show);
+    app.get(path, { schema: { hide: true } }, show);
     app.post(path, { schema: { hide: true } }, handlers.submit);
   }
 }
