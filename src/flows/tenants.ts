@@ -77,12 +77,14 @@ function withSealedBotSecret(deps: Deps, settings: TenantSettings): TenantSettin
  * concurrent update is not lost. Returns how many were sealed.
  */
 export async function sealStoredBotSecrets(deps: Deps): Promise<number> {
+  const isClear = (secretKey: string | undefined) => secretKey !== undefined && !isSealed(secretKey);
   let sealed = 0;
-  for (const { domain } of await deps.store.tenants.listTenants()) {
+  for (const { domain, settings } of await deps.store.tenants.listTenants()) {
+    // Only a tenant listed with a clear secret costs a transaction: a start reads the rest once.
+    if (!isClear(settings.botProtection.secretKey)) continue;
     const changed = await deps.store.transaction(async (tx) => {
       const tenant = await tx.tenants.findTenantByDomain(domain);
-      const secretKey = tenant?.settings.botProtection.secretKey;
-      if (!tenant || secretKey === undefined || isSealed(secretKey)) return false;
+      if (!tenant || !isClear(tenant.settings.botProtection.secretKey)) return false;
       await tx.tenants.updateTenantSettings(tenant.id, withSealedBotSecret(deps, tenant.settings), deps.clock.now());
       return true;
     });
