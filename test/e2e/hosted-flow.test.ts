@@ -70,6 +70,12 @@ async function checkA11y(page: Page): Promise<void> {
   for (const v of findings) minorA11yFindings.add(`${where}: ${v.id} (${v.impact}) on ${v.nodes.length} node(s)`);
 }
 
+/** A step of the flow: its screenshot, then the accessibility check of the page it shows. */
+async function recordStep(page: Page, step: string): Promise<void> {
+  await saveStep(page, step);
+  await checkA11y(page);
+}
+
 /** The error summary is shown, is role=alert, says `message`, and has focus (so it is announced). */
 async function expectFocusedErrorSummary(page: Page, message: RegExp): Promise<void> {
   const summary = page.locator("#error-summary");
@@ -111,8 +117,7 @@ async function followEmailFromInbox(page: Page, eventType: string, step: string)
   await page.getByRole("link", { name: "dev inbox", exact: true }).click();
   await page.waitForURL(/\/dev\/inbox$/);
   await page.locator(`a[href="${email.link}"]`).waitFor();
-  await saveStep(page, `inbox ${step}`);
-  await checkA11y(page);
+  await recordStep(page, `inbox ${step}`);
   await page.locator(`a[href="${email.link}"]`).focus();
   await activate(page, "Enter");
   await page.waitForURL(email.link);
@@ -173,8 +178,7 @@ test("register with the keyboard only (ALTCHA solved in Chromium), confirm from 
   const { page } = await suite.openPage(t);
   await page.goto("/ui/register");
   await expectHeading(page, "Register");
-  await saveStep(page, "register page");
-  await checkA11y(page);
+  await recordStep(page, "register page");
 
   await typeInto(page, "Name", member.name);
   await typeInto(page, "Email address", member.email);
@@ -188,8 +192,7 @@ test("register with the keyboard only (ALTCHA solved in Chromium), confirm from 
   const link = await followEmailFromInbox(page, "verify_email", "verification email");
   member.recordId = new URL(link).pathname.split("/")[2]!;
   await expectHeading(page, "Confirm your email address");
-  await saveStep(page, "email verified link opened");
-  await checkA11y(page);
+  await recordStep(page, "email verified link opened");
 
   // GET changes nothing: a mail scanner or a link preview opens the link, maybe twice.
   await page.reload();
@@ -202,8 +205,7 @@ test("register with the keyboard only (ALTCHA solved in Chromium), confirm from 
   await pressButton(page, "Confirm email address");
   await page.waitForURL(/\/ui\/login\?notice=email-verified$/);
   await expectNotice(page, "Your email address is verified");
-  await saveStep(page, "email confirmed login page");
-  await checkA11y(page);
+  await recordStep(page, "email confirmed login page");
 });
 
 test("log in with the keyboard only: a wrong password is announced in the focused alert; then the account page; enrol 2FA from the key shown; log out", FLOW_TIMEOUT, async (t) => {
@@ -212,13 +214,11 @@ test("log in with the keyboard only: a wrong password is announced in the focuse
   problems.allow(/Failed to load resource: the server responded with a status of 401/);
   await page.goto("/ui/login");
   await expectHeading(page, "Log in");
-  await saveStep(page, "login page");
-  await checkA11y(page);
+  await recordStep(page, "login page");
 
   await logInByKeyboard(page, "Not-The-Password-1");
   await expectFocusedErrorSummary(page, /email or password/i);
-  await saveStep(page, "login wrong password error");
-  await checkA11y(page);
+  await recordStep(page, "login wrong password error");
   // The email typed is kept.
   assert.equal(await page.getByRole("textbox", { name: "Email address" }).inputValue(), member.email);
 
@@ -228,13 +228,11 @@ test("log in with the keyboard only: a wrong password is announced in the focuse
   const facts = await readAccountFacts(page);
   assert.equal(facts["Member id"], member.recordId);
   assert.equal(facts["Two-factor authentication"], "Off");
-  await saveStep(page, "account 2fa off");
-  await checkA11y(page);
+  await recordStep(page, "account 2fa off");
 
   await page.getByRole("link", { name: "Turn on two-factor authentication" }).click();
   await expectHeading(page, "Two-factor authentication");
-  await saveStep(page, "two factor off");
-  await checkA11y(page);
+  await recordStep(page, "two factor off");
   await pressButton(page, "Set up two-factor authentication");
   await expectHeading(page, "Set up two-factor authentication");
   const qr = page.getByRole("img", { name: /^QR code for your authenticator app/ });
@@ -242,16 +240,14 @@ test("log in with the keyboard only: a wrong password is announced in the focuse
   assert.ok(await qr.evaluate((img) => (img as unknown as { naturalWidth: number }).naturalWidth > 0), "the QR code image renders under img-src 'self' data:");
   member.totpSecret = (await page.locator("#totp-secret").innerText()).trim();
   assert.match(member.totpSecret, /^[A-Z2-7]{32}$/);
-  await saveStep(page, "two factor setup qr code");
-  await checkA11y(page);
+  await recordStep(page, "two factor setup qr code");
 
   // A wrong code: the page comes back (no script on this form) with the summary focused.
   await typeInto(page, "Code from your authenticator app", wrongTotpCode());
   await pressButton(page, "Turn on two-factor authentication");
   await expectFocusedErrorSummary(page, /code/i);
   assert.equal(await page.locator("#totp-secret").innerText(), member.totpSecret, "the same key is offered again");
-  await saveStep(page, "two factor wrong code error");
-  await checkA11y(page);
+  await recordStep(page, "two factor wrong code error");
 
   await typeInto(page, "Code from your authenticator app", await nextTotpCode());
   await pressButton(page, "Turn on two-factor authentication");
@@ -259,8 +255,7 @@ test("log in with the keyboard only: a wrong password is announced in the focuse
   member.recoveryCodes = (await page.getByRole("list", { name: "Recovery codes" }).getByRole("listitem").allInnerTexts()).map((c) => c.trim());
   assert.equal(member.recoveryCodes.length, 10);
   assert.equal(new Set(member.recoveryCodes).size, 10);
-  await saveStep(page, "recovery codes");
-  await checkA11y(page);
+  await recordStep(page, "recovery codes");
 
   await page.getByRole("link", { name: /continue to your account/ }).click();
   assert.equal((await readAccountFacts(page))["Two-factor authentication"], "On");
@@ -279,8 +274,7 @@ test("log in with password and a TOTP code computed from the key; the code step 
   await logInByKeyboard(page, member.password);
   await page.getByRole("textbox", { name: "Authentication code" }).waitFor();
   assert.match(await page.locator("#form-status").innerText(), /two-factor authentication/);
-  await saveStep(page, "login code step");
-  await checkA11y(page);
+  await recordStep(page, "login code step");
 
   await giveSecondFactor(page, await nextTotpCode(), "Log in");
   await page.waitForURL(/\/ui\/account$/);
@@ -292,16 +286,14 @@ test("log in with password and a TOTP code computed from the key; the code step 
   await page.getByRole("link", { name: "Manage two-factor authentication" }).click();
   await expectHeading(page, "Two-factor authentication");
   await page.getByRole("button", { name: "Get new recovery codes" }).waitFor();
-  await saveStep(page, "two factor on");
-  await checkA11y(page);
+  await recordStep(page, "two factor on");
 });
 
 test("request a magic link, open it from the inbox (reloading it uses nothing), log in with a recovery code; change the password", FLOW_TIMEOUT, async (t) => {
   const { page } = await suite.openPage(t);
   await page.goto("/ui/magic-link");
   await expectHeading(page, "Email me a login link");
-  await saveStep(page, "magic link request");
-  await checkA11y(page);
+  await recordStep(page, "magic link request");
   await typeInto(page, "Email address", member.email);
   await solveAltchaWidget(page);
   await pressButton(page, "Email me a login link");
@@ -310,8 +302,7 @@ test("request a magic link, open it from the inbox (reloading it uses nothing), 
 
   const link = await followEmailFromInbox(page, "magic_login", "magic link email");
   await expectHeading(page, "Log in with your link");
-  await saveStep(page, "magic link page");
-  await checkA11y(page);
+  await recordStep(page, "magic link page");
   // Opening and reopening the link leaves it usable: only the button's POST uses the token.
   await page.reload();
   await page.goto(link);
@@ -321,8 +312,7 @@ test("request a magic link, open it from the inbox (reloading it uses nothing), 
   await solveAltchaWidget(page);
   await pressButton(page, "Log in");
   await page.getByRole("textbox", { name: "Authentication code" }).waitFor();
-  await saveStep(page, "magic link code step");
-  await checkA11y(page);
+  await recordStep(page, "magic link code step");
   await giveSecondFactor(page, member.recoveryCodes[0]!, "Log in");
   await page.waitForURL(/\/ui\/account$/);
   assert.equal((await readAccountFacts(page))["Member id"], member.recordId);
@@ -330,8 +320,7 @@ test("request a magic link, open it from the inbox (reloading it uses nothing), 
 
   await page.getByRole("link", { name: "Change your password" }).click();
   await expectHeading(page, "Change your password");
-  await saveStep(page, "change password page");
-  await checkA11y(page);
+  await recordStep(page, "change password page");
   await typeInto(page, "Current password", member.password);
   await typeInto(page, "New password", member.changedPassword);
   await pressButton(page, "Change password");
@@ -345,8 +334,7 @@ test("forgot password: the reset link from the inbox sets a new password, and it
   await page.goto("/ui/login");
   await page.getByRole("link", { name: "Forgot your password?" }).click();
   await expectHeading(page, "Forgot your password?");
-  await saveStep(page, "forgot password");
-  await checkA11y(page);
+  await recordStep(page, "forgot password");
   await typeInto(page, "Email address", member.email);
   await solveAltchaWidget(page);
   await pressButton(page, "Email me a reset link");
@@ -355,8 +343,7 @@ test("forgot password: the reset link from the inbox sets a new password, and it
 
   await followEmailFromInbox(page, "password_reset", "reset email");
   await expectHeading(page, "Set a new password");
-  await saveStep(page, "reset password page");
-  await checkA11y(page);
+  await recordStep(page, "reset password page");
   await typeInto(page, "New password", member.resetPassword);
   await pressButton(page, "Set new password");
   await page.waitForURL(/\/ui\/login\?notice=password-reset$/);
