@@ -10,6 +10,7 @@ import { systemClock, type Clock } from "./core/clock.js";
 import { cryptoRandom, type Random } from "./core/random.js";
 import { BackgroundTasks } from "./events/background.js";
 import { WebhookDispatcher } from "./events/dispatcher.js";
+import { processEmailRequests } from "./flows/email-requests.js";
 import { createAltchaProvider, DEFAULT_ALTCHA_DIFFICULTY, type AltchaDifficulty, type AltchaProvider } from "./providers/altcha.js";
 import { createBotVerifier, type BotVerifier } from "./providers/bot.js";
 import { openGeoLocator, type GeoLocator } from "./providers/geoip.js";
@@ -122,7 +123,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     random,
     claimOnce: (tenantId, challengeId, expiresAt, now) => counters.claimOnce(tenantId, "altcha_solved", challengeId, expiresAt, now),
   });
-  return {
+  const deps: Deps = {
     config,
     clock,
     random,
@@ -139,7 +140,11 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     background: new BackgroundTasks(log),
     geo: await openGeoLocator(config.geoipDb),
     metrics,
-    webhooks: new WebhookDispatcher({ store, clock, random, secrets, log, metrics, allowPrivateNetworks: config.webhookAllowPrivateNetworks }),
+    webhooks: new WebhookDispatcher({
+      store, clock, random, secrets, log, metrics, allowPrivateNetworks: config.webhookAllowPrivateNetworks,
+      beforePass: () => processEmailRequests(deps),
+    }),
     dev: config.devMode ? new DevMode() : undefined,
   };
+  return deps;
 }

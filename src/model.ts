@@ -49,7 +49,7 @@ export interface Member {
 
 export type TokenKind = "verify_email" | "password_reset" | "magic_login";
 
-export type WebhookEventType = "verify_email" | "password_reset" | "magic_login" | "security_alert";
+export type WebhookEventType = "verify_email" | "account_exists" | "password_reset" | "magic_login" | "security_alert";
 
 /** Who did it and from where: kept on audit events, never a secret. */
 export interface RequestContext {

@@ -14,7 +14,7 @@ import type { ChallengeBody } from "../src/http/routes/bot-challenge.js";
 import type { LoginAnswer, LoginBody, SessionAnswer } from "../src/http/routes/login.js";
 import type { MagicLoginAnswer, RegisterMagicLinkBody, RequestMagicLinkBody, VerifyMagicLinkBody, VerifyMagicLinkParams } from "../src/http/routes/magic-link.js";
 import type { ChangePasswordBody, ForgotPasswordBody, ResetPasswordBody } from "../src/http/routes/password.js";
-import type { RegisterPasswordBody, RegistrationBody, ResendVerificationBody, VerifyEmailBody } from "../src/http/routes/registration.js";
+import type { RegisterPasswordBody, RegistrationBody, ResendVerificationBody, VerifyEmailAnswer, VerifyEmailBody } from "../src/http/routes/registration.js";
 import type { DisableTwoFactorBody, EnableTwoFactorBody, RecoveryCodesBody, RegenerateRecoveryCodesBody, SetupBody } from "../src/http/routes/two-factor.js";
 import type { MessageBody } from "../src/http/schemas.js";
 
@@ -33,7 +33,7 @@ type VerifyParams = S<typeof VerifyMagicLinkParams>;
 interface RouteShapes {
   registerWithPassword: [[body: S<typeof RegisterPasswordBody>], S<typeof RegistrationBody>];
   registerWithMagicLink: [[body: S<typeof RegisterMagicLinkBody>], S<typeof RegistrationBody>];
-  verifyEmail: [[body: S<typeof VerifyEmailBody>], Msg];
+  verifyEmail: [[body: S<typeof VerifyEmailBody>], S<typeof VerifyEmailAnswer>];
   resendVerification: [[body: S<typeof ResendVerificationBody>], Msg];
   loginWithPassword: [[body: S<typeof LoginBody>], S<typeof LoginAnswer>];
   getSession: [[], S<typeof SessionAnswer>];

@@ -201,10 +201,11 @@ test("register-magic-link: an existing email gets the same success shape with a 
     assert.notEqual(assertRecordId(body.recordid), realId, `${email}: a decoy, not the real id`);
   }
   await deliverWebhooks(h);
-  // The new member and the still-pending one got a verify_email; the verified ones got nothing.
-  assert.equal(h.receiver.received.length, before + 2, h.receiver.received.map((w) => w.body.email).join(","));
+  // The new member and the still-pending one got a verify_email; the verified ones an account_exists (D18).
+  assert.equal(h.receiver.received.length, before + 4, h.receiver.received.map((w) => w.body.email).join(","));
   assert.equal(webhooksFor(h, "verify_email", "verified@example.org").length, 1);
   assert.equal(webhooksFor(h, "verify_email", "password@example.org").length, 1);
+  assert.deepEqual(h.receiver.ofType("account_exists").map((w) => w.body.email).sort(), ["password@example.org", "verified@example.org"]);
   const pendingHooks = webhooksFor(h, "verify_email", "pending@example.org");
   assert.equal(pendingHooks.length, 2);
   assert.equal(parseLink(pendingHooks[1]!.body.verificationLink!).recordId, pendingId, "resent to the real member");

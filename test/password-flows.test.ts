@@ -133,7 +133,7 @@ test("register-password: the email is stored trimmed and lowercased", async (t) 
   assert.equal(upper.json().recordid, link.recordId);
 });
 
-test("register-password: an existing pending email gets a decoy id, a fresh verify_email, and its older link stops working (D5, D7)", async (t) => {
+test("register-password: an existing pending email gets a decoy id and a link of its own; each link sets its own registration's password (D5, D18)", async (t) => {
   const h = await createHarness();
   t.after(() => h.close());
   const first = await registerPending(h, "ada@example.org");
@@ -144,21 +144,22 @@ test("register-password: an existing pending email gets a decoy id, a fresh veri
   const hooks = webhooksFor(h, "verify_email", "ada@example.org");
   assert.equal(hooks.length, 2);
   const second = parseLink(hooks[1]!.body.verificationLink!);
-  assert.equal(second.recordId, first.recordId, "the resend goes to the real member, not the decoy");
+  assert.equal(second.recordId, first.recordId, "the second link goes to the real member, not the decoy");
   assert.notEqual(second.token, first.token);
 
   // The decoy id is stored nowhere.
   const decoyLookup = await post(h, "/auth/lock-account", { recordId: decoy, action: "lock" }, { headers: adminHeaders(h) });
   assertError(decoyLookup, 404, "not_found");
 
-  assertError(await verify(h, first.recordId, first.token), 400, "invalid_token");
-  assertMessageSuccess(await verify(h, second.recordId, second.token));
-  // The repeated registration did not replace the password.
+  // D18: the first link stays valid (an exception to D7) and sets the FIRST registration's password;
+  // using it voids the second registration's link.
+  assertMessageSuccess(await verify(h, first.recordId, first.token));
+  assertError(await verify(h, second.recordId, second.token), 400, "invalid_token");
   assert.equal((await login(h, "ada@example.org", STRONG_PASSWORD)).statusCode, 200);
   assertError(await login(h, "ada@example.org", OTHER_STRONG_PASSWORD), 401, "invalid_credentials");
 });
 
-test("register-password: an existing verified email gets the same success shape with a decoy id and no webhook", async (t) => {
+test("register-password: an existing verified email gets the same success shape with a decoy id; its owner gets account_exists, no link (D18)", async (t) => {
   const h = await createHarness();
   t.after(() => h.close());
   const recordId = await registerVerifiedMember(h, "ada@example.org");
@@ -169,9 +170,13 @@ test("register-password: an existing verified email gets the same success shape 
   const decoy = body.recordid;
   assert.notEqual(decoy, recordId);
   await deliverWebhooks(h);
-  assert.equal(webhooksFor(h, "verify_email", "ada@example.org").length, 1, "no new webhook for a verified account");
-  assert.equal(h.receiver.received.length, before + 1, "only the genuinely new member got a webhook");
+  assert.equal(webhooksFor(h, "verify_email", "ada@example.org").length, 1, "no new verification link for a verified account");
+  const notice = h.receiver.last("account_exists");
+  assert.deepEqual(notice.body, { event_type: "account_exists", recordid: recordId, email: "ada@example.org", name: "Ada Lovelace" });
+  assert.equal(notice.path, "/verify", "sent to the emailVerificationWebhook");
+  assert.equal(h.receiver.received.length, before + 2, "one email each: the notice and the new member's link");
   assert.equal((await login(h, "ada@example.org", STRONG_PASSWORD)).statusCode, 200);
+  assertError(await login(h, "ada@example.org", OTHER_STRONG_PASSWORD), 401, "invalid_credentials");
 });
 
 test("verify-email: success body; a second use of the same token is invalid_token", async (t) => {
@@ -657,9 +662,11 @@ test("resend-verification: same body for unknown, pending and verified emails; o
   assert.deepEqual(Object.keys(hook.body).sort(), ["email", "event_type", "name", "recordid", "verificationLink"]);
   const link = parseLink(hook.body.verificationLink!);
   assert.equal(link.recordId, pending.recordId);
-  // The resend voids the earlier link (D7) and the new one works.
-  assertError(await verify(h, pending.recordId, pending.token), 400, "invalid_token");
-  assertMessageSuccess(await verify(h, link.recordId, link.token));
+  // D18: the registration's own link stays valid beside the resend; the resend carries no password.
+  const verified = await verify(h, link.recordId, link.token);
+  assert.equal(verified.statusCode, 200, verified.body);
+  assert.equal(verified.json().passwordSet, false);
+  assertError(await verify(h, pending.recordId, pending.token), 400, "invalid_token"); // using one link voids the others
 });
 
 test("resend-verification: one request per email per 5 minutes (429 with Retry-After), then allowed again", async (t) => {

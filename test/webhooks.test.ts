@@ -299,15 +299,17 @@ test("a failed registration writes no delivery row", async () => {
   }
 });
 
-test("registering an already verified email sends nothing (D5)", async () => {
+test("registering an already verified email sends its owner account_exists with no link (D5, D18)", async () => {
   const h = await createHarness();
   try {
     await registerVerifiedMember(h, "taken@example.org");
     const before = (await deliveries(h)).length;
     const again = await register(h, "taken@example.org");
     assert.equal(again.statusCode, 200, again.body);
-    assert.equal((await deliveries(h)).length, before);
-    assert.equal(await deliverWebhooks(h), 0);
+    assert.equal((await deliveries(h)).length, before + 1);
+    assert.equal(await deliverWebhooks(h), 1);
+    const notice = h.receiver.last("account_exists");
+    assert.deepEqual(Object.keys(notice.body).sort(), ["email", "event_type", "name", "recordid"]);
   } finally {
     await h.close();
   }

@@ -34,6 +34,11 @@ export interface DispatcherDeps {
   log: Logger;
   metrics: Pick<Metrics, "webhookDelivery">;
   allowPrivateNetworks: boolean;
+  /**
+   * Runs at the start of every pass: turns committed email requests into outbox rows (D19), so a
+   * wake-up right after their commit sends the email within the same pass.
+   */
+  beforePass?: () => Promise<unknown>;
 }
 
 export class WebhookDispatcher {
@@ -46,6 +51,7 @@ export class WebhookDispatcher {
   /** One pass over the due rows; resolves with how many were attempted. */
   async deliverDue(): Promise<number> {
     const { store, clock } = this.deps;
+    await this.deps.beforePass?.();
     const claimed = await store.outbox.claimDueDeliveries(clock.now(), BATCH, LEASE_MS);
     await Promise.all(claimed.map((delivery) => this.attempt(delivery)));
     return claimed.length;

@@ -23,12 +23,12 @@ export async function enqueueWebhook(
   url: string,
   payload: Record<string, unknown>,
   now: number,
+  options: { discarded?: boolean } = {},
 ): Promise<void> {
   const body = JSON.stringify({ event_type: eventType, ...payload });
-  await tx.outbox.insertDelivery(
-    { id: generateWebhookId(deps.random), tenantId: tenant.id, eventType, url, payloadEnc: deps.secrets.seal(body) },
-    now,
-  );
+  // Sealed even when discarded: the work for an unknown email matches a real one (D19).
+  const payloadEnc = deps.secrets.seal(body);
+  await tx.outbox.insertDelivery({ id: generateWebhookId(deps.random), tenantId: tenant.id, eventType, url, payloadEnc, discarded: options.discarded }, now);
 }
 
 /** The member fields every payload of spec 6 starts with; recordid is a string (D8). */

@@ -5,7 +5,7 @@
  */
 import type { Deps } from "../deps.js";
 import { AuthError } from "../errors.js";
-import { MemberStatus, type RequestContext, type Tenant } from "../model.js";
+import { MemberStatus, type Member, type RequestContext, type Tenant } from "../model.js";
 import { normalizeEmail } from "../security/identity.js";
 import { normalizePassword } from "../security/password.js";
 import { distinctIpRules } from "../security/rate-limit.js";
@@ -45,16 +45,16 @@ async function attemptPasswordLogin(deps: Deps, tenant: Tenant, input: PasswordL
     await deps.store.audit.insertAuditEvent(tenant.id, { memberId: member.recordId, type: "suspicious_login_velocity", ip: context.ip, userAgent: context.userAgent, details: { distinctIps: attempt.distinctIps } }, now);
   }
   const password = normalizePassword(input.password);
-  const matched = member?.passwordHash
-    ? await deps.hasher.verifyPassword(member.passwordHash, password)
+  const passwordHash = await passwordHashToCheck(deps, tenant, member);
+  const matched = passwordHash
+    ? await deps.hasher.verifyPassword(passwordHash, password)
     : await deps.hasher.verifyAgainstDummy(password).then(() => false);
   if (!member || !matched) {
     countFailedPasswordAttempt(deps, attempt);
-    // Written after the answer: an extra write only for known emails would show in the timing.
-    if (member) {
-      const event = { memberId: member.recordId, type: "login_failed", ip: context.ip, userAgent: context.userAgent, details: { reason: "password" } };
-      deps.background.run("login failure audit", () => deps.store.audit.insertAuditEvent(tenant.id, event, now));
-    }
+    // The same write for a known and an unknown email (no member id then), after the answer: a
+    // write for known emails only showed in the timing of the next request (issue 13, finding 3).
+    const event = { memberId: member?.recordId ?? null, type: "login_failed", ip: context.ip, userAgent: context.userAgent, details: { reason: "password" } };
+    deps.background.run("login failure audit", () => deps.store.audit.insertAuditEvent(tenant.id, event, now));
     throw new AuthError("invalid_credentials");
   }
   // The right password clears the lockout count (D13). On the plain path that happens in the
@@ -80,6 +80,17 @@ async function attemptPasswordLogin(deps: Deps, tenant: Tenant, input: PasswordL
   });
   deps.webhooks.notify();
   return { authorized: true, recordid: String(member.recordId), redirectUrl: tenant.settings.loginSuccessRedirect, session };
+}
+
+/**
+ * D18: a pending account holds no password of its own; a login to it is checked against its newest
+ * registration, so 403 email_not_verified answers only that registration's password. The lookup
+ * runs for every email (member id 0 matches nothing), so it costs the same whether the account exists.
+ */
+async function passwordHashToCheck(deps: Deps, tenant: Tenant, member: Member | undefined): Promise<string | null> {
+  const newest = await deps.store.registrations.findNewestRegistration(tenant.id, member?.recordId ?? 0);
+  if (member?.status === MemberStatus.pending) return newest?.passwordHash ?? null;
+  return member?.passwordHash ?? null;
 }
 
 /** D12: parameters live in the hash; a login with outdated ones stores a fresh hash. */

@@ -5,14 +5,13 @@
  */
 import type { Deps } from "../deps.js";
 import { AuthError } from "../errors.js";
-import { enqueueAfterAnswer, enqueueWebhook, memberFields } from "../events/outbox.js";
 import { MemberStatus, type RequestContext, type Tenant } from "../model.js";
 import { sha256Hex } from "../security/hashing.js";
 import { normalizeEmail, parseRecordId } from "../security/identity.js";
 import { distinctIpRules, rateRules } from "../security/rate-limit.js";
 import { enforceRateLimit, refuseManyIpsForOneEmail, verifyBotChallenge } from "./guards.js";
-import { issueOneTimeToken } from "./one-time-tokens.js";
-import { checkRegistration, createMember, REGISTERED_MESSAGE, type RegistrationRequest, type RegistrationResult } from "./registration.js";
+import { enqueueEmailRequest } from "./email-requests.js";
+import { checkRegistration, requestRegistration, type RegistrationRequest, type RegistrationResult } from "./registration.js";
 import { recordSuccessfulLogin } from "./login-context.js";
 import { createSession, type IssuedSession } from "./sessions.js";
 import { checkSecondFactorIn, throwForFailedCheck } from "./two-factor.js";
@@ -24,9 +23,7 @@ export const MAGIC_TWO_FACTOR_MESSAGE = "Enter the code from your authenticator 
 export async function registerWithMagicLink(deps: Deps, tenant: Tenant, input: RegistrationRequest, context: RequestContext): Promise<RegistrationResult> {
   const now = deps.clock.now();
   const { email, name } = await checkRegistration(deps, tenant, input, context, now);
-  const fields = { email, name, passwordHash: null, passwordSalt: null, authenticationType: "Magic Link" as const };
-  const recordId = await createMember(deps, tenant, fields, context, now);
-  return { recordid: String(recordId), message: REGISTERED_MESSAGE };
+  return requestRegistration(deps, tenant, { email, name, passwordHash: null, passwordSalt: null, authenticationType: "Magic Link" }, context, now);
 }
 
 export interface RequestMagicLinkInput {
@@ -45,18 +42,11 @@ export async function requestMagicLink(deps: Deps, tenant: Tenant, input: Reques
   await enforceRateLimit(deps, tenant, rateRules.magicLinkPerIp, context.ip, now);
   await refuseManyIpsForOneEmail(deps, tenant, distinctIpRules.magicLinkIpsPerEmail, email, context, now);
   await enforceRateLimit(deps, tenant, rateRules.magicLinkCooldown, email, now);
-  // The status check is a read and answers now (the spec demands email_not_verified); the writes
-  // for a member who gets a link run after the answer, so existence doesn't show in its timing.
+  // The status check is a read and answers now (the spec demands email_not_verified); the rest is
+  // one email request whatever the email (D19), turned into a link by the worker.
   const member = await deps.store.members.findMemberByEmail(tenant.id, email);
   if (member?.status === MemberStatus.pending) throw new AuthError("email_not_verified");
-  enqueueAfterAnswer(deps, "magic link email", async (tx) => {
-    const current = await tx.members.findMemberByEmail(tenant.id, email);
-    if (!current || current.status === MemberStatus.locked || current.status === MemberStatus.pending) return false;
-    const magicLoginLink = await issueOneTimeToken(tx, deps, tenant, current.recordId, "magic_login", now);
-    await enqueueWebhook(tx, deps, tenant, "magic_login", tenant.settings.magicLoginWebhook, { ...memberFields(current), magicLoginLink }, now);
-    await tx.audit.insertAuditEvent(tenant.id, { memberId: current.recordId, type: "magic_link_requested", ip: context.ip, userAgent: context.userAgent }, now);
-    return true;
-  });
+  await enqueueEmailRequest(deps, tenant, "magic_link", email, context, now);
   return MAGIC_LINK_SENT_MESSAGE;
 }
 

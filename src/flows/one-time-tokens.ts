@@ -18,14 +18,24 @@ export function tokenLifetimeMs(tenant: Tenant, kind: TokenKind): number {
   return Math.min(Math.max(tenant.settings.resetTokenTtlMinutes, 15), 24 * 60) * MINUTE || 1 * HOUR;
 }
 
+export interface IssueOptions {
+  /** D18: a registration's own verification link, issued beside the account's others, not voiding them. */
+  registrationId?: string;
+  /** D19: for an unknown email, the same rows written already expired (under a member id no one has). */
+  dummy?: boolean;
+}
+
 /**
- * Creates a token inside the caller's transaction, voiding older ones of the kind, and returns the
- * link. The link is built from the stored tenant domain, never from a request header (D2); only
+ * Creates a token inside the caller's transaction, voiding older ones of the kind (D7), and returns
+ * the link. The link is built from the stored tenant domain, never from a request header (D2); only
  * dev mode's own `localhost` tenant links to http://localhost:<port>, this process (src/dev/).
  */
-export async function issueOneTimeToken(tx: Store, deps: Deps, tenant: Tenant, recordId: number, kind: TokenKind, now: number): Promise<string> {
+export async function issueOneTimeToken(tx: Store, deps: Deps, tenant: Tenant, recordId: number, kind: TokenKind, now: number, options: IssueOptions = {}): Promise<string> {
   const token = randomToken(deps.random, 32);
-  await tx.tokens.replaceToken(tenant.id, recordId, kind, sha256Hex(token), now, now + tokenLifetimeMs(tenant, kind));
+  const tokenHash = sha256Hex(token);
+  const expiresAt = options.dummy ? now : now + tokenLifetimeMs(tenant, kind);
+  if (options.registrationId !== undefined) await tx.tokens.insertToken(tenant.id, recordId, kind, tokenHash, now, expiresAt, options.registrationId);
+  else await tx.tokens.replaceToken(tenant.id, recordId, kind, tokenHash, now, expiresAt);
   const base = deps.dev?.linkBaseFor(tenant.domain) ?? `https://${tenant.domain}`;
   return `${base}/${pages[kind]}/${recordId}/${token}`;
 }

@@ -5,13 +5,12 @@
  */
 import type { Deps } from "../deps.js";
 import { AuthError } from "../errors.js";
-import { enqueueAfterAnswer, enqueueWebhook, memberFields } from "../events/outbox.js";
 import { MemberStatus, type RequestContext, type Tenant } from "../model.js";
 import { normalizeEmail, parseRecordId } from "../security/identity.js";
 import { sha256Hex } from "../security/hashing.js";
 import { distinctIpRules, rateRules } from "../security/rate-limit.js";
 import { enforceRateLimit, refuseManyIpsForOneEmail, verifyBotChallenge } from "./guards.js";
-import { issueOneTimeToken } from "./one-time-tokens.js";
+import { enqueueEmailRequest } from "./email-requests.js";
 import { checkNewPassword, hashNewPassword } from "./passwords.js";
 import { enqueueSecurityAlert } from "./security-alerts.js";
 
@@ -29,17 +28,8 @@ export async function requestPasswordReset(deps: Deps, tenant: Tenant, input: Fo
   await verifyBotChallenge(deps, tenant, input.botToken, context);
   await enforceRateLimit(deps, tenant, rateRules.forgotPasswordPerIp, context.ip, now);
   await refuseManyIpsForOneEmail(deps, tenant, distinctIpRules.forgotPasswordIpsPerEmail, email, context, now);
-  // Whether anything is sent must not show in the answer's timing: the lookup and writes run after it.
-  enqueueAfterAnswer(deps, "password reset email", async (tx) => {
-    const member = await tx.members.findMemberByEmail(tenant.id, email);
-    if (!member || member.status === MemberStatus.locked) return false;
-    const resetLink = await issueOneTimeToken(tx, deps, tenant, member.recordId, "password_reset", now);
-    await enqueueWebhook(tx, deps, tenant, "password_reset", tenant.settings.passwordResetWebhook, { ...memberFields(member), resetLink }, now);
-    // Spec 4.3: a valid request invalidates every existing session of the member.
-    await tx.sessions.deleteMemberSessions(tenant.id, member.recordId);
-    await tx.audit.insertAuditEvent(tenant.id, { memberId: member.recordId, type: "password_reset_requested", ip: context.ip, userAgent: context.userAgent }, now);
-    return true;
-  });
+  // One email request whatever the email, committed before the answer (D19); the worker decides.
+  await enqueueEmailRequest(deps, tenant, "password_reset", email, context, now);
   return FORGOT_PASSWORD_MESSAGE;
 }
 
@@ -67,6 +57,9 @@ export async function resetPassword(deps: Deps, tenant: Tenant, input: ResetPass
     // The link proves the mailbox, so it verifies the email too.
     await tx.members.updatePassword(tenant.id, recordId, { ...hashed, status: MemberStatus.unlocked, emailVerified: true }, now);
     await tx.sessions.deleteMemberSessions(tenant.id, recordId);
+    // D18: the reset link proves the mailbox; no other registration of a pending account may still take it.
+    await tx.registrations.deleteMemberRegistrations(tenant.id, recordId);
+    await tx.tokens.deleteMemberTokens(tenant.id, recordId, "verify_email");
     await tx.limits.clearLockout(tenant.id, member.email);
     await tx.audit.insertAuditEvent(tenant.id, { memberId: recordId, type: "password_reset", ip: context.ip, userAgent: context.userAgent }, now);
     await enqueueSecurityAlert(tx, deps, tenant, member, "password_reset", context, now);

@@ -1,24 +1,21 @@
 /**
  * Registration by password (spec 4.1, state "(no record)" -> "Email Verification Pending") and
  * the public resend of the verification email (D15). Neither answer reveals whether the email
- * was already registered (D5).
+ * was already registered (D5), and both only commit an email request (D19): what it becomes (a
+ * pending account, one more registration of it, or an `account_exists` notice, D18) is decided by
+ * the worker in flows/email-requests.ts.
  */
 import type { Deps } from "../deps.js";
-import { enqueueAfterAnswer } from "../events/outbox.js";
-import { randomIntBetween } from "../core/random.js";
-import type { Member, RequestContext, Tenant } from "../model.js";
+import type { AuthenticationType, RequestContext, Tenant } from "../model.js";
 import { normalizeEmail, normalizeName } from "../security/identity.js";
 import { distinctIpRules, rateRules } from "../security/rate-limit.js";
-import type { NewMember } from "../store/members.js";
+import { enqueueEmailRequest } from "./email-requests.js";
 import { countDistinctIps, enforceRateLimit, verifyBotChallenge } from "./guards.js";
 import { checkNewPassword, hashNewPassword } from "./passwords.js";
-import { enqueueVerificationEmail, isAwaitingVerification } from "./verification.js";
+import { newRecordId } from "./record-ids.js";
 
 export const REGISTERED_MESSAGE = "Registration successful. Please check your email to verify your account.";
 export const RESEND_MESSAGE = "If an account with that email is waiting for verification, a new verification email has been sent.";
-
-const RECORD_ID_MIN = 10 ** 14;
-const RECORD_ID_MAX = 2 ** 53;
 
 export interface RegisterPasswordInput extends RegistrationRequest {
   password: string;
@@ -54,51 +51,31 @@ async function warnOnManyRegistrationIps(deps: Deps, tenant: Tenant, email: stri
   if (distinctIps >= rule.threshold) deps.log.warn({ tenantId: tenant.id, rule: rule.name, distinctIps }, "many IPs registering one email");
 }
 
-/** D8: a random integer in [10^14, 2^53): not sequential, so ids reveal no member count. */
-function newRecordId(deps: Deps): number {
-  return randomIntBetween(deps.random, RECORD_ID_MIN, RECORD_ID_MAX);
-}
-
 export async function registerWithPassword(deps: Deps, tenant: Tenant, input: RegisterPasswordInput, context: RequestContext): Promise<RegistrationResult> {
   const now = deps.clock.now();
   const { email, name } = await checkRegistration(deps, tenant, input, context, now);
   const password = await checkNewPassword(deps, input.password);
-  // Hashed before the lookup, so a taken email costs the same as a free one.
   const hashed = await hashNewPassword(deps, password);
-  const recordId = await createMember(deps, tenant, { email, name, ...hashed, authenticationType: "Password" }, context, now);
-  return { recordid: String(recordId), message: REGISTERED_MESSAGE };
+  return requestRegistration(deps, tenant, { email, name, authenticationType: "Password", ...hashed }, context, now);
+}
+
+export interface CheckedRegistration {
+  email: string;
+  name: string;
+  authenticationType: AuthenticationType;
+  passwordHash: string | null;
+  passwordSalt: string | null;
 }
 
 /**
- * Inserts the member with its verification email, or, when the email is taken, resends to a
- * still-pending member and returns a decoy id that is stored nowhere.
+ * Commits the registration as an email request under a fresh random record id and answers with
+ * that id. For a taken email the id is a decoy that is stored nowhere (D5).
  */
-export async function createMember(deps: Deps, tenant: Tenant, fields: Omit<NewMember, "recordId">, context: RequestContext, now: number): Promise<number> {
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const recordId = newRecordId(deps);
-    const outcome = await deps.store.transaction(async (tx) => {
-      const existing = await tx.members.findMemberByEmail(tenant.id, fields.email);
-      if (existing) {
-        if (isAwaitingVerification(existing)) await enqueueVerificationEmail(tx, deps, tenant, existing, now);
-        await tx.audit.insertAuditEvent(tenant.id, { memberId: existing.recordId, type: "registration_repeated", ip: context.ip, userAgent: context.userAgent }, now);
-        return "existing";
-      }
-      if (!(await tx.members.insertMember(tenant.id, { ...fields, recordId }, now))) return "id_taken";
-      await enqueueVerificationEmail(tx, deps, tenant, { recordId, email: fields.email, name: fields.name }, now);
-      const details = { authenticationType: fields.authenticationType };
-      await tx.audit.insertAuditEvent(tenant.id, { memberId: recordId, type: "registered", ip: context.ip, userAgent: context.userAgent, details }, now);
-      return "created";
-    });
-    if (outcome === "created") {
-      deps.webhooks.notify();
-      return recordId;
-    }
-    if (outcome === "existing") {
-      deps.webhooks.notify();
-      return newRecordId(deps);
-    }
-  }
-  throw new Error("could not allocate a record id");
+export async function requestRegistration(deps: Deps, tenant: Tenant, checked: CheckedRegistration, context: RequestContext, now: number): Promise<RegistrationResult> {
+  const recordId = newRecordId(deps);
+  const { email, ...registration } = checked;
+  await enqueueEmailRequest(deps, tenant, "registration", email, context, now, { recordId, ...registration });
+  return { recordid: String(recordId), message: REGISTERED_MESSAGE };
 }
 
 export interface ResendVerificationInput {
@@ -112,13 +89,6 @@ export async function resendVerification(deps: Deps, tenant: Tenant, input: Rese
   await verifyBotChallenge(deps, tenant, input.botToken, context);
   await enforceRateLimit(deps, tenant, rateRules.resendVerificationPerIp, context.ip, now);
   await enforceRateLimit(deps, tenant, rateRules.resendVerificationPerEmail, email, now);
-  // Whether anything is sent must not show in the answer's timing: the lookup and writes run after it.
-  enqueueAfterAnswer(deps, "verification resend", async (tx) => {
-    const member: Member | undefined = await tx.members.findMemberByEmail(tenant.id, email);
-    if (!isAwaitingVerification(member)) return false;
-    await enqueueVerificationEmail(tx, deps, tenant, member, now);
-    await tx.audit.insertAuditEvent(tenant.id, { memberId: member.recordId, type: "verification_resent", ip: context.ip, userAgent: context.userAgent }, now);
-    return true;
-  });
+  await enqueueEmailRequest(deps, tenant, "verification_resend", email, context, now);
   return RESEND_MESSAGE;
 }

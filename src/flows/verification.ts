@@ -1,4 +1,9 @@
-/** Email verification: sending the link (registration, resends) and consuming it (spec 4.1). */
+/**
+ * Email verification (spec 4.1, D18): sending a link (admin resend) and using one. A link is
+ * bound to the registration that issued it, and using it makes the pending account what that
+ * registration asked for: its password (or none), name and type. A resend link carries no
+ * password: the member may choose one with it (`password`), or verify without.
+ */
 import type { Deps } from "../deps.js";
 import { AuthError } from "../errors.js";
 import { enqueueWebhook, memberFields } from "../events/outbox.js";
@@ -6,9 +11,11 @@ import { MemberStatus, type Member, type RequestContext, type Tenant } from "../
 import { parseRecordId } from "../security/identity.js";
 import { sha256Hex } from "../security/hashing.js";
 import type { Store } from "../store/index.js";
+import type { Activation } from "../store/members.js";
 import { issueOneTimeToken } from "./one-time-tokens.js";
+import { checkNewPassword, hashNewPassword } from "./passwords.js";
 
-/** Issues a verification token and its verify_email webhook inside the caller's transaction. */
+/** Issues a resend link (no password, D18) and its verify_email webhook inside the caller's transaction. */
 export async function enqueueVerificationEmail(tx: Store, deps: Deps, tenant: Tenant, member: Pick<Member, "recordId" | "email" | "name">, now: number): Promise<void> {
   const verificationLink = await issueOneTimeToken(tx, deps, tenant, member.recordId, "verify_email", now);
   await enqueueWebhook(tx, deps, tenant, "verify_email", tenant.settings.emailVerificationWebhook, { ...memberFields(member), verificationLink }, now);
@@ -17,19 +24,62 @@ export async function enqueueVerificationEmail(tx: Store, deps: Deps, tenant: Te
 export interface VerifyEmailInput {
   recordId: string;
   token: string;
+  /** Only with a link that carries no password (a resend, or a passwordless registration). */
+  password?: string;
 }
 
-export async function verifyEmail(deps: Deps, tenant: Tenant, input: VerifyEmailInput, context: RequestContext): Promise<void> {
+export const LINK_HAS_PASSWORD_MESSAGE = "This link keeps the password chosen at registration; send it without a password.";
+
+export async function verifyEmail(deps: Deps, tenant: Tenant, input: VerifyEmailInput, context: RequestContext): Promise<{ passwordSet: boolean }> {
   const now = deps.clock.now();
   const recordId = parseRecordId(input.recordId);
-  if (recordId === undefined) throw new AuthError("invalid_token");
-  const verified = await deps.store.transaction(async (tx) => {
-    if (!(await tx.tokens.consumeToken(tenant.id, recordId, "verify_email", sha256Hex(input.token), now))) return false;
-    await tx.members.markEmailVerified(tenant.id, recordId, now);
-    await tx.audit.insertAuditEvent(tenant.id, { memberId: recordId, type: "email_verified", ip: context.ip, userAgent: context.userAgent }, now);
-    return true;
+  const tokenHash = sha256Hex(input.token);
+  // Peeked first: a weak password must not use the link up (D15), and no hash is computed for a dead link.
+  const link = recordId === undefined ? undefined : await deps.store.tokens.findVerificationToken(tenant.id, recordId, tokenHash, now);
+  if (recordId === undefined || !link) throw new AuthError("invalid_token");
+  const chosen = input.password === undefined ? undefined : await hashChosenPassword(deps, tenant, recordId, link.registrationId, input.password);
+  const passwordSet = await deps.store.transaction(async (tx) => {
+    const used = await tx.tokens.consumeVerificationToken(tenant.id, recordId, tokenHash, now);
+    const member = used && (await tx.members.findMemberById(tenant.id, recordId));
+    if (!used || !member) throw new AuthError("invalid_token");
+    const registration = used.registrationId === null ? undefined : await tx.registrations.findRegistration(tenant.id, recordId, used.registrationId);
+    if (used.registrationId !== null && !registration) throw new AuthError("invalid_token");
+    const passwordHash = registration?.passwordHash ?? chosen?.passwordHash ?? null;
+    const activation: Activation = {
+      name: registration?.name ?? member.name,
+      passwordHash,
+      passwordSalt: registration?.passwordHash ? registration.passwordSalt : (chosen?.passwordSalt ?? null),
+      authenticationType: registration?.authenticationType ?? (passwordHash ? "Password" : "Magic Link"),
+    };
+    // Conditional on the pending state: a link can't rewrite an account that is already active.
+    if (member.status !== MemberStatus.pending || !(await tx.members.activatePendingMember(tenant.id, recordId, activation, now))) throw new AuthError("invalid_token");
+    // Every other outstanding link and registration of the account is void now (D18).
+    await tx.tokens.deleteMemberTokens(tenant.id, recordId, "verify_email");
+    await tx.registrations.deleteMemberRegistrations(tenant.id, recordId);
+    await tx.audit.insertAuditEvent(tenant.id, { memberId: recordId, type: "email_verified", ip: context.ip, userAgent: context.userAgent, details: { passwordSet: passwordHash !== null } }, now);
+    return passwordHash !== null;
   });
-  if (!verified) throw new AuthError("invalid_token");
+  return { passwordSet };
+}
+
+/** A password may come only with a link that carries none; it passes the policy and breach checks (D11, D12). */
+async function hashChosenPassword(deps: Deps, tenant: Tenant, recordId: number, registrationId: string | null, password: string): Promise<{ passwordHash: string; passwordSalt: string }> {
+  if (registrationId !== null) {
+    const registration = await deps.store.registrations.findRegistration(tenant.id, recordId, registrationId);
+    if (registration?.passwordHash) throw new AuthError("validation_failed", { message: LINK_HAS_PASSWORD_MESSAGE });
+  }
+  return hashNewPassword(deps, await checkNewPassword(deps, password));
+}
+
+/** Whether a verification link carries a password: the hosted page offers "choose a password" when it doesn't. */
+export async function verificationLinkSetsPassword(deps: Deps, tenant: Tenant, rawRecordId: string, token: string): Promise<boolean | undefined> {
+  const recordId = parseRecordId(rawRecordId);
+  if (recordId === undefined) return undefined;
+  const link = await deps.store.tokens.findVerificationToken(tenant.id, recordId, sha256Hex(token), deps.clock.now());
+  if (!link) return undefined;
+  if (link.registrationId === null) return false;
+  const registration = await deps.store.registrations.findRegistration(tenant.id, recordId, link.registrationId);
+  return registration?.passwordHash != null;
 }
 
 /** Whether a resend may go out: only a member still waiting for verification gets one. */

@@ -10,6 +10,7 @@ import * as rateLimitSets from "./migrations/0002-rate-limit-sets.js";
 import * as twoFactor from "./migrations/0003-two-factor.js";
 import * as loginOrigins from "./migrations/0004-login-origins.js";
 import * as auditEventsAt from "./migrations/0005-audit-events-at.js";
+import * as registrationsEmailRequests from "./migrations/0006-registrations-email-requests.js";
 
 /** Listed in code, not read from a folder, so the build output and tsx behave alike. */
 const migrations: Record<string, Migration> = {
@@ -18,6 +19,7 @@ const migrations: Record<string, Migration> = {
   "0003-two-factor": twoFactor,
   "0004-login-origins": loginOrigins,
   "0005-audit-events-at": auditEventsAt,
+  "0006-registrations-email-requests": registrationsEmailRequests,
 };
 
 const staticMigrations: MigrationProvider = { getMigrations: async () => migrations };

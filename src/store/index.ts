@@ -16,12 +16,16 @@ import { TenantStore } from "./tenants.js";
 import { TokenStore } from "./tokens.js";
 import { TwoFactorStore } from "./two-factor.js";
 import { LoginOriginStore } from "./login-origins.js";
+import { EmailRequestStore } from "./email-requests.js";
+import { RegistrationStore } from "./registrations.js";
 
 export const RETENTION_MS = 30 * DAY;
 /** Audit events: AUDIT_RETENTION_DAYS, 365 by default (they hold IPs, user agents and places). */
 export const DEFAULT_AUDIT_RETENTION_MS = 365 * DAY;
 /** A country or network unused this long is forgotten: a login from it is new again (D16). */
 export const ORIGIN_MEMORY_MS = 180 * DAY;
+/** A pending account's registration outlives its link this long, so a late login still hears email_not_verified (D18). */
+export const REGISTRATION_MEMORY_MS = 7 * DAY;
 
 export class Store {
   readonly tenants: TenantStore;
@@ -33,6 +37,8 @@ export class Store {
   readonly audit: AuditStore;
   readonly twoFactor: TwoFactorStore;
   readonly loginOrigins: LoginOriginStore;
+  readonly registrations: RegistrationStore;
+  readonly emailRequests: EmailRequestStore;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -41,7 +47,7 @@ export class Store {
     private readonly reader?: SnapshotReader,
   ) {
     this.tenants = new TenantStore(db);
-    this.members = new MemberStore(db);
+    this.members = new MemberStore(db, dialect);
     this.sessions = new SessionStore(db, reader);
     this.tokens = new TokenStore(db, dialect);
     this.limits = new LimitStore(db);
@@ -49,6 +55,8 @@ export class Store {
     this.audit = new AuditStore(db);
     this.twoFactor = new TwoFactorStore(db, dialect);
     this.loginOrigins = new LoginOriginStore(db);
+    this.registrations = new RegistrationStore(db);
+    this.emailRequests = new EmailRequestStore(db);
   }
 
   /** No network and no password hashing inside: the transaction holds the write lock (habit 7). */
@@ -64,6 +72,7 @@ export class Store {
   async sweepExpired(now: number, auditRetentionMs = DEFAULT_AUDIT_RETENTION_MS): Promise<void> {
     await this.sessions.deleteExpiredSessions(now);
     await this.tokens.deleteExpiredTokens(now);
+    await this.registrations.deleteExpiredRegistrations(now - REGISTRATION_MEMORY_MS);
     await this.limits.deleteExpiredCounters(now);
     await this.limits.deleteIdleLockouts(now - RETENTION_MS, now);
     await this.outbox.deleteFinishedDeliveries(now - RETENTION_MS);

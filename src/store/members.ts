@@ -1,10 +1,18 @@
 import type { Kysely, Selectable } from "kysely";
+import type { DialectName } from "./dialects.js";
 import type { Database, MembersTable } from "./schema.js";
 import type { AuthenticationType, Member, MemberStatus, TwoFactorStatus } from "../model.js";
 
 export interface NewMember {
   recordId: number;
   email: string;
+  name: string;
+  passwordHash: string | null;
+  passwordSalt: string | null;
+  authenticationType: AuthenticationType;
+}
+
+export interface Activation {
   name: string;
   passwordHash: string | null;
   passwordSalt: string | null;
@@ -37,7 +45,10 @@ function toMember(row: Selectable<MembersTable>): Member {
 
 /** Every method takes the tenant id and puts it in the WHERE clause: no query crosses tenants. */
 export class MemberStore {
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly dialect: DialectName = "sqlite",
+  ) {}
 
   /** Inserts, or returns false when the email (or, rarely, the random record id) is taken. */
   async insertMember(tenantId: string, member: NewMember, now: number): Promise<boolean> {
@@ -64,8 +75,14 @@ export class MemberStore {
     return result !== undefined;
   }
 
-  async findMemberByEmail(tenantId: string, email: string): Promise<Member | undefined> {
-    const row = await this.db.selectFrom("members").selectAll().where("tenant_id", "=", tenantId).where("email", "=", email).executeTakeFirst();
+  /**
+   * With `lock`, inside a transaction on PostgreSQL, the row stays locked until commit: issuers of
+   * a token that voids earlier ones (D7) run one after the other (D20). SQLite serialises writers.
+   */
+  async findMemberByEmail(tenantId: string, email: string, options: { lock?: boolean } = {}): Promise<Member | undefined> {
+    let query = this.db.selectFrom("members").selectAll().where("tenant_id", "=", tenantId).where("email", "=", email);
+    if (options.lock && this.dialect === "postgres") query = query.forUpdate();
+    const row = await query.executeTakeFirst();
     return row && toMember(row);
   }
 
@@ -90,6 +107,30 @@ export class MemberStore {
       .where("tenant_id", "=", tenantId)
       .where("id", "=", recordId)
       .execute();
+  }
+
+  /**
+   * D18: using a verification link makes the pending account what the link's registration (or the
+   * password chosen with a resend link) says, in one conditional update from the pending state.
+   */
+  async activatePendingMember(tenantId: string, recordId: number, fields: Activation, now: number): Promise<boolean> {
+    const result = await this.db
+      .updateTable("members")
+      .set({
+        name: fields.name,
+        password_hash: fields.passwordHash,
+        password_salt: fields.passwordSalt,
+        has_password_auth: fields.passwordHash === null ? 0 : 1,
+        has_magic_link_auth: fields.authenticationType === "Magic Link" ? 1 : 0,
+        email_verified: 1,
+        status: "Unlocked",
+        updated_at: now,
+      })
+      .where("tenant_id", "=", tenantId)
+      .where("id", "=", recordId)
+      .where("status", "=", "Email Verification Pending")
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
   }
 
   async updatePassword(tenantId: string, recordId: number, update: PasswordUpdate, now: number): Promise<void> {

@@ -3,7 +3,8 @@ import type { DialectName } from "./dialects.js";
 import type { Database, WebhookDeliveriesTable } from "./schema.js";
 import type { WebhookEventType } from "../model.js";
 
-export type DeliveryStatus = "pending" | "delivered" | "failed";
+/** `discarded`: written for an unknown email so the work matches a real one (D19), never sent, swept at once. */
+export type DeliveryStatus = "pending" | "delivered" | "failed" | "discarded";
 
 export interface NewDelivery {
   id: string;
@@ -11,6 +12,8 @@ export interface NewDelivery {
   eventType: WebhookEventType;
   url: string;
   payloadEnc: string;
+  /** D19: the same row for an unknown email, never sent and never holding the payload. */
+  discarded?: boolean;
 }
 
 export interface ClaimedDelivery {
@@ -27,7 +30,8 @@ export interface ClaimedDelivery {
 export interface DeliverySummary {
   id: string;
   eventType: string;
-  status: DeliveryStatus;
+  /** Discarded rows (D19) are never listed. */
+  status: Exclude<DeliveryStatus, "discarded">;
   attempts: number;
   lastError: string | null;
   nextAttemptAt: number | null;
@@ -61,8 +65,8 @@ export class OutboxStore {
         tenant_id: delivery.tenantId,
         event_type: delivery.eventType,
         url: delivery.url,
-        payload_enc: delivery.payloadEnc,
-        status: "pending",
+        payload_enc: delivery.discarded ? null : delivery.payloadEnc,
+        status: delivery.discarded ? "discarded" : "pending",
         attempts: 0,
         next_attempt_at: now,
         claimed_until: 0,
@@ -125,8 +129,10 @@ export class OutboxStore {
     return Number(row.pending);
   }
 
+  /** Finished rows are kept `finishedBefore` for the operator's view; discarded ones (D19) go at once. */
   async deleteFinishedDeliveries(finishedBefore: number): Promise<void> {
     await this.db.deleteFrom("webhook_deliveries").where("status", "!=", "pending").where("updated_at", "<", finishedBefore).execute();
+    await this.db.deleteFrom("webhook_deliveries").where("status", "=", "discarded").execute();
   }
 
   async listRecentDeliveries(tenantId: string, limit: number): Promise<DeliverySummary[]> {
@@ -134,6 +140,7 @@ export class OutboxStore {
       .selectFrom("webhook_deliveries")
       .select(["id", "event_type", "status", "attempts", "last_error", "next_attempt_at", "created_at"])
       .where("tenant_id", "=", tenantId)
+      .where("status", "!=", "discarded")
       .orderBy("created_at", "desc")
       .orderBy("id", "desc")
       .limit(limit)
@@ -141,7 +148,7 @@ export class OutboxStore {
     return rows.map((r) => ({
       id: r.id,
       eventType: r.event_type,
-      status: r.status as DeliveryStatus,
+      status: r.status as Exclude<DeliveryStatus, "discarded">,
       attempts: Number(r.attempts),
       lastError: r.last_error,
       nextAttemptAt: r.status === "pending" ? Number(r.next_attempt_at) : null,

@@ -59,6 +59,37 @@ export interface OneTimeTokensTable {
   member_id: number;
   created_at: number;
   expires_at: number;
+  /** verify_email only (D18): the registration whose password and name the link confirms; null for a resend. */
+  registration_id: string | null;
+}
+
+/** D18: one registration of a still-pending account, with what using its link makes the account. */
+export interface RegistrationsTable {
+  tenant_id: string;
+  id: string;
+  member_id: number;
+  name: string;
+  authentication_type: string;
+  password_hash: string | null;
+  password_salt: string | null;
+  created_at: number;
+  expires_at: number;
+}
+
+/** D19: a request that may send an email, committed before the answer, turned into a webhook by the worker. */
+export interface EmailRequestsTable {
+  id: string;
+  tenant_id: string;
+  kind: string;
+  email: string;
+  record_id: number | null;
+  name: string | null;
+  authentication_type: string | null;
+  password_hash: string | null;
+  password_salt: string | null;
+  ip: string | null;
+  user_agent: string | null;
+  created_at: number;
 }
 
 /** Progressive password-login lockout, keyed by email so unknown emails behave like known ones. */
@@ -133,6 +164,8 @@ export interface Database {
   members: MembersTable;
   sessions: SessionsTable;
   one_time_tokens: OneTimeTokensTable;
+  registrations: RegistrationsTable;
+  email_requests: EmailRequestsTable;
   login_lockouts: LoginLockoutsTable;
   rate_limit_counters: RateLimitCountersTable;
   rate_limit_sets: RateLimitSetsTable;

@@ -59,6 +59,12 @@ export class TenantStore {
     return row && { id: row.id, domain: row.domain, applicationId: row.application_id, settings: JSON.parse(row.settings) as TenantSettings };
   }
 
+  /** The email-request worker (D19) knows a request's tenant by id. */
+  async findTenantById(id: string): Promise<Tenant | undefined> {
+    const row = await this.db.selectFrom("tenants").select(["id", "domain", "application_id", "settings"]).where("id", "=", id).executeTakeFirst();
+    return row && { id: row.id, domain: row.domain, applicationId: row.application_id, settings: JSON.parse(row.settings) as TenantSettings };
+  }
+
   /** Every tenant's domain and settings: read once at start-up for configuration warnings. */
   async listTenants(): Promise<Pick<Tenant, "domain" | "settings">[]> {
     const rows = await this.db.selectFrom("tenants").select(["domain", "settings"]).orderBy("domain").execute();

@@ -10,13 +10,51 @@ export class TokenStore {
     private readonly dialect: DialectName,
   ) {}
 
-  /** Issuing voids earlier unused tokens of the same kind for the member (D7). */
+  /**
+   * Issuing voids earlier unused tokens of the same kind for the member (D7). A verification link
+   * of a registration is the exception (D18): a resend voids only earlier resends.
+   */
   async replaceToken(tenantId: string, memberId: number, kind: TokenKind, tokenHash: string, now: number, expiresAt: number): Promise<void> {
-    await this.deleteMemberTokens(tenantId, memberId, kind);
+    let voided = this.db.deleteFrom("one_time_tokens").where("tenant_id", "=", tenantId).where("member_id", "=", memberId).where("kind", "=", kind);
+    if (kind === "verify_email") voided = voided.where("registration_id", "is", null);
+    await voided.execute();
+    await this.insertToken(tenantId, memberId, kind, tokenHash, now, expiresAt, null);
+  }
+
+  /** Adds a token beside the member's others: a registration's own verification link (D18). */
+  async insertToken(tenantId: string, memberId: number, kind: TokenKind, tokenHash: string, now: number, expiresAt: number, registrationId: string | null): Promise<void> {
     await this.db
       .insertInto("one_time_tokens")
-      .values({ tenant_id: tenantId, token_hash: tokenHash, kind, member_id: memberId, created_at: now, expires_at: expiresAt })
+      .values({ tenant_id: tenantId, token_hash: tokenHash, kind, member_id: memberId, created_at: now, expires_at: expiresAt, registration_id: registrationId })
       .execute();
+  }
+
+  /** Peeks at a verification link: undefined when not valid, else the registration it confirms (null for a resend). */
+  async findVerificationToken(tenantId: string, memberId: number, tokenHash: string, now: number): Promise<{ registrationId: string | null } | undefined> {
+    const row = await this.db
+      .selectFrom("one_time_tokens")
+      .select("registration_id")
+      .where("tenant_id", "=", tenantId)
+      .where("token_hash", "=", tokenHash)
+      .where("kind", "=", "verify_email")
+      .where("member_id", "=", memberId)
+      .where("expires_at", ">", now)
+      .executeTakeFirst();
+    return row && { registrationId: row.registration_id };
+  }
+
+  /** Uses a verification link up in one statement, returning the registration it was bound to. */
+  async consumeVerificationToken(tenantId: string, memberId: number, tokenHash: string, now: number): Promise<{ registrationId: string | null } | undefined> {
+    const row = await this.db
+      .deleteFrom("one_time_tokens")
+      .where("tenant_id", "=", tenantId)
+      .where("token_hash", "=", tokenHash)
+      .where("kind", "=", "verify_email")
+      .where("member_id", "=", memberId)
+      .where("expires_at", ">", now)
+      .returning("registration_id")
+      .executeTakeFirst();
+    return row && { registrationId: row.registration_id };
   }
 
   /**

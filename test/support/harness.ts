@@ -16,6 +16,7 @@ import { seededRandom } from "../../src/core/random.js";
 import { createDeps, type Deps } from "../../src/deps.js";
 import type { NewTenantSettings } from "../../src/flows/tenant-settings.js";
 import { createTenant, type CreatedTenant } from "../../src/flows/tenants.js";
+import { processEmailRequests } from "../../src/flows/email-requests.js";
 import { createLogger } from "../../src/logging.js";
 import { openDatabase } from "../../src/store/dialects.js";
 import type { Database } from "../../src/store/schema.js";
@@ -205,8 +206,17 @@ export async function post(h: Harness, url: string, body: unknown, options: Post
 
 async function settled(h: Harness, response: Promise<LightMyRequestResponse>): Promise<LightMyRequestResponse> {
   const res = await response;
-  await h.deps.background.drain();
+  await settle(h);
   return res;
+}
+
+/**
+ * Waits for the work a request left behind: background tasks, and the committed email requests
+ * (D19) turned into tokens and outbox rows, as the dispatcher's pass right after the commit would.
+ */
+export async function settle(h: Harness): Promise<void> {
+  await h.deps.background.drain();
+  await processEmailRequests(h.deps);
 }
 
 export async function get(h: Harness, url: string, options: PostOptions = {}): Promise<LightMyRequestResponse> {

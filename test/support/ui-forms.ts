@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import type { LightMyRequestResponse } from "fastify";
 import { PAGE_CSP } from "../../src/ui/layout.js";
-import type { Harness } from "./harness.js";
+import { settle, type Harness } from "./harness.js";
 
 export const UI_IP = "203.0.113.77";
 
@@ -29,7 +29,7 @@ export async function getPage(h: Harness, url: string, options: UiRequestOptions
   const { origin: _origin, ...rest } = options;
   const headers = headersFor(h, { ...rest, origin: null });
   const res = await h.app.inject({ method: "GET", url, headers, remoteAddress: options.ip ?? UI_IP });
-  await h.deps.background.drain();
+  await settle(h);
   return res;
 }
 
@@ -41,7 +41,7 @@ export async function postForm(h: Harness, url: string, fields: Record<string, s
     headers: { ...headersFor(h, options), "content-type": "application/x-www-form-urlencoded" },
     remoteAddress: options.ip ?? UI_IP,
   });
-  await h.deps.background.drain();
+  await settle(h);
   return res;
 }
 

@@ -11,7 +11,8 @@
 export type RegisterWithPasswordRequest = { email: string; name: string; password: string; "bot-challenge-response"?: string };
 export type RegisterWithMagicLinkRequest = { email: string; name: string; "bot-challenge-response"?: string };
 /** `recordId` and `token` are the last two segments of the emailed link. */
-export type VerifyEmailRequest = { recordId: string; token: string };
+/** `password` only with a link that carries none (a resend, or an email-only registration). */
+export type VerifyEmailRequest = { recordId: string; token: string; password?: string };
 export type ResendVerificationRequest = { email: string; "bot-challenge-response"?: string };
 /** Send it again with `twoFACode` (TOTP or recovery code) when the answer says `two_factor_required`. */
 export type LoginWithPasswordRequest = { email: string; password: string; twoFACode?: string; "bot-challenge-response"?: string };
@@ -33,6 +34,8 @@ export type ListAuditEventsQuery = { recordId: string; limit?: string };
 // ---- Answers (2xx bodies) ----
 
 export type MessageResponse = { success: true; message: string };
+/** `passwordSet`: whether the verified account now has a password (D18). */
+export type VerifyEmailResponse = { success: true; message: string; passwordSet: boolean };
 /** An already-registered email gets the same answer with a decoy `recordid`. */
 export type RegistrationResponse = { success: true; recordid: string; message: string };
 export type LoginResponse =
@@ -97,7 +100,7 @@ export interface LatchClientOptions {
 export interface LatchClient {
   registerWithPassword(body: RegisterWithPasswordRequest): Promise<RegistrationResponse>;
   registerWithMagicLink(body: RegisterWithMagicLinkRequest): Promise<RegistrationResponse>;
-  verifyEmail(body: VerifyEmailRequest): Promise<MessageResponse>;
+  verifyEmail(body: VerifyEmailRequest): Promise<VerifyEmailResponse>;
   resendVerification(body: ResendVerificationRequest): Promise<MessageResponse>;
   loginWithPassword(body: LoginWithPasswordRequest): Promise<LoginResponse>;
   getSession(): Promise<SessionResponse>;

@@ -13,7 +13,15 @@ export const RegistrationBody = described(
 );
 
 export const RegisterPasswordBody = Type.Object({ email: EmailField, name: NameField, password: PasswordField, "bot-challenge-response": BotField });
-export const VerifyEmailBody = Type.Object({ recordId: RecordIdField, token: TokenField });
+export const VerifyEmailBody = Type.Object({
+  recordId: RecordIdField,
+  token: TokenField,
+  password: Type.Optional(described(PasswordField, "Only with a link that carries no password (a resend, or an email-only registration): becomes the account's password, after the policy and breach checks (D18).")),
+});
+export const VerifyEmailAnswer = described(
+  Type.Object({ success: Type.Literal(true), message: Type.String(), passwordSet: Type.Boolean() }),
+  "Verified: the account is `Unlocked`. `passwordSet` says whether it now has a password (the registration's, or the one sent); without one the member logs in by magic link or sets one through forgot-password (D18).",
+);
 export const ResendVerificationBody = Type.Object({ email: EmailField, "bot-challenge-response": BotField });
 
 export const registrationRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
@@ -35,15 +43,15 @@ export const registrationRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asy
   app.post("/auth/verify-email", {
     schema: {
       summary: "Verify the email address with the emailed link",
-      description: "Spec 4.1. `recordId` and `token` are the last two segments of the `verificationLink`. The token works once.",
+      description: "Spec 4.1, D18. `recordId` and `token` are the last two segments of the `verificationLink`. The token works once, and using it voids every other verification link of the account. A link sent at registration makes the account what that registration asked for (its password, name and type). A resend link carries no password: send `password` with it to choose one, or leave it out to verify without a password. A `password` with a link that already sets one is refused (400 `validation_failed`) and leaves the link usable, as does a weak or breached one.",
       tags: ["registration"],
       operationId: "verifyEmail",
       body: VerifyEmailBody,
-      response: { 200: described(MessageBody, "Verified: the account is `Unlocked`."), ...errorResponses(...TENANT_ERRORS, ...BODY_ERRORS, "invalid_token") },
+      response: { 200: VerifyEmailAnswer, ...errorResponses(...TENANT_ERRORS, ...BODY_ERRORS, ...NEW_PASSWORD_ERRORS, "invalid_token") },
     },
   }, async (request) => {
-    await verifyEmail(deps, request.tenant, request.body, contextOf(request));
-    return { success: true as const, message: "Your email address has been verified." };
+    const { passwordSet } = await verifyEmail(deps, request.tenant, request.body, contextOf(request));
+    return { success: true as const, message: "Your email address has been verified.", passwordSet };
   });
 
   app.post("/auth/resend-verification", {
