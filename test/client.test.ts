@@ -7,7 +7,7 @@ import { after, before, test } from "node:test";
 import { createLatchClient, isLatchError, LatchError, type LatchClientOptions, type LatchErrorCode } from "../packages/client/src/index.js";
 import { SECOND } from "../src/core/clock.js";
 import { internalApiKeyOf, lastWebhookFor, WRONG_PASSWORD } from "./support/flows.js";
-import { createHarness, deliverWebhooks, OTHER_STRONG_PASSWORD, parseLink, STRONG_PASSWORD, type Harness } from "./support/harness.js";
+import { createHarness, deliverWebhooks, OTHER_STRONG_PASSWORD, parseLink, settle, STRONG_PASSWORD, type Harness } from "./support/harness.js";
 import { totpAt } from "./support/totp.js";
 
 let h: Harness;
@@ -158,6 +158,7 @@ test("refusals are LatchErrors with the D4 code, status and request id", async (
 test("rate_limited carries Retry-After as retryAfterSeconds", async () => {
   const email = "pending@example.com";
   const registered = await memberClient().registerWithPassword({ email, name: "Grace Hopper", password: STRONG_PASSWORD });
+  await settle(h); // the registration is an email request until the worker's pass (D19)
   const admin = createLatchClient({ baseUrl, tenantDomain: h.tenant.domain, apiKey: internalApiKeyOf(h) });
   await admin.resendVerificationAsAdmin({ recordId: registered.recordid, email });
   const limited = await rejection(admin.resendVerificationAsAdmin({ recordId: registered.recordid, email }), "rate_limited", 429);

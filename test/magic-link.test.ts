@@ -19,6 +19,7 @@ import {
   sessionSetCookie,
   assertSuccessBody,
   setCookieHeaders,
+  assertVerified,
 } from "./support/assertions.js";
 import {
   addOtherTenant,
@@ -165,7 +166,7 @@ test("register-magic-link: no password is set (login is invalid_credentials); af
   // (Each of these counts toward the password lockout: 3 in all, and the last is still a 401.)
   const attempt = await login(h, "grace@example.org", STRONG_PASSWORD);
   assert.equal(assertError(attempt, 401, "invalid_credentials").authorized, false);
-  assertMessageSuccess(await post(h, "/auth/verify-email", { recordId: link.recordId, token: link.token }));
+  assertVerified(await post(h, "/auth/verify-email", { recordId: link.recordId, token: link.token }));
   assert.deepEqual(await authenticationTypeOf(h, link.recordId), ["Magic Link"]);
   // Verified: still no password, and the generic invalid_credentials (not email_not_verified).
   assertError(await login(h, "grace@example.org", STRONG_PASSWORD), 401, "invalid_credentials");
@@ -479,7 +480,7 @@ test("verify-magic-link: password reset and email verification tokens are not ma
   await deliverWebhooks(h);
   const verification = parseLink(lastWebhookFor(h, "verify_email", "pending@example.org").body.verificationLink!);
   assertError(await verifyLink(h, verification.recordId, verification.token), 400, "invalid_token");
-  assertMessageSuccess(await post(h, "/auth/verify-email", { recordId: verification.recordId, token: verification.token }));
+  assertVerified(await post(h, "/auth/verify-email", { recordId: verification.recordId, token: verification.token }));
 });
 
 test("verify-magic-link: a link of tenant A is invalid_token on tenant B, and still works on A", async (t) => {
@@ -726,7 +727,7 @@ test("logs: the magic-link flows log no token, link, session id or password; the
   const verification = keep("verification link", h.receiver.last("verify_email").body.verificationLink);
   const vParts = parseLink(verification);
   keep("verification token", vParts.token);
-  assertMessageSuccess(await post(h, "/auth/verify-email", { recordId: vParts.recordId, token: vParts.token }));
+  assertVerified(await post(h, "/auth/verify-email", { recordId: vParts.recordId, token: vParts.token }));
   const recordId = vParts.recordId;
 
   const link1 = await magicLinkFor(h, "grace@example.org");

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { LightMyRequestResponse } from "fastify";
 import { HOUR, MINUTE, SECOND } from "../src/core/clock.js";
-import { assertError, assertMessageSuccess, assertRegistered, assertToken, retryAfterOf, sessionSetCookie } from "./support/assertions.js";
+import { assertError, assertMessageSuccess, assertVerified, assertRegistered, assertToken, retryAfterOf, sessionSetCookie } from "./support/assertions.js";
 import {
   addOtherTenant,
   adminHeaders,
@@ -124,7 +124,7 @@ test("register-password: the email is stored trimmed and lowercased", async (t) 
   const hook = h.receiver.last("verify_email");
   assert.equal(hook.body.email, "ada@example.org");
   const link = parseLink(hook.body.verificationLink!);
-  assertMessageSuccess(await verify(h, link.recordId, link.token));
+  assertVerified(await verify(h, link.recordId, link.token));
   const ok = await login(h, "ada@example.org");
   assert.equal(ok.statusCode, 200, ok.body);
   // And a differently-cased login finds the same member.
@@ -153,7 +153,7 @@ test("register-password: an existing pending email gets a decoy id and a link of
 
   // D18: the first link stays valid (an exception to D7) and sets the FIRST registration's password;
   // using it voids the second registration's link.
-  assertMessageSuccess(await verify(h, first.recordId, first.token));
+  assertVerified(await verify(h, first.recordId, first.token));
   assertError(await verify(h, second.recordId, second.token), 400, "invalid_token");
   assert.equal((await login(h, "ada@example.org", STRONG_PASSWORD)).statusCode, 200);
   assertError(await login(h, "ada@example.org", OTHER_STRONG_PASSWORD), 401, "invalid_credentials");
@@ -183,7 +183,7 @@ test("verify-email: success body; a second use of the same token is invalid_toke
   const h = await createHarness();
   t.after(() => h.close());
   const { recordId, token } = await registerPending(h, "ada@example.org");
-  assertMessageSuccess(await verify(h, recordId, token));
+  assertVerified(await verify(h, recordId, token));
   assertError(await verify(h, recordId, token), 400, "invalid_token");
   assert.equal((await login(h, "ada@example.org")).statusCode, 200);
 });
@@ -194,7 +194,7 @@ test("verify-email: the token lasts 24 h and is invalid_token one second after",
   const early = await registerPending(h, "early@example.org");
   const late = await registerPending(h, "late@example.org");
   h.clock.advance(24 * HOUR - SECOND);
-  assertMessageSuccess(await verify(h, early.recordId, early.token));
+  assertVerified(await verify(h, early.recordId, early.token));
   h.clock.advance(2 * SECOND);
   assertError(await verify(h, late.recordId, late.token), 400, "invalid_token");
   assertError(await login(h, "late@example.org"), 403, "email_not_verified");
@@ -219,7 +219,7 @@ test("verify-email: the right token with another member's recordId is invalid_to
   // A made-up id in range.
   assertError(await verify(h, "123456789012345", ada.token), 400, "invalid_token");
   assertError(await login(h, "bob@example.org"), 403, "email_not_verified");
-  assertMessageSuccess(await verify(h, ada.recordId, ada.token));
+  assertVerified(await verify(h, ada.recordId, ada.token));
 });
 
 test("verify-email: a recordId that is not digits is refused with a 4xx (invalid_token or validation_failed)", async (t) => {
@@ -302,7 +302,7 @@ test("password policy: nothing is stored when registration fails; a later good r
   const hook = lastWebhookFor(h, "verify_email", "ada@example.org");
   const link = parseLink(hook.body.verificationLink!);
   assert.equal(link.recordId, good.json().recordid, "a real member, not a decoy for an existing one");
-  assertMessageSuccess(await verify(h, link.recordId, link.token));
+  assertVerified(await verify(h, link.recordId, link.token));
   assert.equal((await login(h, "ada@example.org")).statusCode, 200);
 });
 
@@ -759,7 +759,7 @@ test("tenants: a verification token of tenant A fails on tenant B", async (t) =>
   await addOtherTenant(h);
   const { recordId, token } = await registerPending(h, "ada@example.org");
   assertError(await verify(h, recordId, token, { domain: OTHER_DOMAIN }), 400, "invalid_token");
-  assertMessageSuccess(await verify(h, recordId, token));
+  assertVerified(await verify(h, recordId, token));
 });
 
 test("tenants: the same email registered in two tenants gives two independent members", async (t) => {
@@ -779,10 +779,10 @@ test("tenants: the same email registered in two tenants gives two independent me
   assert.equal(linkB.recordId, onB.json().recordid, "B's registration created a member, not a decoy");
   assert.notEqual(linkA.recordId, linkB.recordId);
 
-  assertMessageSuccess(await verify(h, linkB.recordId, linkB.token, { domain: OTHER_DOMAIN }));
+  assertVerified(await verify(h, linkB.recordId, linkB.token, { domain: OTHER_DOMAIN }));
   // Verifying on B did not verify A.
   assertError(await login(h, "ada@example.org", STRONG_PASSWORD), 403, "email_not_verified");
-  assertMessageSuccess(await verify(h, linkA.recordId, linkA.token));
+  assertVerified(await verify(h, linkA.recordId, linkA.token));
 
   const a = await login(h, "ada@example.org", STRONG_PASSWORD);
   assert.equal(a.statusCode, 200, a.body);

@@ -32,6 +32,7 @@ export type EmailSentFor = "registration" | "verification" | "reset" | "magic-li
 /** Fixed notices shown after a redirect (?notice=...): the text never comes from the request. */
 export const notices = {
   "email-verified": "Your email address is verified. You can log in now.",
+  "email-verified-no-password": "Your email address is verified. Your account has no password: log in with a link we email you, or set one with \"Forgot your password?\".",
   "password-reset": "Your password has been reset. You can log in with the new one.",
   "password-changed": "Your password has been changed.",
   "logged-out": "You have been logged out.",

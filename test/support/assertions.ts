@@ -53,6 +53,12 @@ export function assertMessageSuccess(res: LightMyRequestResponse): void {
   assertSuccessBody(res, ["message", "success"]);
 }
 
+/** verify-email's 200 (D18): { success, message, passwordSet }; checks passwordSet when given. */
+export function assertVerified(res: LightMyRequestResponse, passwordSet?: boolean): void {
+  const body = assertSuccessBody(res, ["message", "passwordSet", "success"]);
+  if (passwordSet !== undefined) assert.equal(body.passwordSet, passwordSet, res.body);
+}
+
 /** D5: a registration's 200 with exactly { success:true, message, recordid } and a valid record id; returns the body. */
 export function assertRegistered(res: LightMyRequestResponse): { success: true; message: string; recordid: string } {
   const body = assertSuccessBody(res, ["message", "recordid", "success"]);

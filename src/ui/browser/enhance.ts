@@ -32,7 +32,10 @@ const submitters: Record<string, (client: LatchClient, fields: Fields) => Promis
   requestPasswordReset: async (c, f) => (await c.requestPasswordReset(f as never), checkEmailPath("reset")),
   requestMagicLink: async (c, f) => (await c.requestMagicLink(f as never), checkEmailPath("magic-link")),
   changePassword: async (c, f) => (await c.changePassword(f as never), withNotice(pagePaths.account, "password-changed")),
-  verifyEmail: async (c) => (await c.verifyEmail(linkFromLocation()), withNotice(pagePaths.login, "email-verified")),
+  verifyEmail: async (c, f) => {
+    const { passwordSet } = await c.verifyEmail({ ...linkFromLocation(), ...(f.password ? { password: f.password } : {}) });
+    return passwordSet ? withNotice(pagePaths.login, "email-verified") : withNotice(pagePaths.magicLink, "email-verified-no-password");
+  },
   resetPassword: async (c, f) => (await c.resetPassword({ ...linkFromLocation(), newPassword: f.newPassword ?? "" }), withNotice(pagePaths.login, "password-reset")),
   loginWithPassword: async (c, f) => {
     const result = await c.loginWithPassword(f as never);

@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { AuthError } from "../../errors.js";
 import { registerWithMagicLink } from "../../flows/magic-link.js";
 import { registerWithPassword, resendVerification } from "../../flows/registration.js";
-import { verifyEmail } from "../../flows/verification.js";
+import { verificationLinkSetsPassword, verifyEmail } from "../../flows/verification.js";
 import { contextOf } from "../../http/tenant.js";
 import { EmailField, NameField, PasswordField } from "../../http/schemas.js";
 import { html, type Html } from "../html.js";
@@ -67,11 +67,25 @@ function resendForm(request: FastifyRequest, values: FormValues, errors: FormErr
 ${form({ operation: "resendVerification", submit: "Send the email again", content: html`${emailField(values, errors)}${botWidget(request.tenant)}` })}`;
 }
 
-function verifyEmailForm(errors: FormError[], linkUsable: boolean): Html {
+/**
+ * D18: a link that carries no password (a resend, or an email-only registration) offers to choose
+ * one; left empty, the account is verified without a password.
+ */
+function verifyEmailForm(errors: FormError[], linkUsable: boolean, offerPassword: boolean): Html {
   if (!linkUsable) return html`<p><a href="${pagePaths.resendVerification}">Send a new confirmation email</a></p>`;
+  const choosePassword = offerPassword
+    ? html`<p>This link does not set a password. Choose one now, or leave it empty to log in with links we email you.</p>
+${field({ name: "password", label: "Choose a password (optional)", type: "password", autocomplete: "new-password", hint: PASSWORD_HINT, errors })}`
+    : html``;
   return html`<p>Press the button to confirm your email address.</p>
-${form({ operation: "verifyEmail", submit: "Confirm email address", content: html`` })}
+${form({ operation: "verifyEmail", submit: "Confirm email address", content: choosePassword })}
 ${errors.length > 0 ? html`<p><a href="${pagePaths.resendVerification}">Send a new confirmation email</a></p>` : ""}`;
+}
+
+/** Whether the page offers "choose a password": only for a live link that carries none. */
+async function offersPassword(deps: PageDeps["deps"], request: FastifyRequest): Promise<boolean> {
+  const link = readLinkParams(request);
+  return link !== undefined && (await verificationLinkSetsPassword(deps, request.tenant, link.recordId, link.token)) === false;
 }
 
 export async function registrationPages(app: FastifyInstance, { deps }: PageDeps): Promise<void> {
@@ -119,15 +133,21 @@ export async function registrationPages(app: FastifyInstance, { deps }: PageDeps
   }
 
   // The verification link's page. Its GET changes nothing; the POST uses the token once.
+  const verifyPage = async (request: FastifyRequest, errors: FormError[], alive: boolean) =>
+    page(deps, request, { title: "Confirm your email address", body: verifyEmailForm(errors, alive, alive && (await offersPassword(deps, request))), errors });
   tokenPageRoutes(app, "email-verified", {
-    render: (request, errors, alive) => page(deps, request, { title: "Confirm your email address", body: verifyEmailForm(errors, alive), errors }),
+    render: verifyPage,
     submit: async (request, reply) => {
       const link = readLinkParams(request);
-      const render = (errors: FormError[], error: unknown) => page(deps, request, { title: "Confirm your email address", body: verifyEmailForm(errors, link !== undefined && !isInvalidToken(error)), errors });
-      return handleForm(reply, [], render, async () => {
+      const values = formValues(request);
+      const offered = await offersPassword(deps, request);
+      const render = (errors: FormError[], error: unknown) =>
+        page(deps, request, { title: "Confirm your email address", body: verifyEmailForm(errors, link !== undefined && !isInvalidToken(error), offered), errors });
+      return handleForm(reply, ["password"], render, async () => {
         if (!link) throw new AuthError("invalid_token");
-        await verifyEmail(deps, request.tenant, link, contextOf(request));
-        return reply.redirect(withNotice(pagePaths.login, "email-verified"), 303);
+        const password = offered && values.password ? readFields(values, [PASSWORD_RULE]).password : undefined;
+        const { passwordSet } = await verifyEmail(deps, request.tenant, { ...link, password }, contextOf(request));
+        return reply.redirect(passwordSet ? withNotice(pagePaths.login, "email-verified") : withNotice(pagePaths.magicLink, "email-verified-no-password"), 303);
       });
     },
   });

@@ -29,14 +29,14 @@ const DEAD_LINK_ERRORS: FormError[] = [{ message: new AuthError("invalid_token")
 
 export interface TokenPageHandlers {
   /** The GET's page: `alive` is false (and `errors` say so) when the link lacks the shape Latch issues. */
-  render(request: FastifyRequest, errors: FormError[], alive: boolean): Html;
+  render(request: FastifyRequest, errors: FormError[], alive: boolean): Html | Promise<Html>;
   submit(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply>;
 }
 
 export function tokenPageRoutes(app: FastifyInstance, name: (typeof TOKEN_PAGES)[number], handlers: TokenPageHandlers): void {
   const show = async (request: FastifyRequest, reply: FastifyReply) => {
     const alive = readLinkParams(request) !== undefined;
-    return sendPage(reply, alive ? 200 : 400, handlers.render(request, alive ? [] : DEAD_LINK_ERRORS, alive));
+    return sendPage(reply, alive ? 200 : 400, await handlers.render(request, alive ? [] : DEAD_LINK_ERRORS, alive));
   };
   for (const path of [`/${name}/:recordId/:token`, `${UI}/${name}/:recordId/:token`]) {
     app.get(path, { schema: { hide: true } }, show);
