@@ -117,7 +117,11 @@ test("email-only registration, resend, and a magic-link login", async () => {
   h.clock.advance(6 * 60 * SECOND);
   assertSeeOther(await postForm(h, "/resend-verification", { email }, { ip: nextIp() }), "/ui/check-email?for=verification");
   const verification = await linkFor("verify_email", "verificationLink", email);
-  assertSeeOther(await postForm(h, `/ui${verification.path}`, {}), "/ui/login?notice=email-verified");
+  // D18: a resend link carries no password, so its page offers to choose one; left empty, the
+  // member is verified without a password and lands on the magic-link page, not the password login.
+  assert.match(assertPage(await getPage(h, `/ui${verification.path}`)), /Choose a password \(optional\)/);
+  assertSeeOther(await postForm(h, `/ui${verification.path}`, { password: "" }), "/ui/magic-link?notice=email-verified-no-password");
+  assert.match(assertPage(await getPage(h, "/ui/magic-link?notice=email-verified-no-password")), /has no password/);
   assertSeeOther(await postForm(h, "/ui/magic-link", { email }, { ip: nextIp() }), "/ui/check-email?for=magic-link");
   const magic = await linkFor("magic_login", "magicLoginLink", email);
   const res = await postForm(h, magic.path, {});

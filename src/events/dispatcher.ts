@@ -18,6 +18,9 @@ const MAX_RETRY_DELAY_MS = 1 * HOUR;
 const ATTEMPT_TIMEOUT_MS = 10 * SECOND;
 const LEASE_MS = 2 * MINUTE;
 const BATCH = 20;
+/** Sending waits 50-300 ms after a wake-up, at random: emails still leave well within a second. */
+const SEND_DELAY_MIN_MS = 50;
+const SEND_DELAY_SPREAD_MS = 250;
 
 /** Delay before the next attempt: 10 s, 30 s, 90 s, ... capped at 1 h, with ±10 % jitter. */
 export function retryDelayMs(attempts: number, random: Random): number {
@@ -48,10 +51,26 @@ export class WebhookDispatcher {
 
   constructor(private readonly deps: DispatcherDeps) {}
 
-  /** One pass over the due rows; resolves with how many were attempted. */
+  /** One pass over the due rows, without the send delay (tests drive it with their own clock); resolves with how many were attempted. */
   async deliverDue(): Promise<number> {
-    const { store, clock } = this.deps;
     await this.deps.beforePass?.();
+    return this.sendDue();
+  }
+
+  /**
+   * A wake-up's pass: email requests become rows at once (the same writes for every email, D19),
+   * then the sending waits a random SEND_DELAY: the HTTP call of a real email (an unknown email has
+   * none) must not land on the request that follows the answer (issue 13, finding 3).
+   */
+  private async wakeUpPass(): Promise<number> {
+    await this.deps.beforePass?.();
+    const delay = SEND_DELAY_MIN_MS + (this.deps.random.bytes(2).readUInt16BE(0) % SEND_DELAY_SPREAD_MS);
+    await new Promise((resolve) => setTimeout(resolve, delay));
+    return this.sendDue();
+  }
+
+  private async sendDue(): Promise<number> {
+    const { store, clock } = this.deps;
     const claimed = await store.outbox.claimDueDeliveries(clock.now(), BATCH, LEASE_MS);
     await Promise.all(claimed.map((delivery) => this.attempt(delivery)));
     return claimed.length;
@@ -108,7 +127,7 @@ export class WebhookDispatcher {
       this.again = true;
       return;
     }
-    this.running = this.deliverDue()
+    this.running = this.wakeUpPass()
       .catch((err: unknown) => {
         this.deps.log.error({ err }, "webhook dispatcher pass failed");
         return 0;

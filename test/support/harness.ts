@@ -210,6 +210,12 @@ async function settled(h: Harness, response: Promise<LightMyRequestResponse>): P
   return res;
 }
 
+async function drained(h: Harness, response: Promise<LightMyRequestResponse>): Promise<LightMyRequestResponse> {
+  const res = await response;
+  await h.deps.background.drain();
+  return res;
+}
+
 /**
  * Waits for the work a request left behind: background tasks, and the committed email requests
  * (D19) turned into tokens and outbox rows, as the dispatcher's pass right after the commit would.
@@ -219,8 +225,9 @@ export async function settle(h: Harness): Promise<void> {
   await processEmailRequests(h.deps);
 }
 
+/** A GET commits no email request, so it only waits for background work (a test may hold a write open meanwhile). */
 export async function get(h: Harness, url: string, options: PostOptions = {}): Promise<LightMyRequestResponse> {
-  return settled(h, h.app.inject({
+  return drained(h, h.app.inject({
     method: "GET",
     url,
     remoteAddress: options.ip ?? "203.0.113.10",

@@ -29,7 +29,7 @@ export async function getPage(h: Harness, url: string, options: UiRequestOptions
   const { origin: _origin, ...rest } = options;
   const headers = headersFor(h, { ...rest, origin: null });
   const res = await h.app.inject({ method: "GET", url, headers, remoteAddress: options.ip ?? UI_IP });
-  await settle(h);
+  await h.deps.background.drain();
   return res;
 }
 

@@ -106,7 +106,7 @@ export async function loginPages(app: FastifyInstance, { deps }: PageDeps): Prom
   });
 
   app.get(pagePaths.magicLink, hide, async (request, reply) =>
-    sendPage(reply, 200, page(deps, request, { title: "Email me a login link", body: magicLinkRequestForm(request, {}, []), botGuarded: true })));
+    sendPage(reply, 200, page(deps, request, { title: "Email me a login link", body: magicLinkRequestForm(request, {}, []), notice: noticeOf(request), botGuarded: true })));
   app.post(pagePaths.magicLink, hide, async (request, reply) => {
     const values = formValues(request);
     const render = (errors: FormError[]) => page(deps, request, { title: "Email me a login link", body: magicLinkRequestForm(request, values, errors), errors, botGuarded: true });
