@@ -15,8 +15,11 @@ const VICTIM_PASSWORD = "Victims-Own-Secret-42";
 const ATTACKER_IP = "198.51.100.66";
 const VICTIM_IP = "203.0.113.77";
 
+/** Registers and delivers its email at once, so the mailbox keeps the order of the steps. */
 async function register(h: Harness, name: string, password: string, ip: string) {
-  return assertRegistered(await post(h, "/auth/register-password", { email: VICTIM, name, password, "bot-challenge-response": "x" }, { ip }));
+  const registered = assertRegistered(await post(h, "/auth/register-password", { email: VICTIM, name, password, "bot-challenge-response": "x" }, { ip }));
+  await deliverWebhooks(h);
+  return registered;
 }
 
 /** The verification links in the victim's mailbox, oldest first, with the name each greets. */
