@@ -43,7 +43,9 @@ export async function processEmailRequests(deps: Deps): Promise<number> {
   let handled = 0;
   for (;;) {
     const ids = await deps.store.emailRequests.listWaitingIds(BATCH);
-    for (const id of ids) {
+    // Each worker (instance) starts at its own place in the batch, so two don't queue on one row's lock.
+    const start = ids.length > 0 ? deps.random.bytes(2).readUInt16BE(0) % ids.length : 0;
+    for (const id of [...ids.slice(start), ...ids.slice(0, start)]) {
       const now = deps.clock.now();
       if (await deps.store.transaction((tx) => handleEmailRequest(tx, deps, id, now))) handled++;
     }
