@@ -252,6 +252,16 @@ test("security alerts show as 'Security alert: …' without a button", async (t)
   assert.ok(!page.includes('class="button"'));
 });
 
+test("account_exists (D18) shows as an email without a button", async (t) => {
+  const { h } = await createDevHarness(t);
+  const body = JSON.stringify({ event_type: "account_exists", recordid: "123456789012345", email: "ada@example.org", name: "Ada" });
+  assert.equal((await postToInbox(h, body, { secret: await devWebhookSecret(h) })).statusCode, 204);
+  const [notice] = await inbox(h);
+  assert.equal(notice!.subject, "Someone tried to register with your email address");
+  assert.equal(notice!.link, null);
+  assert.ok(!(await inboxPage(h)).includes('class="button"'));
+});
+
 test("a webhook whose signature doesn't verify is refused with 401 and not stored; a retry is kept once", async (t) => {
   const { h } = await createDevHarness(t);
   const secret = await devWebhookSecret(h);

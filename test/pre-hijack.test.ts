@@ -8,6 +8,7 @@ import { test } from "node:test";
 import { assertError, assertRegistered, assertVerified } from "./support/assertions.js";
 import { adminHeaders, webhooksFor } from "./support/flows.js";
 import { createHarness, deliverWebhooks, login, parseLink, post, type Harness } from "./support/harness.js";
+import { assertPage, getPage } from "./support/ui-forms.js";
 
 const VICTIM = "victim@example.org";
 const ATTACKER_PASSWORD = "Attacker-Owns-It-77";
@@ -121,4 +122,20 @@ test("pre-hijack: no pending account holds a password hash; each registration ho
   const registrations = await h.db.selectFrom("registrations").select(["name", "password_hash"]).where("member_id", "=", member.id).orderBy("created_at").execute();
   assert.deepEqual(registrations.map((r) => r.name).sort(), ["Eve", "Victor"]);
   assert.ok(registrations.every((r) => r.password_hash?.startsWith("$argon2id$")));
+});
+
+test("pre-hijack: the confirmation page names the registration each link confirms, and offers a password only to links without one", async (t) => {
+  const h = await createHarness();
+  t.after(() => h.close());
+  await register(h, "Eve", ATTACKER_PASSWORD, ATTACKER_IP);
+  assert.equal((await post(h, "/auth/resend-verification", { email: VICTIM, "bot-challenge-response": "x" }, { ip: VICTIM_IP })).statusCode, 200);
+  const [attackers, resent] = await mailbox(h);
+  const attackersPage = assertPage(await getPage(h, `/email-verified/${attackers!.recordId}/${attackers!.token}`));
+  assert.match(attackersPage, /made with the name <strong>Eve<\/strong>\. If you did not make it, do not press the button/);
+  assert.doesNotMatch(attackersPage, /Choose a password/);
+  const resentPage = assertPage(await getPage(h, `/email-verified/${resent!.recordId}/${resent!.token}`));
+  assert.doesNotMatch(resentPage, /made with the name/);
+  assert.match(resentPage, /Choose a password \(optional\)/);
+  // The pages changed nothing: both links still work (the first use voids the other).
+  assertVerified(await verify(h, resent!, VICTIM_PASSWORD), true);
 });

@@ -80,6 +80,10 @@ export function describeMessage(message: DevInboxMessage): DevInboxEmail {
     const link = textOf(payload[email.linkField]);
     return { ...base, subject: email.subject, link: link || null, action: link ? email.action : null, details: [], payload };
   }
+  if (eventType === "account_exists") {
+    const details = [{ label: "What happened", value: "someone tried to register this address, which already has an account; nothing was changed" }];
+    return { ...base, subject: "Someone tried to register with your email address", link: null, action: null, details, payload };
+  }
   if (eventType === "security_alert") {
     const alert = textOf(payload.alert);
     const details = [

@@ -71,15 +71,22 @@ async function hashChosenPassword(deps: Deps, tenant: Tenant, recordId: number, 
   return hashNewPassword(deps, await checkNewPassword(deps, password));
 }
 
-/** Whether a verification link carries a password: the hosted page offers "choose a password" when it doesn't. */
-export async function verificationLinkSetsPassword(deps: Deps, tenant: Tenant, rawRecordId: string, token: string): Promise<boolean | undefined> {
+export interface VerificationLinkInfo {
+  /** False for a resend or an email-only registration: the page offers "choose a password". */
+  setsPassword: boolean;
+  /** The name the link's registration gave, so its reader can tell a registration they didn't make. */
+  registeredName: string | undefined;
+}
+
+/** What the hosted page says about a live verification link; undefined for a dead one. Changes nothing. */
+export async function describeVerificationLink(deps: Deps, tenant: Tenant, rawRecordId: string, token: string): Promise<VerificationLinkInfo | undefined> {
   const recordId = parseRecordId(rawRecordId);
   if (recordId === undefined) return undefined;
   const link = await deps.store.tokens.findVerificationToken(tenant.id, recordId, sha256Hex(token), deps.clock.now());
   if (!link) return undefined;
-  if (link.registrationId === null) return false;
+  if (link.registrationId === null) return { setsPassword: false, registeredName: undefined };
   const registration = await deps.store.registrations.findRegistration(tenant.id, recordId, link.registrationId);
-  return registration?.passwordHash != null;
+  return { setsPassword: registration?.passwordHash != null, registeredName: registration?.name };
 }
 
 /** Whether a resend may go out: only a member still waiting for verification gets one. */

@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { AuthError } from "../../errors.js";
 import { registerWithMagicLink } from "../../flows/magic-link.js";
 import { registerWithPassword, resendVerification } from "../../flows/registration.js";
-import { verificationLinkSetsPassword, verifyEmail } from "../../flows/verification.js";
+import { describeVerificationLink, verifyEmail, type VerificationLinkInfo } from "../../flows/verification.js";
 import { contextOf } from "../../http/tenant.js";
 import { EmailField, NameField, PasswordField } from "../../http/schemas.js";
 import { html, type Html } from "../html.js";
@@ -69,23 +69,25 @@ ${form({ operation: "resendVerification", submit: "Send the email again", conten
 
 /**
  * D18: a link that carries no password (a resend, or an email-only registration) offers to choose
- * one; left empty, the account is verified without a password.
+ * one; left empty, the account is verified without a password. A registration's link names the
+ * name it was made with, so someone whose address was registered by another can tell.
  */
-function verifyEmailForm(errors: FormError[], linkUsable: boolean, offerPassword: boolean): Html {
+function verifyEmailForm(errors: FormError[], linkUsable: boolean, info: VerificationLinkInfo | undefined): Html {
   if (!linkUsable) return html`<p><a href="${pagePaths.resendVerification}">Send a new confirmation email</a></p>`;
-  const choosePassword = offerPassword
+  const madeBy = info?.registeredName === undefined ? html`` : html`<p>This link confirms a registration made with the name <strong>${info.registeredName}</strong>. If you did not make it, do not press the button: <a href="${pagePaths.resendVerification}">send yourself a new confirmation email</a> instead.</p>`;
+  const choosePassword = info && !info.setsPassword
     ? html`<p>This link does not set a password. Choose one now, or leave it empty to log in with links we email you.</p>
 ${field({ name: "password", label: "Choose a password (optional)", type: "password", autocomplete: "new-password", hint: PASSWORD_HINT, errors })}`
     : html``;
-  return html`<p>Press the button to confirm your email address.</p>
+  return html`${madeBy}<p>Press the button to confirm your email address.</p>
 ${form({ operation: "verifyEmail", submit: "Confirm email address", content: choosePassword })}
 ${errors.length > 0 ? html`<p><a href="${pagePaths.resendVerification}">Send a new confirmation email</a></p>` : ""}`;
 }
 
-/** Whether the page offers "choose a password": only for a live link that carries none. */
-async function offersPassword(deps: PageDeps["deps"], request: FastifyRequest): Promise<boolean> {
+/** What the page says about the link: only for a live link of the shape Latch issues. */
+async function linkInfo(deps: PageDeps["deps"], request: FastifyRequest): Promise<VerificationLinkInfo | undefined> {
   const link = readLinkParams(request);
-  return link !== undefined && (await verificationLinkSetsPassword(deps, request.tenant, link.recordId, link.token)) === false;
+  return link && describeVerificationLink(deps, request.tenant, link.recordId, link.token);
 }
 
 export async function registrationPages(app: FastifyInstance, { deps }: PageDeps): Promise<void> {
@@ -134,17 +136,18 @@ export async function registrationPages(app: FastifyInstance, { deps }: PageDeps
 
   // The verification link's page. Its GET changes nothing; the POST uses the token once.
   const verifyPage = async (request: FastifyRequest, errors: FormError[], alive: boolean) =>
-    page(deps, request, { title: "Confirm your email address", body: verifyEmailForm(errors, alive, alive && (await offersPassword(deps, request))), errors });
+    page(deps, request, { title: "Confirm your email address", body: verifyEmailForm(errors, alive, alive ? await linkInfo(deps, request) : undefined), errors });
   tokenPageRoutes(app, "email-verified", {
     render: verifyPage,
     submit: async (request, reply) => {
       const link = readLinkParams(request);
       const values = formValues(request);
-      const offered = await offersPassword(deps, request);
+      const info = await linkInfo(deps, request);
       const render = (errors: FormError[], error: unknown) =>
-        page(deps, request, { title: "Confirm your email address", body: verifyEmailForm(errors, link !== undefined && !isInvalidToken(error), offered), errors });
+        page(deps, request, { title: "Confirm your email address", body: verifyEmailForm(errors, link !== undefined && !isInvalidToken(error), info), errors });
       return handleForm(reply, ["password"], render, async () => {
         if (!link) throw new AuthError("invalid_token");
+        const offered = info !== undefined && !info.setsPassword;
         const password = offered && values.password ? readFields(values, [PASSWORD_RULE]).password : undefined;
         const { passwordSet } = await verifyEmail(deps, request.tenant, { ...link, password }, contextOf(request));
         return reply.redirect(passwordSet ? withNotice(pagePaths.login, "email-verified") : withNotice(pagePaths.magicLink, "email-verified-no-password"), 303);
