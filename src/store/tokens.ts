@@ -1,7 +1,12 @@
-import type { Kysely } from "kysely";
+import type { ExpressionBuilder, Kysely } from "kysely";
 import type { DialectName } from "./dialects.js";
 import type { Database } from "./schema.js";
 import type { TokenKind } from "../model.js";
+
+/** The one row a link may use: its tenant, member, kind and hash, not expired. */
+function liveToken(eb: ExpressionBuilder<Database, "one_time_tokens">, tenantId: string, memberId: number, kind: TokenKind, tokenHash: string, now: number) {
+  return eb.and([eb("tenant_id", "=", tenantId), eb("token_hash", "=", tokenHash), eb("kind", "=", kind), eb("member_id", "=", memberId), eb("expires_at", ">", now)]);
+}
 
 /** One-time tokens, stored as SHA-256 only (spec 2.3, D7). */
 export class TokenStore {
@@ -34,11 +39,7 @@ export class TokenStore {
     const row = await this.db
       .selectFrom("one_time_tokens")
       .select("registration_id")
-      .where("tenant_id", "=", tenantId)
-      .where("token_hash", "=", tokenHash)
-      .where("kind", "=", "verify_email")
-      .where("member_id", "=", memberId)
-      .where("expires_at", ">", now)
+      .where((eb) => liveToken(eb, tenantId, memberId, "verify_email", tokenHash, now))
       .executeTakeFirst();
     return row && { registrationId: row.registration_id };
   }
@@ -47,11 +48,7 @@ export class TokenStore {
   async consumeVerificationToken(tenantId: string, memberId: number, tokenHash: string, now: number): Promise<{ registrationId: string | null } | undefined> {
     const row = await this.db
       .deleteFrom("one_time_tokens")
-      .where("tenant_id", "=", tenantId)
-      .where("token_hash", "=", tokenHash)
-      .where("kind", "=", "verify_email")
-      .where("member_id", "=", memberId)
-      .where("expires_at", ">", now)
+      .where((eb) => liveToken(eb, tenantId, memberId, "verify_email", tokenHash, now))
       .returning("registration_id")
       .executeTakeFirst();
     return row && { registrationId: row.registration_id };
@@ -65,11 +62,7 @@ export class TokenStore {
     let query = this.db
       .selectFrom("one_time_tokens")
       .select("member_id")
-      .where("tenant_id", "=", tenantId)
-      .where("token_hash", "=", tokenHash)
-      .where("kind", "=", kind)
-      .where("member_id", "=", memberId)
-      .where("expires_at", ">", now);
+      .where((eb) => liveToken(eb, tenantId, memberId, kind, tokenHash, now));
     if (options.lock && this.dialect === "postgres") query = query.forUpdate();
     return (await query.executeTakeFirst()) !== undefined;
   }
@@ -81,11 +74,7 @@ export class TokenStore {
   async consumeToken(tenantId: string, memberId: number, kind: TokenKind, tokenHash: string, now: number): Promise<boolean> {
     const row = await this.db
       .deleteFrom("one_time_tokens")
-      .where("tenant_id", "=", tenantId)
-      .where("token_hash", "=", tokenHash)
-      .where("kind", "=", kind)
-      .where("member_id", "=", memberId)
-      .where("expires_at", ">", now)
+      .where((eb) => liveToken(eb, tenantId, memberId, kind, tokenHash, now))
       .returning("member_id")
       .executeTakeFirst();
     return row !== undefined;
