@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import type { TenantSettings } from "../src/model.js";
+import { noLockout } from "../src/security/lockout.js";
 import { TEST_DATABASE_URL } from "./support/postgres.js";
 import { postgresStore, sqliteStore, type MadeStore } from "./support/stores.js";
 
@@ -43,7 +44,9 @@ export function storeContract(name: string, makeStore: () => Promise<MadeStore>)
       assert.equal(await store.members.insertMember("ten_a", { recordId: 100000000000002, email: "same@example.org", name: "dup", passwordHash: null, passwordSalt: null, authenticationType: "Password" }, now), false);
       assert.equal((await store.members.findMemberByEmail("ten_a", "same@example.org"))!.name, "A");
       assert.equal((await store.members.findMemberByEmail("ten_b", "same@example.org"))!.name, "B");
-      await store.members.updateStatus("ten_a", 100000000000001, "Locked", now);
+      assert.equal(await store.members.updateStatus("ten_a", 100000000000001, "Unlocked", "Locked", now), false, "only from the state it was decided on (D20)");
+      assert.equal(await store.members.updateStatus("ten_a", 100000000000001, "Email Verification Pending", "Locked", now), true);
+      assert.equal((await store.members.findMemberById("ten_a", 100000000000001))!.status, "Locked");
       assert.equal((await store.members.findMemberById("ten_b", 100000000000001))!.status, "Email Verification Pending");
     });
 
@@ -86,10 +89,11 @@ export function storeContract(name: string, makeStore: () => Promise<MadeStore>)
     test("lockout rows: locked and read in one statement, created when absent", async (t) => {
       const { store, dispose } = await twoTenants();
       t.after(dispose);
-      assert.deepEqual(await store.limits.lockLockout("ten_a", "x@example.org", now), { failures: 0, level: 0, lockedUntil: 0 });
-      await store.limits.saveLockout("ten_a", "x@example.org", { failures: 2, level: 1, lockedUntil: now + 5 }, now);
-      assert.deepEqual(await store.limits.lockLockout("ten_a", "x@example.org", now), { failures: 2, level: 1, lockedUntil: now + 5 });
-      assert.deepEqual(await store.limits.lockLockout("ten_b", "x@example.org", now), { failures: 0, level: 0, lockedUntil: 0 }, "per tenant");
+      assert.deepEqual(await store.limits.lockLockout("ten_a", "x@example.org", now), noLockout);
+      const saved = { failures: 2, level: 1, lockedUntil: now + 5, inFlight: 1, inFlightUntil: now + 7 };
+      await store.limits.saveLockout("ten_a", "x@example.org", saved, now);
+      assert.deepEqual(await store.limits.lockLockout("ten_a", "x@example.org", now), saved);
+      assert.deepEqual(await store.limits.lockLockout("ten_b", "x@example.org", now), noLockout, "per tenant");
     });
 
     test("outbox: a due row is claimed once until its lease ends", async (t) => {

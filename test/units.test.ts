@@ -6,7 +6,7 @@ import { loadConfig, ConfigError } from "../src/config.js";
 import { HOUR } from "../src/core/clock.js";
 import { randomIntBetween, seededRandom, cryptoRandom } from "../src/core/random.js";
 import { normalizeEmail, normalizeName, parseRecordId } from "../src/security/identity.js";
-import { lockoutRemainingMs, recordFailedLogin } from "../src/security/lockout.js";
+import { CHECK_ABANDONED_AFTER_MS, finishFailedCheck, lockoutRemainingMs, noLockout, recordFailedLogin, startPasswordCheck } from "../src/security/lockout.js";
 import { failedPasswordRules, normalizePassword } from "../src/security/password.js";
 import { decideRateLimit, rateRules } from "../src/security/rate-limit.js";
 import { createSecretBox } from "../src/security/secret-box.js";
@@ -52,6 +52,37 @@ test("lockout steps: 1 h, 4 h, 24 h, 7 d, then 7 d again (D13)", () => {
     assert.equal(lockoutRemainingMs(state, now), 0, "the lockout ends exactly at lockedUntil");
   }
   assert.deepEqual(durations, [1, 4, 24, 168, 168]);
+});
+
+test("lockout budget (D20): failures plus checks in flight never pass 3; a fourth check waits, a check's failure counts when it finishes", () => {
+  const now = 1_000_000;
+  let state = noLockout;
+  for (let i = 0; i < 3; i++) {
+    const gate = startPasswordCheck(state, now);
+    assert.equal(gate.kind, "start");
+    if (gate.kind === "start") state = gate.state;
+  }
+  assert.equal(state.inFlight, 3);
+  assert.equal(state.failures, 0, "a check in flight is not a failure");
+  assert.equal(startPasswordCheck(state, now).kind, "wait", "the fourth waits for a place");
+  state = finishFailedCheck(state, now);
+  assert.deepEqual([state.failures, state.inFlight], [1, 2]);
+  assert.equal(startPasswordCheck(state, now).kind, "wait", "one failure and two in flight fill the budget");
+  state = finishFailedCheck(finishFailedCheck(state, now), now);
+  assert.equal(lockoutRemainingMs(state, now), HOUR, "three failures lock for an hour");
+  assert.equal(startPasswordCheck(state, now).kind, "refused");
+});
+
+test("lockout budget (D20): checks of a dead process count as failures once their time is up; checks finishing during a lockout don't count", () => {
+  const now = 1_000_000;
+  const orphaned = { ...noLockout, inFlight: 3, inFlightUntil: now + CHECK_ABANDONED_AFTER_MS };
+  assert.equal(startPasswordCheck(orphaned, now).kind, "wait", "still within their time");
+  const later = now + CHECK_ABANDONED_AFTER_MS;
+  const gate = startPasswordCheck(orphaned, later);
+  assert.equal(gate.kind, "refused", "three lost checks are three failures: a lockout");
+  assert.equal(gate.kind === "refused" && gate.state.lockedUntil, later + HOUR);
+  const locked = { ...noLockout, level: 1, lockedUntil: now + HOUR, inFlight: 2, inFlightUntil: now + 1 };
+  assert.deepEqual(finishFailedCheck(locked, now), { ...locked, inFlight: 1 }, "no failure counted on top of a running lockout");
 });
 
 test("rate decision: allowed up to the limit, Retry-After until the window ends", () => {
@@ -132,7 +163,8 @@ test("a hash with outdated Argon2 parameters is replaced on the next successful 
   const recordId = Number(await registerVerifiedMember(h, "old@example.org"));
   const weak = await argon2Hash(STRONG_PASSWORD, { type: argon2id, memoryCost: 4096, timeCost: 1, parallelism: 1 });
   const tenantId = (await h.deps.store.tenants.findTenantByDomain(h.tenant.domain))!.id;
-  await h.deps.store.members.replacePasswordHash(tenantId, recordId, weak, "", h.clock.now());
+  const current = (await h.deps.store.members.findMemberById(tenantId, recordId))!.passwordHash!;
+  assert.equal(await h.deps.store.members.replacePasswordHash(tenantId, recordId, current, weak, "", h.clock.now()), true);
   assert.match((await h.deps.store.members.findMemberById(tenantId, recordId))!.passwordHash!, /m=4096/);
   assert.equal((await login(h, "old@example.org")).statusCode, 200);
   const rehashed = (await h.deps.store.members.findMemberById(tenantId, recordId))!.passwordHash!;

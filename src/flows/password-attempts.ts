@@ -2,62 +2,89 @@
  * The gate in front of every password check (login, change-password, disabling 2FA): the
  * progressive lockout of D13 and, for login, the distinct-IP velocity rows of spec 8.2.
  */
+import { setTimeout as sleep } from "node:timers/promises";
 import type { Deps } from "../deps.js";
 import { AuthError } from "../errors.js";
 import type { RequestContext, Tenant } from "../model.js";
-import { lockoutRemainingMs, recordFailedLogin } from "../security/lockout.js";
+import { finishFailedCheck, lockoutRemainingMs, startPasswordCheck } from "../security/lockout.js";
 import { distinctIpRules, VELOCITY_LOCKOUT_MS } from "../security/rate-limit.js";
 import { countDistinctIps } from "./guards.js";
 
 const LOCKED_OUT_MESSAGE = "Too many failed attempts. Please try again later.";
+/** A check waiting for a place in the budget asks again this often, this many times (about 5 s). */
+const WAIT_STEP_MS = 25;
+const WAIT_ROUNDS = 200;
 
-type AttemptDecision = { refusedForMs: number; velocityLockout: boolean; distinctIps: number; locksOnFailure: boolean };
+type GateDecision = { kind: "refused"; refusedForMs: number; velocityLockout: boolean; distinctIps: number } | { kind: "wait" } | { kind: "start"; distinctIps: number };
 
-/** A reserved password check: how many IPs tried the email, and whether a failure locks it. */
+/** A started password check: its email's lockout row holds a place for it until it is finished. */
 export interface PasswordAttempt {
+  email: string;
+  /** How many IPs tried the email recently (login only). */
   distinctIps: number;
-  /** This attempt's reservation starts a lockout unless its password turns out right. */
-  locksOnFailure: boolean;
-}
-
-/**
- * The reserved attempt's password was wrong, so the reservation stands. Only the metrics need to
- * hear it: counting the lockout at the reservation would count members whose third try was right.
- */
-export function countFailedPasswordAttempt(deps: Deps, attempt: PasswordAttempt): void {
-  if (attempt.locksOnFailure) deps.metrics.lockoutStarted("password");
 }
 
 /**
  * Gate for any password check, keyed by email so an unknown email locks out like a known one.
- * The attempt is counted as failed BEFORE the slow hash and cleared on success: otherwise a burst
- * of concurrent guesses would all pass the gate before the first failure was written (D13).
- * Refused attempts neither count nor extend a lockout. Login also tracks distinct IPs (8.2).
+ * The check takes a place in the lockout budget before the slow hash (D13: a burst of concurrent
+ * guesses can't all pass the gate before the first failure is written); a wrong password turns
+ * the place into a failure, a right one clears the row (D20: a correct password never counts as a
+ * failure, so N concurrent correct logins all succeed). With the budget taken by checks in flight
+ * a new one waits for a place. Refused attempts neither count nor extend a lockout.
  */
-export async function reservePasswordAttempt(deps: Deps, tenant: Tenant, email: string, context: RequestContext, now: number, options: { trackVelocity: boolean }): Promise<PasswordAttempt> {
+export async function reservePasswordAttempt(deps: Deps, tenant: Tenant, email: string, context: RequestContext, options: { trackVelocity: boolean }): Promise<PasswordAttempt> {
   // With Redis the distinct-IP set is counted before the transaction: no network call may hold
   // the lockout row's lock. In the SQL store it is counted inside, which saves a commit (an fsync
   // on SQLite) per attempt. Either way an attempt refused by a running lockout records its IP.
-  const counted = options.trackVelocity && deps.redis ? await countDistinctIps(deps.counters, tenant, distinctIpRules.lockingLoginIps, email, context.ip, now) : undefined;
-  const decision = await deps.store.transaction(async (tx): Promise<AttemptDecision> => {
-    const distinctIps = counted ?? (options.trackVelocity ? await countDistinctIps(tx.limits, tenant, distinctIpRules.lockingLoginIps, email, context.ip, now) : 0);
-    const state = await tx.limits.lockLockout(tenant.id, email, now);
-    const remaining = lockoutRemainingMs(state, now);
-    if (remaining > 0) return { refusedForMs: remaining, velocityLockout: false, distinctIps, locksOnFailure: false };
-    if (distinctIps >= distinctIpRules.lockingLoginIps.threshold) {
-      await tx.limits.saveLockout(tenant.id, email, { ...state, lockedUntil: now + VELOCITY_LOCKOUT_MS }, now);
-      return { refusedForMs: VELOCITY_LOCKOUT_MS, velocityLockout: true, distinctIps, locksOnFailure: false };
+  const counted = options.trackVelocity && deps.redis ? await countDistinctIps(deps.counters, tenant, distinctIpRules.lockingLoginIps, email, context.ip, deps.clock.now()) : undefined;
+  for (let round = 0; ; round++) {
+    const decision = await decideCheck(deps, tenant, email, context, counted, options);
+    if (decision.kind === "start") {
+      if (decision.distinctIps >= distinctIpRules.suspiciousLoginIps.threshold) deps.log.warn({ tenantId: tenant.id, distinctIps: decision.distinctIps }, "suspicious_login_velocity");
+      return { email, distinctIps: decision.distinctIps };
     }
-    const reserved = recordFailedLogin(state, now);
-    await tx.limits.saveLockout(tenant.id, email, reserved, now);
-    return { refusedForMs: 0, velocityLockout: false, distinctIps, locksOnFailure: lockoutRemainingMs(reserved, now) > 0 };
+    if (decision.kind === "refused") throw refusal(deps, tenant, decision);
+    if (round === WAIT_ROUNDS) throw new AuthError("rate_limited", { message: LOCKED_OUT_MESSAGE, retryAfterSeconds: 1, logFields: { lockout: "busy" } });
+    await sleep(WAIT_STEP_MS);
+  }
+}
+
+async function decideCheck(deps: Deps, tenant: Tenant, email: string, context: RequestContext, counted: number | undefined, options: { trackVelocity: boolean }): Promise<GateDecision> {
+  const now = deps.clock.now();
+  return deps.store.transaction(async (tx): Promise<GateDecision> => {
+    const distinctIps = counted ?? (options.trackVelocity ? await countDistinctIps(tx.limits, tenant, distinctIpRules.lockingLoginIps, email, context.ip, now) : 0);
+    const stored = await tx.limits.lockLockout(tenant.id, email, now);
+    const gate = startPasswordCheck(stored, now);
+    if (gate.kind === "refused") {
+      if (gate.state !== stored) await tx.limits.saveLockout(tenant.id, email, gate.state, now);
+      return { kind: "refused", refusedForMs: gate.remainingMs, velocityLockout: false, distinctIps };
+    }
+    if (distinctIps >= distinctIpRules.lockingLoginIps.threshold) {
+      await tx.limits.saveLockout(tenant.id, email, { ...stored, lockedUntil: now + VELOCITY_LOCKOUT_MS }, now);
+      return { kind: "refused", refusedForMs: VELOCITY_LOCKOUT_MS, velocityLockout: true, distinctIps };
+    }
+    if (gate.kind === "wait") return gate;
+    await tx.limits.saveLockout(tenant.id, email, gate.state, now);
+    return { kind: "start", distinctIps };
   });
+}
+
+function refusal(deps: Deps, tenant: Tenant, decision: Extract<GateDecision, { kind: "refused" }>): AuthError {
   if (decision.velocityLockout) {
     deps.metrics.lockoutStarted("velocity");
     deps.log.warn({ tenantId: tenant.id, distinctIps: decision.distinctIps }, "login velocity lockout: too many IPs for one account");
-  } else if (decision.distinctIps >= distinctIpRules.suspiciousLoginIps.threshold) deps.log.warn({ tenantId: tenant.id, distinctIps: decision.distinctIps }, "suspicious_login_velocity");
-  if (decision.refusedForMs > 0) {
-    throw new AuthError("rate_limited", { message: LOCKED_OUT_MESSAGE, retryAfterSeconds: Math.ceil(decision.refusedForMs / 1000), logFields: { lockout: decision.velocityLockout ? "velocity" : "password" } });
   }
-  return { distinctIps: decision.distinctIps, locksOnFailure: decision.locksOnFailure };
+  return new AuthError("rate_limited", { message: LOCKED_OUT_MESSAGE, retryAfterSeconds: Math.ceil(decision.refusedForMs / 1000), logFields: { lockout: decision.velocityLockout ? "velocity" : "password" } });
+}
+
+/** The password was wrong: the check's place becomes a failure, which may start a lockout. */
+export async function recordFailedPasswordCheck(deps: Deps, tenant: Tenant, attempt: PasswordAttempt): Promise<void> {
+  const now = deps.clock.now();
+  const startedLockout = await deps.store.transaction(async (tx) => {
+    const state = await tx.limits.lockLockout(tenant.id, attempt.email, now);
+    const next = finishFailedCheck(state, now);
+    await tx.limits.saveLockout(tenant.id, attempt.email, next, now);
+    return lockoutRemainingMs(state, now) === 0 && lockoutRemainingMs(next, now) > 0;
+  });
+  if (startedLockout) deps.metrics.lockoutStarted("password");
 }

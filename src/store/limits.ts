@@ -1,7 +1,13 @@
 import type { Kysely } from "kysely";
-import type { Database } from "./schema.js";
+import type { Database, LoginLockoutsTable } from "./schema.js";
 import type { LockoutState } from "../security/lockout.js";
 import type { CounterHit, Counters } from "./counters.js";
+
+const lockoutColumns = ["failures", "level", "locked_until", "in_flight", "in_flight_until"] as const;
+
+function toLockoutState(row: Pick<LoginLockoutsTable, (typeof lockoutColumns)[number]>): LockoutState {
+  return { failures: Number(row.failures), level: Number(row.level), lockedUntil: Number(row.locked_until), inFlight: Number(row.in_flight), inFlightUntil: Number(row.in_flight_until) };
+}
 
 /** Counters for rate limits (the SQL twin of RedisCounters) and the per-email login lockout state. */
 export class LimitStore implements Counters {
@@ -75,25 +81,25 @@ export class LimitStore implements Counters {
   async lockLockout(tenantId: string, email: string, now: number): Promise<LockoutState> {
     const row = await this.db
       .insertInto("login_lockouts")
-      .values({ tenant_id: tenantId, email, failures: 0, level: 0, locked_until: 0, updated_at: now })
+      .values({ tenant_id: tenantId, email, failures: 0, level: 0, locked_until: 0, in_flight: 0, in_flight_until: 0, updated_at: now })
       .onConflict((oc) => oc.columns(["tenant_id", "email"]).doUpdateSet((eb) => ({ updated_at: eb.ref("login_lockouts.updated_at") })))
-      .returning(["failures", "level", "locked_until"])
+      .returning(lockoutColumns)
       .executeTakeFirstOrThrow();
-    return { failures: Number(row.failures), level: Number(row.level), lockedUntil: Number(row.locked_until) };
+    return toLockoutState(row);
   }
 
   async findLockout(tenantId: string, email: string): Promise<LockoutState | undefined> {
     const row = await this.db
       .selectFrom("login_lockouts")
-      .select(["failures", "level", "locked_until"])
+      .select(lockoutColumns)
       .where("tenant_id", "=", tenantId)
       .where("email", "=", email)
       .executeTakeFirst();
-    return row && { failures: Number(row.failures), level: Number(row.level), lockedUntil: Number(row.locked_until) };
+    return row && toLockoutState(row);
   }
 
   async saveLockout(tenantId: string, email: string, state: LockoutState, now: number): Promise<void> {
-    const values = { failures: state.failures, level: state.level, locked_until: state.lockedUntil, updated_at: now };
+    const values = { failures: state.failures, level: state.level, locked_until: state.lockedUntil, in_flight: state.inFlight, in_flight_until: state.inFlightUntil, updated_at: now };
     await this.db
       .insertInto("login_lockouts")
       .values({ tenant_id: tenantId, email, ...values })

@@ -99,6 +99,8 @@ export interface LoginLockoutsTable {
   failures: number;
   level: number;
   locked_until: number;
+  in_flight: number;
+  in_flight_until: number;
   updated_at: number;
 }
 
