@@ -27,8 +27,10 @@ import {
   forgotPassword,
   lastWebhookFor,
   lockMember,
+  magicLinkFor,
   nextIp,
   OTHER_DOMAIN,
+  requestMagicLink,
   requestResetLink,
   resetPassword,
   sessionData,
@@ -68,20 +70,6 @@ async function registerVerifiedMagicMember(h: Harness, email: string, options: P
   const verified = await post(h, "/auth/verify-email", { recordId: link.recordId, token: link.token }, { domain: options.domain });
   assert.equal(verified.statusCode, 200, verified.body);
   return link.recordId;
-}
-
-async function requestLink(h: Harness, email: string, options: PostOptions = {}): Promise<LightMyRequestResponse> {
-  return post(h, "/auth/request-magic-link", { email, "bot-challenge-response": "x" }, options);
-}
-
-/** Requests a link, delivers the magic_login webhook, returns the link's parts. */
-async function magicLinkFor(h: Harness, email: string, options: PostOptions = {}): Promise<{ recordId: string; token: string; link: string }> {
-  const res = await requestLink(h, email, options);
-  assert.equal(res.statusCode, 200, res.body);
-  await deliverWebhooks(h);
-  const link = lastWebhookFor(h, "magic_login", email, options.domain ?? h.tenant.domain).body.magicLoginLink!;
-  const parts = parseLink(link);
-  return { recordId: parts.recordId, token: parts.token, link };
 }
 
 async function verifyLink(h: Harness, recordId: string, token: string, extra: Record<string, unknown> = {}, options: PostOptions = {}): Promise<LightMyRequestResponse> {
@@ -162,7 +150,7 @@ test("register-magic-link: no password is set (login is invalid_credentials); af
   await deliverWebhooks(h);
   const link = parseLink(h.receiver.last("verify_email").body.verificationLink!);
   // Pending: a magic link is refused with the explicit error, and password login knows no password.
-  assertError(await requestLink(h, "grace@example.org"), 403, "email_not_verified");
+  assertError(await requestMagicLink(h, "grace@example.org"), 403, "email_not_verified");
   // (Each of these counts toward the password lockout: 3 in all, and the last is still a 401.)
   const attempt = await login(h, "grace@example.org", STRONG_PASSWORD);
   assert.equal(assertError(attempt, 401, "invalid_credentials").authorized, false);
@@ -257,9 +245,9 @@ test("request-magic-link: unknown, locked and verified get byte-identical answer
   await deliverWebhooks(h);
   const before = h.receiver.received.length;
 
-  const verified = await requestLink(h, "grace@example.org");
-  const unknown = await requestLink(h, "nobody@example.org");
-  const locked = await requestLink(h, "locked@example.org");
+  const verified = await requestMagicLink(h, "grace@example.org");
+  const unknown = await requestMagicLink(h, "nobody@example.org");
+  const locked = await requestMagicLink(h, "locked@example.org");
   assertMessageSuccess(verified);
   assert.equal(unknown.statusCode, 200);
   assert.equal(locked.statusCode, 200);
@@ -294,8 +282,8 @@ test("request-magic-link: an unverified email gets 403 email_not_verified and no
   assert.equal(res.statusCode, 200, res.body);
   await post(h, "/auth/register-password", { email: "pending-pw@example.org", name: "Ada", password: STRONG_PASSWORD, "bot-challenge-response": "x" }, { ip: nextIp() });
   await deliverWebhooks(h);
-  assertError(await requestLink(h, "pending@example.org"), 403, "email_not_verified");
-  assertError(await requestLink(h, "pending-pw@example.org"), 403, "email_not_verified");
+  assertError(await requestMagicLink(h, "pending@example.org"), 403, "email_not_verified");
+  assertError(await requestMagicLink(h, "pending-pw@example.org"), 403, "email_not_verified");
   await deliverWebhooks(h);
   assert.equal(h.receiver.ofType("magic_login").length, 0);
 });
@@ -304,11 +292,11 @@ test("request-magic-link: one per email per 3 minutes (429 + Retry-After), for a
   const h = await createHarness();
   t.after(() => h.close());
   await registerVerifiedMagicMember(h, "grace@example.org");
-  assertMessageSuccess(await requestLink(h, "grace@example.org"));
-  assertMessageSuccess(await requestLink(h, "nobody@example.org"));
+  assertMessageSuccess(await requestMagicLink(h, "grace@example.org"));
+  assertMessageSuccess(await requestMagicLink(h, "nobody@example.org"));
 
-  const known = await requestLink(h, "grace@example.org", { ip: nextIp() });
-  const unknown = await requestLink(h, "nobody@example.org", { ip: nextIp() });
+  const known = await requestMagicLink(h, "grace@example.org", { ip: nextIp() });
+  const unknown = await requestMagicLink(h, "nobody@example.org", { ip: nextIp() });
   assertError(known, 429, "rate_limited");
   assertError(unknown, 429, "rate_limited");
   const knownRetry = retryAfterOf(known);
@@ -317,18 +305,18 @@ test("request-magic-link: one per email per 3 minutes (429 + Retry-After), for a
   assert.equal(retryAfterOf(unknown), knownRetry);
   assert.equal(unknown.json().message, known.json().message);
   // Per email, however it is written.
-  assertError(await requestLink(h, "  GRACE@example.org"), 429, "rate_limited");
+  assertError(await requestMagicLink(h, "  GRACE@example.org"), 429, "rate_limited");
 
   h.clock.advance(MINUTE);
-  const later = await requestLink(h, "grace@example.org");
+  const later = await requestMagicLink(h, "grace@example.org");
   assertError(later, 429, "rate_limited");
   assert.ok(retryAfterOf(later) <= 120, `Retry-After ${retryAfterOf(later)} after a minute`);
   await deliverWebhooks(h);
   assert.equal(webhooksFor(h, "magic_login", "grace@example.org").length, 1, "refused requests send nothing");
 
   h.clock.advance(2 * MINUTE);
-  assertMessageSuccess(await requestLink(h, "grace@example.org"));
-  assertMessageSuccess(await requestLink(h, "nobody@example.org"));
+  assertMessageSuccess(await requestMagicLink(h, "grace@example.org"));
+  assertMessageSuccess(await requestMagicLink(h, "nobody@example.org"));
   await deliverWebhooks(h);
   assert.equal(webhooksFor(h, "magic_login", "grace@example.org").length, 2);
 });
@@ -339,19 +327,19 @@ test("request-magic-link: the 11th request from one IP within an hour is 429 wit
   await registerVerifiedMagicMember(h, "grace@example.org");
   const ip = "192.0.2.90";
   for (let i = 1; i <= 10; i++) {
-    const res = await requestLink(h, `someone${i}@example.org`, { ip });
+    const res = await requestMagicLink(h, `someone${i}@example.org`, { ip });
     assert.equal(res.statusCode, 200, `request ${i}: ${res.body}`);
   }
-  const eleventh = await requestLink(h, "grace@example.org", { ip });
+  const eleventh = await requestMagicLink(h, "grace@example.org", { ip });
   assertError(eleventh, 429, "rate_limited");
   const retryAfter = retryAfterOf(eleventh);
   assert.ok(retryAfter >= 1 && retryAfter <= 3600, `Retry-After ${retryAfter}`);
   await deliverWebhooks(h);
   assert.equal(h.receiver.ofType("magic_login").length, 0, "a refused request sends nothing");
-  assertMessageSuccess(await requestLink(h, "someone-else@example.org", { ip: nextIp() }));
+  assertMessageSuccess(await requestMagicLink(h, "someone-else@example.org", { ip: nextIp() }));
 
   h.clock.advance(HOUR);
-  assertMessageSuccess(await requestLink(h, "grace@example.org", { ip }));
+  assertMessageSuccess(await requestMagicLink(h, "grace@example.org", { ip }));
   await deliverWebhooks(h);
   assert.equal(h.receiver.ofType("magic_login").length, 1);
 });
@@ -363,14 +351,14 @@ test("request-magic-link: 5 or more IPs for one email within an hour get 429, kn
   const statusesFor = async (email: string): Promise<number[]> => {
     const statuses: number[] = [];
     for (let i = 0; i < 6; i++) {
-      statuses.push((await requestLink(h, email, { ip: nextIp() })).statusCode);
+      statuses.push((await requestMagicLink(h, email, { ip: nextIp() })).statusCode);
       h.clock.advance(3 * MINUTE); // past the per-email cooldown, so only the IP count can refuse
     }
     return statuses;
   };
   const known = await statusesFor("grace@example.org");
   assert.deepEqual(known, [200, 200, 200, 200, 429, 429], "the 5th distinct IP is refused");
-  const last = await requestLink(h, "grace@example.org", { ip: nextIp() });
+  const last = await requestMagicLink(h, "grace@example.org", { ip: nextIp() });
   assertError(last, 429, "rate_limited");
   retryAfterOf(last);
   await deliverWebhooks(h);
@@ -379,7 +367,7 @@ test("request-magic-link: 5 or more IPs for one email within an hour get 429, kn
   assert.deepEqual(await statusesFor("nobody@example.org"), known);
 
   h.clock.advance(HOUR);
-  assertMessageSuccess(await requestLink(h, "grace@example.org", { ip: nextIp() }));
+  assertMessageSuccess(await requestMagicLink(h, "grace@example.org", { ip: nextIp() }));
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -736,7 +724,7 @@ test("logs: the magic-link flows log no token, link, session id or password; the
   keep("session 1", assertMagicLogin(await verifyLink(h, recordId, link1.token)));
   assertError(await verifyLink(h, recordId, link1.token), 400, "invalid_token");
   assertError(await verifyLink(h, recordId, "A".repeat(43)), 400, "invalid_token");
-  assertError(await requestLink(h, "grace@example.org"), 429, "rate_limited");
+  assertError(await requestMagicLink(h, "grace@example.org"), 429, "rate_limited");
 
   // A password member: lockout, then magic link.
   await registerVerifiedMember(h, "ada@example.org", STRONG_PASSWORD, nextIp());

@@ -15,6 +15,7 @@ import {
   forgotPassword,
   lastWebhookFor,
   lockMember,
+  magicLinkFor,
   nextIp,
   OTHER_DOMAIN,
   requestResetLink,
@@ -632,6 +633,30 @@ test("change-password: success keeps this session, ends the member's other sessi
   assert.equal(await sessionStatus(h, bob), 200);
   assert.equal((await login(h, "ada@example.org", OTHER_STRONG_PASSWORD)).statusCode, 200);
   assertError(await login(h, "ada@example.org", STRONG_PASSWORD), 401, "invalid_credentials");
+});
+
+test("D21: a password change voids every outstanding reset and magic link of the member", async (t) => {
+  const h = await createHarness();
+  t.after(() => h.close());
+  await registerVerifiedMember(h, "ada@example.org");
+  // Asked first: forgot-password ends the member's sessions (spec 4.3).
+  const reset = await requestResetLink(h, "ada@example.org");
+  const magic = await magicLinkFor(h, "ada@example.org");
+  const cookie = await loginCookie(h, "ada@example.org");
+  assertMessageSuccess(await changePassword(h, cookie, STRONG_PASSWORD, OTHER_STRONG_PASSWORD));
+  assertError(await resetPassword(h, reset.recordId, reset.token, THIRD_STRONG_PASSWORD), 400, "invalid_token");
+  assertError(await post(h, `/auth/verify-magic-link/${magic.recordId}/${magic.token}`, { "bot-challenge-response": "x" }), 400, "invalid_token");
+  assert.equal((await login(h, "ada@example.org", OTHER_STRONG_PASSWORD)).statusCode, 200, "the changed password stands");
+});
+
+test("D21: a password reset voids the member's magic links and every other reset link", async (t) => {
+  const h = await createHarness();
+  t.after(() => h.close());
+  await registerVerifiedMember(h, "ada@example.org");
+  const magic = await magicLinkFor(h, "ada@example.org");
+  const reset = await requestResetLink(h, "ada@example.org");
+  assertMessageSuccess(await resetPassword(h, reset.recordId, reset.token, OTHER_STRONG_PASSWORD));
+  assertError(await post(h, `/auth/verify-magic-link/${magic.recordId}/${magic.token}`, { "bot-challenge-response": "x" }), 400, "invalid_token");
 });
 
 // ---------------------------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { MINUTE, SECOND } from "../src/core/clock.js";
-import { adminHeaders } from "./support/flows.js";
+import { adminHeaders, WRONG_PASSWORD } from "./support/flows.js";
 import { createHarness, get, login, post, registerVerifiedMember, STRONG_PASSWORD } from "./support/harness.js";
 
 const ip = (n: number) => `198.51.100.${n}`;
@@ -48,6 +48,23 @@ test("login velocity counts unknown emails too, so the lockout reveals nothing",
   const statuses: number[] = [];
   for (let n = 1; n <= 10; n++) statuses.push((await login(h, "ghost@example.org", STRONG_PASSWORD, { ip: ip(n) })).statusCode);
   assert.deepEqual(statuses, [401, 401, 401, 429, 429, 429, 429, 429, 429, 429], "the failed-login lockout, as for a known email");
+});
+
+test("login velocity: the suspicious_login_velocity audit row is written for an unknown email as for a known one (no timing tell)", async (t) => {
+  const h = await createHarness();
+  t.after(() => h.close());
+  await registerVerifiedMember(h, "known@example.org");
+  const suspiciousRows = async () => Number((await h.db.selectFrom("audit_events").select((eb) => eb.fn.countAll<number>().as("n")).where("type", "=", "suspicious_login_velocity").executeTakeFirstOrThrow()).n);
+  for (const email of ["known@example.org", "ghost@example.org"]) {
+    const before = await suspiciousRows();
+    // Three failures lock for an hour; refused attempts near its end still count their IPs.
+    for (let n = 1; n <= 3; n++) assert.equal((await login(h, email, WRONG_PASSWORD, { ip: ip(n) })).statusCode, 401);
+    h.clock.advance(50 * MINUTE);
+    for (let n = 4; n <= 7; n++) assert.equal((await login(h, email, WRONG_PASSWORD, { ip: ip(n) })).statusCode, 429);
+    h.clock.advance(10 * MINUTE + SECOND);
+    assert.equal((await login(h, email, WRONG_PASSWORD, { ip: ip(8) })).statusCode, 401, "the fifth IP of the last 15 minutes is checked");
+    assert.equal(await suspiciousRows(), before + 1, `one suspicious_login_velocity row for ${email}`);
+  }
 });
 
 test("registration: 5 or more IPs for one email within an hour are logged, counted even when another limit refuses", async (t) => {

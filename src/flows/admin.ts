@@ -11,6 +11,7 @@ import { rateRules } from "../security/rate-limit.js";
 import type { StoredAuditEvent } from "../store/audit.js";
 import type { Store } from "../store/index.js";
 import { enforceRateLimit } from "./guards.js";
+import { changeStatus, nextStatus } from "./member-status.js";
 import { enqueueVerificationEmail } from "./verification.js";
 
 export const ADMIN_RESEND_MESSAGE = "A new verification email has been sent.";
@@ -24,10 +25,13 @@ export async function authenticateAdmin(deps: Deps, tenant: Tenant, apiKey: stri
   if (applicationId !== tenant.applicationId) throw new AuthError("forbidden");
 }
 
-/** The member must belong to the tenant named in X-Tenant-Domain; an email, when given, must match. */
-async function findTargetMember(tx: Store, tenant: Tenant, rawRecordId: string, email?: string): Promise<Member> {
+/**
+ * The member must belong to the tenant named in X-Tenant-Domain; an email, when given, must match.
+ * A state change reads it with its row lock (D20).
+ */
+async function findTargetMember(tx: Store, tenant: Tenant, rawRecordId: string, email?: string, options: { lock?: boolean } = {}): Promise<Member> {
   const recordId = parseRecordId(rawRecordId);
-  const member = recordId === undefined ? undefined : await tx.members.findMemberById(tenant.id, recordId);
+  const member = recordId === undefined ? undefined : await tx.members.findMemberById(tenant.id, recordId, options);
   if (!member || (email !== undefined && email.trim().toLowerCase() !== member.email)) {
     throw new AuthError("not_found", { message: "No such member for this tenant." });
   }
@@ -48,19 +52,17 @@ export interface LockAccountResult {
 export async function lockAccount(deps: Deps, tenant: Tenant, input: LockAccountInput, context: RequestContext): Promise<LockAccountResult> {
   const now = deps.clock.now();
   return deps.store.transaction(async (tx) => {
-    const member = await findTargetMember(tx, tenant, input.recordId, input.email);
-    let status: MemberStatus = member.status;
+    const member = await findTargetMember(tx, tenant, input.recordId, input.email, { lock: true });
+    const status = nextStatus(input.action, member) ?? member.status;
+    await changeStatus(tx, member, status, now);
     if (input.action === "lock") {
-      status = MemberStatus.locked;
       await tx.sessions.deleteMemberSessions(tenant.id, member.recordId);
       // D15: voiding every token means a link mailed before the lock can't undo it.
       await tx.tokens.deleteMemberTokens(tenant.id, member.recordId);
     } else if (member.status === MemberStatus.locked) {
-      status = member.emailVerified ? MemberStatus.unlocked : MemberStatus.pending;
       // An admin unlock also lifts the failed-password lockout: the admin vouches for the member.
       await tx.limits.clearLockout(tenant.id, member.email);
     }
-    if (status !== member.status) await tx.members.updateStatus(tenant.id, member.recordId, status, now);
     const type = input.action === "lock" ? "account_locked" : "account_unlocked";
     await tx.audit.insertAuditEvent(tenant.id, { memberId: member.recordId, type, ip: context.ip, userAgent: context.userAgent, details: { by: "admin" } }, now);
     return { recordid: String(member.recordId), authentication_status: status };
@@ -92,14 +94,13 @@ export async function resendVerificationAsAdmin(deps: Deps, tenant: Tenant, inpu
 export async function requirePasswordChange(deps: Deps, tenant: Tenant, input: { recordId: string }, context: RequestContext): Promise<LockAccountResult> {
   const now = deps.clock.now();
   return deps.store.transaction(async (tx) => {
-    const member = await findTargetMember(tx, tenant, input.recordId);
-    if (member.status !== MemberStatus.unlocked && member.status !== MemberStatus.passwordChangePending) {
-      throw new AuthError("invalid_state", { message: "Only an active account can be required to change its password." });
-    }
-    await tx.members.updateStatus(tenant.id, member.recordId, MemberStatus.passwordChangePending, now);
+    const member = await findTargetMember(tx, tenant, input.recordId, undefined, { lock: true });
+    const status = nextStatus("requirePasswordChange", member);
+    if (status === undefined) throw new AuthError("invalid_state", { message: "Only an active account can be required to change its password." });
+    await changeStatus(tx, member, status, now);
     await tx.sessions.deleteMemberSessions(tenant.id, member.recordId);
     await tx.audit.insertAuditEvent(tenant.id, { memberId: member.recordId, type: "password_change_required", ip: context.ip, userAgent: context.userAgent, details: { by: "admin" } }, now);
-    return { recordid: String(member.recordId), authentication_status: MemberStatus.passwordChangePending };
+    return { recordid: String(member.recordId), authentication_status: status };
   });
 }
 

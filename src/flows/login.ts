@@ -10,7 +10,7 @@ import { normalizeEmail } from "../security/identity.js";
 import { normalizePassword } from "../security/password.js";
 import { distinctIpRules } from "../security/rate-limit.js";
 import { verifyBotChallenge } from "./guards.js";
-import { countFailedPasswordAttempt, reservePasswordAttempt } from "./password-attempts.js";
+import { recordFailedPasswordCheck, reservePasswordAttempt } from "./password-attempts.js";
 import { hashNewPassword } from "./passwords.js";
 import { recordSuccessfulLogin } from "./login-context.js";
 import { createSession, type IssuedSession } from "./sessions.js";
@@ -38,11 +38,14 @@ async function attemptPasswordLogin(deps: Deps, tenant: Tenant, input: PasswordL
   const now = deps.clock.now();
   const email = normalizeEmail(input.email);
   await verifyBotChallenge(deps, tenant, input.botToken, context);
-  const attempt = await reservePasswordAttempt(deps, tenant, email, context, now, { trackVelocity: true });
+  const attempt = await reservePasswordAttempt(deps, tenant, email, context, { trackVelocity: true });
 
   const member = await deps.store.members.findMemberByEmail(tenant.id, email);
-  if (member && attempt.distinctIps >= distinctIpRules.suspiciousLoginIps.threshold) {
-    await deps.store.audit.insertAuditEvent(tenant.id, { memberId: member.recordId, type: "suspicious_login_velocity", ip: context.ip, userAgent: context.userAgent, details: { distinctIps: attempt.distinctIps } }, now);
+  if (attempt.distinctIps >= distinctIpRules.suspiciousLoginIps.threshold) {
+    // Written for a known and an unknown email alike (no member id then): a write for known
+    // emails only showed in the timing (issue 13, finding 6).
+    const event = { memberId: member?.recordId ?? null, type: "suspicious_login_velocity", ip: context.ip, userAgent: context.userAgent, details: { distinctIps: attempt.distinctIps } };
+    await deps.store.audit.insertAuditEvent(tenant.id, event, now);
   }
   const password = normalizePassword(input.password);
   const passwordHash = await passwordHashToCheck(deps, tenant, member);
@@ -50,36 +53,67 @@ async function attemptPasswordLogin(deps: Deps, tenant: Tenant, input: PasswordL
     ? await deps.hasher.verifyPassword(passwordHash, password)
     : await deps.hasher.verifyAgainstDummy(password).then(() => false);
   if (!member || !matched) {
-    countFailedPasswordAttempt(deps, attempt);
+    await recordFailedPasswordCheck(deps, tenant, attempt);
     // The same write for a known and an unknown email (no member id then), after the answer: a
     // write for known emails only showed in the timing of the next request (issue 13, finding 3).
     const event = { memberId: member?.recordId ?? null, type: "login_failed", ip: context.ip, userAgent: context.userAgent, details: { reason: "password" } };
     deps.background.run("login failure audit", () => deps.store.audit.insertAuditEvent(tenant.id, event, now));
     throw new AuthError("invalid_credentials");
   }
-  // The right password clears the lockout count (D13). On the plain path that happens in the
-  // session's transaction, one commit instead of two; every other path clears it here first.
-  const straightToSession = member.status === MemberStatus.unlocked && member.twoFactorStatus !== "Enabled" && !deps.hasher.needsRehash(member.passwordHash!);
-  if (!straightToSession) await deps.store.limits.clearLockout(tenant.id, email);
+  return completeLogin(deps, tenant, member, password, input.twoFACode, context, now);
+}
 
-  if (member.status === MemberStatus.locked) throw new AuthError("account_locked");
-  if (member.status === MemberStatus.pending) throw new AuthError("email_not_verified");
-  if (member.status === MemberStatus.passwordChangePending) throw new AuthError("password_change_required");
+/**
+ * The password matched `member` as read before the hash. Status, second factor and session are
+ * decided on that row; the session's transaction reads the row again with its lock (D20), and if
+ * a lock, a required change, another password or 2FA committed meanwhile, the login is decided
+ * again on the fresh row. So no session outlives a lock that committed after the password matched.
+ */
+async function completeLogin(deps: Deps, tenant: Tenant, member: Member, password: string, twoFACode: string | undefined, context: RequestContext, now: number): Promise<LoginResult> {
+  let secondFactorChecked = false;
+  for (let round = 0; round < 3; round++) {
+    // The right password clears the lockout count (D13). On the plain path that happens in the
+    // session's transaction, one commit instead of two; every other path clears it here first.
+    const straightToSession = member.status === MemberStatus.unlocked && member.twoFactorStatus !== "Enabled" && !deps.hasher.needsRehash(member.passwordHash!);
+    if (!straightToSession) await deps.store.limits.clearLockout(tenant.id, member.email);
 
-  if (member.twoFactorStatus === "Enabled") {
-    if (!input.twoFACode) return { authorized: false, twoFactorRequired: true, message: TWO_FACTOR_REQUIRED_MESSAGE };
-    await verifySecondFactor(deps, tenant, member, input.twoFACode, context, now);
+    if (member.status === MemberStatus.locked) throw new AuthError("account_locked");
+    if (member.status === MemberStatus.pending) throw new AuthError("email_not_verified");
+    if (member.status === MemberStatus.passwordChangePending) throw new AuthError("password_change_required");
+
+    if (member.twoFactorStatus === "Enabled" && !secondFactorChecked) {
+      if (!twoFACode) return { authorized: false, twoFactorRequired: true, message: TWO_FACTOR_REQUIRED_MESSAGE };
+      await verifySecondFactor(deps, tenant, member, twoFACode, context, now);
+      secondFactorChecked = true;
+    }
+
+    if (deps.hasher.needsRehash(member.passwordHash!)) member = await rehashPassword(deps, tenant, member, password, now);
+    const decidedOn = member;
+    const outcome = await deps.store.transaction(async (tx) => {
+      const fresh = await tx.members.findMemberById(tenant.id, decidedOn.recordId, { lock: true });
+      if (!fresh || !sameLoginState(fresh, decidedOn)) return { fresh };
+      if (straightToSession) await tx.limits.clearLockout(tenant.id, fresh.email);
+      const issued = await createSession(tx, deps, tenant, fresh.recordId, now);
+      await recordSuccessfulLogin(tx, deps, tenant, fresh, "password", context, now);
+      return { session: issued };
+    });
+    if (outcome.session) {
+      deps.webhooks.notify();
+      return { authorized: true, recordid: String(member.recordId), redirectUrl: tenant.settings.loginSuccessRedirect, session: outcome.session };
+    }
+    // Decided again on the fresh row: its password must be the one given too.
+    const fresh = outcome.fresh;
+    if (!fresh?.passwordHash || (fresh.passwordHash !== member.passwordHash && !(await deps.hasher.verifyPassword(fresh.passwordHash, password)))) {
+      throw new AuthError("invalid_credentials");
+    }
+    member = fresh;
   }
+  throw new Error("the member kept changing during login");
+}
 
-  if (deps.hasher.needsRehash(member.passwordHash!)) await rehashPassword(deps, tenant, member.recordId, password, now);
-  const session = await deps.store.transaction(async (tx) => {
-    if (straightToSession) await tx.limits.clearLockout(tenant.id, email);
-    const issued = await createSession(tx, deps, tenant, member.recordId, now);
-    await recordSuccessfulLogin(tx, deps, tenant, member, "password", context, now);
-    return issued;
-  });
-  deps.webhooks.notify();
-  return { authorized: true, recordid: String(member.recordId), redirectUrl: tenant.settings.loginSuccessRedirect, session };
+/** What a login decides on: a change of any of these between the decision and the session redoes it. */
+function sameLoginState(fresh: Member, decidedOn: Member): boolean {
+  return fresh.status === decidedOn.status && fresh.passwordHash === decidedOn.passwordHash && fresh.twoFactorStatus === decidedOn.twoFactorStatus;
 }
 
 /**
@@ -93,8 +127,9 @@ async function passwordHashToCheck(deps: Deps, tenant: Tenant, member: Member | 
   return member?.passwordHash ?? null;
 }
 
-/** D12: parameters live in the hash; a login with outdated ones stores a fresh hash. */
-async function rehashPassword(deps: Deps, tenant: Tenant, recordId: number, password: string, now: number): Promise<void> {
+/** D12: parameters live in the hash; a login with outdated ones stores a fresh hash, unless the password changed meanwhile. */
+async function rehashPassword(deps: Deps, tenant: Tenant, member: Member, password: string, now: number): Promise<Member> {
   const { passwordHash, passwordSalt } = await hashNewPassword(deps, password);
-  await deps.store.members.replacePasswordHash(tenant.id, recordId, passwordHash, passwordSalt, now);
+  const replaced = await deps.store.members.replacePasswordHash(tenant.id, member.recordId, member.passwordHash!, passwordHash, passwordSalt, now);
+  return replaced ? { ...member, passwordHash } : member;
 }

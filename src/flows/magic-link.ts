@@ -81,22 +81,30 @@ async function loginWithMagicLink(deps: Deps, tenant: Tenant, input: VerifyMagic
   const twoFACode = input.twoFACode;
   if (member.twoFactorStatus === "Enabled" && !twoFACode) return { success: false, requires2FA: true, message: MAGIC_TWO_FACTOR_MESSAGE };
   const outcome = await deps.store.transaction(async (tx) => {
-    // The link is re-checked and locked first, and the code checked in the same transaction: of
-    // concurrent submissions, the losers neither get a session nor spend a code.
+    // The member row first (D20): a lock committed since it was read wins (it voided the link
+    // too), and 2FA turned on since then is asked for. Then the link is re-checked and locked, and
+    // the code checked in the same transaction: of concurrent submissions, the losers neither get
+    // a session nor spend a code.
+    const fresh = await tx.members.findMemberById(tenant.id, recordId, { lock: true });
+    if (!fresh) return { kind: "invalid" as const };
+    if (fresh.status === MemberStatus.locked) return { kind: "locked" as const };
+    if (fresh.twoFactorStatus === "Enabled" && !twoFACode) return { kind: "code_required" as const };
     if (!(await tx.tokens.isTokenValid(tenant.id, recordId, "magic_login", tokenHash, now, { lock: true }))) return { kind: "invalid" as const };
-    if (member.twoFactorStatus === "Enabled") {
-      const check = await checkSecondFactorIn(tx, deps, tenant, member, twoFACode!, context, now);
+    if (fresh.twoFactorStatus === "Enabled") {
+      const check = await checkSecondFactorIn(tx, deps, tenant, fresh, twoFACode!, context, now);
       if (!check.ok) return { kind: "code_refused" as const, check };
     }
     if (!(await tx.tokens.consumeToken(tenant.id, recordId, "magic_login", tokenHash, now))) return { kind: "invalid" as const };
     await tx.members.addMagicLinkAuthentication(tenant.id, recordId, now);
     // A magic link proves the mailbox: like any successful login it clears the password lockout (D13).
-    await tx.limits.clearLockout(tenant.id, member.email);
+    await tx.limits.clearLockout(tenant.id, fresh.email);
     const session = await createSession(tx, deps, tenant, recordId, now);
-    await recordSuccessfulLogin(tx, deps, tenant, member, "magic_link", context, now);
+    await recordSuccessfulLogin(tx, deps, tenant, fresh, "magic_link", context, now);
     return { kind: "session" as const, session };
   });
   if (outcome.kind === "invalid") throw new AuthError("invalid_token");
+  if (outcome.kind === "locked") throw new AuthError("account_locked");
+  if (outcome.kind === "code_required") return { success: false, requires2FA: true, message: MAGIC_TWO_FACTOR_MESSAGE };
   if (outcome.kind === "code_refused") throwForFailedCheck(outcome.check);
   deps.webhooks.notify();
   return { success: true, message: MAGIC_LOGIN_MESSAGE, redirect: tenant.settings.loginSuccessRedirect, session: outcome.session };

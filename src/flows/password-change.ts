@@ -1,9 +1,10 @@
 /** Change password for a logged-in member (spec 4.3): every other session ends, this one stays. */
 import type { Deps } from "../deps.js";
 import { AuthError } from "../errors.js";
-import { MemberStatus, type RequestContext, type Tenant } from "../model.js";
+import type { RequestContext, Tenant } from "../model.js";
 import { normalizePassword } from "../security/password.js";
-import { countFailedPasswordAttempt, reservePasswordAttempt } from "./password-attempts.js";
+import { nextStatus } from "./member-status.js";
+import { recordFailedPasswordCheck, reservePasswordAttempt } from "./password-attempts.js";
 import { checkNewPassword, hashNewPassword } from "./passwords.js";
 import { enqueueSecurityAlert } from "./security-alerts.js";
 import type { ActiveSession } from "./sessions.js";
@@ -20,23 +21,33 @@ export async function changePassword(deps: Deps, tenant: Tenant, session: Active
   const member = await deps.store.members.findMemberById(tenant.id, session.memberId);
   if (!member) throw new AuthError("unauthorized");
   // A stolen session must not become a password-guessing oracle: same lockout as login.
-  const attempt = await reservePasswordAttempt(deps, tenant, member.email, context, now, { trackVelocity: false });
+  const attempt = await reservePasswordAttempt(deps, tenant, member.email, context, { trackVelocity: false });
   const current = normalizePassword(input.currentPassword);
   if (!member.passwordHash || !(await deps.hasher.verifyPassword(member.passwordHash, current))) {
-    countFailedPasswordAttempt(deps, attempt);
+    await recordFailedPasswordCheck(deps, tenant, attempt);
     await deps.store.audit.insertAuditEvent(tenant.id, { memberId: member.recordId, type: "password_change_failed", ip: context.ip, userAgent: context.userAgent }, now);
     throw new AuthError("invalid_credentials", { message: "The current password is incorrect." });
   }
-  // The current password was right: the reserved attempt must not count, whatever follows.
+  // The current password was right: the check must not count, whatever follows.
   await deps.store.limits.clearLockout(tenant.id, member.email);
   const password = await checkNewPassword(deps, input.newPassword);
   const hashed = await hashNewPassword(deps, password);
-  const status = member.status === MemberStatus.passwordChangePending ? MemberStatus.unlocked : member.status;
   await deps.store.transaction(async (tx) => {
-    await tx.members.updatePassword(tenant.id, member.recordId, { ...hashed, status, emailVerified: member.emailVerified }, now);
+    // D20: decided again on the row as it is now. A lock or a required change that committed
+    // while the password was hashed ended this session; a password changed meanwhile is no longer
+    // the one just checked. Neither is ever written back over.
+    const fresh = await tx.members.findMemberById(tenant.id, member.recordId, { lock: true });
+    const status = fresh && nextStatus("changePassword", fresh);
+    if (!fresh || !status || !(await tx.sessions.findLiveSession(tenant.id, session.idHash, now))) throw new AuthError("unauthorized");
+    if (fresh.passwordHash !== member.passwordHash) throw new AuthError("invalid_credentials", { message: "The current password is incorrect." });
+    if (!(await tx.members.updatePassword(tenant.id, member.recordId, fresh, { ...hashed, status, emailVerified: fresh.emailVerified }, now))) {
+      throw new Error("member changed under its row lock");
+    }
     await tx.sessions.deleteMemberSessions(tenant.id, member.recordId, session.idHash);
+    // D21: a reset or magic link mailed before the change must not undo it.
+    await tx.tokens.deleteMemberTokens(tenant.id, member.recordId);
     await tx.audit.insertAuditEvent(tenant.id, { memberId: member.recordId, type: "password_changed", ip: context.ip, userAgent: context.userAgent }, now);
-    await enqueueSecurityAlert(tx, deps, tenant, member, "password_changed", context, now);
+    await enqueueSecurityAlert(tx, deps, tenant, fresh, "password_changed", context, now);
   });
   deps.webhooks.notify();
   return PASSWORD_CHANGED_MESSAGE;

@@ -5,12 +5,13 @@
  */
 import type { Deps } from "../deps.js";
 import { AuthError } from "../errors.js";
-import { MemberStatus, type RequestContext, type Tenant } from "../model.js";
+import type { RequestContext, Tenant } from "../model.js";
 import { normalizeEmail, parseRecordId } from "../security/identity.js";
 import { sha256Hex } from "../security/hashing.js";
 import { distinctIpRules, rateRules } from "../security/rate-limit.js";
 import { enforceRateLimit, refuseManyIpsForOneEmail, verifyBotChallenge } from "./guards.js";
 import { enqueueEmailRequest } from "./email-requests.js";
+import { nextStatus } from "./member-status.js";
 import { checkNewPassword, hashNewPassword } from "./passwords.js";
 import { enqueueSecurityAlert } from "./security-alerts.js";
 
@@ -51,15 +52,17 @@ export async function resetPassword(deps: Deps, tenant: Tenant, input: ResetPass
   const password = await checkNewPassword(deps, input.newPassword);
   const hashed = await hashNewPassword(deps, password);
   const reset = await deps.store.transaction(async (tx) => {
-    if (!(await tx.tokens.consumeToken(tenant.id, recordId, "password_reset", tokenHash, now))) return false;
-    const member = await tx.members.findMemberById(tenant.id, recordId);
-    if (!member) return false;
+    // The member row first (D20): it is the first lock of every transaction that changes a member.
+    const member = await tx.members.findMemberById(tenant.id, recordId, { lock: true });
+    if (!member || !(await tx.tokens.consumeToken(tenant.id, recordId, "password_reset", tokenHash, now))) return false;
     // The link proves the mailbox, so it verifies the email too.
-    await tx.members.updatePassword(tenant.id, recordId, { ...hashed, status: MemberStatus.unlocked, emailVerified: true }, now);
+    const status = nextStatus("resetPassword", member)!;
+    if (!(await tx.members.updatePassword(tenant.id, recordId, member, { ...hashed, status, emailVerified: true }, now))) throw new Error("member changed under its row lock");
     await tx.sessions.deleteMemberSessions(tenant.id, recordId);
-    // D18: the reset link proves the mailbox; no other registration of a pending account may still take it.
+    // D18: the link proves the mailbox; no other registration of a pending account may still take it.
     await tx.registrations.deleteMemberRegistrations(tenant.id, recordId);
-    await tx.tokens.deleteMemberTokens(tenant.id, recordId, "verify_email");
+    // D21: every other link (verification, reset, magic) is void: none may undo this reset.
+    await tx.tokens.deleteMemberTokens(tenant.id, recordId);
     await tx.limits.clearLockout(tenant.id, member.email);
     await tx.audit.insertAuditEvent(tenant.id, { memberId: recordId, type: "password_reset", ip: context.ip, userAgent: context.userAgent }, now);
     await enqueueSecurityAlert(tx, deps, tenant, member, "password_reset", context, now);

@@ -12,7 +12,7 @@ import { normalizePassword } from "../security/password.js";
 import { generateRecoveryCodes, hashRecoveryCode, normalizeRecoveryCode } from "../security/recovery-codes.js";
 import { generateTotpSecret, matchTotpStep, totpUri } from "../security/totp.js";
 import type { Store } from "../store/index.js";
-import { countFailedPasswordAttempt, reservePasswordAttempt } from "./password-attempts.js";
+import { recordFailedPasswordCheck, reservePasswordAttempt } from "./password-attempts.js";
 import { enqueueSecurityAlert } from "./security-alerts.js";
 import type { ActiveSession } from "./sessions.js";
 
@@ -105,7 +105,9 @@ export async function setUpTwoFactor(deps: Deps, tenant: Tenant, session: Active
   const otpauthUrl = totpUri(secret, tenant.domain, member.email);
   const qrCodeDataUrl = await QRCode.toDataURL(otpauthUrl, { errorCorrectionLevel: "M", margin: 2, width: 240 });
   await deps.store.transaction(async (tx) => {
-    await tx.twoFactor.savePendingSecret(tenant.id, member.recordId, deps.secrets.seal(secret), now);
+    if (!(await tx.twoFactor.savePendingSecret(tenant.id, member.recordId, deps.secrets.seal(secret), now))) {
+      throw new AuthError("invalid_state", { message: "Two-factor authentication is already enabled." });
+    }
     await tx.audit.insertAuditEvent(tenant.id, { memberId: member.recordId, type: "two_factor_setup_started", ip: context.ip, userAgent: context.userAgent }, now);
   });
   return { secret, otpauthUrl, qrCodeDataUrl };
@@ -116,7 +118,7 @@ export async function enableTwoFactor(deps: Deps, tenant: Tenant, session: Activ
   const now = deps.clock.now();
   const recoveryCodes = generateRecoveryCodes(deps.random);
   const outcome = await deps.store.transaction(async (tx) => {
-    const member = await tx.members.findMemberById(tenant.id, session.memberId);
+    const member = await tx.members.findMemberById(tenant.id, session.memberId, { lock: true });
     const state = await tx.twoFactor.findTwoFactorState(tenant.id, session.memberId);
     if (!member || !state) throw new AuthError("unauthorized");
     if (member.twoFactorStatus === "Enabled" || !state.pendingSecretEnc) {
@@ -124,7 +126,8 @@ export async function enableTwoFactor(deps: Deps, tenant: Tenant, session: Activ
     }
     const check = await checkCode(tx, deps, tenant, member.recordId, state.pendingSecretEnc, code, false, now);
     if (!check.ok) return check;
-    await tx.twoFactor.enableTwoFactor(tenant.id, member.recordId, state.pendingSecretEnc, check.step, recoveryCodes.map((c) => hashRecoveryCode(tenant.id, member.recordId, normalizeRecoveryCode(c)!)), now);
+    const codeHashes = recoveryCodes.map((c) => hashRecoveryCode(tenant.id, member.recordId, normalizeRecoveryCode(c)!));
+    if (!(await tx.twoFactor.enableTwoFactor(tenant.id, member.recordId, state.pendingSecretEnc, check.step, codeHashes, now))) throw new Error("member changed under its row lock");
     // Like a password change: a session someone else holds (the reason to turn 2FA on) ends here;
     // the one that enrolled stays.
     await tx.sessions.deleteMemberSessions(tenant.id, member.recordId, session.idHash);
@@ -148,9 +151,9 @@ export async function disableTwoFactor(deps: Deps, tenant: Tenant, session: Acti
   const member = await findSessionMember(deps, tenant, session);
   if (member.twoFactorStatus !== "Enabled") throw new AuthError("invalid_state", { message: "Two-factor authentication is not enabled." });
   if (input.password !== undefined) {
-    const attempt = await reservePasswordAttempt(deps, tenant, member.email, context, now, { trackVelocity: false });
+    const attempt = await reservePasswordAttempt(deps, tenant, member.email, context, { trackVelocity: false });
     if (!member.passwordHash || !(await deps.hasher.verifyPassword(member.passwordHash, normalizePassword(input.password)))) {
-      countFailedPasswordAttempt(deps, attempt);
+      await recordFailedPasswordCheck(deps, tenant, attempt);
       throw new AuthError("invalid_credentials", { message: "The password is incorrect." });
     }
     await deps.store.limits.clearLockout(tenant.id, member.email);
@@ -160,7 +163,11 @@ export async function disableTwoFactor(deps: Deps, tenant: Tenant, session: Acti
     throw new AuthError("validation_failed", { message: "Give the password or a two-factor code.", details: [{ path: "/password", message: "password or code is required" }] });
   }
   await deps.store.transaction(async (tx) => {
-    await tx.twoFactor.disableTwoFactor(tenant.id, member.recordId, now);
+    // D20: decided again on the locked row: 2FA turned off, or the password changed, since it was read.
+    const fresh = await tx.members.findMemberById(tenant.id, member.recordId, { lock: true });
+    if (fresh?.twoFactorStatus !== "Enabled") throw new AuthError("invalid_state", { message: "Two-factor authentication is not enabled." });
+    if (input.password !== undefined && fresh.passwordHash !== member.passwordHash) throw new AuthError("invalid_credentials", { message: "The password is incorrect." });
+    if (!(await tx.twoFactor.disableTwoFactor(tenant.id, member.recordId, now))) throw new Error("member changed under its row lock");
     await tx.audit.insertAuditEvent(tenant.id, { memberId: member.recordId, type: "two_factor_disabled", ip: context.ip, userAgent: context.userAgent }, now);
     await enqueueSecurityAlert(tx, deps, tenant, member, "two_factor_disabled", context, now);
   });

@@ -12,6 +12,7 @@ import { parseRecordId } from "../security/identity.js";
 import { sha256Hex } from "../security/hashing.js";
 import type { Store } from "../store/index.js";
 import type { Activation } from "../store/members.js";
+import { nextStatus } from "./member-status.js";
 import { issueOneTimeToken } from "./one-time-tokens.js";
 import { checkNewPassword, hashNewPassword } from "./passwords.js";
 
@@ -39,9 +40,11 @@ export async function verifyEmail(deps: Deps, tenant: Tenant, input: VerifyEmail
   if (recordId === undefined || !link) throw new AuthError("invalid_token");
   const chosen = input.password === undefined ? undefined : await hashChosenPassword(deps, tenant, recordId, link.registrationId, input.password);
   const passwordSet = await deps.store.transaction(async (tx) => {
+    // The member row first (D20), then the link: a link can't rewrite an account that is active.
+    const member = await tx.members.findMemberById(tenant.id, recordId, { lock: true });
+    if (!member || nextStatus("verifyEmail", member) === undefined) throw new AuthError("invalid_token");
     const used = await tx.tokens.consumeVerificationToken(tenant.id, recordId, tokenHash, now);
-    const member = used && (await tx.members.findMemberById(tenant.id, recordId));
-    if (!used || !member) throw new AuthError("invalid_token");
+    if (!used) throw new AuthError("invalid_token");
     const registration = used.registrationId === null ? undefined : await tx.registrations.findRegistration(tenant.id, recordId, used.registrationId);
     if (used.registrationId !== null && !registration) throw new AuthError("invalid_token");
     const passwordHash = registration?.passwordHash ?? chosen?.passwordHash ?? null;
@@ -51,8 +54,7 @@ export async function verifyEmail(deps: Deps, tenant: Tenant, input: VerifyEmail
       passwordSalt: registration?.passwordHash ? registration.passwordSalt : (chosen?.passwordSalt ?? null),
       authenticationType: registration?.authenticationType ?? (passwordHash ? "Password" : "Magic Link"),
     };
-    // Conditional on the pending state: a link can't rewrite an account that is already active.
-    if (member.status !== MemberStatus.pending || !(await tx.members.activatePendingMember(tenant.id, recordId, activation, now))) throw new AuthError("invalid_token");
+    if (!(await tx.members.activatePendingMember(tenant.id, recordId, activation, now))) throw new Error("member changed under its row lock");
     // Every other outstanding link and registration of the account is void now (D18).
     await tx.tokens.deleteMemberTokens(tenant.id, recordId, "verify_email");
     await tx.registrations.deleteMemberRegistrations(tenant.id, recordId);

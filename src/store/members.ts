@@ -19,6 +19,12 @@ export interface Activation {
   authenticationType: AuthenticationType;
 }
 
+/** What a state change was decided from (D20). */
+export interface MemberState {
+  status: MemberStatus;
+  passwordHash: string | null;
+}
+
 export interface PasswordUpdate {
   passwordHash: string;
   passwordSalt: string;
@@ -86,27 +92,24 @@ export class MemberStore {
     return row && toMember(row);
   }
 
-  async findMemberById(tenantId: string, recordId: number): Promise<Member | undefined> {
-    const row = await this.db.selectFrom("members").selectAll().where("tenant_id", "=", tenantId).where("id", "=", recordId).executeTakeFirst();
+  /** With `lock`, inside a transaction on PostgreSQL, the row stays locked until commit (D20). */
+  async findMemberById(tenantId: string, recordId: number, options: { lock?: boolean } = {}): Promise<Member | undefined> {
+    let query = this.db.selectFrom("members").selectAll().where("tenant_id", "=", tenantId).where("id", "=", recordId);
+    if (options.lock && this.dialect === "postgres") query = query.forUpdate();
+    const row = await query.executeTakeFirst();
     return row && toMember(row);
   }
 
-  async updateStatus(tenantId: string, recordId: number, status: MemberStatus, now: number): Promise<void> {
-    await this.db.updateTable("members").set({ status, updated_at: now }).where("tenant_id", "=", tenantId).where("id", "=", recordId).execute();
-  }
-
-  /** Verification moves a pending member to Unlocked; any other status (a lock) is kept. */
-  async markEmailVerified(tenantId: string, recordId: number, now: number): Promise<void> {
-    await this.db
+  /** D20: applies only while the status is still the one the change was decided from. */
+  async updateStatus(tenantId: string, recordId: number, from: MemberStatus, to: MemberStatus, now: number): Promise<boolean> {
+    const result = await this.db
       .updateTable("members")
-      .set((eb) => ({
-        email_verified: 1,
-        status: eb.case().when("status", "=", "Email Verification Pending").then("Unlocked").else(eb.ref("status")).end(),
-        updated_at: now,
-      }))
+      .set({ status: to, updated_at: now })
       .where("tenant_id", "=", tenantId)
       .where("id", "=", recordId)
-      .execute();
+      .where("status", "=", from)
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
   }
 
   /**
@@ -133,8 +136,9 @@ export class MemberStore {
     return result.numUpdatedRows > 0n;
   }
 
-  async updatePassword(tenantId: string, recordId: number, update: PasswordUpdate, now: number): Promise<void> {
-    await this.db
+  /** D20: applies only while status and password are still those the change was decided from. */
+  async updatePassword(tenantId: string, recordId: number, from: MemberState, update: PasswordUpdate, now: number): Promise<boolean> {
+    const result = await this.db
       .updateTable("members")
       .set({
         password_hash: update.passwordHash,
@@ -146,7 +150,10 @@ export class MemberStore {
       })
       .where("tenant_id", "=", tenantId)
       .where("id", "=", recordId)
-      .execute();
+      .where("status", "=", from.status)
+      .where((eb) => (from.passwordHash === null ? eb("password_hash", "is", null) : eb("password_hash", "=", from.passwordHash)))
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
   }
 
   /** D8: a password member gains "Magic Link" on the first magic-link login. */
@@ -160,13 +167,15 @@ export class MemberStore {
       .execute();
   }
 
-  /** A rehash on login keeps the salt column in step with the PHC string's salt. */
-  async replacePasswordHash(tenantId: string, recordId: number, passwordHash: string, passwordSalt: string, now: number): Promise<void> {
-    await this.db
+  /** A rehash on login keeps the salt column in step with the PHC string's salt; it loses to any other password change. */
+  async replacePasswordHash(tenantId: string, recordId: number, oldHash: string, passwordHash: string, passwordSalt: string, now: number): Promise<boolean> {
+    const result = await this.db
       .updateTable("members")
       .set({ password_hash: passwordHash, password_salt: passwordSalt, updated_at: now })
       .where("tenant_id", "=", tenantId)
       .where("id", "=", recordId)
-      .execute();
+      .where("password_hash", "=", oldHash)
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
   }
 }

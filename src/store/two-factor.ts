@@ -54,8 +54,16 @@ export class TwoFactorStore {
     );
   }
 
-  async savePendingSecret(tenantId: string, memberId: number, pendingSecretEnc: string, now: number): Promise<void> {
-    await this.db.updateTable("members").set({ totp_pending_secret_enc: pendingSecretEnc, updated_at: now }).where("tenant_id", "=", tenantId).where("id", "=", memberId).execute();
+  /** False (nothing written) once 2FA is on: a setup can't start beside an enabled secret (D20). */
+  async savePendingSecret(tenantId: string, memberId: number, pendingSecretEnc: string, now: number): Promise<boolean> {
+    const result = await this.db
+      .updateTable("members")
+      .set({ totp_pending_secret_enc: pendingSecretEnc, updated_at: now })
+      .where("tenant_id", "=", tenantId)
+      .where("id", "=", memberId)
+      .where("two_factor_status", "=", "Disabled")
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
   }
 
   async saveAttempt(tenantId: string, memberId: number, attempt: TwoFactorAttempt, now: number): Promise<void> {
@@ -67,25 +75,35 @@ export class TwoFactorStore {
       .execute();
   }
 
-  /** Moves the pending secret into place and stores a fresh set of recovery code hashes. */
-  async enableTwoFactor(tenantId: string, memberId: number, secretEnc: string, lastStep: number, codeHashes: string[], now: number): Promise<void> {
-    await this.db
+  /**
+   * Moves the pending secret into place and stores a fresh set of recovery code hashes; false
+   * (nothing written) when 2FA is already on: D20, a conditional update from the state decided on.
+   */
+  async enableTwoFactor(tenantId: string, memberId: number, secretEnc: string, lastStep: number, codeHashes: string[], now: number): Promise<boolean> {
+    const result = await this.db
       .updateTable("members")
       .set({ two_factor_status: "Enabled", totp_secret_enc: secretEnc, totp_pending_secret_enc: null, totp_last_step: lastStep, two_factor_failures: 0, two_factor_locked_until: 0, updated_at: now })
       .where("tenant_id", "=", tenantId)
       .where("id", "=", memberId)
-      .execute();
+      .where("two_factor_status", "=", "Disabled")
+      .executeTakeFirst();
+    if (result.numUpdatedRows === 0n) return false;
     await this.replaceRecoveryCodes(tenantId, memberId, codeHashes);
+    return true;
   }
 
-  async disableTwoFactor(tenantId: string, memberId: number, now: number): Promise<void> {
-    await this.db
+  /** False (nothing written) when 2FA is already off (D20). */
+  async disableTwoFactor(tenantId: string, memberId: number, now: number): Promise<boolean> {
+    const result = await this.db
       .updateTable("members")
       .set({ two_factor_status: "Disabled", totp_secret_enc: null, totp_pending_secret_enc: null, totp_last_step: 0, two_factor_failures: 0, two_factor_locked_until: 0, updated_at: now })
       .where("tenant_id", "=", tenantId)
       .where("id", "=", memberId)
-      .execute();
+      .where("two_factor_status", "=", "Enabled")
+      .executeTakeFirst();
+    if (result.numUpdatedRows === 0n) return false;
     await this.db.deleteFrom("recovery_codes").where("tenant_id", "=", tenantId).where("member_id", "=", memberId).execute();
+    return true;
   }
 
   /** A new set voids the old one entirely. */

@@ -62,6 +62,20 @@ export async function requestResetLink(h: Harness, email: string): Promise<{ rec
   return { recordId: link.recordId, token: link.token };
 }
 
+export async function requestMagicLink(h: Harness, email: string, options: PostOptions = {}): Promise<LightMyRequestResponse> {
+  return post(h, "/auth/request-magic-link", { email, "bot-challenge-response": "x" }, options);
+}
+
+/** Requests a link, delivers the magic_login webhook, returns the link's parts. */
+export async function magicLinkFor(h: Harness, email: string, options: PostOptions = {}): Promise<{ recordId: string; token: string; link: string }> {
+  const res = await requestMagicLink(h, email, options);
+  assert.equal(res.statusCode, 200, res.body);
+  await deliverWebhooks(h);
+  const link = lastWebhookFor(h, "magic_login", email, options.domain ?? h.tenant.domain).body.magicLoginLink!;
+  const parts = parseLink(link);
+  return { recordId: parts.recordId, token: parts.token, link };
+}
+
 /** The received webhooks of one type for one email; with a domain, only those whose link is on it. */
 export function webhooksFor(h: Harness, eventType: string, email: string, domain?: string): ReceivedWebhook[] {
   return h.receiver.ofType(eventType).filter((w) => {
