@@ -6,7 +6,9 @@ import cookie from "@fastify/cookie";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RouteOptions } from "fastify";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { Deps } from "./deps.js";
-import { registerErrorHandling } from "./http/errors.js";
+import { clientErrorHandler, handleFrameworkError, registerErrorHandling } from "./http/errors.js";
+import { MAX_TOKEN_LENGTH } from "./http/schemas.js";
+import { AuthError } from "./errors.js";
 import { registerObservability } from "./http/observability.js";
 import { adminRoutes } from "./http/routes/admin.js";
 import { botChallengeRoutes } from "./http/routes/bot-challenge.js";
@@ -24,6 +26,8 @@ import { registerTenantResolution } from "./http/tenant.js";
 import { hostedPageRoutes } from "./ui/routes.js";
 
 export const BODY_LIMIT_BYTES = 16 * 1024;
+/** Longer URLs answer 414 (D21); Node's own limit (16 KiB of request line and headers) answers 431. */
+export const MAX_URL_LENGTH = 2048;
 
 export interface BuildAppOptions {
   /** Called for every route as it is registered; test/openapi.test.ts checks them against the document. */
@@ -35,11 +39,17 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
   // random per-process prefix and a counter do (random bytes per request showed in the profile).
   const requestIdPrefix = "req_" + deps.random.bytes(6).toString("base64url");
   let requestCount = 0;
+  const nextRequestId = (): string => requestIdPrefix + (requestCount++).toString(36);
   const app = Fastify({
     loggerInstance: deps.log as FastifyBaseLogger,
     bodyLimit: BODY_LIMIT_BYTES,
     trustProxy: deps.config.trustProxy === false ? false : deps.config.trustProxy,
-    genReqId: () => requestIdPrefix + (requestCount++).toString(36),
+    genReqId: nextRequestId,
+    // D21: a path parameter is refused (414) only beyond the longest value a route's schema allows,
+    // the one-time token; and what the router or Node's parser refuses answers the D4 body too.
+    routerOptions: { maxParamLength: MAX_TOKEN_LENGTH },
+    frameworkErrors: handleFrameworkError,
+    clientErrorHandler: clientErrorHandler(deps.log as FastifyBaseLogger, nextRequestId),
     // Mistyped fields are errors, not silently coerced ("123" is not 123, 123 is not "123"), and a
     // misspelled setting is refused rather than dropped.
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
@@ -56,6 +66,12 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
   // Every answer names its request id, so a person can quote it and an operator find the log line.
   app.addHook("onRequest", (request, reply, done) => {
     void reply.header("x-request-id", request.id);
+    // D21: no valid URL is this long (the longest route with its longest parameters and query is a
+    // few hundred characters), so a longer one is refused before anything reads it.
+    if (request.url.length > MAX_URL_LENGTH) {
+      done(new AuthError("validation_failed", { status: 414, message: "The URL is longer than any valid one.", logFields: { rule: "max_url_length" } }));
+      return;
+    }
     done();
   });
 

@@ -134,7 +134,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     tenantCache: new TenantCache(store.tenants, clock),
     hasher: overrides.hasher ?? createPasswordHasher(),
     breach: createBreachChecker({ mode: config.breachCheckMode, url: config.breachCheckUrl, log }),
-    bot: overrides.bot ?? createBotVerifier({ log, altcha, secrets }),
+    bot: overrides.bot ?? createBotVerifier({ log, altcha, secrets, allowPrivateNetworks: config.webhookAllowPrivateNetworks }),
     secrets,
     altcha,
     background: new BackgroundTasks(log),

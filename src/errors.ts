@@ -68,6 +68,8 @@ export interface AuthErrorOptions {
    * which rule or lockout refused it. Names and counts only, never a secret or member input.
    */
   logFields?: Readonly<Record<string, string | number>>;
+  /** The one status a code is sent with besides its own: 414 for `validation_failed` on an over-long path (D21). */
+  status?: 414;
 }
 
 export class AuthError extends Error {
@@ -81,7 +83,7 @@ export class AuthError extends Error {
     super(options.message ?? defaultMessages[code], { cause: options.cause });
     this.name = "AuthError";
     this.code = code;
-    this.status = errorStatus[code];
+    this.status = options.status ?? errorStatus[code];
     this.details = options.details;
     this.retryAfterSeconds = options.retryAfterSeconds;
     this.logFields = options.logFields;

@@ -33,14 +33,37 @@ export const logRedactPaths = [
   ...secretFields.map((f) => (f.startsWith("[") ? `*${f}` : `*.${f}`)),
 ];
 
+/** Route names whose links end in `/{recordId}/{token}` (spec 4.6): what follows the record id is masked. */
+const LINK_ROUTE_NAMES = new Set(["verify-magic-link", "email-verified", "reset-password"]);
 /**
- * Paths whose URL carries a token get it masked before the URL is logged: the magic-link API route
- * and the pages the emailed links open (spec 4.6), at their own paths and under /ui/.
+ * Any run of URL characters this long between delimiters is masked wherever it is (D21: whichever
+ * route matched, or none): every token we issue is 43 characters, no route name of ours passes 25.
  */
-const TOKEN_IN_PATH = /^((?:\/auth\/verify-magic-link|(?:\/ui)?\/(?:email-verified|reset-password|verify-magic-link))\/[^/?#]+\/)[^/?#]+/;
+const SECRET_LIKE = /[^/?#&=;]{32,}/g;
 
+function decodedName(segment: string): string {
+  try {
+    return decodeURIComponent(segment).toLowerCase();
+  } catch {
+    return segment.toLowerCase();
+  }
+}
+
+/**
+ * The URL as logs may hold it: tokens masked in the link routes however the path is spelled
+ * (`//auth/…`, `/AUTH/…`, percent-encoded names, extra segments) and any token-long value anywhere.
+ */
 export function redactUrl(url: string): string {
-  return url.replace(TOKEN_IN_PATH, "$1[redacted]");
+  const cut = url.search(/[?#]/);
+  const path = cut < 0 ? url : url.slice(0, cut);
+  const rest = cut < 0 ? "" : url.slice(cut);
+  let tokenAt = Number.POSITIVE_INFINITY;
+  const segments = path.split("/").map((segment, i) => {
+    if (i >= tokenAt && segment !== "") return "[redacted]";
+    if (LINK_ROUTE_NAMES.has(decodedName(segment))) tokenAt = i + 2;
+    return segment;
+  });
+  return (segments.join("/") + rest).replace(SECRET_LIKE, "[redacted]");
 }
 
 interface LoggedRequest {

@@ -254,6 +254,23 @@ test("admin resend-verification-email: pending -> new verify_email; 1 per 5 min 
   }
 });
 
+test("D21: admin calls with an email no member could have (255 characters, malformed) -> 400 validation_failed, not 404", async () => {
+  const h = await createHarness();
+  try {
+    const recordId = await registerPending(h, "long@example.org");
+    const tooLong = `${"a".repeat(243)}@example.org`; // 255 characters: inside the schema's bound, over the 254 of an address
+    assert.equal(tooLong.length, 255);
+    for (const email of [tooLong, "not an email"]) {
+      assertErrorNoExtras(await adminPost(h, "/auth/admin/resend-verification-email", { recordId, email }), 400, "validation_failed");
+      assertErrorNoExtras(await adminPost(h, "/auth/lock-account", { recordId, action: "lock", email }), 400, "validation_failed");
+    }
+    // The member's own email, spelled with capitals and spaces, is still the member's.
+    assertMessageSuccess(await adminPost(h, "/auth/admin/resend-verification-email", { recordId, email: " Long@Example.org " }));
+  } finally {
+    await h.close();
+  }
+});
+
 test("admin resend-verification-email with an email that is not the member's is refused and sends nothing", async () => {
   const h = await createHarness();
   try {

@@ -1,6 +1,8 @@
 // D4: "bad input gets a clear error and changes nothing", for every endpoint that takes a body;
 // plus the D2 origin check. Each barrage counts the rows of every table before and after.
 import assert from "node:assert/strict";
+import { request as httpRequest } from "node:http";
+import type { AddressInfo } from "node:net";
 import { test } from "node:test";
 import type { LightMyRequestResponse } from "fastify";
 import { adminHeaders, operatorHeaders } from "./support/flows.js";
@@ -386,6 +388,86 @@ test("unknown routes and methods -> 404 with the D4 body", async () => {
   } finally {
     await h.close();
   }
+});
+
+/** The request's own log lines hold its id and a line saying why it was refused. */
+function assertLoggedRefusal(h: Harness, requestId: unknown, where: string): void {
+  const lines = h.logs.filter((line) => line.includes(`"reqId":"${String(requestId)}"`));
+  assert.ok(lines.some((line) => /"msg":"(request refused|no route)"/.test(line)), `no log line for ${where}`);
+}
+
+test("D21: router errors (bad URL, over-long parameter or URL) answer the D4 body with a requestId, are logged and change nothing", async () => {
+  await withBarrage(async (f) => {
+    const headers = { "x-tenant-domain": f.h.tenant.domain, "content-type": "application/json" };
+    const magic = (token: string) => `/auth/verify-magic-link/${f.recordId}/${token}`;
+    const cases: { method: "GET" | "POST"; url: string; status: number; code: string }[] = [
+      { method: "GET", url: "/%", status: 400, code: "validation_failed" },
+      { method: "GET", url: "/ui/reset-password/1/%ZZ", status: 400, code: "validation_failed" },
+      { method: "POST", url: "/auth/%E0%A4%A", status: 400, code: "validation_failed" },
+      // The longest token the schema allows reaches the flow (an unknown link); one more character is 414.
+      { method: "POST", url: magic("T".repeat(128)), status: 400, code: "invalid_token" },
+      { method: "POST", url: magic("T".repeat(101)), status: 400, code: "invalid_token" },
+      { method: "POST", url: magic("T".repeat(129)), status: 414, code: "validation_failed" },
+      { method: "GET", url: `/reset-password/${f.recordId}/${"T".repeat(129)}`, status: 414, code: "validation_failed" },
+      { method: "POST", url: `/auth/login/${"x".repeat(3000)}`, status: 414, code: "validation_failed" },
+      { method: "GET", url: `/auth/session?x=${"y".repeat(3000)}`, status: 414, code: "validation_failed" },
+    ];
+    for (const { method, url, status, code } of cases) {
+      const where = `${method} ${url.slice(0, 60)}`;
+      const response = await f.h.app.inject({ method, url, headers, payload: method === "POST" ? "{}" : undefined });
+      const body = assertErrorBody(response, status, code, url, where);
+      assert.equal(response.headers["x-request-id"], body.requestId, `x-request-id of ${where}`);
+      if (code === "validation_failed") assertLoggedRefusal(f.h, body.requestId, where);
+    }
+  });
+});
+
+test("D21: an unknown route is logged with its request id", async () => {
+  const h = await createHarness();
+  try {
+    const response = await h.app.inject({ method: "GET", url: "/nope" });
+    const body = assertErrorBody(response, 404, "not_found", "/nope", "unknown route");
+    assertLoggedRefusal(h, body.requestId, "/nope");
+  } finally {
+    await h.close();
+  }
+});
+
+/** A raw request over a real socket: no client-side normalisation of `..`, any bytes in the request line. */
+function rawRequest(port: number, path: string): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
+  return new Promise((resolve, reject) => {
+    const request = httpRequest({ host: "127.0.0.1", port, path, method: "GET" }, (response) => {
+      let body = "";
+      response.on("data", (chunk: Buffer) => (body += chunk.toString("utf8")));
+      response.on("end", () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body }));
+    });
+    request.on("error", reject);
+    request.end();
+  });
+}
+
+test("D21: over a real socket, path traversal out of /docs/static is 404 (not 500) and a request line over Node's limit gets the D4 body", async (t) => {
+  const h = await createHarness();
+  t.after(() => h.close());
+  await h.app.listen({ port: 0, host: "127.0.0.1" });
+  const { port } = h.app.server.address() as AddressInfo;
+  for (const path of ["/docs/static/../../package.json", "/docs/static/%2e%2e/%2e%2e/package.json", "/docs/static/a/../../../x", "/docs/static/%00"]) {
+    const response = await rawRequest(port, path);
+    assert.equal(response.status, 404, `${path}: ${response.body}`);
+    const body = JSON.parse(response.body) as Record<string, unknown>;
+    assert.equal(body.code, "not_found", path);
+    assert.equal(body.requestId, response.headers["x-request-id"], path);
+    assert.ok(!response.body.includes("latch"), "no file content");
+  }
+  const huge = await rawRequest(port, `/x${"y".repeat(20_000)}`);
+  assert.equal(huge.status, 431);
+  const body = JSON.parse(huge.body) as Record<string, unknown>;
+  assert.deepEqual(Object.keys(body).sort(), ["code", "message", "requestId", "success"]);
+  assert.equal(body.code, "validation_failed");
+  assert.equal(body.requestId, huge.headers["x-request-id"]);
+  assert.ok(h.logs.some((line) => line.includes(`"reqId":"${String(body.requestId)}"`) && line.includes("HPE_HEADER_OVERFLOW")), "logged");
+  assert.ok(!h.logs.some((line) => line.includes("yyyyyyyyyy")), "the raw request is not logged");
+  assert.ok(!h.logs.some((line) => line.includes('"level":50')), "no error-level line");
 });
 
 test("origin check (D2): a cookie-carrying request from a foreign origin -> 403 origin_mismatch", async () => {

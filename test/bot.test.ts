@@ -39,6 +39,7 @@ function answerSiteverify(request: IncomingMessage, response: ServerResponse, bo
     case "500": return void response.writeHead(500).end("oops");
     case "garbage": return void response.writeHead(200, { "content-type": "text/html" }).end("<html>nope</html>");
     case "hang": return; // never answers: only the client's timeout ends this
+    case "redirect": return void response.writeHead(307, { location: request.url ?? "/" }).end();
     default: return void response.writeHead(400).end();
   }
 }
@@ -76,7 +77,9 @@ beforeEach(() => {
 
 const SECRET = "0x4AAAAAAA-tenant-secret-Zk7Qw";
 const silentLog = pino({ level: "silent" });
-const verifier = createBotVerifier({ log: silentLog, timeoutMs: 2000 });
+// The local siteverify server is on loopback: these verifiers allow private networks, as dev mode
+// does; "SSRF guard" below checks the production default.
+const verifier = createBotVerifier({ log: silentLog, timeoutMs: 2000, allowPrivateNetworks: true });
 
 function settingsFor(provider: "turnstile" | "hcaptcha" | "recaptcha", extra: Partial<BotProtectionSettings> = {}): BotProtectionSettings {
   return { provider, secretKey: SECRET, siteKey: "site-key", verifyUrl: `${baseUrl}/${provider}/siteverify`, ...extra };
@@ -117,7 +120,7 @@ for (const provider of ["turnstile", "hcaptcha", "recaptcha"] as const) {
     }
 
     test("a provider that never answers is bot_check_unavailable after timeoutMs", async () => {
-      const quick = createBotVerifier({ log: silentLog, timeoutMs: 200 });
+      const quick = createBotVerifier({ log: silentLog, timeoutMs: 200, allowPrivateNetworks: true });
       await assert.rejects(quick.verify(settingsFor(provider), "hang", CONTEXT), isAuthError("bot_check_unavailable"));
     });
 
@@ -175,7 +178,7 @@ describe("logging", () => {
   test("the log never holds the secret or the token, but names the provider of an outage", async () => {
     const lines: string[] = [];
     const log = pino({ level: "trace" }, { write: (line: string) => void lines.push(line) });
-    const logged = createBotVerifier({ log, timeoutMs: 200 });
+    const logged = createBotVerifier({ log, timeoutMs: 200, allowPrivateNetworks: true });
     const tail = "tok-Qm93ZXJ5LXVuaXF1ZQ";
     for (const provider of ["turnstile", "hcaptcha", "recaptcha"] as const) {
       for (const kind of ["pass", "fail", "badsecret", "low", "500", "garbage", "weird", "hang"]) {
@@ -193,5 +196,29 @@ describe("logging", () => {
       assert.ok(warnings.some((entry) => entry.level === 40 && entry.provider === provider && /unavailable/.test(entry.msg)));
       assert.ok(warnings.some((entry) => entry.level === 40 && entry.provider === provider && /secret/.test(entry.msg)));
     }
+  });
+});
+
+describe("SSRF guard (D21: a verifyUrl override is held to the webhooks' guard of D9)", () => {
+  const guarded = createBotVerifier({ log: silentLog, timeoutMs: 2000 });
+  const port = (): string => new URL(baseUrl).port;
+
+  test("by default a verifyUrl at a loopback or private address fails closed and the secret is never sent", async () => {
+    for (const verifyUrl of [
+      `${baseUrl}/turnstile/siteverify`,
+      `http://localhost:${port()}/turnstile/siteverify`,
+      `http://0x7f.1:${port()}/turnstile/siteverify`,
+      `http://[::ffff:127.0.0.1]:${port()}/turnstile/siteverify`,
+      "http://169.254.169.254/latest/meta-data",
+      "http://10.0.0.1/siteverify",
+    ]) {
+      await assert.rejects(guarded.verify(settingsFor("turnstile", { verifyUrl }), "pass", CONTEXT), isAuthError("bot_check_unavailable"), verifyUrl);
+    }
+    assert.equal(seen.length, 0, "no request reached the internal server");
+  });
+
+  test("a redirect is not followed: the secret goes to the verifyUrl only", async () => {
+    await assert.rejects(verifier.verify(settingsFor("turnstile"), "redirect", CONTEXT), isAuthError("bot_check_unavailable"));
+    assert.equal(seen.length, 1);
   });
 });

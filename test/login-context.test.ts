@@ -33,7 +33,7 @@ function geoDatabase(): string {
 async function harnessWithAlerts(geo: boolean): Promise<Harness> {
   const h = await createHarness({ env: geo ? { GEOIP_DB: geoDatabase() } : {} });
   const tenant = (await h.deps.store.tenants.findTenantByDomain(h.tenant.domain))!;
-  await h.deps.store.tenants.updateTenantSettings(tenant.id, { ...tenant.settings, securityAlertWebhook: `${h.receiver.url}/alert` }, h.clock.now());
+  await h.deps.store.tenants.updateTenantSettings(tenant.id, tenant.settings, { ...tenant.settings, securityAlertWebhook: `${h.receiver.url}/alert` }, h.clock.now());
   return h;
 }
 

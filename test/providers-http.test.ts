@@ -87,6 +87,19 @@ test("bot challenge: every guarded endpoint asks the tenant's provider and refus
   assert.equal(h.receiver.received.length, 0, "webhooks are delivered only by the dispatcher");
 });
 
+test("D21: a tenant's verifyUrl at an internal address fails closed (503) and its secret is never posted there", async (t) => {
+  const siteverify = await startSiteverify();
+  const h = await createHarness({
+    env: { WEBHOOK_ALLOW_PRIVATE_NETWORKS: "false" },
+    settings: { botProtection: { provider: "turnstile", secretKey: "tenant-secret", verifyUrl: `${siteverify.url}/siteverify` } },
+  });
+  t.after(async () => { await h.close(); await siteverify.close(); });
+  const response = await post(h, "/auth/forgot-password", { email: "bot@example.org", "bot-challenge-response": "human" });
+  assert.equal(response.statusCode, 503);
+  assert.equal(response.json().code, "bot_check_unavailable");
+  assert.equal(siteverify.forms.length, 0, "nothing reached the internal address");
+});
+
 test("bot secretKey: stored sealed (never in the database in the clear), kept across other updates, a clear legacy value sealed at start, unreadable -> 503", async (t) => {
   const siteverify = await startSiteverify();
   const SECRET = "turnstile-secret-DO-NOT-STORE";

@@ -13,10 +13,12 @@ import {
   OTHER_STRONG_PASSWORD,
   parseLink,
   post,
+  registerVerifiedMember,
   sessionCookieOf,
   STRONG_PASSWORD,
   type Harness,
 } from "./support/harness.js";
+import { magicLinkFor } from "./support/flows.js";
 
 const THIRD_PASSWORD = "Zebra-Quartz-77-Lantern";
 const WRONG_PASSWORD = "Wrong-Guess-Pass-55";
@@ -198,5 +200,40 @@ test("a full flow leaves no secret in the logs, the audit log or the deliveries 
     await h.close();
     siteverify.server.closeAllConnections();
     await new Promise<void>((resolve) => siteverify.server.close(() => resolve()));
+  }
+});
+
+test("D21: a link's token is masked in the logs however its path is spelled, whichever route matched or none", async () => {
+  const h = await createHarness();
+  try {
+    await registerVerifiedMember(h, "paths@example.org");
+    const { recordId, token } = await magicLinkFor(h, "paths@example.org");
+    const short = "shortTok9"; // shorter than any real token: only its place in a link route masks it
+    const variants = [
+      `//auth/verify-magic-link/${recordId}/${token}`,
+      `/auth//verify-magic-link/${recordId}/${token}`,
+      `/AUTH/VERIFY-MAGIC-LINK/${recordId}/${token}`,
+      `/auth/verify%2Dmagic-link/${recordId}/${token}`, // the router decodes it: this one uses the link
+      `/auth/verify-magic-link;x/${recordId}/${token}`,
+      `/auth/verify-magic-link/${recordId}/${token}/extra`,
+      `/auth/verify-magic-link/${recordId}/${token}%2Fx`,
+      `/ui//reset-password/${recordId}/${token}`,
+      `/somewhere/${token}`,
+      `/ui/login?next=/verify-magic-link/${recordId}/${token}`,
+      `/ui/login?t=${token}`,
+      `//email-verified/${recordId}/${short}`,
+      `/Reset-Password/${recordId}/${short}`,
+      `/auth/verify-magic-link/${recordId}/${short}`,
+    ];
+    for (const url of variants) {
+      const response = await h.app.inject({ method: "POST", url, headers: { "x-tenant-domain": h.tenant.domain, "content-type": "application/json" }, payload: "{}" });
+      assert.ok(response.statusCode < 500, `${url}: ${response.statusCode}`);
+    }
+    const logText = h.logs.join("");
+    assert.ok(!logText.includes(token), "the live token is in the logs");
+    assert.ok(!logText.includes(short), "a short token in a link route's place is in the logs");
+    assert.ok(logText.includes("[redacted]"));
+  } finally {
+    await h.close();
   }
 });

@@ -11,7 +11,7 @@ import type { LightMyRequestResponse } from "fastify";
 import { seededRandom, type Random } from "../src/core/random.js";
 import { processEmailRequests } from "../src/flows/email-requests.js";
 import { assertLoginRefused } from "./support/assertions.js";
-import { adminHeaders, lockMember } from "./support/flows.js";
+import { adminHeaders, lockMember, operatorHeaders } from "./support/flows.js";
 import {
   createHarness,
   login,
@@ -201,3 +201,24 @@ function startingAt(index: number, rest: Random): Random {
     },
   };
 }
+
+test("D21: two concurrent tenant-settings updates of different keys both land (compare and swap, no lost update)", async (t) => {
+  const h = await createHarness();
+  t.after(() => h.close());
+  const patch = (settings: Record<string, unknown>) =>
+    h.app.inject({ method: "PATCH", url: `/operator/tenants/${h.tenant.domain}`, headers: operatorHeaders(), payload: { settings } });
+  const seam = installStoreSeam(h);
+  // A read the settings and is held before it writes them; B reads, writes and answers meanwhile.
+  const held = seam.pause("tenants.updateTenantSettings");
+  const first = patch({ sessionTier: "15m" });
+  await held.reached;
+  const second = await patch({ allowedOrigins: ["https://app.example.org"] });
+  assert.equal(second.statusCode, 200, second.body);
+  held.release();
+  const firstAnswer = await first;
+  assert.equal(firstAnswer.statusCode, 200, firstAnswer.body);
+  const stored = (await h.deps.store.tenants.findTenantByDomain(h.tenant.domain))!.settings;
+  assert.equal(stored.sessionTier, "15m", "the first update landed");
+  assert.deepEqual(stored.allowedOrigins, ["https://app.example.org"], "the second update was not overwritten");
+  assert.deepEqual(firstAnswer.json().settings.allowedOrigins, ["https://app.example.org"], "the first answer shows the settings as stored");
+});

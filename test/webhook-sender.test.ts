@@ -9,11 +9,11 @@ import { seededRandom } from "../src/core/random.js";
 import {
   generateWebhookId,
   generateWebhookSecret,
-  isInternalAddress,
   sendWebhook,
   signWebhook,
   type WebhookRequest,
 } from "../src/events/webhook-sender.js";
+import { isInternalAddress } from "../src/security/outbound.js";
 
 interface Received { headers: IncomingHttpHeaders; body: string; method: string | undefined }
 interface Receiver { url: string; port: number; received: Received[]; close(): Promise<void> }

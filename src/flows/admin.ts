@@ -5,7 +5,7 @@
 import type { Deps } from "../deps.js";
 import { AuthError } from "../errors.js";
 import { MemberStatus, type Member, type RequestContext, type Tenant } from "../model.js";
-import { parseRecordId } from "../security/identity.js";
+import { normalizeEmail, parseRecordId } from "../security/identity.js";
 import { sha256Hex } from "../security/hashing.js";
 import { rateRules } from "../security/rate-limit.js";
 import type { StoredAuditEvent } from "../store/audit.js";
@@ -29,10 +29,12 @@ export async function authenticateAdmin(deps: Deps, tenant: Tenant, apiKey: stri
  * The member must belong to the tenant named in X-Tenant-Domain; an email, when given, must match.
  * A state change reads it with its row lock (D20).
  */
-async function findTargetMember(tx: Store, tenant: Tenant, rawRecordId: string, email?: string, options: { lock?: boolean } = {}): Promise<Member> {
+async function findTargetMember(tx: Store, tenant: Tenant, rawRecordId: string, rawEmail?: string, options: { lock?: boolean } = {}): Promise<Member> {
+  // An email that no member could have is the caller's mistake (400), not an unknown member (404).
+  const email = rawEmail === undefined ? undefined : normalizeEmail(rawEmail);
   const recordId = parseRecordId(rawRecordId);
   const member = recordId === undefined ? undefined : await tx.members.findMemberById(tenant.id, recordId, options);
-  if (!member || (email !== undefined && email.trim().toLowerCase() !== member.email)) {
+  if (!member || (email !== undefined && email !== member.email)) {
     throw new AuthError("not_found", { message: "No such member for this tenant." });
   }
   return member;

@@ -73,7 +73,7 @@ function withSealedBotSecret(deps: Deps, settings: TenantSettings): TenantSettin
 
 /**
  * At start: a bot secret an older version stored in the clear is sealed now. Only stored values
- * are judged by their form; each is re-read and written in one transaction, so an operator's
+ * are judged by their form; each is re-read and written only over what was read, so an operator's
  * concurrent update is not lost. Returns how many were sealed.
  */
 export async function sealStoredBotSecrets(deps: Deps): Promise<number> {
@@ -82,12 +82,10 @@ export async function sealStoredBotSecrets(deps: Deps): Promise<number> {
   for (const { domain, settings } of await deps.store.tenants.listTenants()) {
     // Only a tenant listed with a clear secret costs a transaction: a start reads the rest once.
     if (!isClear(settings.botProtection.secretKey)) continue;
-    const changed = await deps.store.transaction(async (tx) => {
-      const tenant = await tx.tenants.findTenantByDomain(domain);
-      if (!tenant || !isClear(tenant.settings.botProtection.secretKey)) return false;
-      await tx.tenants.updateTenantSettings(tenant.id, withSealedBotSecret(deps, tenant.settings), deps.clock.now());
-      return true;
-    });
+    const tenant = await deps.store.tenants.findTenantByDomain(domain);
+    if (!tenant || !isClear(tenant.settings.botProtection.secretKey)) continue;
+    // Written only over the settings just read: an update in between wins, and the next start seals.
+    const changed = await deps.store.tenants.updateTenantSettings(tenant.id, tenant.settings, withSealedBotSecret(deps, tenant.settings), deps.clock.now());
     if (!changed) continue;
     deps.tenantCache.invalidate(domain);
     sealed++;
@@ -116,18 +114,29 @@ export async function showTenant(deps: Deps, domain: string): Promise<TenantView
   return { domain: tenant.domain, applicationId: tenant.applicationId, settings: publicSettings(tenant.settings) };
 }
 
+/** Tries of a settings update that found the settings changed under it before it answers 409. */
+const SETTINGS_UPDATE_TRIES = 5;
+
+/**
+ * The patch is merged into the settings as read and written only over them (D21: compare and
+ * swap), so two concurrent updates of different fields both land: the one that lost the swap
+ * merges its patch again into what the other wrote.
+ */
 export async function updateTenantSettings(deps: Deps, domain: string, patch: PartialTenantSettings): Promise<TenantView> {
-  const tenant = await findTenantOrThrow(deps, domain);
-  // A kept botProtection holds the sealed secret, which is not operator input: it is checked
-  // without it (it was checked when it was sent) and stored as it is.
-  const kept = patch.botProtection === undefined;
-  const settings: unknown = { ...tenant.settings, ...patch, ...(kept && { botProtection: publicSettings(tenant.settings).botProtection }) };
-  assertValidSettings(settings);
-  const stored = kept ? { ...settings, botProtection: tenant.settings.botProtection } : withSealedBotSecret(deps, settings);
-  await deps.store.tenants.updateTenantSettings(tenant.id, stored, deps.clock.now());
-  deps.tenantCache.invalidate(tenant.domain);
-  warnIfUnprotected(deps, tenant.domain, settings);
-  return { domain: tenant.domain, applicationId: tenant.applicationId, settings: publicSettings(settings) };
+  for (let attempt = 0; attempt < SETTINGS_UPDATE_TRIES; attempt++) {
+    const tenant = await findTenantOrThrow(deps, domain);
+    // A kept botProtection holds the sealed secret, which is not operator input: it is checked
+    // without it (it was checked when it was sent) and stored as it is.
+    const kept = patch.botProtection === undefined;
+    const settings: unknown = { ...tenant.settings, ...patch, ...(kept && { botProtection: publicSettings(tenant.settings).botProtection }) };
+    assertValidSettings(settings);
+    const stored = kept ? { ...settings, botProtection: tenant.settings.botProtection } : withSealedBotSecret(deps, settings);
+    if (!(await deps.store.tenants.updateTenantSettings(tenant.id, tenant.settings, stored, deps.clock.now()))) continue;
+    deps.tenantCache.invalidate(tenant.domain);
+    warnIfUnprotected(deps, tenant.domain, settings);
+    return { domain: tenant.domain, applicationId: tenant.applicationId, settings: publicSettings(settings) };
+  }
+  throw new AuthError("conflict", { message: "The settings kept changing during this update. Please try again." });
 }
 
 /** The old key stops working at once: only the new hash is kept. */

@@ -2,7 +2,8 @@
  * One error handler (D4): every non-2xx answer is { success: false, code, message, requestId }.
  * Internal causes go to the log with the request id; 5xx details never reach the client.
  */
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { Socket } from "node:net";
+import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { AuthError, type ErrorCode } from "../errors.js";
 
 const fastifyCodes: Record<string, ErrorCode> = {
@@ -11,6 +12,9 @@ const fastifyCodes: Record<string, ErrorCode> = {
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: "validation_failed",
   FST_ERR_CTP_EMPTY_JSON_BODY: "validation_failed",
   FST_ERR_CTP_INVALID_JSON_BODY: "validation_failed",
+  // @fastify/static refuses a path that leaves its root (`/docs/static/../../package.json`): to a
+  // client that is a file that does not exist, not a 403 saying something is there.
+  FST_STATIC_FORBIDDEN_PATH: "not_found",
 };
 
 /** Fastify's own errors (parsing, validation) mapped onto the catalogue. */
@@ -21,10 +25,15 @@ function toAuthError(error: FastifyError): AuthError {
     return new AuthError("validation_failed", { details });
   }
   const mapped = error.code ? fastifyCodes[error.code] : undefined;
-  if (mapped) return new AuthError(mapped, { message: mapped === "validation_failed" ? "The request body is not valid JSON." : undefined });
+  if (mapped === "validation_failed") return new AuthError(mapped, { message: "The request body is not valid JSON." });
+  if (mapped) return new AuthError(mapped);
   // Malformed JSON surfaces as a SyntaxError with status 400 from the JSON parser.
   if (error instanceof SyntaxError || error.statusCode === 400) return new AuthError("validation_failed", { message: "The request body is not valid JSON." });
   if (isStorageUnavailable(error)) return new AuthError("unavailable", { cause: error });
+  // A plugin's own client error we have not named: still the client's fault, never a 500.
+  if (typeof error.statusCode === "number" && error.statusCode >= 400 && error.statusCode < 500) {
+    return new AuthError(error.statusCode === 404 ? "not_found" : "validation_failed");
+  }
   return new AuthError("internal_error", { cause: error });
 }
 
@@ -59,5 +68,53 @@ export function registerErrorHandling(app: FastifyInstance): void {
     }
     return sendError(request, reply, authError);
   });
-  app.setNotFoundHandler((request, reply) => sendError(request, reply, new AuthError("not_found")));
+  app.setNotFoundHandler((request, reply) => {
+    request.log.info({ code: "not_found" }, "no route");
+    return sendError(request, reply, new AuthError("not_found"));
+  });
+}
+
+/**
+ * Fastify's `frameworkErrors`: what the router refuses before any route runs (D21). A malformed URL
+ * (`/%`) is 400 and a path parameter longer than `maxParamLength` is 414, both `validation_failed`
+ * in the D4 body with the request's id, and logged. The URL is in the request's own log line,
+ * masked there; Fastify's error message holds it raw, so the message is never logged or sent.
+ */
+export function handleFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const authError =
+    error.code === "FST_ERR_MAX_PARAM_LENGTH"
+      ? new AuthError("validation_failed", { status: 414, message: "A part of the path is longer than any valid value." })
+      : error.code === "FST_ERR_BAD_URL"
+        ? new AuthError("validation_failed", { message: "The URL is not valid." })
+        : new AuthError("internal_error");
+  request.log.info({ code: authError.code, reason: error.code }, "request refused");
+  void reply.header("x-request-id", request.id);
+  return sendError(request, reply, authError);
+}
+
+/**
+ * Fastify's `clientErrorHandler`: requests Node's HTTP parser refuses before Fastify sees them (a
+ * request line or headers over the size limit, broken HTTP). Same D4 body and a request id of the
+ * same series; the raw packet (which may hold a cookie or a token) is never logged.
+ */
+export function clientErrorHandler(log: FastifyBaseLogger, nextRequestId: () => string) {
+  return (error: Error & { code?: string }, socket: Socket): void => {
+    if (error.code === "ECONNRESET" || socket.destroyed) return;
+    const requestId = nextRequestId();
+    const [status, reason, message] =
+      error.code === "HPE_HEADER_OVERFLOW"
+        ? [431, "Request Header Fields Too Large", "The request line or headers are too long."]
+        : error.code === "ERR_HTTP_REQUEST_TIMEOUT"
+          ? [408, "Request Timeout", "The request did not arrive in time."]
+          : [400, "Bad Request", "The request is not valid HTTP."];
+    log.info({ reqId: requestId, code: "validation_failed", reason: error.code ?? "client_error", status }, "request refused");
+    if (socket.writable) {
+      const body = JSON.stringify({ success: false, code: "validation_failed", message, requestId });
+      socket.write(
+        `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+          `x-request-id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
+      );
+    }
+    socket.destroy();
+  };
 }

@@ -103,7 +103,7 @@ const description = `Latch is a multi-tenant authentication service: registratio
 
 **Bot protection.** Public member operations take \`bot-challenge-response\` in the body: the token of the tenant's bot-protection widget (ALTCHA by default, from \`GET /auth/bot-challenge\`). The schema marks it optional because a tenant with provider \`none\` needs none; for every other provider a missing token answers 403 \`bot_check_failed\`.
 
-**Errors.** Every non-2xx answer has the body \`ErrorBody\`: \`{ "success": false, "code", "message", "requestId" }\`, plus \`authorized: false\` on \`/auth/login\` and \`details\` where noted. Programs key on \`code\`, which is never renamed; \`message\` is for people. Each operation lists the codes it can answer.
+**Errors.** Every non-2xx answer has the body \`ErrorBody\`: \`{ "success": false, "code", "message", "requestId" }\`, plus \`authorized: false\` on \`/auth/login\` and \`details\` where noted. Programs key on \`code\`, which is never renamed; \`message\` is for people. Each operation lists the codes it can answer. Before any operation, the router answers in the same body: 404 \`not_found\` for an unknown path or method, 400 \`validation_failed\` for a malformed URL, 414 \`validation_failed\` for a path parameter over 128 characters or a URL over 2,048, and 431 \`validation_failed\` for a request line and headers over 16 KiB (D21).
 
 ${errorCodeTable()}
 

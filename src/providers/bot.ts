@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
 import { AuthError } from "../errors.js";
+import { guardedPost } from "../security/outbound.js";
 import { isSealed, type SecretBox } from "../security/secret-box.js";
 import type { AltchaProvider } from "./altcha.js";
 
@@ -47,9 +48,22 @@ interface SiteverifyAnswer {
 /** Thrown inside this module only, so every way the provider can fail maps to one warning and one 503. */
 class ProviderUnavailable extends Error {}
 
-export function createBotVerifier(options: { log: Logger; timeoutMs?: number; altcha?: AltchaProvider; secrets?: Pick<SecretBox, "open"> }): BotVerifier {
+export interface BotVerifierOptions {
+  log: Logger;
+  timeoutMs?: number;
+  altcha?: AltchaProvider;
+  secrets?: Pick<SecretBox, "open">;
+  /**
+   * D21: a tenant's `verifyUrl` goes through the SSRF guard of its webhooks (D9), so it can't post
+   * the tenant's secret to an internal address. WEBHOOK_ALLOW_PRIVATE_NETWORKS lifts both.
+   */
+  allowPrivateNetworks?: boolean;
+}
+
+export function createBotVerifier(options: BotVerifierOptions): BotVerifier {
   const log = options.log;
   const timeoutMs = options.timeoutMs ?? 5000;
+  const allowPrivateNetworks = options.allowPrivateNetworks ?? false;
 
   /** The stored secret, opened; a value stored before sealing existed is used as it is. */
   function readSecretKey(provider: SiteverifyProviderName, stored: string): string {
@@ -79,7 +93,7 @@ export function createBotVerifier(options: { log: Logger; timeoutMs?: number; al
     const url = settings.verifyUrl ?? DEFAULT_VERIFY_URLS[provider];
     let answer: SiteverifyAnswer;
     try {
-      answer = await postSiteverify(url, secretKey, token, remoteIp, timeoutMs);
+      answer = await postSiteverify(url, secretKey, token, remoteIp, timeoutMs, allowPrivateNetworks);
     } catch (error) {
       // The error never holds the form body, so neither the secret nor the token reaches the log.
       log.warn({ provider, err: error }, "bot provider unavailable; failing closed");
@@ -127,23 +141,22 @@ async function postSiteverify(
   token: string,
   remoteIp: string,
   timeoutMs: number,
+  allowPrivateNetworks: boolean,
 ): Promise<SiteverifyAnswer> {
   const form = new URLSearchParams({ secret, response: token });
   if (remoteIp) form.set("remoteip", remoteIp);
-  const response = await fetch(url, {
-    method: "POST",
-    body: form,
+  // Never follows a redirect: a 307/308 would resend the secret to wherever it points.
+  const result = await guardedPost({
+    url,
+    body: form.toString(),
     headers: { "content-type": "application/x-www-form-urlencoded" },
-    // A 307/308 would resend the secret to wherever the redirect points.
-    redirect: "error",
-    // Covers the body as well as the headers: a provider that stalls mid-answer still times out.
-    signal: AbortSignal.timeout(timeoutMs),
+    timeoutMs,
+    allowPrivateNetworks,
   });
-  if (!response.ok) {
-    await response.body?.cancel();
-    throw new ProviderUnavailable(`siteverify answered HTTP ${response.status}`);
-  }
-  return parseSiteverifyAnswer(await response.text());
+  if ("error" in result) throw new ProviderUnavailable(`siteverify: ${result.error}`);
+  if (result.status < 200 || result.status >= 300) throw new ProviderUnavailable(`siteverify answered HTTP ${result.status}`);
+  if (!result.complete) throw new ProviderUnavailable("siteverify answer cut short");
+  return parseSiteverifyAnswer(result.body);
 }
 
 function parseSiteverifyAnswer(text: string): SiteverifyAnswer {

@@ -71,8 +71,18 @@ export class TenantStore {
     return rows.map((r) => ({ domain: r.domain, settings: JSON.parse(r.settings) as TenantSettings }));
   }
 
-  async updateTenantSettings(id: string, settings: TenantSettings, now: number): Promise<void> {
-    await this.db.updateTable("tenants").set({ settings: JSON.stringify(settings), updated_at: now }).where("id", "=", id).execute();
+  /**
+   * Writes `settings` only if the stored ones are still `from` (as read; both written by
+   * JSON.stringify, so equal settings are equal text): false when another update came in between.
+   */
+  async updateTenantSettings(id: string, from: TenantSettings, settings: TenantSettings, now: number): Promise<boolean> {
+    const result = await this.db
+      .updateTable("tenants")
+      .set({ settings: JSON.stringify(settings), updated_at: now })
+      .where("id", "=", id)
+      .where("settings", "=", JSON.stringify(from))
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
   }
 
   async findWebhookSecret(tenantId: string): Promise<string | undefined> {

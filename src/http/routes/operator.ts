@@ -81,13 +81,13 @@ export const operatorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
   app.patch("/operator/tenants/:domain", {
     schema: {
       summary: "Change a tenant's settings",
-      description: "D3. Top-level keys are merged; `botProtection` is replaced whole, and the result is validated again.",
+      description: "D3. Top-level keys are merged; `botProtection` is replaced whole, and the result is validated again. Concurrent updates of different keys both land (D21); 409 `conflict` only if the settings kept changing through five tries.",
       tags: ["operator"],
       operationId: "updateTenantSettings",
       security: security.operator,
       params: DomainParams,
       body: Type.Object({ settings: PartialTenantSettingsSchema }),
-      response: { 200: TenantBody, ...errorResponses(...OPERATOR_ERRORS, ...BODY_ERRORS, "unknown_tenant") },
+      response: { 200: TenantBody, ...errorResponses(...OPERATOR_ERRORS, ...BODY_ERRORS, "unknown_tenant", "conflict") },
     },
   }, async (request) => updateTenantSettings(deps, request.params.domain, request.body.settings));
 
