@@ -7,7 +7,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RouteOption
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { Deps } from "./deps.js";
 import { clientErrorHandler, handleFrameworkError, registerErrorHandling } from "./http/errors.js";
-import { MAX_TOKEN_LENGTH } from "./http/schemas.js";
+import { MAX_PATH_PARAM_LENGTH } from "./http/schemas.js";
 import { AuthError } from "./errors.js";
 import { registerObservability } from "./http/observability.js";
 import { adminRoutes } from "./http/routes/admin.js";
@@ -45,9 +45,9 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     bodyLimit: BODY_LIMIT_BYTES,
     trustProxy: deps.config.trustProxy === false ? false : deps.config.trustProxy,
     genReqId: nextRequestId,
-    // D21: a path parameter is refused (414) only beyond the longest value a route's schema allows,
-    // the one-time token; and what the router or Node's parser refuses answers the D4 body too.
-    routerOptions: { maxParamLength: MAX_TOKEN_LENGTH },
+    // D21: a path parameter is refused (414) only beyond the longest value a route's schema allows
+    // (a tenant domain); and what the router or Node's parser refuses answers the D4 body too.
+    routerOptions: { maxParamLength: MAX_PATH_PARAM_LENGTH },
     frameworkErrors: handleFrameworkError,
     clientErrorHandler: clientErrorHandler(deps.log as FastifyBaseLogger, nextRequestId),
     // Mistyped fields are errors, not silently coerced ("123" is not 123, 123 is not "123"), and a

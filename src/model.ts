@@ -25,6 +25,7 @@ export interface TenantSettings {
   resetTokenTtlMinutes: number;
   require2FA: boolean;
   securityAlertWebhook?: string;
+  eventsWebhook?: string;
   allowedOrigins: string[];
 }
 
@@ -49,7 +50,7 @@ export interface Member {
 
 export type TokenKind = "verify_email" | "password_reset" | "magic_login";
 
-export type WebhookEventType = "verify_email" | "account_exists" | "password_reset" | "magic_login" | "security_alert";
+export type WebhookEventType = "verify_email" | "account_exists" | "password_reset" | "magic_login" | "security_alert" | "member.deleted";
 
 /** Who did it and from where: kept on audit events, never a secret. */
 export interface RequestContext {

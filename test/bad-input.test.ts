@@ -404,17 +404,21 @@ test("D21: router errors (bad URL, over-long parameter or URL) answer the D4 bod
       { method: "GET", url: "/%", status: 400, code: "validation_failed" },
       { method: "GET", url: "/ui/reset-password/1/%ZZ", status: 400, code: "validation_failed" },
       { method: "POST", url: "/auth/%E0%A4%A", status: 400, code: "validation_failed" },
-      // The longest token the schema allows reaches the flow (an unknown link); one more character is 414.
+      // The longest token the schema allows reaches the flow (an unknown link); a longer one is the
+      // schema's 400, and only a parameter longer than any schema allows (a 253-character domain) is 414.
       { method: "POST", url: magic("T".repeat(128)), status: 400, code: "invalid_token" },
       { method: "POST", url: magic("T".repeat(101)), status: 400, code: "invalid_token" },
-      { method: "POST", url: magic("T".repeat(129)), status: 414, code: "validation_failed" },
-      { method: "GET", url: `/reset-password/${f.recordId}/${"T".repeat(129)}`, status: 414, code: "validation_failed" },
+      { method: "POST", url: magic("T".repeat(129)), status: 400, code: "validation_failed" },
+      { method: "POST", url: magic("T".repeat(254)), status: 414, code: "validation_failed" },
+      { method: "GET", url: `/reset-password/${f.recordId}/${"T".repeat(254)}`, status: 414, code: "validation_failed" },
+      { method: "GET", url: `/operator/tenants/${"d".repeat(60)}.${"e".repeat(60)}.${"f".repeat(60)}.example.org`, status: 404, code: "unknown_tenant" },
       { method: "POST", url: `/auth/login/${"x".repeat(3000)}`, status: 414, code: "validation_failed" },
       { method: "GET", url: `/auth/session?x=${"y".repeat(3000)}`, status: 414, code: "validation_failed" },
     ];
     for (const { method, url, status, code } of cases) {
       const where = `${method} ${url.slice(0, 60)}`;
-      const response = await f.h.app.inject({ method, url, headers, payload: method === "POST" ? "{}" : undefined });
+      const auth = url.startsWith("/operator/") ? operatorHeaders() : {};
+      const response = await f.h.app.inject({ method, url, headers: { ...headers, ...auth }, payload: method === "POST" ? "{}" : undefined });
       const body = assertErrorBody(response, status, code, url, where);
       assert.equal(response.headers["x-request-id"], body.requestId, `x-request-id of ${where}`);
       if (code === "validation_failed") assertLoggedRefusal(f.h, body.requestId, where);

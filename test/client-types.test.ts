@@ -9,7 +9,21 @@ import type { Static, TSchema } from "typebox";
 import { createLatchClient, LATCH_ERROR_CODES, operations, type LatchClient, type LatchErrorCode } from "../packages/client/src/index.js";
 import { OPENAPI_FILE } from "../scripts/openapi.js";
 import { errorStatus, type ErrorCode } from "../src/errors.js";
-import type { AdminResendVerificationBody, AuditLogBody, AuditLogQuery, LockAccountBody, RequirePasswordChangeBody, StatusBody } from "../src/http/routes/admin.js";
+import type {
+  AdminResendVerificationBody,
+  AuditLogBody,
+  AuditLogQuery,
+  LockAccountBody,
+  MemberBody,
+  MemberExportBody,
+  MemberListBody,
+  MemberListQuery,
+  MemberParams,
+  RecordIdBody,
+  RequirePasswordChangeBody,
+  RevokeSessionsBody,
+  StatusBody,
+} from "../src/http/routes/admin.js";
 import type { ChallengeBody } from "../src/http/routes/bot-challenge.js";
 import type { LoginAnswer, LoginBody, SessionAnswer } from "../src/http/routes/login.js";
 import type { MagicLoginAnswer, RegisterMagicLinkBody, RequestMagicLinkBody, VerifyMagicLinkBody, VerifyMagicLinkParams } from "../src/http/routes/magic-link.js";
@@ -52,6 +66,11 @@ interface RouteShapes {
   resendVerificationAsAdmin: [[body: S<typeof AdminResendVerificationBody>], Msg];
   requirePasswordChange: [[body: S<typeof RequirePasswordChangeBody>], S<typeof StatusBody>];
   listAuditEvents: [[query: S<typeof AuditLogQuery>], S<typeof AuditLogBody>];
+  listMembers: [[query?: S<typeof MemberListQuery>], S<typeof MemberListBody>];
+  getMember: [[recordId: S<typeof MemberParams>["recordId"]], S<typeof MemberBody>];
+  exportMember: [[recordId: S<typeof MemberParams>["recordId"]], S<typeof MemberExportBody>];
+  deleteMember: [[recordId: S<typeof MemberParams>["recordId"]], S<typeof RecordIdBody>];
+  revokeMemberSessions: [[body: S<typeof RevokeSessionsBody>], S<typeof RecordIdBody>];
 }
 
 /** Per method: [parameters equal, answer equal]. Indexing RouteShapes by every client method makes a method without a row a compile error. */

@@ -134,6 +134,16 @@ test("a member's whole journey goes through the SDK, with the session kept by th
   const audit = await admin.listAuditEvents({ recordId: registered.recordid, limit: "5" });
   assert.ok(audit.events.length > 0 && audit.events.length <= 5);
 
+  // D22 through the SDK: find the member, read and export them, end their sessions, erase them.
+  const found = await admin.listMembers({ email: `${email.slice(0, 3)}*` });
+  assert.deepEqual(found.members.map((m) => m.recordid), [registered.recordid]);
+  assert.equal(found.nextCursor, null);
+  assert.equal((await admin.getMember(registered.recordid)).authentication_status, "Locked");
+  assert.equal((await admin.exportMember(registered.recordid)).member.email, email);
+  assert.equal((await admin.revokeMemberSessions({ recordId: registered.recordid })).recordid, registered.recordid);
+  assert.deepEqual(await admin.deleteMember(registered.recordid), { success: true, recordid: registered.recordid });
+  await rejection(admin.getMember(registered.recordid), "not_found", 404);
+
   assert.ok(sent.every((request) => request.headers.get("authorization") === null), "member calls never carry a key");
   assert.ok(sent.every((request) => request.headers.get("x-tenant-domain") === h.tenant.domain));
 });

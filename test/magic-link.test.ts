@@ -24,6 +24,7 @@ import {
 import {
   addOtherTenant,
   adminHeaders,
+  enrolTwoFactor,
   forgotPassword,
   lastWebhookFor,
   lockMember,
@@ -100,18 +101,6 @@ async function authenticationTypeOf(h: Harness, recordId: string): Promise<strin
 async function countSessions(h: Harness, recordId: string): Promise<number> {
   const row = await h.db.selectFrom("sessions").select((eb) => eb.fn.countAll<number>().as("n")).where("member_id", "=", Number(recordId)).executeTakeFirstOrThrow();
   return Number(row.n);
-}
-
-/** Enrols the member in 2FA through a session; returns the secret. The clock then moves one step on. */
-async function enrolTwoFactor(h: Harness, cookie: string): Promise<string> {
-  const setup = await post(h, "/auth/2fa/setup", {}, { cookie });
-  assert.equal(setup.statusCode, 200, setup.body);
-  const secret = (setup.json() as { secret: string }).secret;
-  const enabled = await post(h, "/auth/2fa/enable", { code: totpAt(secret, h.clock.now()) }, { cookie });
-  assert.equal(enabled.statusCode, 200, enabled.body);
-  // The enrolment code's step is now used: move on so the next code is fresh.
-  h.clock.advance(30 * SECOND);
-  return secret;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -222,3 +222,24 @@ test("D21: two concurrent tenant-settings updates of different keys both land (c
   assert.deepEqual(stored.allowedOrigins, ["https://app.example.org"], "the second update was not overwritten");
   assert.deepEqual(firstAnswer.json().settings.allowedOrigins, ["https://app.example.org"], "the first answer shows the settings as stored");
 });
+
+test("D22: erasing a member while the email worker holds a request for them: both finish (no deadlock), nothing is sent", async (t) => {
+  const h = await createHarness();
+  t.after(() => h.close());
+  const recordId = await registerVerifiedMember(h, EMAIL);
+  const seam = installStoreSeam(h);
+  // The worker claims the waiting forgot-password request and is held before it locks the member.
+  const claimed = seam.pause("emailRequests.claimEmailRequest", { when: "after" });
+  const asked = await h.app.inject({ method: "POST", url: "/auth/forgot-password", payload: { email: EMAIL, "bot-challenge-response": "x" }, headers: { "x-tenant-domain": h.tenant.domain } });
+  assert.equal(asked.statusCode, 200, asked.body);
+  const worker = processEmailRequests(h.deps);
+  await claimed.reached;
+  const erased = h.app.inject({ method: "DELETE", url: `/auth/admin/members/${recordId}`, headers: { "x-tenant-domain": h.tenant.domain, ...adminHeaders(h) } });
+  await letItQueue(seam.watch("members.deleteMember"));
+  claimed.release();
+  await worker;
+  const answer = await erased;
+  assert.equal(answer.statusCode, 200, answer.body);
+  const tokens = await h.db.selectFrom("one_time_tokens").select("kind").where("member_id", "=", Number(recordId)).execute();
+  assert.deepEqual(tokens, [], "no reset link outlives the erasure");
+});

@@ -28,7 +28,9 @@ export async function enqueueWebhook(
   const body = JSON.stringify({ event_type: eventType, ...payload });
   // Sealed even when discarded: the work for an unknown email matches a real one (D19).
   const payloadEnc = deps.secrets.seal(body);
-  await tx.outbox.insertDelivery({ id: generateWebhookId(deps.random), tenantId: tenant.id, eventType, url, payloadEnc, discarded: options.discarded }, now);
+  // Every member event's payload starts with memberFields: its recordid names whom an erasure (D22) must take it with.
+  const memberId = typeof payload.recordid === "string" ? Number(payload.recordid) : null;
+  await tx.outbox.insertDelivery({ id: generateWebhookId(deps.random), tenantId: tenant.id, eventType, url, payloadEnc, discarded: options.discarded, memberId }, now);
 }
 
 /** The member fields every payload of spec 6 starts with; recordid is a string (D8). */

@@ -38,6 +38,7 @@ export async function createSession(tx: Store, deps: Deps, tenant: Tenant, recor
   const sessionId = randomToken(deps.random, 32);
   const maxAgeSeconds = sessionTtlSeconds(tenant);
   await tx.sessions.insertSession(tenant.id, sha256Hex(sessionId), recordId, now, now + maxAgeSeconds * 1000);
+  await tx.members.recordLogin(tenant.id, recordId, now);
   return { sessionId, maxAgeSeconds };
 }
 

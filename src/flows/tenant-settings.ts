@@ -32,6 +32,8 @@ const settingsProperties = {
   resetTokenTtlMinutes: Type.Integer({ minimum: 15, maximum: 1440 }),
   require2FA: Type.Boolean(),
   securityAlertWebhook: Type.Optional(WebhookUrl),
+  /** D25: member lifecycle events (`member.deleted`, …), signed and delivered like the others. */
+  eventsWebhook: Type.Optional(WebhookUrl),
   allowedOrigins: Type.Array(Type.String({ pattern: "^https?://[a-z0-9.-]+(:[0-9]{1,5})?$", maxLength: 300 }), { maxItems: 20 }),
 };
 

@@ -5,9 +5,12 @@ import { errorStatus, type ErrorCode } from "../errors.js";
 export const EmailField = Type.String({ minLength: 1, maxLength: 320 });
 export const NameField = Type.String({ minLength: 1, maxLength: 200 });
 export const PasswordField = Type.String({ minLength: 1, maxLength: 256 });
-/** The longest value any path parameter may hold (the router's maxParamLength, D21). */
-export const MAX_TOKEN_LENGTH = 128;
-export const TokenField = Type.String({ minLength: 1, maxLength: MAX_TOKEN_LENGTH });
+export const TokenField = Type.String({ minLength: 1, maxLength: 128 });
+/**
+ * The longest value any path parameter's schema allows, a tenant domain (RFC 1035: 253): the
+ * router's maxParamLength, so only a longer one is 414 (D21) and the schema speaks for the rest.
+ */
+export const MAX_PATH_PARAM_LENGTH = 253;
 export const RecordIdField = Type.String({ minLength: 1, maxLength: 20 });
 export const BotField = Type.Optional(Type.String({ maxLength: 4096 }));
 export const TwoFactorCodeField = Type.Optional(Type.String({ minLength: 1, maxLength: 32 }));

@@ -51,6 +51,11 @@ export class AuditStore {
     }
   }
 
+  /** D22 erasure. */
+  async deleteMemberAuditEvents(tenantId: string, memberId: number): Promise<void> {
+    await this.db.deleteFrom("audit_events").where("tenant_id", "=", tenantId).where("member_id", "=", memberId).execute();
+  }
+
   async listMemberAuditEvents(tenantId: string, memberId: number, limit: number): Promise<StoredAuditEvent[]> {
     const rows = await this.db
       .selectFrom("audit_events")

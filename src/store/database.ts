@@ -12,6 +12,7 @@ import * as loginOrigins from "./migrations/0004-login-origins.js";
 import * as auditEventsAt from "./migrations/0005-audit-events-at.js";
 import * as registrationsEmailRequests from "./migrations/0006-registrations-email-requests.js";
 import * as lockoutChecksInFlight from "./migrations/0007-lockout-checks-in-flight.js";
+import * as memberAdministration from "./migrations/0008-member-administration.js";
 
 /** Listed in code, not read from a folder, so the build output and tsx behave alike. */
 const migrations: Record<string, Migration> = {
@@ -22,6 +23,7 @@ const migrations: Record<string, Migration> = {
   "0005-audit-events-at": auditEventsAt,
   "0006-registrations-email-requests": registrationsEmailRequests,
   "0007-lockout-checks-in-flight": lockoutChecksInFlight,
+  "0008-member-administration": memberAdministration,
 };
 
 const staticMigrations: MigrationProvider = { getMigrations: async () => migrations };

@@ -78,6 +78,11 @@ export class EmailRequestStore {
     return row && toEmailRequest(row);
   }
 
+  /** D22 erasure: requests still waiting for the member's email go with the member. */
+  async deleteRequestsForEmail(tenantId: string, email: string): Promise<void> {
+    await this.db.deleteFrom("email_requests").where("tenant_id", "=", tenantId).where("email", "=", email).execute();
+  }
+
   async countWaiting(): Promise<number> {
     const row = await this.db.selectFrom("email_requests").select((eb) => eb.fn.countAll().as("n")).executeTakeFirstOrThrow();
     return Number(row.n);

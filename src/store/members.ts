@@ -1,4 +1,4 @@
-import type { Kysely, Selectable } from "kysely";
+import { sql, type Kysely, type Selectable } from "kysely";
 import type { DialectName } from "./dialects.js";
 import type { Database, MembersTable } from "./schema.js";
 import type { AuthenticationType, Member, MemberStatus, TwoFactorStatus } from "../model.js";
@@ -30,6 +30,29 @@ export interface PasswordUpdate {
   passwordSalt: string;
   status: MemberStatus;
   emailVerified: boolean;
+}
+
+/** D22: what the admin sees of a member beyond what the flows decide on. */
+export interface MemberProfile extends Member {
+  createdAt: number;
+  lastLoginAt: number | null;
+}
+
+/** Filters of the admin's member list; `after` is the last member of the previous page. */
+export interface MemberQuery {
+  email?: string;
+  emailPrefix?: string;
+  status?: MemberStatus;
+  after?: { createdAt: number; recordId: number };
+}
+
+function toProfile(row: Selectable<MembersTable>): MemberProfile {
+  return { ...toMember(row), createdAt: Number(row.created_at), lastLoginAt: row.last_login_at === null ? null : Number(row.last_login_at) };
+}
+
+/** A LIKE pattern that matches `prefix` literally at the start (`%`, `_` and `\` escaped). */
+function prefixPattern(prefix: string): string {
+  return prefix.replace(/[\\%_]/g, (c) => `\\${c}`) + "%";
 }
 
 function toMember(row: Selectable<MembersTable>): Member {
@@ -98,6 +121,36 @@ export class MemberStore {
     if (options.lock && this.dialect === "postgres") query = query.forUpdate();
     const row = await query.executeTakeFirst();
     return row && toMember(row);
+  }
+
+  async findMemberProfile(tenantId: string, recordId: number): Promise<MemberProfile | undefined> {
+    const row = await this.db.selectFrom("members").selectAll().where("tenant_id", "=", tenantId).where("id", "=", recordId).executeTakeFirst();
+    return row && toProfile(row);
+  }
+
+  /** D22: newest first, `limit` rows after the cursor; uses the (tenant_id, created_at, id) index. */
+  async listMembers(tenantId: string, query: MemberQuery, limit: number): Promise<MemberProfile[]> {
+    let select = this.db.selectFrom("members").selectAll().where("tenant_id", "=", tenantId);
+    if (query.email !== undefined) select = select.where("email", "=", query.email);
+    if (query.emailPrefix !== undefined) select = select.where(sql<boolean>`email like ${prefixPattern(query.emailPrefix)} escape '\\'`);
+    if (query.status !== undefined) select = select.where("status", "=", query.status);
+    const after = query.after;
+    if (after !== undefined) {
+      select = select.where((eb) => eb.or([eb("created_at", "<", after.createdAt), eb.and([eb("created_at", "=", after.createdAt), eb("id", "<", after.recordId)])]));
+    }
+    const rows = await select.orderBy("created_at", "desc").orderBy("id", "desc").limit(limit).execute();
+    return rows.map(toProfile);
+  }
+
+  /** D22: when the member last logged in (any kind of login), written with the session. */
+  async recordLogin(tenantId: string, recordId: number, now: number): Promise<void> {
+    await this.db.updateTable("members").set({ last_login_at: now }).where("tenant_id", "=", tenantId).where("id", "=", recordId).execute();
+  }
+
+  /** D22 erasure; the caller deletes what is keyed to the member in the same transaction. */
+  async deleteMember(tenantId: string, recordId: number): Promise<boolean> {
+    const result = await this.db.deleteFrom("members").where("tenant_id", "=", tenantId).where("id", "=", recordId).executeTakeFirst();
+    return result.numDeletedRows > 0n;
   }
 
   /** D20: applies only while the status is still the one the change was decided from. */

@@ -14,6 +14,8 @@ export interface NewDelivery {
   payloadEnc: string;
   /** D19: the same row for an unknown email, never sent and never holding the payload. */
   discarded?: boolean;
+  /** The member the event is about (D22 erasure). */
+  memberId?: number | null;
 }
 
 export interface ClaimedDelivery {
@@ -71,10 +73,16 @@ export class OutboxStore {
         next_attempt_at: now,
         claimed_until: 0,
         last_error: null,
+        member_id: delivery.memberId ?? null,
         created_at: now,
         updated_at: now,
       })
       .execute();
+  }
+
+  /** D22 erasure: every delivery about the member, waiting ones (whose payload holds the email) and finished ones. */
+  async deleteMemberDeliveries(tenantId: string, memberId: number): Promise<void> {
+    await this.db.deleteFrom("webhook_deliveries").where("tenant_id", "=", tenantId).where("member_id", "=", memberId).execute();
   }
 
   /**

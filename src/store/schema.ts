@@ -40,6 +40,8 @@ export interface MembersTable {
   totp_last_step: Generated<number>;
   two_factor_failures: Generated<number>;
   two_factor_locked_until: Generated<number>;
+  /** D22: the last session created by any login; null until the first. */
+  last_login_at: number | null;
   created_at: number;
   updated_at: number;
 }
@@ -130,6 +132,8 @@ export interface WebhookDeliveriesTable {
   next_attempt_at: number;
   claimed_until: number;
   last_error: string | null;
+  /** D22: the member the event is about, so erasing a member drops what still waits for them; null when none. */
+  member_id: number | null;
   created_at: number;
   updated_at: number;
 }

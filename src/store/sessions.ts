@@ -59,6 +59,19 @@ export class SessionStore {
     await query.execute();
   }
 
+  /** D22: the member's live sessions, oldest first; never their id hashes (export, counts). */
+  async listMemberSessions(tenantId: string, memberId: number, now: number): Promise<{ createdAt: number; expiresAt: number }[]> {
+    const rows = await this.db
+      .selectFrom("sessions")
+      .select(["created_at", "expires_at"])
+      .where("tenant_id", "=", tenantId)
+      .where("member_id", "=", memberId)
+      .where("expires_at", ">", now)
+      .orderBy("created_at")
+      .execute();
+    return rows.map((r) => ({ createdAt: Number(r.created_at), expiresAt: Number(r.expires_at) }));
+  }
+
   async deleteExpiredSessions(now: number): Promise<void> {
     await this.db.deleteFrom("sessions").where("expires_at", "<=", now).execute();
   }

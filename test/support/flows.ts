@@ -6,7 +6,9 @@
 import assert from "node:assert/strict";
 import type { LightMyRequestResponse } from "fastify";
 import { createTenant } from "../../src/flows/tenants.js";
+import { SECOND } from "../../src/core/clock.js";
 import { Store } from "../../src/store/index.js";
+import { totpAt } from "./totp.js";
 import { deliverWebhooks, get, OPERATOR_KEY, parseLink, post, type Harness, type PostOptions, type ReceivedWebhook } from "./harness.js";
 
 /** A password that is no member's. */
@@ -135,4 +137,16 @@ export function yieldingTransactions(t: { after(fn: () => void): void }): void {
   t.after(() => {
     Store.prototype.transaction = original;
   });
+}
+
+/** Enrols the member in 2FA through a session; returns the secret. The clock then moves one step on. */
+export async function enrolTwoFactor(h: Harness, cookie: string): Promise<string> {
+  const setup = await post(h, "/auth/2fa/setup", {}, { cookie });
+  assert.equal(setup.statusCode, 200, setup.body);
+  const secret = (setup.json() as { secret: string }).secret;
+  const enabled = await post(h, "/auth/2fa/enable", { code: totpAt(secret, h.clock.now()) }, { cookie });
+  assert.equal(enabled.statusCode, 200, enabled.body);
+  // The enrolment code's step is now used: move on so the next code is fresh.
+  h.clock.advance(30 * SECOND);
+  return secret;
 }

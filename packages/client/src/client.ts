@@ -105,5 +105,10 @@ export function createLatchClient(options: LatchClientOptions = {}): LatchClient
     resendVerificationAsAdmin: (body) => call("resendVerificationAsAdmin", { body }),
     requirePasswordChange: (body) => call("requirePasswordChange", { body }),
     listAuditEvents: (query) => call("listAuditEvents", { query }),
+    listMembers: (query = {}) => call("listMembers", { query }),
+    getMember: (recordId) => call("getMember", { pathParams: { recordId } }),
+    exportMember: (recordId) => call("exportMember", { pathParams: { recordId } }),
+    deleteMember: (recordId) => call("deleteMember", { pathParams: { recordId } }),
+    revokeMemberSessions: (body) => call("revokeMemberSessions", { body }),
   };
 }

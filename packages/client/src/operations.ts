@@ -3,7 +3,7 @@
  * (test/client-types.test.ts compares the two). `admin` calls carry the API key.
  */
 export interface Operation {
-  method: "GET" | "POST";
+  method: "GET" | "POST" | "DELETE";
   path: string;
   admin?: true;
 }
@@ -30,6 +30,11 @@ export const operations = {
   resendVerificationAsAdmin: { method: "POST", path: "/auth/admin/resend-verification-email", admin: true },
   requirePasswordChange: { method: "POST", path: "/auth/admin/require-password-change", admin: true },
   listAuditEvents: { method: "GET", path: "/auth/admin/audit-log", admin: true },
+  listMembers: { method: "GET", path: "/auth/admin/members", admin: true },
+  getMember: { method: "GET", path: "/auth/admin/members/{recordId}", admin: true },
+  exportMember: { method: "GET", path: "/auth/admin/members/{recordId}/export", admin: true },
+  deleteMember: { method: "DELETE", path: "/auth/admin/members/{recordId}", admin: true },
+  revokeMemberSessions: { method: "POST", path: "/auth/admin/revoke-sessions", admin: true },
 } as const satisfies Record<string, Operation>;
 
 export type OperationId = keyof typeof operations;

@@ -30,6 +30,10 @@ export type ResendVerificationAsAdminRequest = { recordId: string; email: string
 export type RequirePasswordChangeRequest = { recordId: string };
 /** `limit` as sent in the query string: digits, 1–200 (default 50). */
 export type ListAuditEventsQuery = { recordId: string; limit?: string };
+export type MemberStatus = "Email Verification Pending" | "Unlocked" | "Locked" | "Password Change Pending";
+/** `email` exact, or a prefix ending in `*`; `limit` digits, at most 100 (default 50); `cursor` the previous page's `nextCursor`. */
+export type ListMembersQuery = { email?: string; status?: MemberStatus; limit?: string; cursor?: string };
+export type RevokeMemberSessionsRequest = { recordId: string };
 
 // ---- Answers (2xx bodies) ----
 
@@ -71,6 +75,31 @@ export type AuditEvent = {
   details?: { [key: string]: string | number | boolean | null };
 };
 export type AuditLogResponse = { success: true; recordid: string; events: AuditEvent[] };
+/** D22. Times are ISO 8601. */
+export type Member = {
+  recordid: string;
+  email: string;
+  name: string;
+  authentication_status: MemberStatus;
+  authentication_type: ("Password" | "Magic Link")[];
+  _2fa_status: "Disabled" | "Enabled";
+  createdAt: string;
+  lastLoginAt: string | null;
+};
+/** Flat, so editors show every field. */
+type With<T, U> = { [K in keyof T | keyof U]: K extends keyof U ? U[K] : K extends keyof T ? T[K] : never };
+export type MemberListResponse = { success: true; members: Member[]; nextCursor: string | null };
+/** `passkeys`: how many; `sessions`: how many live. */
+export type MemberResponse = With<Member, { success: true; passkeys: number; sessions: number }>;
+export type MemberExportResponse = {
+  success: true;
+  member: With<Member, { emailVerified: boolean; hasPassword: boolean }>;
+  sessions: { createdAt: string; expiresAt: string }[];
+  loginHistory: { kind: "country" | "network"; value: string; firstSeen: string; lastSeen: string }[];
+  auditEvents: { type: string; at: string; ip: string | null; userAgent: string | null; details: { [key: string]: string | number | boolean | null } }[];
+  passkeys: { name: string }[];
+};
+export type RecordIdResponse = { success: true; recordid: string };
 
 // ---- The client ----
 
@@ -119,4 +148,9 @@ export interface LatchClient {
   resendVerificationAsAdmin(body: ResendVerificationAsAdminRequest): Promise<MessageResponse>;
   requirePasswordChange(body: RequirePasswordChangeRequest): Promise<AccountStatusResponse>;
   listAuditEvents(query: ListAuditEventsQuery): Promise<AuditLogResponse>;
+  listMembers(query?: ListMembersQuery): Promise<MemberListResponse>;
+  getMember(recordId: string): Promise<MemberResponse>;
+  exportMember(recordId: string): Promise<MemberExportResponse>;
+  deleteMember(recordId: string): Promise<RecordIdResponse>;
+  revokeMemberSessions(body: RevokeMemberSessionsRequest): Promise<RecordIdResponse>;
 }

@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
 import type { Deps } from "../../deps.js";
 import { authenticateAdmin, listAuditEvents, lockAccount, requirePasswordChange, resendVerificationAsAdmin } from "../../flows/admin.js";
+import { deleteMember, exportMember, getMember, listMembers, MEMBER_PAGE_DEFAULT, MEMBER_PAGE_MAX, revokeMemberSessions } from "../../flows/member-admin.js";
 import { ADMIN_ERRORS, BODY_ERRORS, errorResponses, security, TENANT_ERRORS } from "../openapi.js";
 import { described, EmailField, MessageBody, RecordIdField } from "../schemas.js";
 import { contextOf } from "../tenant.js";
@@ -23,6 +24,59 @@ export const LockAccountBody = Type.Object({ recordId: RecordIdField, action: Ty
 export const AdminResendVerificationBody = Type.Object({ recordId: RecordIdField, email: EmailField });
 export const RequirePasswordChangeBody = Type.Object({ recordId: RecordIdField });
 export const AuditLogQuery = Type.Object({ recordId: RecordIdField, limit: Type.Optional(Type.String({ pattern: "^[0-9]{1,3}$" })) });
+const MemberStatusField = Type.Union([
+  Type.Literal("Email Verification Pending"),
+  Type.Literal("Unlocked"),
+  Type.Literal("Locked"),
+  Type.Literal("Password Change Pending"),
+]);
+const Timestamp = Type.String({ format: "date-time", description: "ISO 8601 time." });
+/** D22: one member as the admin sees it (spec section 1 field names). */
+const memberFields = {
+  recordid: Type.String(),
+  email: Type.String(),
+  name: Type.String(),
+  authentication_status: MemberStatusField,
+  authentication_type: Type.Array(Type.Union([Type.Literal("Password"), Type.Literal("Magic Link")])),
+  _2fa_status: Type.Union([Type.Literal("Disabled"), Type.Literal("Enabled")]),
+  createdAt: Timestamp,
+  lastLoginAt: Type.Union([Timestamp, Type.Null()], { description: "The last login of any kind; null before the first." }),
+};
+export const MemberListQuery = Type.Object({
+  email: Type.Optional(Type.String({ minLength: 1, maxLength: 321, description: "An exact email, or a prefix ending in `*` (`ada@*`)." })),
+  status: Type.Optional(MemberStatusField),
+  limit: Type.Optional(Type.String({ pattern: "^[0-9]{1,3}$", description: `Members per page, ${MEMBER_PAGE_DEFAULT} by default, at most ${MEMBER_PAGE_MAX}.` })),
+  cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: "`nextCursor` of the previous page." })),
+});
+export const MemberListBody = described(Type.Object({
+  success: Type.Literal(true),
+  members: Type.Array(Type.Object(memberFields)),
+  nextCursor: Type.Union([Type.String(), Type.Null()], { description: "Pass as `cursor` for the next page; null on the last page." }),
+}), "Members of the tenant, newest first.");
+export const MemberBody = described(Type.Object({
+  success: Type.Literal(true),
+  ...memberFields,
+  passkeys: Type.Integer({ minimum: 0 }),
+  sessions: Type.Integer({ minimum: 0, description: "Live sessions." }),
+}), "The member.");
+export const MemberExportBody = described(Type.Object({
+  success: Type.Literal(true),
+  member: Type.Object({ ...memberFields, emailVerified: Type.Boolean(), hasPassword: Type.Boolean() }),
+  sessions: Type.Array(Type.Object({ createdAt: Timestamp, expiresAt: Timestamp })),
+  loginHistory: Type.Array(Type.Object({ kind: Type.Union([Type.Literal("country"), Type.Literal("network")]), value: Type.String(), firstSeen: Timestamp, lastSeen: Timestamp })),
+  auditEvents: Type.Array(Type.Object({
+    type: Type.String(),
+    at: Timestamp,
+    ip: Type.Union([Type.String(), Type.Null()]),
+    userAgent: Type.Union([Type.String(), Type.Null()]),
+    details: Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Null()])),
+  })),
+  passkeys: Type.Array(Type.Object({ name: Type.String() })),
+}), "Everything held about the member, without any secret, hash or session id (GDPR Art. 15/20).");
+export const RecordIdBody = Type.Object({ success: Type.Literal(true), recordid: Type.String() });
+export const MemberParams = Type.Object({ recordId: RecordIdField });
+export const RevokeSessionsBody = Type.Object({ recordId: RecordIdField });
+
 /** The key is checked before the body is read (onRequest), and the member must belong to the tenant. */
 const ADMIN_CALL_ERRORS = [...TENANT_ERRORS, ...ADMIN_ERRORS, "not_found"] as const;
 
@@ -100,4 +154,68 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
       events: events.map((e) => ({ id: e.id, type: e.type, at: new Date(e.at).toISOString(), ip: e.ip, userAgent: e.userAgent, details: e.details })),
     };
   });
+
+  app.get("/auth/admin/members", {
+    schema: {
+      summary: "List and search members",
+      description: "D22. Newest first, cursor-paged. `email` matches exactly, or by prefix with a trailing `*`; `status` filters by `authentication_status`.",
+      tags: ["admin"],
+      operationId: "listMembers",
+      security: security.admin,
+      querystring: MemberListQuery,
+      response: { 200: MemberListBody, ...errorResponses(...TENANT_ERRORS, ...ADMIN_ERRORS, "validation_failed") },
+    },
+  }, async (request) => {
+    const { email, status, limit, cursor } = request.query;
+    const page = await listMembers(deps, request.tenant, { email, status, cursor, limit: limit === undefined ? undefined : Number(limit) });
+    return { success: true as const, ...page };
+  });
+
+  app.get("/auth/admin/members/:recordId", {
+    schema: {
+      summary: "Read one member",
+      description: "D22. The member's fields, with the number of passkeys and of live sessions.",
+      tags: ["admin"],
+      operationId: "getMember",
+      security: security.admin,
+      params: MemberParams,
+      response: { 200: MemberBody, ...errorResponses(...ADMIN_CALL_ERRORS, "validation_failed") },
+    },
+  }, async (request) => ({ success: true as const, ...(await getMember(deps, request.tenant, request.params.recordId)) }));
+
+  app.get("/auth/admin/members/:recordId/export", {
+    schema: {
+      summary: "Export everything held about a member",
+      description: "D22 (GDPR Art. 15/20): profile, live sessions (without ids), login history (countries and networks), audit events and passkey names. No password hash, secret, token or session id.",
+      tags: ["admin"],
+      operationId: "exportMember",
+      security: security.admin,
+      params: MemberParams,
+      response: { 200: MemberExportBody, ...errorResponses(...ADMIN_CALL_ERRORS, "validation_failed") },
+    },
+  }, async (request) => ({ success: true as const, ...(await exportMember(deps, request.tenant, request.params.recordId)) }));
+
+  app.delete("/auth/admin/members/:recordId", {
+    schema: {
+      summary: "Erase a member",
+      description: "D22 (GDPR Art. 17). Erases the member and everything keyed to them in one transaction: sessions, links, registrations, 2FA and recovery codes, login history, audit events, lockout, waiting email requests and webhook deliveries. Keeps one audit row `member_deleted` (no email) and sends `member.deleted` to the tenant's `eventsWebhook` (D25).",
+      tags: ["admin"],
+      operationId: "deleteMember",
+      security: security.admin,
+      params: MemberParams,
+      response: { 200: described(RecordIdBody, "The member is erased."), ...errorResponses(...ADMIN_CALL_ERRORS, "validation_failed") },
+    },
+  }, async (request) => ({ success: true as const, ...(await deleteMember(deps, request.tenant, request.params.recordId, contextOf(request))) }));
+
+  app.post("/auth/admin/revoke-sessions", {
+    schema: {
+      summary: "End every session of a member",
+      description: "D22. Writes the audit event `sessions_revoked`.",
+      tags: ["admin"],
+      operationId: "revokeMemberSessions",
+      security: security.admin,
+      body: RevokeSessionsBody,
+      response: { 200: described(RecordIdBody, "Every session of the member has ended."), ...errorResponses(...ADMIN_CALL_ERRORS, ...BODY_ERRORS) },
+    },
+  }, async (request) => ({ success: true as const, ...(await revokeMemberSessions(deps, request.tenant, request.body.recordId, contextOf(request))) }));
 };

@@ -10,10 +10,10 @@ import { NewTenantSettingsSchema, PartialTenantSettingsSchema, TenantSettingsSch
 import { createTenant, listWebhookDeliveries, rotateApplicationKey, rotateWebhookSecret, showTenant, updateTenantSettings } from "../../flows/tenants.js";
 import { constantTimeEqual } from "../../security/hashing.js";
 import { BODY_ERRORS, errorResponses, security } from "../openapi.js";
-import { described } from "../schemas.js";
+import { described, MAX_PATH_PARAM_LENGTH } from "../schemas.js";
 import { bearerToken } from "./admin.js";
 
-const DomainParams = Type.Object({ domain: Type.String({ minLength: 1, maxLength: 253 }) });
+const DomainParams = Type.Object({ domain: Type.String({ minLength: 1, maxLength: MAX_PATH_PARAM_LENGTH }) });
 
 const CreatedTenantBody = described(Type.Object({
   domain: Type.String(),

@@ -1,0 +1,172 @@
+/**
+ * D22: the tenant admin's view of its members: list and search, one member, an export of
+ * everything held about them (GDPR Art. 15/20), erasure (Art. 17) and ending their sessions.
+ * Every call names the member by record id within the tenant of X-Tenant-Domain; another
+ * tenant's record id is 404, like a missing one.
+ */
+import type { Deps } from "../deps.js";
+import { AuthError } from "../errors.js";
+import { enqueueWebhook } from "../events/outbox.js";
+import type { Member, MemberStatus, RequestContext, Tenant } from "../model.js";
+import { parseRecordId } from "../security/identity.js";
+import type { Store } from "../store/index.js";
+import type { MemberProfile, MemberQuery } from "../store/members.js";
+
+export const MEMBER_PAGE_MAX = 100;
+export const MEMBER_PAGE_DEFAULT = 50;
+
+export interface MemberListInput {
+  email?: string;
+  status?: MemberStatus;
+  limit?: number;
+  cursor?: string;
+}
+
+export interface MemberView {
+  recordid: string;
+  email: string;
+  name: string;
+  authentication_status: MemberStatus;
+  authentication_type: Member["authenticationType"];
+  _2fa_status: Member["twoFactorStatus"];
+  createdAt: string;
+  lastLoginAt: string | null;
+}
+
+function iso(time: number): string {
+  return new Date(time).toISOString();
+}
+
+export function memberView(member: MemberProfile): MemberView {
+  return {
+    recordid: String(member.recordId),
+    email: member.email,
+    name: member.name,
+    authentication_status: member.status,
+    authentication_type: member.authenticationType,
+    _2fa_status: member.twoFactorStatus,
+    createdAt: iso(member.createdAt),
+    lastLoginAt: member.lastLoginAt === null ? null : iso(member.lastLoginAt),
+  };
+}
+
+/** The cursor names the last member of a page: opaque to callers, checked when it comes back. */
+function encodeCursor(member: MemberProfile): string {
+  return Buffer.from(`${member.createdAt}.${member.recordId}`).toString("base64url");
+}
+
+function decodeCursor(cursor: string): MemberQuery["after"] {
+  const match = /^(\d{1,16})\.(\d{1,16})$/.exec(Buffer.from(cursor, "base64url").toString("utf8"));
+  if (!match) throw new AuthError("validation_failed", { message: "The cursor is not valid.", details: [{ field: "cursor", rule: "cursor" }] });
+  return { createdAt: Number(match[1]), recordId: Number(match[2]) };
+}
+
+/** `email` matches exactly, or by prefix with a trailing `*` (emails are stored lowercase). */
+function emailFilter(raw: string | undefined): Pick<MemberQuery, "email" | "emailPrefix"> {
+  if (raw === undefined) return {};
+  const email = raw.trim().toLowerCase();
+  if (!email.endsWith("*")) return { email };
+  const prefix = email.slice(0, -1);
+  return prefix === "" ? {} : { emailPrefix: prefix };
+}
+
+export async function listMembers(deps: Deps, tenant: Tenant, input: MemberListInput): Promise<{ members: MemberView[]; nextCursor: string | null }> {
+  const limit = Math.min(Math.max(input.limit ?? MEMBER_PAGE_DEFAULT, 1), MEMBER_PAGE_MAX);
+  const query: MemberQuery = { ...emailFilter(input.email), status: input.status, after: input.cursor === undefined ? undefined : decodeCursor(input.cursor) };
+  // One row more than asked says whether another page follows, without a count.
+  const rows = await deps.store.members.listMembers(tenant.id, query, limit + 1);
+  const page = rows.slice(0, limit);
+  return { members: page.map(memberView), nextCursor: rows.length > limit ? encodeCursor(page[page.length - 1]!) : null };
+}
+
+async function findProfile(store: Store, tenant: Tenant, rawRecordId: string): Promise<MemberProfile> {
+  const recordId = parseRecordId(rawRecordId);
+  const member = recordId === undefined ? undefined : await store.members.findMemberProfile(tenant.id, recordId);
+  if (!member) throw new AuthError("not_found", { message: "No such member for this tenant." });
+  return member;
+}
+
+export async function getMember(deps: Deps, tenant: Tenant, rawRecordId: string): Promise<MemberView & { passkeys: number; sessions: number }> {
+  const member = await findProfile(deps.store, tenant, rawRecordId);
+  const sessions = await deps.store.sessions.listMemberSessions(tenant.id, member.recordId, deps.clock.now());
+  // Passkeys arrive with D26 (issue 15); until then a member has none.
+  return { ...memberView(member), passkeys: 0, sessions: sessions.length };
+}
+
+/**
+ * Everything held about the member, in the clear where it is personal data and never a secret:
+ * no password hash, TOTP secret, recovery code, session id or token (GDPR Art. 15/20).
+ */
+export async function exportMember(deps: Deps, tenant: Tenant, rawRecordId: string) {
+  const member = await findProfile(deps.store, tenant, rawRecordId);
+  const now = deps.clock.now();
+  const [sessions, origins, events] = [
+    await deps.store.sessions.listMemberSessions(tenant.id, member.recordId, now),
+    await deps.store.loginOrigins.listMemberOrigins(tenant.id, member.recordId),
+    await deps.store.audit.listMemberAuditEvents(tenant.id, member.recordId, Number.MAX_SAFE_INTEGER),
+  ];
+  return {
+    member: { ...memberView(member), emailVerified: member.emailVerified, hasPassword: member.passwordHash !== null },
+    sessions: sessions.map((s) => ({ createdAt: iso(s.createdAt), expiresAt: iso(s.expiresAt) })),
+    loginHistory: origins.map((o) => ({ kind: o.kind, value: o.value, firstSeen: iso(o.firstSeen), lastSeen: iso(o.lastSeen) })),
+    auditEvents: events.map((e) => ({ type: e.type, at: iso(e.at), ip: e.ip, userAgent: e.userAgent, details: e.details ?? {} })),
+    passkeys: [] as { name: string }[],
+  };
+}
+
+/**
+ * Erases the member and every row keyed to them, by id or by email, in the caller's transaction,
+ * and returns who was erased (undefined when nobody). Waiting email requests go first, before the
+ * member's row lock: the email-request worker claims its request and then locks the member, so
+ * taking them in the same order can't deadlock on PostgreSQL. Then the member row is locked (D20)
+ * and everything keyed to it deleted. Counters keyed by a hash of the email expire with their window.
+ */
+export async function eraseMember(tx: Store, tenant: Tenant, recordId: number): Promise<Member | undefined> {
+  const found = await tx.members.findMemberById(tenant.id, recordId);
+  if (!found) return undefined;
+  await tx.emailRequests.deleteRequestsForEmail(tenant.id, found.email);
+  const member = await tx.members.findMemberById(tenant.id, recordId, { lock: true });
+  if (!member) return undefined;
+  if (member.email !== found.email) await tx.emailRequests.deleteRequestsForEmail(tenant.id, member.email);
+  await tx.sessions.deleteMemberSessions(tenant.id, member.recordId);
+  await tx.tokens.deleteMemberTokens(tenant.id, member.recordId);
+  await tx.registrations.deleteMemberRegistrations(tenant.id, member.recordId);
+  await tx.twoFactor.replaceRecoveryCodes(tenant.id, member.recordId, []);
+  await tx.loginOrigins.deleteMemberOrigins(tenant.id, member.recordId);
+  await tx.audit.deleteMemberAuditEvents(tenant.id, member.recordId);
+  await tx.outbox.deleteMemberDeliveries(tenant.id, member.recordId);
+  await tx.limits.clearLockout(tenant.id, member.email);
+  await tx.members.deleteMember(tenant.id, member.recordId);
+  return member;
+}
+
+/** D22/D25: erasure, one audit row `member_deleted` (no email), and `member.deleted` to the tenant. */
+export async function deleteMember(deps: Deps, tenant: Tenant, rawRecordId: string, context: RequestContext): Promise<{ recordid: string }> {
+  const recordId = parseRecordId(rawRecordId);
+  const now = deps.clock.now();
+  const deleted = await deps.store.transaction(async (tx) => {
+    const member = recordId === undefined ? undefined : await eraseMember(tx, tenant, recordId);
+    if (!member) return false;
+    await tx.audit.insertAuditEvent(tenant.id, { memberId: member.recordId, type: "member_deleted", ip: context.ip, userAgent: context.userAgent, details: { by: "admin" } }, now);
+    const url = tenant.settings.eventsWebhook;
+    if (url) await enqueueWebhook(tx, deps, tenant, "member.deleted", url, { recordid: String(member.recordId), at: iso(now) }, now);
+    return true;
+  });
+  if (!deleted) throw new AuthError("not_found", { message: "No such member for this tenant." });
+  if (tenant.settings.eventsWebhook) deps.webhooks.notify();
+  return { recordid: String(recordId) };
+}
+
+export async function revokeMemberSessions(deps: Deps, tenant: Tenant, rawRecordId: string, context: RequestContext): Promise<{ recordid: string }> {
+  const recordId = parseRecordId(rawRecordId);
+  const now = deps.clock.now();
+  const revoked = await deps.store.transaction(async (tx) => {
+    const member = recordId === undefined ? undefined : await tx.members.findMemberById(tenant.id, recordId, { lock: true });
+    if (!member) return false;
+    await tx.sessions.deleteMemberSessions(tenant.id, member.recordId);
+    await tx.audit.insertAuditEvent(tenant.id, { memberId: member.recordId, type: "sessions_revoked", ip: context.ip, userAgent: context.userAgent, details: { by: "admin" } }, now);
+    return true;
+  });
+  if (!revoked) throw new AuthError("not_found", { message: "No such member for this tenant." });
+  return { recordid: String(recordId) };
+}
