@@ -243,3 +243,21 @@ test("D22: erasing a member while the email worker holds a request for them: bot
   const tokens = await h.db.selectFrom("one_time_tokens").select("kind").where("member_id", "=", Number(recordId)).execute();
   assert.deepEqual(tokens, [], "no reset link outlives the erasure");
 });
+
+test("D20: correct logins that fail after taking their place (the database fails under them) give it back: no wait, and no lockout after 60 s", async (t) => {
+  const h = await createHarness();
+  t.after(() => h.close());
+  await registerVerifiedMember(h, EMAIL);
+  const seam = installStoreSeam(h);
+  seam.fail("sessions.insertSession", 3);
+  for (let i = 0; i < 3; i++) {
+    const failed = await login(h, EMAIL);
+    assert.equal(failed.statusCode, 503, failed.body);
+  }
+  const row = await h.db.selectFrom("login_lockouts").select(["in_flight", "failures"]).executeTakeFirst();
+  assert.deepEqual(row && [Number(row.in_flight), Number(row.failures)], [0, 0], "the places were given back, no failure counted");
+  const next = await login(h, EMAIL);
+  assert.equal(next.statusCode, 200, `not a wait for places never given back (429 busy): ${next.body}`);
+  h.clock.advance(61 * 1000);
+  assert.equal((await login(h, EMAIL)).statusCode, 200, "no lockout from checks that never answered");
+});

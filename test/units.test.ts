@@ -73,14 +73,14 @@ test("lockout budget (D20): failures plus checks in flight never pass 3; a fourt
   assert.equal(startPasswordCheck(state, now).kind, "refused");
 });
 
-test("lockout budget (D20): checks of a dead process count as failures once their time is up; checks finishing during a lockout don't count", () => {
+test("lockout budget (D20): places of a dead process are free again once their time is up, never failures; checks finishing during a lockout don't count", () => {
   const now = 1_000_000;
-  const orphaned = { ...noLockout, inFlight: 3, inFlightUntil: now + CHECK_ABANDONED_AFTER_MS };
+  const orphaned = { ...noLockout, failures: 1, inFlight: 2, inFlightUntil: now + CHECK_ABANDONED_AFTER_MS };
   assert.equal(startPasswordCheck(orphaned, now).kind, "wait", "still within their time");
   const later = now + CHECK_ABANDONED_AFTER_MS;
   const gate = startPasswordCheck(orphaned, later);
-  assert.equal(gate.kind, "refused", "three lost checks are three failures: a lockout");
-  assert.equal(gate.kind === "refused" && gate.state.lockedUntil, later + HOUR);
+  assert.equal(gate.kind, "start", "lost checks told nobody anything: their places are free, no lockout");
+  assert.deepEqual(gate.kind === "start" && [gate.state.failures, gate.state.inFlight, gate.state.lockedUntil], [1, 1, 0]);
   const locked = { ...noLockout, level: 1, lockedUntil: now + HOUR, inFlight: 2, inFlightUntil: now + 1 };
   assert.deepEqual(finishFailedCheck(locked, now), { ...locked, inFlight: 1 }, "no failure counted on top of a running lockout");
 });

@@ -10,7 +10,7 @@ import { normalizeEmail } from "../security/identity.js";
 import { normalizePassword } from "../security/password.js";
 import { distinctIpRules } from "../security/rate-limit.js";
 import { verifyBotChallenge } from "./guards.js";
-import { recordFailedPasswordCheck, reservePasswordAttempt } from "./password-attempts.js";
+import { holdingPlace, passwordCheckPassed, recordFailedPasswordCheck, reservePasswordAttempt, type PasswordAttempt } from "./password-attempts.js";
 import { hashNewPassword } from "./passwords.js";
 import { recordSuccessfulLogin } from "./login-context.js";
 import { createSession, type IssuedSession } from "./sessions.js";
@@ -39,28 +39,30 @@ async function attemptPasswordLogin(deps: Deps, tenant: Tenant, input: PasswordL
   const email = normalizeEmail(input.email);
   await verifyBotChallenge(deps, tenant, input.botToken, context);
   const attempt = await reservePasswordAttempt(deps, tenant, email, context, { trackVelocity: true });
-
-  const member = await deps.store.members.findMemberByEmail(tenant.id, email);
-  if (attempt.distinctIps >= distinctIpRules.suspiciousLoginIps.threshold) {
-    // Written for a known and an unknown email alike (no member id then): a write for known
-    // emails only showed in the timing (issue 13, finding 6).
-    const event = { memberId: member?.recordId ?? null, type: "suspicious_login_velocity", ip: context.ip, userAgent: context.userAgent, details: { distinctIps: attempt.distinctIps } };
-    await deps.store.audit.insertAuditEvent(tenant.id, event, now);
-  }
-  const password = normalizePassword(input.password);
-  const passwordHash = await passwordHashToCheck(deps, tenant, member);
-  const matched = passwordHash
-    ? await deps.hasher.verifyPassword(passwordHash, password)
-    : await deps.hasher.verifyAgainstDummy(password).then(() => false);
-  if (!member || !matched) {
-    await recordFailedPasswordCheck(deps, tenant, attempt);
-    // The same write for a known and an unknown email (no member id then), after the answer: a
-    // write for known emails only showed in the timing of the next request (issue 13, finding 3).
-    const event = { memberId: member?.recordId ?? null, type: "login_failed", ip: context.ip, userAgent: context.userAgent, details: { reason: "password" } };
-    deps.background.run("login failure audit", () => deps.store.audit.insertAuditEvent(tenant.id, event, now));
-    throw new AuthError("invalid_credentials");
-  }
-  return completeLogin(deps, tenant, member, password, input.twoFACode, context, now);
+  // Whatever ends this login without a verdict (an error) gives its place in the budget back.
+  return holdingPlace(deps, tenant, attempt, async () => {
+    const member = await deps.store.members.findMemberByEmail(tenant.id, email);
+    if (attempt.distinctIps >= distinctIpRules.suspiciousLoginIps.threshold) {
+      // Written for a known and an unknown email alike (no member id then): a write for known
+      // emails only showed in the timing (issue 13, finding 6).
+      const event = { memberId: member?.recordId ?? null, type: "suspicious_login_velocity", ip: context.ip, userAgent: context.userAgent, details: { distinctIps: attempt.distinctIps } };
+      await deps.store.audit.insertAuditEvent(tenant.id, event, now);
+    }
+    const password = normalizePassword(input.password);
+    const passwordHash = await passwordHashToCheck(deps, tenant, member);
+    const matched = passwordHash
+      ? await deps.hasher.verifyPassword(passwordHash, password)
+      : await deps.hasher.verifyAgainstDummy(password).then(() => false);
+    if (!member || !matched) {
+      await recordFailedPasswordCheck(deps, tenant, attempt);
+      // The same write for a known and an unknown email (no member id then), after the answer: a
+      // write for known emails only showed in the timing of the next request (issue 13, finding 3).
+      const event = { memberId: member?.recordId ?? null, type: "login_failed", ip: context.ip, userAgent: context.userAgent, details: { reason: "password" } };
+      deps.background.run("login failure audit", () => deps.store.audit.insertAuditEvent(tenant.id, event, now));
+      throw new AuthError("invalid_credentials");
+    }
+    return completeLogin(deps, tenant, attempt, member, password, input.twoFACode, context, now);
+  });
 }
 
 /**
@@ -69,13 +71,13 @@ async function attemptPasswordLogin(deps: Deps, tenant: Tenant, input: PasswordL
  * a lock, a required change, another password or 2FA committed meanwhile, the login is decided
  * again on the fresh row. So no session outlives a lock that committed after the password matched.
  */
-async function completeLogin(deps: Deps, tenant: Tenant, member: Member, password: string, twoFACode: string | undefined, context: RequestContext, now: number): Promise<LoginResult> {
+async function completeLogin(deps: Deps, tenant: Tenant, attempt: PasswordAttempt, member: Member, password: string, twoFACode: string | undefined, context: RequestContext, now: number): Promise<LoginResult> {
   let secondFactorChecked = false;
   for (let round = 0; round < 3; round++) {
     // The right password clears the lockout count (D13). On the plain path that happens in the
     // session's transaction, one commit instead of two; every other path clears it here first.
     const straightToSession = member.status === MemberStatus.unlocked && member.twoFactorStatus !== "Enabled" && !deps.hasher.needsRehash(member.passwordHash!);
-    if (!straightToSession) await deps.store.limits.clearLockout(tenant.id, member.email);
+    if (!straightToSession) await passwordCheckPassed(deps.store, tenant, attempt);
 
     if (member.status === MemberStatus.locked) throw new AuthError("account_locked");
     if (member.status === MemberStatus.pending) throw new AuthError("email_not_verified");
@@ -98,6 +100,7 @@ async function completeLogin(deps: Deps, tenant: Tenant, member: Member, passwor
       return { session: issued };
     });
     if (outcome.session) {
+      attempt.settled = true; // the lockout was cleared with the session (plain path) or before
       deps.webhooks.notify();
       return { authorized: true, recordid: String(member.recordId), redirectUrl: tenant.settings.loginSuccessRedirect, session: outcome.session };
     }

@@ -6,22 +6,28 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { Deps } from "../deps.js";
 import { AuthError } from "../errors.js";
 import type { RequestContext, Tenant } from "../model.js";
-import { finishFailedCheck, lockoutRemainingMs, startPasswordCheck } from "../security/lockout.js";
+import { finishFailedCheck, lockoutRemainingMs, noLockout, startPasswordCheck } from "../security/lockout.js";
 import { distinctIpRules, VELOCITY_LOCKOUT_MS } from "../security/rate-limit.js";
+import type { Store } from "../store/index.js";
 import { countDistinctIps } from "./guards.js";
 
 const LOCKED_OUT_MESSAGE = "Too many failed attempts. Please try again later.";
 /** A check waiting for a place in the budget asks again this often, this many times (about 5 s). */
 const WAIT_STEP_MS = 25;
 const WAIT_ROUNDS = 200;
+/** Checks of one email that may wait at once in this process; more are refused at once (429). */
+const MAX_WAITING_PER_EMAIL = 8;
+const waitingChecks = new Map<string, number>();
 
-type GateDecision = { kind: "refused"; refusedForMs: number; velocityLockout: boolean; distinctIps: number } | { kind: "wait" } | { kind: "start"; distinctIps: number };
+type GateDecision = { kind: "refused"; refusedForMs: number; velocityLockout: boolean; distinctIps: number } | { kind: "wait"; distinctIps: number } | { kind: "start"; distinctIps: number };
 
 /** A started password check: its email's lockout row holds a place for it until it is finished. */
 export interface PasswordAttempt {
   email: string;
   /** How many IPs tried the email recently (login only). */
   distinctIps: number;
+  /** The place was turned into a failure or cleared with the lockout; otherwise it is given back. */
+  settled: boolean;
 }
 
 /**
@@ -35,18 +41,71 @@ export interface PasswordAttempt {
 export async function reservePasswordAttempt(deps: Deps, tenant: Tenant, email: string, context: RequestContext, options: { trackVelocity: boolean }): Promise<PasswordAttempt> {
   // With Redis the distinct-IP set is counted before the transaction: no network call may hold
   // the lockout row's lock. In the SQL store it is counted inside, which saves a commit (an fsync
-  // on SQLite) per attempt. Either way an attempt refused by a running lockout records its IP.
-  const counted = options.trackVelocity && deps.redis ? await countDistinctIps(deps.counters, tenant, distinctIpRules.lockingLoginIps, email, context.ip, deps.clock.now()) : undefined;
-  for (let round = 0; ; round++) {
-    const decision = await decideCheck(deps, tenant, email, context, counted, options);
-    if (decision.kind === "start") {
-      if (decision.distinctIps >= distinctIpRules.suspiciousLoginIps.threshold) deps.log.warn({ tenantId: tenant.id, distinctIps: decision.distinctIps }, "suspicious_login_velocity");
-      return { email, distinctIps: decision.distinctIps };
+  // on SQLite) per attempt. Either way an attempt refused by a running lockout records its IP,
+  // and it is counted once: a check that waits does not add its IP again.
+  let counted = options.trackVelocity && deps.redis ? await countDistinctIps(deps.counters, tenant, distinctIpRules.lockingLoginIps, email, context.ip, deps.clock.now()) : undefined;
+  const key = `${tenant.id}\n${email}`;
+  let waiting = false;
+  try {
+    for (let round = 0; ; round++) {
+      const decision = await decideCheck(deps, tenant, email, context, counted, options);
+      if (decision.kind === "start") {
+        if (decision.distinctIps >= distinctIpRules.suspiciousLoginIps.threshold) deps.log.warn({ tenantId: tenant.id, distinctIps: decision.distinctIps }, "suspicious_login_velocity");
+        return { email, distinctIps: decision.distinctIps, settled: false };
+      }
+      if (decision.kind === "refused") throw refusal(deps, tenant, decision);
+      counted = decision.distinctIps;
+      if (!waiting) {
+        if ((waitingChecks.get(key) ?? 0) >= MAX_WAITING_PER_EMAIL) throw busy();
+        waitingChecks.set(key, (waitingChecks.get(key) ?? 0) + 1);
+        waiting = true;
+      }
+      // Waiting reads, it doesn't write: the write transaction runs again only once a place is free.
+      for (;;) {
+        if (round++ >= WAIT_ROUNDS) throw busy();
+        await sleep(WAIT_STEP_MS);
+        const stored = (await deps.store.limits.findLockout(tenant.id, email)) ?? noLockout;
+        if (startPasswordCheck(stored, deps.clock.now()).kind !== "wait") break;
+      }
     }
-    if (decision.kind === "refused") throw refusal(deps, tenant, decision);
-    if (round === WAIT_ROUNDS) throw new AuthError("rate_limited", { message: LOCKED_OUT_MESSAGE, retryAfterSeconds: 1, logFields: { lockout: "busy" } });
-    await sleep(WAIT_STEP_MS);
+  } finally {
+    if (waiting) {
+      const left = (waitingChecks.get(key) ?? 1) - 1;
+      if (left === 0) waitingChecks.delete(key);
+      else waitingChecks.set(key, left);
+    }
   }
+}
+
+function busy(): AuthError {
+  return new AuthError("rate_limited", { message: LOCKED_OUT_MESSAGE, retryAfterSeconds: 1, logFields: { lockout: "busy" } });
+}
+
+/**
+ * Runs `work` (the password check and what follows it) while the attempt holds its place: if
+ * `work` ends without settling the place (an error: the database failed, the member changed
+ * too often), the place is given back without a failure, so a member's own correct logins during
+ * an outage never add up to a lockout. A place the process dies with frees itself after 60 s.
+ */
+export async function holdingPlace<T>(deps: Deps, tenant: Tenant, attempt: PasswordAttempt, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } finally {
+    if (!attempt.settled) {
+      await releasePasswordCheck(deps, tenant, attempt).catch((err: unknown) => deps.log.warn({ err, tenantId: tenant.id }, "a password check's place could not be given back; it frees itself in 60 s"));
+    }
+  }
+}
+
+async function releasePasswordCheck(deps: Deps, tenant: Tenant, attempt: PasswordAttempt): Promise<void> {
+  await deps.store.limits.releaseCheckInFlight(tenant.id, attempt.email, deps.clock.now());
+  attempt.settled = true;
+}
+
+/** The password was right: the lockout count is cleared (D13), the place with it. */
+export async function passwordCheckPassed(store: Store, tenant: Tenant, attempt: PasswordAttempt): Promise<void> {
+  await store.limits.clearLockout(tenant.id, attempt.email);
+  attempt.settled = true;
 }
 
 async function decideCheck(deps: Deps, tenant: Tenant, email: string, context: RequestContext, counted: number | undefined, options: { trackVelocity: boolean }): Promise<GateDecision> {
@@ -63,7 +122,7 @@ async function decideCheck(deps: Deps, tenant: Tenant, email: string, context: R
       await tx.limits.saveLockout(tenant.id, email, { ...stored, lockedUntil: now + VELOCITY_LOCKOUT_MS }, now);
       return { kind: "refused", refusedForMs: VELOCITY_LOCKOUT_MS, velocityLockout: true, distinctIps };
     }
-    if (gate.kind === "wait") return gate;
+    if (gate.kind === "wait") return { kind: "wait", distinctIps };
     await tx.limits.saveLockout(tenant.id, email, gate.state, now);
     return { kind: "start", distinctIps };
   });
@@ -86,5 +145,6 @@ export async function recordFailedPasswordCheck(deps: Deps, tenant: Tenant, atte
     await tx.limits.saveLockout(tenant.id, attempt.email, next, now);
     return lockoutRemainingMs(state, now) === 0 && lockoutRemainingMs(next, now) > 0;
   });
+  attempt.settled = true;
   if (startedLockout) deps.metrics.lockoutStarted("password");
 }

@@ -12,7 +12,7 @@ import { normalizePassword } from "../security/password.js";
 import { generateRecoveryCodes, hashRecoveryCode, normalizeRecoveryCode } from "../security/recovery-codes.js";
 import { generateTotpSecret, matchTotpStep, totpUri } from "../security/totp.js";
 import type { Store } from "../store/index.js";
-import { recordFailedPasswordCheck, reservePasswordAttempt } from "./password-attempts.js";
+import { holdingPlace, passwordCheckPassed, recordFailedPasswordCheck, reservePasswordAttempt } from "./password-attempts.js";
 import { enqueueSecurityAlert } from "./security-alerts.js";
 import type { ActiveSession } from "./sessions.js";
 
@@ -151,12 +151,15 @@ export async function disableTwoFactor(deps: Deps, tenant: Tenant, session: Acti
   const member = await findSessionMember(deps, tenant, session);
   if (member.twoFactorStatus !== "Enabled") throw new AuthError("invalid_state", { message: "Two-factor authentication is not enabled." });
   if (input.password !== undefined) {
+    const password = input.password;
     const attempt = await reservePasswordAttempt(deps, tenant, member.email, context, { trackVelocity: false });
-    if (!member.passwordHash || !(await deps.hasher.verifyPassword(member.passwordHash, normalizePassword(input.password)))) {
-      await recordFailedPasswordCheck(deps, tenant, attempt);
-      throw new AuthError("invalid_credentials", { message: "The password is incorrect." });
-    }
-    await deps.store.limits.clearLockout(tenant.id, member.email);
+    await holdingPlace(deps, tenant, attempt, async () => {
+      if (!member.passwordHash || !(await deps.hasher.verifyPassword(member.passwordHash, normalizePassword(password)))) {
+        await recordFailedPasswordCheck(deps, tenant, attempt);
+        throw new AuthError("invalid_credentials", { message: "The password is incorrect." });
+      }
+      await passwordCheckPassed(deps.store, tenant, attempt);
+    });
   } else if (input.code !== undefined) {
     await verifySecondFactor(deps, tenant, member, input.code, context, now);
   } else {
@@ -182,6 +185,10 @@ export async function regenerateRecoveryCodes(deps: Deps, tenant: Tenant, sessio
   await verifySecondFactor(deps, tenant, member, code, context, now);
   const recoveryCodes = generateRecoveryCodes(deps.random);
   await deps.store.transaction(async (tx) => {
+    // D20: decided again on the locked row, so codes are never written back for a member whose
+    // 2FA was disabled meanwhile, and two regenerations run one after the other (one set survives).
+    const fresh = await tx.members.findMemberById(tenant.id, member.recordId, { lock: true });
+    if (fresh?.twoFactorStatus !== "Enabled") throw new AuthError("invalid_state", { message: "Two-factor authentication is not enabled." });
     await tx.twoFactor.replaceRecoveryCodes(tenant.id, member.recordId, recoveryCodes.map((c) => hashRecoveryCode(tenant.id, member.recordId, normalizeRecoveryCode(c)!)));
     await tx.audit.insertAuditEvent(tenant.id, { memberId: member.recordId, type: "recovery_codes_regenerated", ip: context.ip, userAgent: context.userAgent }, now);
   });

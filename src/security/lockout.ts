@@ -11,7 +11,11 @@ import { DAY, HOUR, SECOND } from "../core/clock.js";
 
 export const FAILURES_BEFORE_LOCKOUT = 3;
 export const LOCKOUT_DURATIONS_MS = [1 * HOUR, 4 * HOUR, 24 * HOUR, 7 * DAY] as const;
-/** Checks still in flight this long after the last one started were lost with their process: failures. */
+/**
+ * Checks still in flight this long after the last one started were lost with their process (or
+ * with a database that failed under them): their places are given back. Not counted as failures:
+ * a check that never answered told its caller nothing about the password.
+ */
 export const CHECK_ABANDONED_AFTER_MS = 60 * SECOND;
 
 export interface LockoutState {
@@ -43,7 +47,7 @@ export function recordFailedLogin(state: LockoutState | undefined, now: number):
 export type CheckGate = { kind: "refused"; state: LockoutState; remainingMs: number } | { kind: "wait" } | { kind: "start"; state: LockoutState };
 
 export function startPasswordCheck(stored: LockoutState, now: number): CheckGate {
-  const state = countAbandonedChecks(stored, now);
+  const state = dropAbandonedChecks(stored, now);
   const remainingMs = lockoutRemainingMs(state, now);
   if (remainingMs > 0) return { kind: "refused", state, remainingMs };
   if (state.failures + state.inFlight >= FAILURES_BEFORE_LOCKOUT) return { kind: "wait" };
@@ -56,10 +60,8 @@ export function finishFailedCheck(state: LockoutState, now: number): LockoutStat
   return lockoutRemainingMs(finished, now) > 0 ? finished : recordFailedLogin(finished, now);
 }
 
-/** Checks whose process died never report: once their time is up each counts as a failure. */
-function countAbandonedChecks(state: LockoutState, now: number): LockoutState {
+/** Checks whose process died never report: once their time is up their places are free again. */
+function dropAbandonedChecks(state: LockoutState, now: number): LockoutState {
   if (state.inFlight === 0 || state.inFlightUntil > now) return state;
-  let settled: LockoutState = { ...state, inFlight: 0, inFlightUntil: 0 };
-  for (let i = 0; i < state.inFlight; i++) settled = finishFailedCheck({ ...settled, inFlight: 1 }, now);
-  return settled;
+  return { ...state, inFlight: 0, inFlightUntil: 0 };
 }

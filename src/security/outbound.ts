@@ -22,7 +22,10 @@ for (const [network, prefix] of [["0.0.0.0", 8], ["10.0.0.0", 8], ["100.64.0.0",
 }
 // fec0::/10 is the deprecated site-local range; some stacks still route it inside the site.
 const internalIPv6 = new BlockList();
-for (const [network, prefix] of [["::", 128], ["::1", 128], ["fc00::", 7], ["fe80::", 10], ["fec0::", 10], ["ff00::", 8]] as const) {
+// 64:ff9b:1::/48 (local-use NAT64, RFC 8215), 100::/64 (discard), 2001::/32 (Teredo, which wraps
+// an IPv4 address obfuscated) and ::ffff:0:0:0/96 (SIIT) can reach IPv4 hosts or nowhere: refused whole.
+for (const [network, prefix] of [["::", 128], ["::1", 128], ["fc00::", 7], ["fe80::", 10], ["fec0::", 10], ["ff00::", 8],
+  ["64:ff9b:1::", 48], ["100::", 64], ["2001::", 32], ["::ffff:0:0:0", 96]] as const) {
   internalIPv6.addSubnet(network, prefix, "ipv6");
 }
 

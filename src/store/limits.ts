@@ -88,6 +88,17 @@ export class LimitStore implements Counters {
     return toLockoutState(row);
   }
 
+  /** A password check ended without a verdict: its place is given back, no failure counted (one statement, atomic). */
+  async releaseCheckInFlight(tenantId: string, email: string, now: number): Promise<void> {
+    await this.db
+      .updateTable("login_lockouts")
+      .set((eb) => ({ in_flight: eb("in_flight", "-", 1), updated_at: now }))
+      .where("tenant_id", "=", tenantId)
+      .where("email", "=", email)
+      .where("in_flight", ">", 0)
+      .execute();
+  }
+
   async findLockout(tenantId: string, email: string): Promise<LockoutState | undefined> {
     const row = await this.db
       .selectFrom("login_lockouts")

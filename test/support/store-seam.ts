@@ -1,6 +1,6 @@
 /**
  * Races tested, not argued: a test holds one request at a store call (`pause`), runs another to
- * the end, then lets the first go on. The seam wraps the harness's store (and every transaction's)
+ * the end, then lets the first go on; or makes a call fail as a lost connection would (`fail`). The seam wraps the harness's store (and every transaction's)
  * in proxies; production code has no hooks. On SQLite a request held inside a transaction holds
  * the one write connection: anything else that touches the database waits until it is released.
  */
@@ -29,6 +29,12 @@ const STORE_PARTS = new Set(["tenants", "members", "sessions", "tokens", "limits
 
 export class StoreSeam {
   private readonly pending: PendingPause[] = [];
+  private readonly failing: { call: StoreCall; times: number }[] = [];
+
+  /** The next `times` calls throw as a lost database connection does (503 `unavailable`), before they run. */
+  fail(call: StoreCall, times = 1): void {
+    this.failing.push({ call, times });
+  }
 
   /** Holds the next call (after `skip` others) before it runs, or after it returned with `when: "after"`. */
   pause(call: StoreCall, options: { when?: "before" | "after"; skip?: number } = {}): Pause {
@@ -67,6 +73,7 @@ export class StoreSeam {
         if (typeof value !== "function" || typeof prop !== "string") return value;
         const call = `${name}.${prop}`;
         return async (...args: unknown[]) => {
+          this.throwIfFailing(call);
           await this.hold(call, "before", args);
           const result: unknown = await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
           await this.hold(call, "after", args);
@@ -74,6 +81,13 @@ export class StoreSeam {
         };
       },
     });
+  }
+
+  private throwIfFailing(call: StoreCall): void {
+    const failure = this.failing.find((f) => f.call === call && f.times > 0);
+    if (!failure) return;
+    failure.times--;
+    throw Object.assign(new Error(`injected failure of ${call}`), { code: "ECONNRESET" });
   }
 
   private async hold(call: StoreCall, when: "before" | "after", args: unknown[]): Promise<void> {
