@@ -94,18 +94,23 @@ test("D20: a login whose session is created while a lock is committing gets no s
   assert.equal(cookie, undefined, "no cookie was set");
 });
 
-test("D20: change-password does not write back a stale status: a lock committed while the new password was hashed stays, and the change is refused", async (t) => {
-  const h = await createHarness();
-  t.after(() => h.close());
+/** A member changes their password; `meanwhile` runs after the change read the member and before it writes. */
+async function changePasswordAround(h: Harness, meanwhile: (recordId: string) => Promise<unknown>): Promise<{ recordId: string; res: LightMyRequestResponse }> {
   const recordId = await registerVerifiedMember(h, EMAIL);
   const cookie = sessionCookieOf(await login(h, EMAIL))!;
   const seam = installStoreSeam(h);
   const read = seam.pause("members.findMemberById", { when: "after" });
   const changing = changePassword(h, cookie);
   await read.reached;
-  await lockMember(h, recordId);
+  await meanwhile(recordId);
   read.release();
-  const res = await changing;
+  return { recordId, res: await changing };
+}
+
+test("D20: change-password does not write back a stale status: a lock committed while the new password was hashed stays, and the change is refused", async (t) => {
+  const h = await createHarness();
+  t.after(() => h.close());
+  const { recordId, res } = await changePasswordAround(h, (id) => lockMember(h, id));
   assert.equal(res.statusCode, 401, res.body);
   assert.equal(await memberStatus(h, recordId), "Locked", "the admin's lock holds");
   await adminPost(h, "/auth/lock-account", { recordId, action: "unlock" });
@@ -116,15 +121,8 @@ test("D20: change-password does not write back a stale status: a lock committed 
 test("D20: change-password does not undo a required password change that committed while it hashed", async (t) => {
   const h = await createHarness();
   t.after(() => h.close());
-  const recordId = await registerVerifiedMember(h, EMAIL);
-  const cookie = sessionCookieOf(await login(h, EMAIL))!;
-  const seam = installStoreSeam(h);
-  const read = seam.pause("members.findMemberById", { when: "after" });
-  const changing = changePassword(h, cookie);
-  await read.reached;
-  await adminPost(h, "/auth/admin/require-password-change", { recordId });
-  read.release();
-  assert.equal((await changing).statusCode, 401, "the session that asked was revoked by the admin");
+  const { recordId, res } = await changePasswordAround(h, (id) => adminPost(h, "/auth/admin/require-password-change", { recordId: id }));
+  assert.equal(res.statusCode, 401, "the session that asked was revoked by the admin");
   assert.equal(await memberStatus(h, recordId), "Password Change Pending");
 });
 

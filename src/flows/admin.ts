@@ -29,15 +29,18 @@ export async function authenticateAdmin(deps: Deps, tenant: Tenant, apiKey: stri
  * The member must belong to the tenant named in X-Tenant-Domain; an email, when given, must match.
  * A state change reads it with its row lock (D20).
  */
-async function findTargetMember(tx: Store, tenant: Tenant, rawRecordId: string, rawEmail?: string, options: { lock?: boolean } = {}): Promise<Member> {
+export async function findTargetMember(tx: Store, tenant: Tenant, rawRecordId: string, rawEmail?: string, options: { lock?: boolean } = {}): Promise<Member> {
   // An email that no member could have is the caller's mistake (400), not an unknown member (404).
   const email = rawEmail === undefined ? undefined : normalizeEmail(rawEmail);
   const recordId = parseRecordId(rawRecordId);
   const member = recordId === undefined ? undefined : await tx.members.findMemberById(tenant.id, recordId, options);
-  if (!member || (email !== undefined && email !== member.email)) {
-    throw new AuthError("not_found", { message: "No such member for this tenant." });
-  }
+  if (!member || (email !== undefined && email !== member.email)) throw noSuchMember();
   return member;
+}
+
+/** A record id of another tenant answers like a missing one (D22). */
+export function noSuchMember(): AuthError {
+  return new AuthError("not_found", { message: "No such member for this tenant." });
 }
 
 export interface LockAccountInput {

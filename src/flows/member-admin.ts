@@ -7,6 +7,7 @@
 import type { Deps } from "../deps.js";
 import { AuthError } from "../errors.js";
 import { enqueueWebhook } from "../events/outbox.js";
+import { findTargetMember, noSuchMember } from "./admin.js";
 import type { Member, MemberStatus, RequestContext, Tenant } from "../model.js";
 import { parseRecordId } from "../security/identity.js";
 import type { Store } from "../store/index.js";
@@ -82,7 +83,7 @@ export async function listMembers(deps: Deps, tenant: Tenant, input: MemberListI
 async function findProfile(store: Store, tenant: Tenant, rawRecordId: string): Promise<MemberProfile> {
   const recordId = parseRecordId(rawRecordId);
   const member = recordId === undefined ? undefined : await store.members.findMemberProfile(tenant.id, recordId);
-  if (!member) throw new AuthError("not_found", { message: "No such member for this tenant." });
+  if (!member) throw noSuchMember();
   return member;
 }
 
@@ -100,11 +101,9 @@ export async function getMember(deps: Deps, tenant: Tenant, rawRecordId: string)
 export async function exportMember(deps: Deps, tenant: Tenant, rawRecordId: string) {
   const member = await findProfile(deps.store, tenant, rawRecordId);
   const now = deps.clock.now();
-  const [sessions, origins, events] = [
-    await deps.store.sessions.listMemberSessions(tenant.id, member.recordId, now),
-    await deps.store.loginOrigins.listMemberOrigins(tenant.id, member.recordId),
-    await deps.store.audit.listMemberAuditEvents(tenant.id, member.recordId, Number.MAX_SAFE_INTEGER),
-  ];
+  const sessions = await deps.store.sessions.listMemberSessions(tenant.id, member.recordId, now);
+  const origins = await deps.store.loginOrigins.listMemberOrigins(tenant.id, member.recordId);
+  const events = await deps.store.audit.listMemberAuditEvents(tenant.id, member.recordId, Number.MAX_SAFE_INTEGER);
   return {
     member: { ...memberView(member), emailVerified: member.emailVerified, hasPassword: member.passwordHash !== null },
     sessions: sessions.map((s) => ({ createdAt: iso(s.createdAt), expiresAt: iso(s.expiresAt) })),
@@ -152,21 +151,17 @@ export async function deleteMember(deps: Deps, tenant: Tenant, rawRecordId: stri
     if (url) await enqueueWebhook(tx, deps, tenant, "member.deleted", url, { recordid: String(member.recordId), at: iso(now) }, now);
     return true;
   });
-  if (!deleted) throw new AuthError("not_found", { message: "No such member for this tenant." });
+  if (!deleted) throw noSuchMember();
   if (tenant.settings.eventsWebhook) deps.webhooks.notify();
   return { recordid: String(recordId) };
 }
 
 export async function revokeMemberSessions(deps: Deps, tenant: Tenant, rawRecordId: string, context: RequestContext): Promise<{ recordid: string }> {
-  const recordId = parseRecordId(rawRecordId);
   const now = deps.clock.now();
-  const revoked = await deps.store.transaction(async (tx) => {
-    const member = recordId === undefined ? undefined : await tx.members.findMemberById(tenant.id, recordId, { lock: true });
-    if (!member) return false;
+  return deps.store.transaction(async (tx) => {
+    const member = await findTargetMember(tx, tenant, rawRecordId, undefined, { lock: true });
     await tx.sessions.deleteMemberSessions(tenant.id, member.recordId);
     await tx.audit.insertAuditEvent(tenant.id, { memberId: member.recordId, type: "sessions_revoked", ip: context.ip, userAgent: context.userAgent, details: { by: "admin" } }, now);
-    return true;
+    return { recordid: String(member.recordId) };
   });
-  if (!revoked) throw new AuthError("not_found", { message: "No such member for this tenant." });
-  return { recordid: String(recordId) };
 }

@@ -44,10 +44,10 @@ export async function reservePasswordAttempt(deps: Deps, tenant: Tenant, email: 
   // on SQLite) per attempt. Either way an attempt refused by a running lockout records its IP,
   // and it is counted once: a check that waits does not add its IP again.
   let counted = options.trackVelocity && deps.redis ? await countDistinctIps(deps.counters, tenant, distinctIpRules.lockingLoginIps, email, context.ip, deps.clock.now()) : undefined;
-  const key = `${tenant.id}\n${email}`;
-  let waiting = false;
+  let waitedRounds = 0;
+  let leaveQueue: (() => void) | undefined;
   try {
-    for (let round = 0; ; round++) {
+    for (;;) {
       const decision = await decideCheck(deps, tenant, email, context, counted, options);
       if (decision.kind === "start") {
         if (decision.distinctIps >= distinctIpRules.suspiciousLoginIps.threshold) deps.log.warn({ tenantId: tenant.id, distinctIps: decision.distinctIps }, "suspicious_login_velocity");
@@ -55,26 +55,39 @@ export async function reservePasswordAttempt(deps: Deps, tenant: Tenant, email: 
       }
       if (decision.kind === "refused") throw refusal(deps, tenant, decision);
       counted = decision.distinctIps;
-      if (!waiting) {
-        if ((waitingChecks.get(key) ?? 0) >= MAX_WAITING_PER_EMAIL) throw busy();
-        waitingChecks.set(key, (waitingChecks.get(key) ?? 0) + 1);
-        waiting = true;
-      }
-      // Waiting reads, it doesn't write: the write transaction runs again only once a place is free.
-      for (;;) {
-        if (round++ >= WAIT_ROUNDS) throw busy();
-        await sleep(WAIT_STEP_MS);
-        const stored = (await deps.store.limits.findLockout(tenant.id, email)) ?? noLockout;
-        if (startPasswordCheck(stored, deps.clock.now()).kind !== "wait") break;
-      }
+      leaveQueue ??= joinQueue(`${tenant.id}\n${email}`);
+      waitedRounds = await waitForPlace(deps, tenant, email, waitedRounds);
     }
   } finally {
-    if (waiting) {
-      const left = (waitingChecks.get(key) ?? 1) - 1;
-      if (left === 0) waitingChecks.delete(key);
-      else waitingChecks.set(key, left);
-    }
+    leaveQueue?.();
   }
+}
+
+/** Counts a check among those waiting for one email in this process; refused (429) when they are too many. */
+function joinQueue(key: string): () => void {
+  const waiting = waitingChecks.get(key) ?? 0;
+  if (waiting >= MAX_WAITING_PER_EMAIL) throw busy();
+  waitingChecks.set(key, waiting + 1);
+  return () => {
+    const left = (waitingChecks.get(key) ?? 1) - 1;
+    if (left === 0) waitingChecks.delete(key);
+    else waitingChecks.set(key, left);
+  };
+}
+
+/**
+ * Reads (never writes) the lockout row every WAIT_STEP_MS until the budget has a place or a
+ * lockout, then returns the rounds waited so far; 429 once WAIT_ROUNDS have passed in all.
+ */
+async function waitForPlace(deps: Deps, tenant: Tenant, email: string, waitedRounds: number): Promise<number> {
+  let rounds = waitedRounds;
+  while (rounds < WAIT_ROUNDS) {
+    await sleep(WAIT_STEP_MS);
+    rounds++;
+    const stored = (await deps.store.limits.findLockout(tenant.id, email)) ?? noLockout;
+    if (startPasswordCheck(stored, deps.clock.now()).kind !== "wait") return rounds;
+  }
+  throw busy();
 }
 
 function busy(): AuthError {

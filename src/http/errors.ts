@@ -48,6 +48,8 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: A
   if (request.routeOptions.url === "/auth/login") body.authorized = false;
   if (error.details !== undefined) body.details = error.details;
   if (error.retryAfterSeconds !== undefined) void reply.header("retry-after", String(error.retryAfterSeconds));
+  // Also for answers no onRequest hook saw (the router's own refusals, D21).
+  void reply.header("x-request-id", request.id);
   return reply.code(error.status).type("application/json; charset=utf-8").send(body);
 }
 
@@ -88,7 +90,6 @@ export function handleFrameworkError(error: FastifyError, request: FastifyReques
         ? new AuthError("validation_failed", { message: "The URL is not valid." })
         : new AuthError("internal_error");
   request.log.info({ code: authError.code, reason: error.code }, "request refused");
-  void reply.header("x-request-id", request.id);
   return sendError(request, reply, authError);
 }
 
