@@ -4,7 +4,7 @@ import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { test } from "node:test";
+import { test, type TestContext } from "node:test";
 import { promisify } from "node:util";
 import { createHarness, post } from "./support/harness.js";
 
@@ -22,15 +22,21 @@ async function latch(dataDir: string, args: string[], keys: Record<string, strin
   }
 }
 
-test("latch tenant create|show|update|rotate-key|rotate-webhook-secret drive the same store as the API", async (t) => {
+const HOOKS = {
+  emailVerificationWebhook: "https://hooks.example.net/verify",
+  passwordResetWebhook: "https://hooks.example.net/reset",
+  magicLoginWebhook: "https://hooks.example.net/magic",
+};
+
+function tempDataDir(t: TestContext): string {
   const dataDir = mkdtempSync(join(tmpdir(), "latch-cli-"));
   t.after(() => rmSync(dataDir, { recursive: true, force: true }));
-  const settings = JSON.stringify({
-    emailVerificationWebhook: "https://hooks.example.net/verify",
-    passwordResetWebhook: "https://hooks.example.net/reset",
-    magicLoginWebhook: "https://hooks.example.net/magic",
-    botProtection: { provider: "turnstile", secretKey: "cli-bot-secret" },
-  });
+  return dataDir;
+}
+
+test("latch tenant create|show|update|rotate-key|rotate-webhook-secret drive the same store as the API", async (t) => {
+  const dataDir = tempDataDir(t);
+  const settings = JSON.stringify({ ...HOOKS, botProtection: { provider: "turnstile", secretKey: "cli-bot-secret" } });
 
   const created = await latch(dataDir, ["tenant", "create", "--domain", "Shop.Example.com", "--settings", settings]);
   assert.equal(created.code, 0, created.stderr);
@@ -73,15 +79,9 @@ test("latch tenant create|show|update|rotate-key|rotate-webhook-secret drive the
 });
 
 test("latch secrets reseal: counts per kind, never values; idempotent; unreadable values kept and exit 1", async (t) => {
-  const dataDir = mkdtempSync(join(tmpdir(), "latch-cli-"));
-  t.after(() => rmSync(dataDir, { recursive: true, force: true }));
+  const dataDir = tempDataDir(t);
   const NEW_KEY = "22".repeat(32);
-  const settings = JSON.stringify({
-    emailVerificationWebhook: "https://hooks.example.net/verify",
-    passwordResetWebhook: "https://hooks.example.net/reset",
-    magicLoginWebhook: "https://hooks.example.net/magic",
-    botProtection: { provider: "turnstile", secretKey: "cli-bot-secret" },
-  });
+  const settings = JSON.stringify({ ...HOOKS, botProtection: { provider: "turnstile", secretKey: "cli-bot-secret" } });
   assert.equal((await latch(dataDir, ["tenant", "create", "--domain", "shop.example.com", "--settings", settings])).code, 0);
   const countsOf = (stdout: string) => JSON.parse(stdout) as Record<string, { resealed: number; current: number; unreadable: number }>;
 
@@ -107,4 +107,40 @@ test("latch secrets reseal: counts per kind, never values; idempotent; unreadabl
   assert.equal(badPrevious.code, 1);
   assert.match(badPrevious.stderr, /SECRETS_KEY_PREVIOUS \(key 1\) must be 32 bytes/);
   assert.equal((await latch(dataDir, ["secrets", "frobnicate"])).code, 2, "unknown secrets command is a usage error");
+});
+
+test("D23: latch tenant list|delete; stdout is JSON and nothing else, for results, errors, usage and the documented npm call", async (t) => {
+  const dataDir = tempDataDir(t);
+  const settings = JSON.stringify({ ...HOOKS, botProtection: { provider: "none" } });
+  for (const domain of ["b.example.com", "a.example.com", "c.example.com"]) {
+    assert.equal((await latch(dataDir, ["tenant", "create", "--domain", domain, "--settings", settings])).code, 0);
+  }
+  type Page = { tenants: { domain: string }[]; nextCursor: string | null };
+  const first = JSON.parse((await latch(dataDir, ["tenant", "list", "--limit", "2"])).stdout) as Page;
+  assert.deepEqual(first.tenants.map((x) => x.domain), ["a.example.com", "b.example.com"]);
+  const rest = JSON.parse((await latch(dataDir, ["tenant", "list", "--cursor", first.nextCursor!])).stdout) as Page;
+  assert.deepEqual([rest.tenants.map((x) => x.domain), rest.nextCursor], [["c.example.com"], null]);
+
+  const unconfirmed = await latch(dataDir, ["tenant", "delete", "b.example.com"]);
+  assert.deepEqual([unconfirmed.code, unconfirmed.stdout], [2, ""]);
+  const mistyped = await latch(dataDir, ["tenant", "delete", "b.example.com", "--confirm", "c.example.com"]);
+  assert.deepEqual([mistyped.code, mistyped.stdout], [1, ""]);
+  assert.equal((JSON.parse(mistyped.stderr) as { code: string }).code, "validation_failed", "errors are JSON too, on stderr");
+  const deleted = await latch(dataDir, ["tenant", "delete", "b.example.com", "--confirm", "b.example.com"]);
+  assert.equal(deleted.code, 0, deleted.stderr);
+  assert.deepEqual(JSON.parse(deleted.stdout), { success: true, domain: "b.example.com", applicationId: (JSON.parse(deleted.stdout) as { applicationId: string }).applicationId, applicationDeleted: true });
+  const unknown = await latch(dataDir, ["tenant", "show", "b.example.com"]);
+  assert.deepEqual([unknown.code, unknown.stdout, (JSON.parse(unknown.stderr) as { code: string }).code], [1, "", "unknown_tenant"]);
+
+  for (const args of [["--help"], [], ["tenant", "list", "--bogus"], ["tenant", "list", "--limit", "many"]]) {
+    const result = await latch(dataDir, args);
+    assert.equal(result.stdout, "", `latch ${args.join(" ")} writes nothing on stdout`);
+    assert.match(result.stderr, /Usage:/);
+    assert.doesNotMatch(result.stderr, /\n\s+at /, "no stack trace");
+  }
+
+  // The call the README documents: npm's banner would break `| jq`; -s keeps stdout to the result.
+  const env = { ...process.env, DATABASE_URL: `sqlite:${join(dataDir, "latch.db")}`, SECRETS_KEY, SECRETS_KEY_PREVIOUS: "", LOG_LEVEL: "warn" };
+  const { stdout } = await run("npm", ["run", "-s", "latch", "--", "tenant", "list"], { env });
+  assert.deepEqual((JSON.parse(stdout) as Page).tenants.map((x) => x.domain), ["a.example.com", "c.example.com"]);
 });

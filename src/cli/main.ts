@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 /**
- * The operator CLI (D3): `latch tenant create|show|update|rotate-key|rotate-webhook-secret|deliveries`
+ * The operator CLI (D3, D23): `latch tenant list|create|show|update|delete|rotate-key|rotate-webhook-secret|deliveries`,
  * `latch secrets reseal` and `latch migrate`. It calls the same functions as the operator API, on the configured database.
- * Results are JSON on stdout; logs go to stderr.
+ * stdout carries the result as JSON and nothing else (D23), so `latch … | jq` works; usage, errors
+ * (as JSON: code, message, details) and logs go to stderr.
  */
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
@@ -10,22 +11,25 @@ import pino from "pino";
 import { ConfigError, loadConfig } from "../config.js";
 import { createDeps, type Deps } from "../deps.js";
 import { isAuthError } from "../errors.js";
-import { createTenant, listWebhookDeliveries, rotateApplicationKey, rotateWebhookSecret, showTenant, updateTenantSettings } from "../flows/tenants.js";
+import { createTenant, deleteTenant, listTenants, listWebhookDeliveries, rotateApplicationKey, rotateWebhookSecret, showTenant, updateTenantSettings } from "../flows/tenants.js";
 import { createLogger } from "../logging.js";
 import { hasUnreadable, resealSecrets } from "./reseal.js";
 
 const USAGE = `Usage:
+  latch tenant list [--limit <n>] [--cursor <nextCursor>]
   latch tenant create --domain <host> (--settings '<json>' | --settings-file <path>) [--application-id <id>]
   latch tenant show <domain>
   latch tenant update <domain> (--settings '<json>' | --settings-file <path>)
+  latch tenant delete <domain> --confirm <domain>
   latch tenant rotate-key <applicationId>
   latch tenant rotate-webhook-secret <domain>
   latch tenant deliveries <domain>
   latch secrets reseal
   latch migrate
-Configuration comes from the environment (DATABASE_URL, SECRETS_KEY, ...), as for the server.`;
+Configuration comes from the environment (DATABASE_URL, SECRETS_KEY, ...), as for the server.
+The result is JSON on stdout and nothing else; this text, errors and logs go to stderr.`;
 
-type Values = { domain?: string; settings?: string; "settings-file"?: string; "application-id"?: string; help?: boolean };
+type Values = { domain?: string; settings?: string; "settings-file"?: string; "application-id"?: string; confirm?: string; limit?: string; cursor?: string; help?: boolean };
 
 function settingsFrom(values: Values): unknown {
   const text = values["settings-file"] !== undefined ? readFileSync(values["settings-file"], "utf8") : values.settings;
@@ -46,6 +50,11 @@ function need(value: string | undefined, what: string): string {
 
 async function runTenantCommand(deps: Deps, command: string | undefined, arg: string | undefined, values: Values): Promise<unknown> {
   switch (command) {
+    case "list":
+      if (values.limit !== undefined && !/^[0-9]{1,3}$/.test(values.limit)) throw new UsageError("--limit must be a number");
+      return listTenants(deps, { limit: values.limit === undefined ? undefined : Number(values.limit), cursor: values.cursor });
+    case "delete":
+      return deleteTenant(deps, need(arg, "<domain>"), need(values.confirm, "--confirm <domain>"));
     case "create":
       return createTenant(deps, { domain: need(values.domain, "--domain"), applicationId: values["application-id"], settings: settingsFrom(values) as never });
     case "show":
@@ -73,15 +82,30 @@ async function runSecretsCommand(deps: Deps, command: string | undefined): Promi
   return 1;
 }
 
+function parseCommandLine(argv: string[]): { values: Values; positionals: string[] } | undefined {
+  try {
+    return parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        domain: { type: "string" }, settings: { type: "string" }, "settings-file": { type: "string" }, "application-id": { type: "string" },
+        confirm: { type: "string" }, limit: { type: "string" }, cursor: { type: "string" }, help: { type: "boolean", short: "h" },
+      },
+    });
+  } catch (err) {
+    // An unknown or incomplete option: a usage error, not a stack trace.
+    process.stderr.write(`latch: ${(err as Error).message}\n${USAGE}\n`);
+    return undefined;
+  }
+}
+
 export async function runCli(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: { domain: { type: "string" }, settings: { type: "string" }, "settings-file": { type: "string" }, "application-id": { type: "string" }, help: { type: "boolean", short: "h" } },
-  });
+  const parsed = parseCommandLine(argv);
+  if (!parsed) return 2;
+  const { values, positionals } = parsed;
   const [group, command, arg] = positionals;
   if (values.help || !group) {
-    process.stdout.write(`${USAGE}\n`);
+    process.stderr.write(`${USAGE}\n`);
     return values.help ? 0 : 2;
   }
   let deps: Deps | undefined;
@@ -100,7 +124,7 @@ export async function runCli(argv: string[]): Promise<number> {
   } catch (err) {
     if (err instanceof UsageError) process.stderr.write(`latch: ${err.message}\n${USAGE}\n`);
     else if (err instanceof ConfigError) process.stderr.write(`${err.message}\n`);
-    else if (isAuthError(err)) process.stderr.write(`latch: ${err.code}: ${err.message}${err.details ? `\n${JSON.stringify(err.details, null, 2)}` : ""}\n`);
+    else if (isAuthError(err)) process.stderr.write(`${JSON.stringify({ success: false, code: err.code, message: err.message, ...(err.details !== undefined && { details: err.details }) }, null, 2)}\n`);
     else throw err;
     return err instanceof UsageError ? 2 : 1;
   } finally {

@@ -82,7 +82,12 @@ export class WebhookDispatcher {
     let result: Awaited<ReturnType<typeof sendWebhook>>;
     try {
       const secretEnc = await store.tenants.findWebhookSecret(delivery.tenantId);
-      if (secretEnc === undefined) throw new Error("tenant gone");
+      if (secretEnc === undefined) {
+        // Deleted tenant (D23): an event queued by an instance that still had it cached.
+        await store.outbox.deleteDelivery(delivery.id);
+        log.info({ webhookId: delivery.id, tenantId: delivery.tenantId }, "webhook dropped: its tenant was deleted");
+        return;
+      }
       result = await sendWebhook({
         url: delivery.url,
         secret: secrets.open(secretEnc),

@@ -9,6 +9,7 @@ import type { Tenant, TenantSettings } from "../model.js";
 import { sha256Hex } from "../security/hashing.js";
 import { isSealed } from "../security/secret-box.js";
 import type { DeliverySummary } from "../store/outbox.js";
+import type { TenantSummary } from "../store/tenants.js";
 import { assertValidSettings, publicSettings, withDefaultSettings, type NewTenantSettings, type PartialTenantSettings } from "./tenant-settings.js";
 
 // Lowercase hostname labels, no port, no trailing dot (D1).
@@ -48,7 +49,7 @@ export async function createTenant(deps: Deps, input: CreateTenantInput): Promis
   await deps.store.transaction(async (tx) => {
     if (await tx.tenants.findTenantByDomain(domain)) throw new AuthError("conflict", { message: "A tenant with this domain exists." });
     if (internalApiKey === undefined) {
-      if (!(await tx.tenants.applicationExists(applicationId))) throw new AuthError("not_found", { message: "No such application." });
+      if (!(await tx.tenants.lockApplication(applicationId))) throw new AuthError("not_found", { message: "No such application." });
     } else {
       await tx.tenants.createApplication(applicationId, sha256Hex(internalApiKey), now);
     }
@@ -158,4 +159,65 @@ export async function rotateWebhookSecret(deps: Deps, domain: string): Promise<{
 export async function listWebhookDeliveries(deps: Deps, domain: string, limit = 50): Promise<DeliverySummary[]> {
   const tenant = await findTenantOrThrow(deps, domain);
   return deps.store.outbox.listRecentDeliveries(tenant.id, Math.min(Math.max(limit, 1), 200));
+}
+
+export const TENANT_PAGE_MAX = 200;
+export const TENANT_PAGE_DEFAULT = 50;
+
+export interface TenantListItem {
+  domain: string;
+  applicationId: string;
+  createdAt: string;
+}
+
+function invalidCursor(): AuthError {
+  return new AuthError("validation_failed", { message: "The cursor is not valid.", details: [{ field: "cursor", rule: "cursor" }] });
+}
+
+/** The cursor is the last domain of a page, opaque to callers and checked like a domain when it comes back. */
+function decodeTenantCursor(cursor: string): string {
+  const domain = Buffer.from(cursor, "base64url").toString("utf8");
+  if (!HOSTNAME.test(domain)) throw invalidCursor();
+  return domain;
+}
+
+/** D23: tenants by domain, a page at a time; never a secret. */
+export async function listTenants(deps: Deps, input: { limit?: number; cursor?: string }): Promise<{ tenants: TenantListItem[]; nextCursor: string | null }> {
+  const limit = Math.min(Math.max(input.limit ?? TENANT_PAGE_DEFAULT, 1), TENANT_PAGE_MAX);
+  const after = input.cursor === undefined ? undefined : decodeTenantCursor(input.cursor);
+  // One row more than asked says whether another page follows.
+  const rows: TenantSummary[] = await deps.store.tenants.listTenantPage(after, limit + 1);
+  const page = rows.slice(0, limit);
+  return {
+    tenants: page.map((t) => ({ domain: t.domain, applicationId: t.applicationId, createdAt: new Date(t.createdAt).toISOString() })),
+    nextCursor: rows.length > limit ? Buffer.from(page[page.length - 1]!.domain).toString("base64url") : null,
+  };
+}
+
+export interface DeletedTenant {
+  success: true;
+  domain: string;
+  applicationId: string;
+  applicationDeleted: boolean;
+}
+
+/**
+ * D23: the tenant and everything it holds (members, sessions, tokens, deliveries, audit events,
+ * counters) in one transaction, and its application with its key when no other tenant shares it.
+ * `confirm` must repeat the domain, so a slip of the finger deletes nothing. Other instances keep
+ * serving the tenant from their cache for at most TENANT_CACHE_TTL_MS; what they write meanwhile
+ * has no tenant to go to and is dropped by the workers.
+ */
+export async function deleteTenant(deps: Deps, rawDomain: string, confirm: string | undefined): Promise<DeletedTenant> {
+  const tenant = await findTenantOrThrow(deps, rawDomain);
+  if (confirm === undefined || confirm.trim().toLowerCase() !== tenant.domain) {
+    throw new AuthError("validation_failed", { message: "To delete a tenant, confirm must repeat its domain.", details: [{ field: "confirm", rule: "equals domain" }] });
+  }
+  // A tenant deleted meanwhile (another call, another instance) is 404, not a second success.
+  const deleted = await deps.store.transaction((tx) => tx.tenants.deleteTenant(tenant.id, tenant.applicationId));
+  if (!deleted) throw new AuthError("unknown_tenant");
+  const { applicationDeleted } = deleted;
+  deps.tenantCache.invalidate(tenant.domain);
+  deps.log.info({ domain: tenant.domain, applicationDeleted }, "tenant deleted");
+  return { success: true, domain: tenant.domain, applicationId: tenant.applicationId, applicationDeleted };
 }

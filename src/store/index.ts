@@ -46,7 +46,7 @@ export class Store {
     /** SQLite's read-only snapshot connection; the root store only, never a transaction's. */
     private readonly reader?: SnapshotReader,
   ) {
-    this.tenants = new TenantStore(db);
+    this.tenants = new TenantStore(db, dialect);
     this.members = new MemberStore(db, dialect);
     this.sessions = new SessionStore(db, reader);
     this.tokens = new TokenStore(db, dialect);

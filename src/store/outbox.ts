@@ -110,6 +110,11 @@ export class OutboxStore {
     return rows.map(toClaimed);
   }
 
+  /** A delivery whose tenant is gone (D23): nobody is left to sign for or send to. */
+  async deleteDelivery(id: string): Promise<void> {
+    await this.db.deleteFrom("webhook_deliveries").where("id", "=", id).execute();
+  }
+
   /** Success or final failure: the payload is wiped, so no token outlives its delivery. */
   async finishDelivery(id: string, status: "delivered" | "failed", attempts: number, lastError: string | null, now: number): Promise<void> {
     await this.db

@@ -180,3 +180,16 @@ export interface Database {
   recovery_codes: RecoveryCodesTable;
   login_origins: LoginOriginsTable;
 }
+
+/** The tables whose rows belong to one tenant (they carry tenant_id). A new such table that is not listed fails to compile. */
+type TenantOwnedTable = { [K in keyof Database]: Database[K] extends { tenant_id: string } ? K : never }[keyof Database];
+
+/**
+ * D23: what erasing a tenant empties, in this order: members last, since their tenant_id is the
+ * only foreign key to the tenant. The Record's keys are checked against the tables above.
+ */
+const TENANT_OWNED: Record<TenantOwnedTable, number> = {
+  sessions: 1, one_time_tokens: 2, registrations: 3, email_requests: 4, login_lockouts: 5, rate_limit_counters: 6,
+  rate_limit_sets: 7, webhook_deliveries: 8, audit_events: 9, recovery_codes: 10, login_origins: 11, members: 12,
+};
+export const TENANT_OWNED_TABLES = (Object.keys(TENANT_OWNED) as TenantOwnedTable[]).sort((a, b) => TENANT_OWNED[a] - TENANT_OWNED[b]);

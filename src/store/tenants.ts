@@ -1,5 +1,6 @@
 import type { Kysely } from "kysely";
-import type { Database } from "./schema.js";
+import type { DialectName } from "./dialects.js";
+import { TENANT_OWNED_TABLES, type Database } from "./schema.js";
 import type { Tenant, TenantSettings } from "../model.js";
 
 export interface NewTenant {
@@ -10,6 +11,12 @@ export interface NewTenant {
   webhookSecretEnc: string;
 }
 
+export interface TenantSummary {
+  domain: string;
+  applicationId: string;
+  createdAt: number;
+}
+
 export interface TenantSecrets {
   tenantId: string;
   webhookSecretEnc: string;
@@ -17,15 +24,24 @@ export interface TenantSecrets {
 }
 
 export class TenantStore {
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly dialect: DialectName,
+  ) {}
 
   async createApplication(id: string, apiKeyHash: string, now: number): Promise<void> {
     await this.db.insertInto("applications").values({ id, api_key_hash: apiKeyHash, created_at: now, updated_at: now }).execute();
   }
 
-  async applicationExists(id: string): Promise<boolean> {
-    const row = await this.db.selectFrom("applications").select("id").where("id", "=", id).executeTakeFirst();
-    return row !== undefined;
+  /**
+   * Whether the application exists. Inside a transaction on PostgreSQL its row stays locked until
+   * commit (SQLite has one writer), so a tenant joining it and the deletion of its last tenant
+   * (which deletes it too) happen one after the other, never both on the same old state (D23).
+   */
+  async lockApplication(id: string): Promise<boolean> {
+    let query = this.db.selectFrom("applications").select("id").where("id", "=", id);
+    if (this.dialect === "postgres") query = query.forUpdate();
+    return (await query.executeTakeFirst()) !== undefined;
   }
 
   /** The application whose key hashes to this value; the hash index makes it one lookup. */
@@ -69,6 +85,31 @@ export class TenantStore {
   async listTenants(): Promise<Pick<Tenant, "domain" | "settings">[]> {
     const rows = await this.db.selectFrom("tenants").select(["domain", "settings"]).orderBy("domain").execute();
     return rows.map((r) => ({ domain: r.domain, settings: JSON.parse(r.settings) as TenantSettings }));
+  }
+
+  /** D23: one page of tenants by domain, after `afterDomain` (exclusive). */
+  async listTenantPage(afterDomain: string | undefined, limit: number): Promise<TenantSummary[]> {
+    let query = this.db.selectFrom("tenants").select(["domain", "application_id", "created_at"]);
+    if (afterDomain !== undefined) query = query.where("domain", ">", afterDomain);
+    const rows = await query.orderBy("domain").limit(limit).execute();
+    return rows.map((r) => ({ domain: r.domain, applicationId: r.application_id, createdAt: r.created_at }));
+  }
+
+  /**
+   * D23: every row of the tenant in every tenant-owned table, then the tenant, then its application
+   * when no other tenant shares it. Run in a transaction: the caller's, so it is all or nothing.
+   * The application is locked first and the tenant read after, so of two concurrent deletions the
+   * second finds nothing (undefined) and a tenant joining the application meanwhile keeps it.
+   */
+  async deleteTenant(id: string, applicationId: string): Promise<{ applicationDeleted: boolean } | undefined> {
+    await this.lockApplication(applicationId);
+    if (!(await this.findTenantById(id))) return undefined;
+    for (const table of TENANT_OWNED_TABLES) await this.db.deleteFrom(table).where("tenant_id", "=", id).execute();
+    await this.db.deleteFrom("tenants").where("id", "=", id).execute();
+    const shared = await this.db.selectFrom("tenants").select("id").where("application_id", "=", applicationId).limit(1).executeTakeFirst();
+    if (shared) return { applicationDeleted: false };
+    await this.db.deleteFrom("applications").where("id", "=", applicationId).execute();
+    return { applicationDeleted: true };
   }
 
   /**

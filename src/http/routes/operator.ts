@@ -7,7 +7,9 @@ import { Type } from "typebox";
 import type { Deps } from "../../deps.js";
 import { AuthError, type ErrorCode } from "../../errors.js";
 import { NewTenantSettingsSchema, PartialTenantSettingsSchema, TenantSettingsSchema } from "../../flows/tenant-settings.js";
-import { createTenant, listWebhookDeliveries, rotateApplicationKey, rotateWebhookSecret, showTenant, updateTenantSettings } from "../../flows/tenants.js";
+import {
+  createTenant, deleteTenant, listTenants, listWebhookDeliveries, rotateApplicationKey, rotateWebhookSecret, showTenant, TENANT_PAGE_DEFAULT, TENANT_PAGE_MAX, updateTenantSettings,
+} from "../../flows/tenants.js";
 import { constantTimeEqual } from "../../security/hashing.js";
 import { BODY_ERRORS, errorResponses, security } from "../openapi.js";
 import { described, MAX_PATH_PARAM_LENGTH } from "../schemas.js";
@@ -36,6 +38,21 @@ const DeliveriesBody = described(Type.Object({
     createdAt: Type.String({ description: "ISO 8601 time." }),
   })),
 }), "Recent deliveries, newest first; never the payload or its link.");
+
+const TenantListQuery = Type.Object({
+  limit: Type.Optional(Type.String({ pattern: "^[0-9]{1,3}$", description: `Tenants per page, ${TENANT_PAGE_DEFAULT} by default, at most ${TENANT_PAGE_MAX}.` })),
+  cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 340, description: "`nextCursor` of the previous page." })),
+});
+const TenantListBody = described(Type.Object({
+  tenants: Type.Array(Type.Object({ domain: Type.String(), applicationId: Type.String(), createdAt: Type.String({ description: "ISO 8601 time." }) })),
+  nextCursor: Type.Union([Type.String(), Type.Null()], { description: "Pass as `cursor` for the next page; null on the last page." }),
+}), "Tenants in domain order; never a key or secret.");
+const DeletedTenantBody = described(Type.Object({
+  success: Type.Literal(true),
+  domain: Type.String(),
+  applicationId: Type.String(),
+  applicationDeleted: Type.Boolean({ description: "True when this was the application's last tenant: the application and its internal API key are gone too." }),
+}), "The tenant and everything it held are erased.");
 
 /** The key is checked before anything else (onRequest); 404 when the operator API is off. */
 const OPERATOR_ERRORS: readonly ErrorCode[] = ["not_found", "unauthorized"];
@@ -66,6 +83,34 @@ export const operatorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
     const created = await createTenant(deps, request.body);
     return reply.code(201).send(created);
   });
+
+  app.get("/operator/tenants", {
+    schema: {
+      summary: "List tenants",
+      description: "D23. In domain order, cursor-paged.",
+      tags: ["operator"],
+      operationId: "listTenants",
+      security: security.operator,
+      querystring: TenantListQuery,
+      response: { 200: TenantListBody, ...errorResponses(...OPERATOR_ERRORS, "validation_failed") },
+    },
+  }, async (request) => {
+    const { limit, cursor } = request.query;
+    return listTenants(deps, { cursor, limit: limit === undefined ? undefined : Number(limit) });
+  });
+
+  app.delete("/operator/tenants/:domain", {
+    schema: {
+      summary: "Delete a tenant and everything it holds",
+      description: "D23. `confirm` must repeat the domain (400 otherwise, nothing deleted). Erases, in one transaction, the tenant's members, sessions, tokens, webhook deliveries, audit events and counters, and its application with the application's internal API key when no other tenant shares it. Not reversible. Other instances may serve the tenant from their cache for up to 5 seconds.",
+      tags: ["operator"],
+      operationId: "deleteTenant",
+      security: security.operator,
+      params: DomainParams,
+      querystring: Type.Object({ confirm: Type.String({ minLength: 1, maxLength: MAX_PATH_PARAM_LENGTH, description: "The domain again." }) }),
+      response: { 200: DeletedTenantBody, ...errorResponses(...OPERATOR_ERRORS, "validation_failed", "unknown_tenant") },
+    },
+  }, async (request) => deleteTenant(deps, request.params.domain, request.query.confirm));
 
   app.get("/operator/tenants/:domain", {
     schema: {
