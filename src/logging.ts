@@ -3,6 +3,7 @@
  * every secret-bearing field name, and the request serializer masks tokens in URLs.
  */
 import pino, { type DestinationStream, type Logger } from "pino";
+import { linkPages } from "./model.js";
 
 const secretFields = [
   "password",
@@ -34,7 +35,7 @@ export const logRedactPaths = [
 ];
 
 /** Route names whose links end in `/{recordId}/{token}` (spec 4.6): what follows the record id is masked. */
-const LINK_ROUTE_NAMES = new Set(["verify-magic-link", "email-verified", "reset-password"]);
+const LINK_ROUTE_NAMES = new Set<string>(Object.values(linkPages));
 /**
  * Any run of URL characters this long between delimiters is masked wherever it is (D21: whichever
  * route matched, or none): every token we issue is 43 characters, no route name of ours passes 25.

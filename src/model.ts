@@ -48,9 +48,18 @@ export interface Member {
   twoFactorStatus: TwoFactorStatus;
 }
 
-export type TokenKind = "verify_email" | "password_reset" | "magic_login";
+export type TokenKind = "verify_email" | "password_reset" | "magic_login" | "email_change" | "secure_account";
 
-export type WebhookEventType = "verify_email" | "account_exists" | "password_reset" | "magic_login" | "security_alert" | "member.deleted";
+/** The page each kind of link opens (spec 4.6, D24): `https://<tenant>/<page>/<recordId>/<token>`. Logs mask what follows them. */
+export const linkPages = {
+  verify_email: "email-verified",
+  password_reset: "reset-password",
+  magic_login: "verify-magic-link",
+  email_change: "email-change",
+  secure_account: "secure-account",
+} as const satisfies Record<TokenKind, string>;
+
+export type WebhookEventType = "verify_email" | "account_exists" | "password_reset" | "magic_login" | "security_alert" | "email_change" | "member.created" | "member.updated" | "member.deleted" | "session.created";
 
 /** Who did it and from where: kept on audit events, never a secret. */
 export interface RequestContext {

@@ -30,6 +30,7 @@ import type { MagicLoginAnswer, RegisterMagicLinkBody, RequestMagicLinkBody, Ver
 import type { ChangePasswordBody, ForgotPasswordBody, ResetPasswordBody } from "../src/http/routes/password.js";
 import type { RegisterPasswordBody, RegistrationBody, ResendVerificationBody, VerifyEmailAnswer, VerifyEmailBody } from "../src/http/routes/registration.js";
 import type { DisableTwoFactorBody, EnableTwoFactorBody, RecoveryCodesBody, RegenerateRecoveryCodesBody, SetupBody } from "../src/http/routes/two-factor.js";
+import type { ChangeEmailBody, DeleteAccountBody, LinkBody, MeBody, SessionListBody, SessionParams, UpdateMeBody } from "../src/http/routes/self-service.js";
 import type { MessageBody } from "../src/http/schemas.js";
 
 // ---- Type-level equality ----
@@ -62,6 +63,15 @@ interface RouteShapes {
   disableTwoFactor: [[body: S<typeof DisableTwoFactorBody>], Msg];
   regenerateRecoveryCodes: [[body: S<typeof RegenerateRecoveryCodesBody>], S<typeof RecoveryCodesBody>];
   getBotChallenge: [[], S<typeof ChallengeBody>];
+  getMe: [[], S<typeof MeBody>];
+  updateMe: [[body: S<typeof UpdateMeBody>], S<typeof MeBody>];
+  changeEmail: [[body: S<typeof ChangeEmailBody>], Msg];
+  confirmEmailChange: [[body: S<typeof LinkBody>], Msg];
+  secureAccount: [[body: S<typeof LinkBody>], Msg];
+  listSessions: [[], S<typeof SessionListBody>];
+  revokeSession: [[id: S<typeof SessionParams>["id"]], Msg];
+  revokeOtherSessions: [[], Msg];
+  deleteAccount: [[body: S<typeof DeleteAccountBody>], Msg];
   lockAccount: [[body: S<typeof LockAccountBody>], S<typeof StatusBody>];
   resendVerificationAsAdmin: [[body: S<typeof AdminResendVerificationBody>], Msg];
   requirePasswordChange: [[body: S<typeof RequirePasswordChangeBody>], S<typeof StatusBody>];

@@ -30,7 +30,7 @@ test("preflight: an allowed origin may POST JSON with credentials; nothing wider
     assert.equal(ok.statusCode, 204, ok.body);
     assert.equal(ok.headers["access-control-allow-origin"], ALLOWED);
     assert.equal(ok.headers["access-control-allow-credentials"], "true");
-    assert.equal(ok.headers["access-control-allow-methods"], "GET, POST");
+    assert.equal(ok.headers["access-control-allow-methods"], "GET, POST, PATCH, DELETE", "D24's PATCH /auth/me and DELETE /auth/sessions/{id} too");
     assert.equal(ok.headers["access-control-allow-headers"], "Content-Type");
     assert.equal(ok.headers.vary, "Origin");
 
@@ -41,8 +41,8 @@ test("preflight: an allowed origin may POST JSON with credentials; nothing wider
       assert.equal(response.headers["access-control-allow-origin"], undefined, String(origin));
       assert.equal(response.headers["access-control-allow-methods"], undefined, String(origin));
     }
-    // The listed origin asking for another method, the admin key's header or X-Tenant-Domain: refused.
-    for (const [method, headers] of [["DELETE", undefined], ["POST", "content-type, authorization"], ["POST", "x-tenant-domain"]] as const) {
+    // The listed origin asking for a method Latch has no route for, the admin key's header or X-Tenant-Domain: refused.
+    for (const [method, headers] of [["PUT", undefined], ["POST", "content-type, authorization"], ["POST", "x-tenant-domain"]] as const) {
       const response = await preflight(h, ALLOWED, method, headers);
       assertError(response, 403, "origin_mismatch");
       assert.equal(response.headers["access-control-allow-origin"], undefined, `${method} ${headers}: a refusal grants nothing`);

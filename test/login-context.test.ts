@@ -72,7 +72,8 @@ test("with a GeoIP database: country and city are recorded; a new country is an 
   assert.equal(anomaly.details.newCountry, true);
   assert.equal(anomaly.details.country, "FR");
   const [alert] = await alerts(h);
-  assert.deepEqual(Object.keys(alert!).sort(), ["alert", "at", "country", "email", "event_type", "ip", "name", "recordid"]);
+  assert.deepEqual(Object.keys(alert!).sort(), ["alert", "at", "country", "email", "event_type", "ip", "name", "recordid", "secureAccountLink"]);
+  assert.match(String(alert!.secureAccountLink), new RegExp(`^https://${h.tenant.domain.replace(/\./g, "\\.")}/secure-account/${recordId}/[A-Za-z0-9_-]{43}$`), "D24: every alert has its 'this wasn't me' link");
   assert.equal(alert!.event_type, "security_alert");
   assert.equal(alert!.alert, "login_anomaly");
   assert.equal(alert!.recordid, recordId);

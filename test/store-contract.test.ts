@@ -68,9 +68,10 @@ export function storeContract(name: string, makeStore: () => Promise<MadeStore>)
     test("sessions: found only in their tenant, revoked per member, swept after expiry", async (t) => {
       const { store, dispose } = await twoTenants();
       t.after(dispose);
-      await store.sessions.insertSession("ten_a", "s1", 100000000000001, now, now + 1000);
-      await store.sessions.insertSession("ten_a", "s2", 100000000000001, now, now + 1000);
-      await store.sessions.insertSession("ten_b", "s3", 100000000000001, now, now + 1000);
+      const origin = (publicId: string) => ({ publicId, ip: "203.0.113.9", userAgent: "UA", country: null });
+      await store.sessions.insertSession("ten_a", "s1", 100000000000001, origin("p1"), now, now + 1000);
+      await store.sessions.insertSession("ten_a", "s2", 100000000000001, origin("p2"), now, now + 1000);
+      await store.sessions.insertSession("ten_b", "s3", 100000000000001, origin("p3"), now, now + 1000);
       assert.equal(await store.sessions.findLiveSession("ten_b", "s1", now), undefined);
       assert.equal((await store.sessions.findLiveSession("ten_a", "s1", now))!.memberId, 100000000000001);
       await store.sessions.deleteMemberSessions("ten_a", 100000000000001, "s2");
@@ -78,6 +79,16 @@ export function storeContract(name: string, makeStore: () => Promise<MadeStore>)
       assert.ok(await store.sessions.findLiveSession("ten_a", "s2", now), "the kept session stays");
       assert.ok(await store.sessions.findLiveSession("ten_b", "s3", now), "the other tenant's session is untouched");
       assert.equal(await store.sessions.findLiveSession("ten_a", "s2", now + 1000), undefined, "expired");
+      // D24: last seen moves only once its minute is up; a public id ends only its own tenant's session.
+      await store.sessions.touchSession("ten_a", "s2", now + 59_999);
+      assert.equal((await store.sessions.findLiveSession("ten_a", "s2", now))!.lastSeenAt, now);
+      await store.sessions.touchSession("ten_a", "s2", now + 60_000);
+      assert.equal((await store.sessions.findLiveSession("ten_a", "s2", now))!.lastSeenAt, now + 60_000);
+      assert.equal(await store.sessions.deleteSessionByPublicId("ten_a", 100000000000001, "p3"), false, "another tenant's public id");
+      assert.deepEqual((await store.sessions.listMemberSessions("ten_a", 100000000000001, now)).map((x) => [x.publicId, x.ip, x.userAgent]), [["p2", "203.0.113.9", "UA"]]);
+      assert.equal(await store.sessions.deleteSessionByPublicId("ten_a", 100000000000001, "p2"), true);
+      assert.equal(await store.sessions.findLiveSession("ten_a", "s2", now), undefined);
+      await store.sessions.insertSession("ten_a", "s2", 100000000000001, origin("p2"), now, now + 1000);
       await store.tokens.replaceToken("ten_a", 100000000000001, "verify_email", "t1", now, now + 1000);
       await store.limits.hitCounter("ten_a", "k", 1000, now);
       await store.sweepExpired(now + 1000);

@@ -32,7 +32,7 @@ test("every page renders 200 with its CSP, referrer policy, nosniff and no-store
   await registerVerifiedMember(h, "pages@example.org");
   const cookie = await loginCookie("pages@example.org");
   const publicPages = ["/ui/register", "/ui/register-email-only", "/ui/login", "/ui/magic-link", "/ui/forgot-password", "/ui/resend-verification", "/resend-verification", "/ui/check-email?for=registration"];
-  const linkPages = ["email-verified", "reset-password", "verify-magic-link"].flatMap((p) => [`/${p}/123456789012345/${"A".repeat(43)}`, `/ui/${p}/123456789012345/${"A".repeat(43)}`]);
+  const linkPages = ["email-verified", "reset-password", "verify-magic-link", "email-change", "secure-account"].flatMap((p) => [`/${p}/123456789012345/${"A".repeat(43)}`, `/ui/${p}/123456789012345/${"A".repeat(43)}`]);
   for (const url of [...publicPages, ...linkPages]) {
     const body = assertPage(await getPage(h, url));
     assert.equal(body.match(/<h1>/g)?.length, 1, `${url}: one h1`);
@@ -40,7 +40,7 @@ test("every page renders 200 with its CSP, referrer policy, nosniff and no-store
     assert.match(body, /<a class="skip" href="#main">/, url);
     assert.match(body, /<title>[^<]+ · members\.example\.com<\/title>/, url);
   }
-  for (const url of ["/ui/account", "/ui/change-password", "/ui/two-factor"]) {
+  for (const url of ["/ui/account", "/ui/change-password", "/ui/two-factor", "/ui/account/profile", "/ui/account/sessions", "/ui/account/delete"]) {
     const body = assertPage(await getPage(h, url, { cookie }));
     assert.equal(body.match(/<h1>/g)?.length, 1, url);
   }
@@ -48,8 +48,10 @@ test("every page renders 200 with its CSP, referrer policy, nosniff and no-store
 });
 
 test("every input has a label and an autocomplete attribute", async () => {
-  for (const url of ["/ui/register", "/ui/login", "/ui/reset-password/123456789012345/abc"]) {
-    const body = (await getPage(h, url)).body;
+  await registerVerifiedMember(h, "labels@example.org");
+  const cookie = await loginCookie("labels@example.org");
+  for (const [url, options] of [["/ui/register", {}], ["/ui/login", {}], ["/ui/reset-password/123456789012345/abc", {}], ["/ui/account/profile", { cookie }], ["/ui/account/delete", { cookie }]] as const) {
+    const body = (await getPage(h, url, options)).body;
     for (const input of body.match(/<input [^>]*>/g) ?? []) {
       if (/type="hidden"/.test(input)) continue;
       const id = /id="([^"]+)"/.exec(input)?.[1];

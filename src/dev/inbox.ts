@@ -51,6 +51,7 @@ const emails: Record<string, { subject: string; linkField: string; action: strin
   verify_email: { subject: "Confirm your email address", linkField: "verificationLink", action: "Confirm email address" },
   password_reset: { subject: "Reset your password", linkField: "resetLink", action: "Reset password" },
   magic_login: { subject: "Your sign-in link", linkField: "magicLoginLink", action: "Sign in" },
+  email_change: { subject: "Confirm your new email address", linkField: "verificationLink", action: "Confirm new email address" },
 };
 
 const alertTexts: Record<string, string> = {
@@ -60,6 +61,8 @@ const alertTexts: Record<string, string> = {
   two_factor_enabled: "two-factor authentication was turned on",
   two_factor_disabled: "two-factor authentication was turned off",
   recovery_code_used: "a recovery code was used",
+  email_change_requested: "someone asked to change your email address",
+  email_changed: "your email address was changed",
 };
 
 function textOf(value: unknown): string {
@@ -92,7 +95,10 @@ export function describeMessage(message: DevInboxMessage): DevInboxEmail {
       { label: "IP address", value: textOf(payload.ip) },
       { label: "Country", value: textOf(payload.country) || "unknown" },
     ];
-    return { ...base, subject: `Security alert: ${alertTexts[alert] ?? alert}`, link: null, action: null, details, payload };
+    if (typeof payload.newEmail === "string") details.push({ label: "New address", value: payload.newEmail });
+    // D24: every alert offers "this wasn't me".
+    const link = textOf(payload.secureAccountLink);
+    return { ...base, subject: `Security alert: ${alertTexts[alert] ?? alert}`, link: link || null, action: link ? "This wasn't me" : null, details, payload };
   }
   return { ...base, subject: `Webhook: ${eventType || "unknown event"}`, link: null, action: null, details: [], payload };
 }

@@ -95,7 +95,7 @@ async function completeLogin(deps: Deps, tenant: Tenant, attempt: PasswordAttemp
       const fresh = await tx.members.findMemberById(tenant.id, decidedOn.recordId, { lock: true });
       if (!fresh || !sameLoginState(fresh, decidedOn)) return { fresh };
       if (straightToSession) await tx.limits.clearLockout(tenant.id, fresh.email);
-      const issued = await createSession(tx, deps, tenant, fresh.recordId, now);
+      const issued = await createSession(tx, deps, tenant, fresh.recordId, context, now);
       await recordSuccessfulLogin(tx, deps, tenant, fresh, "password", context, now);
       return { session: issued };
     });

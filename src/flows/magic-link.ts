@@ -98,7 +98,7 @@ async function loginWithMagicLink(deps: Deps, tenant: Tenant, input: VerifyMagic
     await tx.members.addMagicLinkAuthentication(tenant.id, recordId, now);
     // A magic link proves the mailbox: like any successful login it clears the password lockout (D13).
     await tx.limits.clearLockout(tenant.id, fresh.email);
-    const session = await createSession(tx, deps, tenant, recordId, now);
+    const session = await createSession(tx, deps, tenant, recordId, context, now);
     await recordSuccessfulLogin(tx, deps, tenant, fresh, "magic_link", context, now);
     return { kind: "session" as const, session };
   });

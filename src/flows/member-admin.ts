@@ -6,8 +6,8 @@
  */
 import type { Deps } from "../deps.js";
 import { AuthError } from "../errors.js";
-import { enqueueWebhook } from "../events/outbox.js";
 import { findTargetMember, noSuchMember } from "./admin.js";
+import { enqueueMemberEvent } from "./member-events.js";
 import type { Member, MemberStatus, RequestContext, Tenant } from "../model.js";
 import { parseRecordId } from "../security/identity.js";
 import type { Store } from "../store/index.js";
@@ -106,7 +106,7 @@ export async function exportMember(deps: Deps, tenant: Tenant, rawRecordId: stri
   const events = await deps.store.audit.listMemberAuditEvents(tenant.id, member.recordId, Number.MAX_SAFE_INTEGER);
   return {
     member: { ...memberView(member), emailVerified: member.emailVerified, hasPassword: member.passwordHash !== null },
-    sessions: sessions.map((s) => ({ createdAt: iso(s.createdAt), expiresAt: iso(s.expiresAt) })),
+    sessions: sessions.map((s) => ({ createdAt: iso(s.createdAt), lastSeenAt: iso(s.lastSeenAt), expiresAt: iso(s.expiresAt), ip: s.ip, userAgent: s.userAgent, country: s.country })),
     loginHistory: origins.map((o) => ({ kind: o.kind, value: o.value, firstSeen: iso(o.firstSeen), lastSeen: iso(o.lastSeen) })),
     auditEvents: events.map((e) => ({ type: e.type, at: iso(e.at), ip: e.ip, userAgent: e.userAgent, details: e.details ?? {} })),
     passkeys: [] as { name: string }[],
@@ -139,21 +139,25 @@ export async function eraseMember(tx: Store, tenant: Tenant, recordId: number): 
   return member;
 }
 
-/** D22/D25: erasure, one audit row `member_deleted` (no email), and `member.deleted` to the tenant. */
+/** D22: erasure by the tenant admin. */
 export async function deleteMember(deps: Deps, tenant: Tenant, rawRecordId: string, context: RequestContext): Promise<{ recordid: string }> {
   const recordId = parseRecordId(rawRecordId);
   const now = deps.clock.now();
   const deleted = await deps.store.transaction(async (tx) => {
     const member = recordId === undefined ? undefined : await eraseMember(tx, tenant, recordId);
     if (!member) return false;
-    await tx.audit.insertAuditEvent(tenant.id, { memberId: member.recordId, type: "member_deleted", ip: context.ip, userAgent: context.userAgent, details: { by: "admin" } }, now);
-    const url = tenant.settings.eventsWebhook;
-    if (url) await enqueueWebhook(tx, deps, tenant, "member.deleted", url, { recordid: String(member.recordId), at: iso(now) }, now);
+    await recordErasure(tx, deps, tenant, member, "admin", context, now);
     return true;
   });
   if (!deleted) throw noSuchMember();
-  if (tenant.settings.eventsWebhook) deps.webhooks.notify();
+  deps.webhooks.notify();
   return { recordid: String(recordId) };
+}
+
+/** What stays of an erasure (D22, D24): one audit row `member_deleted` (no email) and `member.deleted` to the tenant. */
+export async function recordErasure(tx: Store, deps: Deps, tenant: Tenant, member: Member, by: "admin" | "member", context: RequestContext, now: number): Promise<void> {
+  await tx.audit.insertAuditEvent(tenant.id, { memberId: member.recordId, type: "member_deleted", ip: context.ip, userAgent: context.userAgent, details: { by } }, now);
+  await enqueueMemberEvent(tx, deps, tenant, "member.deleted", member.recordId, {}, now);
 }
 
 export async function revokeMemberSessions(deps: Deps, tenant: Tenant, rawRecordId: string, context: RequestContext): Promise<{ recordid: string }> {

@@ -16,7 +16,7 @@ import type { Store } from "../store/index.js";
 const { pending, unlocked, locked, passwordChangePending } = MemberStatus;
 const anyStatus: readonly MemberStatus[] = [pending, unlocked, locked, passwordChangePending];
 
-export type StatusAction = "verifyEmail" | "resetPassword" | "changePassword" | "lock" | "unlock" | "requirePasswordChange";
+export type StatusAction = "verifyEmail" | "resetPassword" | "changePassword" | "lock" | "unlock" | "requirePasswordChange" | "secureAccount";
 
 interface Transition {
   from: readonly MemberStatus[];
@@ -35,6 +35,8 @@ export const statusTransitions: Record<StatusAction, Transition> = {
   unlock: { from: [locked], to: (member) => (member.emailVerified ? unlocked : pending) },
   /** D15: only an active account; a locked or unverified one keeps its state. */
   requirePasswordChange: { from: [unlocked, passwordChangePending], to: () => passwordChangePending },
+  /** D24 "this wasn't me": like requirePasswordChange, asked by the member from an alert's link. */
+  secureAccount: { from: [unlocked, passwordChangePending], to: () => passwordChangePending },
 };
 
 /** The status `action` leads to from the member's current one, or undefined when it may not start there. */

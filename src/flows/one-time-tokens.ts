@@ -1,20 +1,17 @@
 /** Issuing one-time tokens (spec 2.3, D7) and the links that carry them. */
-import { HOUR, MINUTE } from "../core/clock.js";
+import { DAY, HOUR, MINUTE } from "../core/clock.js";
 import { randomToken } from "../core/random.js";
 import type { Deps } from "../deps.js";
-import type { Tenant, TokenKind } from "../model.js";
+import { linkPages, type Tenant, type TokenKind } from "../model.js";
 import { sha256Hex } from "../security/hashing.js";
 import type { Store } from "../store/index.js";
 
-const pages: Record<TokenKind, string> = {
-  verify_email: "email-verified",
-  password_reset: "reset-password",
-  magic_login: "verify-magic-link",
-};
+/** D24: an email change link lives 1 h; a "this wasn't me" link 7 days, long enough to read an alert late. */
+const fixedLifetimes: Partial<Record<TokenKind, number>> = { verify_email: 24 * HOUR, magic_login: 15 * MINUTE, email_change: HOUR, secure_account: 7 * DAY };
 
 export function tokenLifetimeMs(tenant: Tenant, kind: TokenKind): number {
-  if (kind === "verify_email") return 24 * HOUR;
-  if (kind === "magic_login") return 15 * MINUTE;
+  const fixed = fixedLifetimes[kind];
+  if (fixed !== undefined) return fixed;
   return Math.min(Math.max(tenant.settings.resetTokenTtlMinutes, 15), 24 * 60) * MINUTE || 1 * HOUR;
 }
 
@@ -23,6 +20,8 @@ export interface IssueOptions {
   registrationId?: string;
   /** D19: for an unknown email, the same rows written already expired (under a member id no one has). */
   dummy?: boolean;
+  /** D24: the address an email change link confirms. */
+  newEmail?: string;
 }
 
 /**
@@ -35,7 +34,7 @@ export async function issueOneTimeToken(tx: Store, deps: Deps, tenant: Tenant, r
   const tokenHash = sha256Hex(token);
   const expiresAt = options.dummy ? now : now + tokenLifetimeMs(tenant, kind);
   if (options.registrationId !== undefined) await tx.tokens.insertToken(tenant.id, recordId, kind, tokenHash, now, expiresAt, options.registrationId);
-  else await tx.tokens.replaceToken(tenant.id, recordId, kind, tokenHash, now, expiresAt);
+  else await tx.tokens.replaceToken(tenant.id, recordId, kind, tokenHash, now, expiresAt, options.newEmail ?? null);
   const base = deps.dev?.linkBaseFor(tenant.domain) ?? `https://${tenant.domain}`;
-  return `${base}/${pages[kind]}/${recordId}/${token}`;
+  return `${base}/${linkPages[kind]}/${recordId}/${token}`;
 }

@@ -9,6 +9,7 @@ import type { RequestContext, Tenant } from "../model.js";
 import { finishFailedCheck, lockoutRemainingMs, noLockout, startPasswordCheck } from "../security/lockout.js";
 import { distinctIpRules, VELOCITY_LOCKOUT_MS } from "../security/rate-limit.js";
 import type { Store } from "../store/index.js";
+import { normalizePassword } from "../security/password.js";
 import { countDistinctIps } from "./guards.js";
 
 const LOCKED_OUT_MESSAGE = "Too many failed attempts. Please try again later.";
@@ -160,4 +161,29 @@ export async function recordFailedPasswordCheck(deps: Deps, tenant: Tenant, atte
   });
   attempt.settled = true;
   if (startedLockout) deps.metrics.lockoutStarted("password");
+}
+
+/**
+ * Checks the current password of a signed-in member (change-password, disabling 2FA, D24
+ * re-authentication) behind the same lockout as login, so a stolen session is no password oracle.
+ * `onWrong` runs before the refusal (an audit row of the caller's choosing).
+ */
+export async function checkCurrentPassword(
+  deps: Deps,
+  tenant: Tenant,
+  member: { email: string; passwordHash: string | null },
+  password: string,
+  context: RequestContext,
+  refusal: { message: string; onWrong?: () => Promise<void> },
+): Promise<void> {
+  const attempt = await reservePasswordAttempt(deps, tenant, member.email, context, { trackVelocity: false });
+  await holdingPlace(deps, tenant, attempt, async () => {
+    if (!member.passwordHash || !(await deps.hasher.verifyPassword(member.passwordHash, normalizePassword(password)))) {
+      await recordFailedPasswordCheck(deps, tenant, attempt);
+      await refusal.onWrong?.();
+      throw new AuthError("invalid_credentials", { message: refusal.message });
+    }
+    // The password was right: the check must not count, whatever follows.
+    await passwordCheckPassed(deps.store, tenant, attempt);
+  });
 }

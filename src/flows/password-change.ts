@@ -2,9 +2,8 @@
 import type { Deps } from "../deps.js";
 import { AuthError } from "../errors.js";
 import type { RequestContext, Tenant } from "../model.js";
-import { normalizePassword } from "../security/password.js";
 import { nextStatus } from "./member-status.js";
-import { holdingPlace, passwordCheckPassed, recordFailedPasswordCheck, reservePasswordAttempt } from "./password-attempts.js";
+import { checkCurrentPassword } from "./password-attempts.js";
 import { checkNewPassword, hashNewPassword } from "./passwords.js";
 import { enqueueSecurityAlert } from "./security-alerts.js";
 import type { ActiveSession } from "./sessions.js";
@@ -20,17 +19,9 @@ export async function changePassword(deps: Deps, tenant: Tenant, session: Active
   const now = deps.clock.now();
   const member = await deps.store.members.findMemberById(tenant.id, session.memberId);
   if (!member) throw new AuthError("unauthorized");
-  // A stolen session must not become a password-guessing oracle: same lockout as login.
-  const attempt = await reservePasswordAttempt(deps, tenant, member.email, context, { trackVelocity: false });
-  await holdingPlace(deps, tenant, attempt, async () => {
-    const current = normalizePassword(input.currentPassword);
-    if (!member.passwordHash || !(await deps.hasher.verifyPassword(member.passwordHash, current))) {
-      await recordFailedPasswordCheck(deps, tenant, attempt);
-      await deps.store.audit.insertAuditEvent(tenant.id, { memberId: member.recordId, type: "password_change_failed", ip: context.ip, userAgent: context.userAgent }, now);
-      throw new AuthError("invalid_credentials", { message: "The current password is incorrect." });
-    }
-    // The current password was right: the check must not count, whatever follows.
-    await passwordCheckPassed(deps.store, tenant, attempt);
+  await checkCurrentPassword(deps, tenant, member, input.currentPassword, context, {
+    message: "The current password is incorrect.",
+    onWrong: () => deps.store.audit.insertAuditEvent(tenant.id, { memberId: member.recordId, type: "password_change_failed", ip: context.ip, userAgent: context.userAgent }, now),
   });
   const password = await checkNewPassword(deps, input.newPassword);
   const hashed = await hashNewPassword(deps, password);

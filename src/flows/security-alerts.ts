@@ -1,14 +1,31 @@
 /**
  * D16: the tenant's optional securityAlertWebhook tells a member of what happened to their
  * account: a login from somewhere new, a password change or reset, 2FA enabled or disabled, a
- * recovery code used. Enqueued in the caller's transaction, like every webhook.
+ * recovery code used, an email change asked or made (D24). Enqueued in the caller's transaction,
+ * like every webhook. Every alert carries a `secureAccountLink` (D24, "this wasn't me").
  */
 import type { Deps } from "../deps.js";
 import { enqueueWebhook, memberFields } from "../events/outbox.js";
 import type { Member, RequestContext, Tenant } from "../model.js";
 import type { Store } from "../store/index.js";
+import { issueOneTimeToken } from "./one-time-tokens.js";
 
-export type SecurityAlert = "login_anomaly" | "password_changed" | "password_reset" | "two_factor_enabled" | "two_factor_disabled" | "recovery_code_used";
+export type SecurityAlert =
+  | "login_anomaly"
+  | "password_changed"
+  | "password_reset"
+  | "two_factor_enabled"
+  | "two_factor_disabled"
+  | "recovery_code_used"
+  | "email_change_requested"
+  | "email_changed";
+
+export interface AlertOptions {
+  /** Fields the alert adds (email_change_requested: `newEmail`). */
+  fields?: Record<string, string>;
+  /** email_changed: the address "this wasn't me" gives back to the member (the one the alert goes to). */
+  restoreEmail?: string;
+}
 
 export async function enqueueSecurityAlert(
   tx: Store,
@@ -18,14 +35,19 @@ export async function enqueueSecurityAlert(
   alert: SecurityAlert,
   context: RequestContext,
   now: number,
+  options: AlertOptions = {},
 ): Promise<void> {
   const url = tenant.settings.securityAlertWebhook;
   if (!url) return;
+  // One live link per member (D7): the newest alert's link works, older ones stop.
+  const secureAccountLink = await issueOneTimeToken(tx, deps, tenant, member.recordId, "secure_account", now, { newEmail: options.restoreEmail });
   await enqueueWebhook(tx, deps, tenant, "security_alert", url, {
     ...memberFields(member),
     alert,
     at: new Date(now).toISOString(),
     ip: context.ip,
     country: deps.geo.locate(context.ip).country,
+    ...options.fields,
+    secureAccountLink,
   }, now);
 }

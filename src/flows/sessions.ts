@@ -1,9 +1,13 @@
 /** Sessions (spec 2.2, D6): creation after login, the session check, logout. */
 import { randomToken } from "../core/random.js";
 import type { Deps } from "../deps.js";
-import { MemberStatus, sessionTiers, type Tenant } from "../model.js";
+import { MemberStatus, sessionTiers, type RequestContext, type Tenant } from "../model.js";
 import { sha256Hex } from "../security/hashing.js";
 import type { Store } from "../store/index.js";
+import { LAST_SEEN_RESOLUTION_MS } from "../store/sessions.js";
+
+/** The longest user agent kept with a session; longer ones are cut (they are shown, not parsed). */
+const USER_AGENT_MAX = 512;
 
 /** The session data of spec 2.2. */
 export interface SessionData {
@@ -28,30 +32,44 @@ export interface ActiveSession {
   data: SessionData;
   memberId: number;
   idHash: string;
+  /** Milliseconds; D24 lets a member without a password re-authenticate with a young session. */
+  createdAt: number;
 }
 
 export function sessionTtlSeconds(tenant: Tenant): number {
   return sessionTiers[tenant.settings.sessionTier] ?? sessionTiers["1d"];
 }
 
-export async function createSession(tx: Store, deps: Deps, tenant: Tenant, recordId: number, now: number): Promise<IssuedSession> {
+export async function createSession(tx: Store, deps: Deps, tenant: Tenant, recordId: number, context: RequestContext, now: number): Promise<IssuedSession> {
   const sessionId = randomToken(deps.random, 32);
   const maxAgeSeconds = sessionTtlSeconds(tenant);
-  await tx.sessions.insertSession(tenant.id, sha256Hex(sessionId), recordId, now, now + maxAgeSeconds * 1000);
+  const origin = {
+    publicId: randomToken(deps.random, 16),
+    ip: context.ip,
+    userAgent: context.userAgent?.slice(0, USER_AGENT_MAX) ?? null,
+    country: deps.geo.locate(context.ip).country ?? null,
+  };
+  await tx.sessions.insertSession(tenant.id, sha256Hex(sessionId), recordId, origin, now, now + maxAgeSeconds * 1000);
   await tx.members.recordLogin(tenant.id, recordId, now);
   return { sessionId, maxAgeSeconds };
 }
 
-/** One indexed lookup; a session of another tenant is simply not found (D6). */
+/**
+ * One indexed lookup; a session of another tenant is simply not found (D6). `last_seen_at` is
+ * written when it is a minute old or more (D24), so a busy session costs one write a minute.
+ */
 export async function findActiveSession(deps: Deps, tenant: Tenant, sessionId: string | undefined): Promise<ActiveSession | undefined> {
   if (!sessionId) return undefined;
   const idHash = sha256Hex(sessionId);
-  const record = await deps.store.sessions.findLiveSession(tenant.id, idHash, deps.clock.now());
+  const now = deps.clock.now();
+  const record = await deps.store.sessions.findLiveSession(tenant.id, idHash, now);
   if (!record || record.memberStatus === MemberStatus.locked) return undefined;
+  if (now - record.lastSeenAt >= LAST_SEEN_RESOLUTION_MS) await deps.store.sessions.touchSession(tenant.id, idHash, now);
   const is2FAEnabled = record.twoFactorStatus === "Enabled";
   return {
     memberId: record.memberId,
     idHash,
+    createdAt: record.createdAt,
     data: {
       recordId: String(record.memberId),
       hostname: tenant.domain,

@@ -8,11 +8,10 @@ import { MINUTE } from "../core/clock.js";
 import type { Deps } from "../deps.js";
 import { AuthError } from "../errors.js";
 import type { Member, RequestContext, Tenant } from "../model.js";
-import { normalizePassword } from "../security/password.js";
 import { generateRecoveryCodes, hashRecoveryCode, normalizeRecoveryCode } from "../security/recovery-codes.js";
 import { generateTotpSecret, matchTotpStep, totpUri } from "../security/totp.js";
 import type { Store } from "../store/index.js";
-import { holdingPlace, passwordCheckPassed, recordFailedPasswordCheck, reservePasswordAttempt } from "./password-attempts.js";
+import { checkCurrentPassword } from "./password-attempts.js";
 import { enqueueSecurityAlert } from "./security-alerts.js";
 import type { ActiveSession } from "./sessions.js";
 
@@ -151,15 +150,7 @@ export async function disableTwoFactor(deps: Deps, tenant: Tenant, session: Acti
   const member = await findSessionMember(deps, tenant, session);
   if (member.twoFactorStatus !== "Enabled") throw new AuthError("invalid_state", { message: "Two-factor authentication is not enabled." });
   if (input.password !== undefined) {
-    const password = input.password;
-    const attempt = await reservePasswordAttempt(deps, tenant, member.email, context, { trackVelocity: false });
-    await holdingPlace(deps, tenant, attempt, async () => {
-      if (!member.passwordHash || !(await deps.hasher.verifyPassword(member.passwordHash, normalizePassword(password)))) {
-        await recordFailedPasswordCheck(deps, tenant, attempt);
-        throw new AuthError("invalid_credentials", { message: "The password is incorrect." });
-      }
-      await passwordCheckPassed(deps.store, tenant, attempt);
-    });
+    await checkCurrentPassword(deps, tenant, member, input.password, context, { message: "The password is incorrect." });
   } else if (input.code !== undefined) {
     await verifySecondFactor(deps, tenant, member, input.code, context, now);
   } else {

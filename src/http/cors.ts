@@ -13,7 +13,7 @@ import { AuthError } from "../errors.js";
 import type { Tenant } from "../model.js";
 
 const PREFLIGHT_MAX_AGE_SECONDS = 600;
-const ALLOWED_METHODS = ["GET", "POST"];
+const ALLOWED_METHODS = ["GET", "POST", "PATCH", "DELETE"];
 
 export function isCorsOriginAllowed(tenant: Tenant, origin: string): boolean {
   return tenant.settings.allowedOrigins.includes(origin.toLowerCase());

@@ -116,6 +116,7 @@ const tags = [
   { name: "sessions", description: "The `session_id` cookie: reading the session and logging out." },
   { name: "passwords", description: "Forgot, reset and change password." },
   { name: "two-factor", description: "TOTP enrolment, disabling, and recovery codes. Each needs the session cookie." },
+  { name: "account", description: "The member's own profile, email, sessions and account (D24), and \"this wasn't me\" from a security alert." },
   { name: "bot", description: "The self-hosted ALTCHA challenge." },
   { name: "admin", description: "The tenant's admin calls, with the application's internal API key." },
   { name: "operator", description: "Onboarding and operating tenants, with `OPERATOR_API_KEY`. Answers 404 when that variable is not set." },

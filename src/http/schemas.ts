@@ -43,3 +43,30 @@ export const TenantHeaders = Type.Object({ "x-tenant-domain": Type.Optional(Type
 export function described<T extends TSchema>(schema: T, description: string, headers?: Record<string, TSchema>): T {
   return { ...schema, description, ...(headers ? { headers } : {}) };
 }
+
+export const Timestamp = Type.String({ format: "date-time", description: "ISO 8601 time." });
+export const MemberStatusField = Type.Union([
+  Type.Literal("Email Verification Pending"),
+  Type.Literal("Unlocked"),
+  Type.Literal("Locked"),
+  Type.Literal("Password Change Pending"),
+]);
+/** A member as spec section 1 names its fields (D22 admin views, D24 `/auth/me`). */
+export const memberIdentityFields = {
+  recordid: Type.String(),
+  email: Type.String(),
+  name: Type.String(),
+  authentication_status: MemberStatusField,
+  authentication_type: Type.Array(Type.Union([Type.Literal("Password"), Type.Literal("Magic Link")])),
+  _2fa_status: Type.Union([Type.Literal("Disabled"), Type.Literal("Enabled")]),
+};
+const Nullable = (description: string) => Type.Union([Type.String(), Type.Null()], { description });
+/** A session as its member (D24) and the admin's export (D22) see it: never the cookie or its hash. */
+export const SessionFields = {
+  createdAt: Timestamp,
+  lastSeenAt: described(Timestamp, "Updated at most once a minute."),
+  expiresAt: Timestamp,
+  ip: Nullable("The IP the session was opened from."),
+  userAgent: Nullable("The browser's User-Agent when the session was opened (at most 512 characters)."),
+  country: Nullable("ISO 3166 country of `ip` when GeoIP is configured."),
+};

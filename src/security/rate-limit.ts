@@ -22,6 +22,8 @@ export const rateRules = {
   resendVerificationPerEmail: { name: "resend_verification_email", limit: 1, windowMs: 5 * MINUTE },
   botChallengePerIp: { name: "bot_challenge_ip", limit: 60, windowMs: MINUTE },
   adminResendPerEmail: { name: "admin_resend_email", limit: 1, windowMs: 5 * MINUTE },
+  /** D24: email change requests per member (each mails an address the member chose). */
+  changeEmailPerMember: { name: "change_email_member", limit: 3, windowMs: HOUR },
 } as const satisfies Record<string, RateRule>;
 
 /** Rows of spec 8.2 that count distinct client IPs per email rather than requests (D13). */

@@ -13,6 +13,7 @@ import * as auditEventsAt from "./migrations/0005-audit-events-at.js";
 import * as registrationsEmailRequests from "./migrations/0006-registrations-email-requests.js";
 import * as lockoutChecksInFlight from "./migrations/0007-lockout-checks-in-flight.js";
 import * as memberAdministration from "./migrations/0008-member-administration.js";
+import * as memberSelfService from "./migrations/0009-member-self-service.js";
 
 /** Listed in code, not read from a folder, so the build output and tsx behave alike. */
 const migrations: Record<string, Migration> = {
@@ -24,6 +25,7 @@ const migrations: Record<string, Migration> = {
   "0006-registrations-email-requests": registrationsEmailRequests,
   "0007-lockout-checks-in-flight": lockoutChecksInFlight,
   "0008-member-administration": memberAdministration,
+  "0009-member-self-service": memberSelfService,
 };
 
 const staticMigrations: MigrationProvider = { getMigrations: async () => migrations };

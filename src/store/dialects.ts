@@ -39,6 +39,12 @@ export interface OpenedDatabase {
 
 const INT8_OID = 20;
 
+/** A unique index refused the write (PostgreSQL 23505, SQLite's UNIQUE/PRIMARY KEY constraint). */
+export function isUniqueViolation(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === "23505" || code === "SQLITE_CONSTRAINT_UNIQUE" || code === "SQLITE_CONSTRAINT_PRIMARYKEY";
+}
+
 function openSqlite(databaseUrl: string): OpenedDatabase {
   const file = resolve(databaseUrl.slice("sqlite:".length));
   mkdirSync(dirname(file), { recursive: true });

@@ -147,6 +147,28 @@ export class MemberStore {
     await this.db.updateTable("members").set({ last_login_at: now }).where("tenant_id", "=", tenantId).where("id", "=", recordId).execute();
   }
 
+  /** D24: the member's own name change. */
+  async updateName(tenantId: string, recordId: number, name: string, now: number): Promise<boolean> {
+    const result = await this.db.updateTable("members").set({ name, updated_at: now }).where("tenant_id", "=", tenantId).where("id", "=", recordId).executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  }
+
+  /**
+   * D24: the confirmed new email, applied only while the row still has the email the change was
+   * asked from; false when the new email is taken meanwhile (the unique index decides) or the row moved.
+   */
+  async updateEmail(tenantId: string, recordId: number, from: string, to: string, now: number): Promise<boolean> {
+    const result = await this.db
+      .updateTable("members")
+      .set({ email: to, updated_at: now })
+      .where("tenant_id", "=", tenantId)
+      .where("id", "=", recordId)
+      .where("email", "=", from)
+      .where((eb) => eb.not(eb.exists(eb.selectFrom("members as other").select("other.id").where("other.tenant_id", "=", tenantId).where("other.email", "=", to))))
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  }
+
   /** D22 erasure; the caller deletes what is keyed to the member in the same transaction. */
   async deleteMember(tenantId: string, recordId: number): Promise<boolean> {
     const result = await this.db.deleteFrom("members").where("tenant_id", "=", tenantId).where("id", "=", recordId).executeTakeFirst();

@@ -52,6 +52,13 @@ export interface SessionsTable {
   member_id: number;
   created_at: number;
   expires_at: number;
+  /** D24: what the member sees and names a session by: random (older sessions: see migration 0009). */
+  public_id: string;
+  /** Written at most once a minute by the session check (D24). */
+  last_seen_at: number;
+  ip: string | null;
+  user_agent: string | null;
+  country: string | null;
 }
 
 export interface OneTimeTokensTable {
@@ -63,6 +70,8 @@ export interface OneTimeTokensTable {
   expires_at: number;
   /** verify_email only (D18): the registration whose password and name the link confirms; null for a resend. */
   registration_id: string | null;
+  /** email_change only (D24): the address the link confirms. */
+  new_email: string | null;
 }
 
 /** D18: one registration of a still-pending account, with what using its link makes the account. */

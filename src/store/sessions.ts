@@ -8,9 +8,28 @@ export interface SessionRecord {
   memberId: number;
   createdAt: number;
   expiresAt: number;
+  lastSeenAt: number;
   memberStatus: MemberStatus;
   twoFactorStatus: TwoFactorStatus;
 }
+
+/** Where a session was opened (D24): kept to show the member, never a secret. */
+export interface SessionOrigin {
+  publicId: string;
+  ip: string | null;
+  userAgent: string | null;
+  country: string | null;
+}
+
+/** A session as its member sees it (D24): the public id, never the cookie or its hash. */
+export interface SessionSummary extends SessionOrigin {
+  createdAt: number;
+  lastSeenAt: number;
+  expiresAt: number;
+}
+
+/** How often the session check may write `last_seen_at`: at most once a minute per session. */
+export const LAST_SEEN_RESOLUTION_MS = 60_000;
 
 /** Sessions are keyed by the SHA-256 of the cookie value; the cookie itself is never stored. */
 export class SessionStore {
@@ -20,8 +39,33 @@ export class SessionStore {
     private readonly reader?: SnapshotReader,
   ) {}
 
-  async insertSession(tenantId: string, idHash: string, memberId: number, now: number, expiresAt: number): Promise<void> {
-    await this.db.insertInto("sessions").values({ tenant_id: tenantId, id_hash: idHash, member_id: memberId, created_at: now, expires_at: expiresAt }).execute();
+  async insertSession(tenantId: string, idHash: string, memberId: number, origin: SessionOrigin, now: number, expiresAt: number): Promise<void> {
+    await this.db
+      .insertInto("sessions")
+      .values({
+        tenant_id: tenantId,
+        id_hash: idHash,
+        member_id: memberId,
+        created_at: now,
+        expires_at: expiresAt,
+        last_seen_at: now,
+        public_id: origin.publicId,
+        ip: origin.ip,
+        user_agent: origin.userAgent,
+        country: origin.country,
+      })
+      .execute();
+  }
+
+  /** Moves `last_seen_at` forward when it is a minute old or more; a no-op otherwise (idempotent under races). */
+  async touchSession(tenantId: string, idHash: string, now: number): Promise<void> {
+    await this.db
+      .updateTable("sessions")
+      .set({ last_seen_at: now })
+      .where("tenant_id", "=", tenantId)
+      .where("id_hash", "=", idHash)
+      .where("last_seen_at", "<=", now - LAST_SEEN_RESOLUTION_MS)
+      .execute();
   }
 
   /** The session check: one primary-key lookup joined to the member row by its primary key. */
@@ -29,7 +73,7 @@ export class SessionStore {
     this.db
       .selectFrom("sessions as s")
       .innerJoin("members as m", (join) => join.onRef("m.tenant_id", "=", "s.tenant_id").onRef("m.id", "=", "s.member_id"))
-      .select(["s.member_id", "s.created_at", "s.expires_at", "m.status", "m.two_factor_status"])
+      .select(["s.member_id", "s.created_at", "s.expires_at", "s.last_seen_at", "m.status", "m.two_factor_status"])
       .where("s.tenant_id", "=", v.tenantId)
       .where("s.id_hash", "=", v.idHash)
       .where("s.expires_at", ">", v.now),
@@ -42,6 +86,7 @@ export class SessionStore {
         memberId: Number(row.member_id),
         createdAt: Number(row.created_at),
         expiresAt: Number(row.expires_at),
+        lastSeenAt: Number(row.last_seen_at),
         memberStatus: row.status as MemberStatus,
         twoFactorStatus: row.two_factor_status as TwoFactorStatus,
       }
@@ -59,17 +104,44 @@ export class SessionStore {
     await query.execute();
   }
 
-  /** D22: the member's live sessions, oldest first; never their id hashes (export, counts). */
-  async listMemberSessions(tenantId: string, memberId: number, now: number): Promise<{ createdAt: number; expiresAt: number }[]> {
+  /** Ends one session of the member by its public id; false when the member has no such live session. */
+  async deleteSessionByPublicId(tenantId: string, memberId: number, publicId: string): Promise<boolean> {
+    const rows = await this.db
+      .deleteFrom("sessions")
+      .where("tenant_id", "=", tenantId)
+      .where("member_id", "=", memberId)
+      .where("public_id", "=", publicId)
+      .returning("member_id")
+      .execute();
+    return rows.length > 0;
+  }
+
+  /** The public id of the session a cookie hash names (to mark the current one in a list). */
+  async findPublicId(tenantId: string, idHash: string): Promise<string | undefined> {
+    const row = await this.db.selectFrom("sessions").select("public_id").where("tenant_id", "=", tenantId).where("id_hash", "=", idHash).executeTakeFirst();
+    return row?.public_id;
+  }
+
+  /** D22/D24: the member's live sessions, newest first; never their id hashes. */
+  async listMemberSessions(tenantId: string, memberId: number, now: number): Promise<SessionSummary[]> {
     const rows = await this.db
       .selectFrom("sessions")
-      .select(["created_at", "expires_at"])
+      .select(["public_id", "created_at", "last_seen_at", "expires_at", "ip", "user_agent", "country"])
       .where("tenant_id", "=", tenantId)
       .where("member_id", "=", memberId)
       .where("expires_at", ">", now)
-      .orderBy("created_at")
+      .orderBy("created_at", "desc")
+      .orderBy("public_id")
       .execute();
-    return rows.map((r) => ({ createdAt: Number(r.created_at), expiresAt: Number(r.expires_at) }));
+    return rows.map((r) => ({
+      publicId: r.public_id,
+      createdAt: Number(r.created_at),
+      lastSeenAt: Number(r.last_seen_at),
+      expiresAt: Number(r.expires_at),
+      ip: r.ip,
+      userAgent: r.user_agent,
+      country: r.country,
+    }));
   }
 
   async deleteExpiredSessions(now: number): Promise<void> {

@@ -19,19 +19,32 @@ export class TokenStore {
    * Issuing voids earlier unused tokens of the same kind for the member (D7). A verification link
    * of a registration is the exception (D18): a resend voids only earlier resends.
    */
-  async replaceToken(tenantId: string, memberId: number, kind: TokenKind, tokenHash: string, now: number, expiresAt: number): Promise<void> {
+  async replaceToken(tenantId: string, memberId: number, kind: TokenKind, tokenHash: string, now: number, expiresAt: number, newEmail: string | null = null): Promise<void> {
     let voided = this.db.deleteFrom("one_time_tokens").where("tenant_id", "=", tenantId).where("member_id", "=", memberId).where("kind", "=", kind);
     if (kind === "verify_email") voided = voided.where("registration_id", "is", null);
     await voided.execute();
-    await this.insertToken(tenantId, memberId, kind, tokenHash, now, expiresAt, null);
+    await this.insertToken(tenantId, memberId, kind, tokenHash, now, expiresAt, null, newEmail);
   }
 
   /** Adds a token beside the member's others: a registration's own verification link (D18). */
-  async insertToken(tenantId: string, memberId: number, kind: TokenKind, tokenHash: string, now: number, expiresAt: number, registrationId: string | null): Promise<void> {
+  async insertToken(tenantId: string, memberId: number, kind: TokenKind, tokenHash: string, now: number, expiresAt: number, registrationId: string | null, newEmail: string | null = null): Promise<void> {
     await this.db
       .insertInto("one_time_tokens")
-      .values({ tenant_id: tenantId, token_hash: tokenHash, kind, member_id: memberId, created_at: now, expires_at: expiresAt, registration_id: registrationId })
+      .values({ tenant_id: tenantId, token_hash: tokenHash, kind, member_id: memberId, created_at: now, expires_at: expiresAt, registration_id: registrationId, new_email: newEmail })
       .execute();
+  }
+
+  /**
+   * D24: uses an email change link (or a "this wasn't me" link) up in one statement, returning the
+   * address it carries: the new email to confirm, or the old one to restore (null when none).
+   */
+  async consumeTokenWithEmail(tenantId: string, memberId: number, kind: "email_change" | "secure_account", tokenHash: string, now: number): Promise<{ email: string | null } | undefined> {
+    const row = await this.db
+      .deleteFrom("one_time_tokens")
+      .where((eb) => liveToken(eb, tenantId, memberId, kind, tokenHash, now))
+      .returning("new_email")
+      .executeTakeFirst();
+    return row && { email: row.new_email };
   }
 
   /** Peeks at a verification link: undefined when not valid, else the registration it confirms (null for a resend). */

@@ -21,13 +21,20 @@ export const pagePaths = {
   twoFactorDisable: `${UI}/two-factor/disable`,
   recoveryCodes: `${UI}/two-factor/recovery-codes`,
   logout: `${UI}/logout`,
+  accountProfile: `${UI}/account/profile`,
+  accountName: `${UI}/account/name`,
+  accountEmail: `${UI}/account/email`,
+  accountSessions: `${UI}/account/sessions`,
+  accountSessionRevoke: `${UI}/account/sessions/revoke`,
+  accountSessionsRevokeOthers: `${UI}/account/sessions/revoke-others`,
+  accountDelete: `${UI}/account/delete`,
 } as const;
 
 /** The pages of spec 4.6 whose links arrive by email: served at /<page>/... and at /ui/<page>/... */
-export const TOKEN_PAGES = ["email-verified", "reset-password", "verify-magic-link"] as const;
+export const TOKEN_PAGES = ["email-verified", "reset-password", "verify-magic-link", "email-change", "secure-account"] as const;
 
 /** What the "check your email" page says, by the step that sent the email. */
-export type EmailSentFor = "registration" | "verification" | "reset" | "magic-link";
+export type EmailSentFor = "registration" | "verification" | "reset" | "magic-link" | "email-change";
 
 /** Fixed notices shown after a redirect (?notice=...): the text never comes from the request. */
 export const notices = {
@@ -38,6 +45,12 @@ export const notices = {
   "logged-out": "You have been logged out.",
   "two-factor-disabled": "Two-factor authentication is turned off.",
   "login-required": "Please log in first.",
+  "name-changed": "Your name has been changed.",
+  "email-changed": "Your email address has been changed.",
+  "session-ended": "That session has been signed out.",
+  "other-sessions-ended": "You have been signed out everywhere else.",
+  "account-deleted": "Your account has been deleted.",
+  "account-secured": "Your account is secured: every session has ended and every link is void. Choose a new password to log in again.",
 } as const;
 export type NoticeKey = keyof typeof notices;
 

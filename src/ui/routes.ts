@@ -15,6 +15,7 @@ import { accountPages } from "./pages/account-pages.js";
 import { loginPages } from "./pages/login-pages.js";
 import { passwordPages } from "./pages/password-pages.js";
 import { registrationPages } from "./pages/registration-pages.js";
+import { selfServicePages } from "./pages/self-service-pages.js";
 
 const PAGE_TITLES: Record<number, string> = {
   400: "Bad request",
@@ -74,5 +75,6 @@ export async function hostedPageRoutes(app: FastifyInstance, { deps }: { deps: D
     await scope.register(loginPages, { deps });
     await scope.register(passwordPages, { deps });
     await scope.register(accountPages, { deps });
+    await scope.register(selfServicePages, { deps });
   });
 }

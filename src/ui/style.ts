@@ -46,4 +46,8 @@ img.qr{display:block;width:240px;height:240px;margin:.5rem 0;border:1px solid #a
 form.inline{display:inline}
 footer{color:#4a4a4a;font-size:.9rem}
 .visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
+ul.sessions{list-style:none;padding:0}
+ul.sessions>li{border:1px solid #a1a1aa;padding:.5rem 1rem;margin:0 0 .75rem;overflow-wrap:anywhere}
+ul.sessions p{margin:.25rem 0}
+.badge{display:inline-block;background:#14532d;color:#fff;font-size:.85rem;padding:0 .4rem;border-radius:.25rem}
 `;

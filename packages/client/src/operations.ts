@@ -3,7 +3,7 @@
  * (test/client-types.test.ts compares the two). `admin` calls carry the API key.
  */
 export interface Operation {
-  method: "GET" | "POST" | "DELETE";
+  method: "GET" | "POST" | "PATCH" | "DELETE";
   path: string;
   admin?: true;
 }
@@ -26,6 +26,15 @@ export const operations = {
   disableTwoFactor: { method: "POST", path: "/auth/2fa/disable" },
   regenerateRecoveryCodes: { method: "POST", path: "/auth/2fa/recovery-codes" },
   getBotChallenge: { method: "GET", path: "/auth/bot-challenge" },
+  getMe: { method: "GET", path: "/auth/me" },
+  updateMe: { method: "PATCH", path: "/auth/me" },
+  changeEmail: { method: "POST", path: "/auth/change-email" },
+  confirmEmailChange: { method: "POST", path: "/auth/confirm-email-change" },
+  secureAccount: { method: "POST", path: "/auth/secure-account" },
+  listSessions: { method: "GET", path: "/auth/sessions" },
+  revokeSession: { method: "DELETE", path: "/auth/sessions/{id}" },
+  revokeOtherSessions: { method: "POST", path: "/auth/sessions/revoke-others" },
+  deleteAccount: { method: "POST", path: "/auth/delete-account" },
   lockAccount: { method: "POST", path: "/auth/lock-account", admin: true },
   resendVerificationAsAdmin: { method: "POST", path: "/auth/admin/resend-verification-email", admin: true },
   requirePasswordChange: { method: "POST", path: "/auth/admin/require-password-change", admin: true },

@@ -34,6 +34,12 @@ export type MemberStatus = "Email Verification Pending" | "Unlocked" | "Locked" 
 /** `email` exact, or a prefix ending in `*`; `limit` digits, at most 100 (default 50); `cursor` the previous page's `nextCursor`. */
 export type ListMembersQuery = { email?: string; status?: MemberStatus; limit?: string; cursor?: string };
 export type RevokeMemberSessionsRequest = { recordId: string };
+export type UpdateMeRequest = { name: string };
+/** D24 re-authentication: `password` when the member has one, `twoFACode` when 2FA is on; neither for a magic-link-only member with a session under 10 minutes old. */
+export type ChangeEmailRequest = { newEmail: string; password?: string; twoFACode?: string };
+export type DeleteAccountRequest = { password?: string; twoFACode?: string };
+/** `recordId` and `token` are the last two segments of the emailed link. */
+export type LinkRequest = { recordId: string; token: string };
 
 // ---- Answers (2xx bodies) ----
 
@@ -91,15 +97,21 @@ type With<T, U> = { [K in keyof T | keyof U]: K extends keyof U ? U[K] : K exten
 export type MemberListResponse = { success: true; members: Member[]; nextCursor: string | null };
 /** `passkeys`: how many; `sessions`: how many live. */
 export type MemberResponse = With<Member, { success: true; passkeys: number; sessions: number }>;
+/** D24: a session as its member sees it. Times are ISO 8601; `lastSeenAt` moves at most once a minute. */
+export type SessionSummary = { createdAt: string; lastSeenAt: string; expiresAt: string; ip: string | null; userAgent: string | null; country: string | null };
 export type MemberExportResponse = {
   success: true;
   member: With<Member, { emailVerified: boolean; hasPassword: boolean }>;
-  sessions: { createdAt: string; expiresAt: string }[];
+  sessions: SessionSummary[];
   loginHistory: { kind: "country" | "network"; value: string; firstSeen: string; lastSeen: string }[];
   auditEvents: { type: string; at: string; ip: string | null; userAgent: string | null; details: { [key: string]: string | number | boolean | null } }[];
   passkeys: { name: string }[];
 };
 export type RecordIdResponse = { success: true; recordid: string };
+/** D24: the signed-in member; `hasPassword` false for a magic-link-only member. */
+export type MeResponse = With<Omit<Member, "lastLoginAt">, { success: true; hasPassword: boolean }>;
+/** `id` names the session in revokeSession; it is not the cookie. */
+export type SessionListResponse = { success: true; sessions: With<SessionSummary, { id: string; current: boolean }>[] };
 
 // ---- The client ----
 
@@ -144,6 +156,15 @@ export interface LatchClient {
   disableTwoFactor(body: DisableTwoFactorRequest): Promise<MessageResponse>;
   regenerateRecoveryCodes(body: RegenerateRecoveryCodesRequest): Promise<RecoveryCodesResponse>;
   getBotChallenge(): Promise<BotChallengeResponse>;
+  getMe(): Promise<MeResponse>;
+  updateMe(body: UpdateMeRequest): Promise<MeResponse>;
+  changeEmail(body: ChangeEmailRequest): Promise<MessageResponse>;
+  confirmEmailChange(body: LinkRequest): Promise<MessageResponse>;
+  secureAccount(body: LinkRequest): Promise<MessageResponse>;
+  listSessions(): Promise<SessionListResponse>;
+  revokeSession(id: string): Promise<MessageResponse>;
+  revokeOtherSessions(): Promise<MessageResponse>;
+  deleteAccount(body: DeleteAccountRequest): Promise<MessageResponse>;
   lockAccount(body: LockAccountRequest): Promise<AccountStatusResponse>;
   resendVerificationAsAdmin(body: ResendVerificationAsAdminRequest): Promise<MessageResponse>;
   requirePasswordChange(body: RequirePasswordChangeRequest): Promise<AccountStatusResponse>;

@@ -4,7 +4,7 @@ import type { Deps } from "../../deps.js";
 import { authenticateAdmin, listAuditEvents, lockAccount, requirePasswordChange, resendVerificationAsAdmin } from "../../flows/admin.js";
 import { deleteMember, exportMember, getMember, listMembers, MEMBER_PAGE_DEFAULT, MEMBER_PAGE_MAX, revokeMemberSessions } from "../../flows/member-admin.js";
 import { ADMIN_ERRORS, BODY_ERRORS, errorResponses, security, TENANT_ERRORS } from "../openapi.js";
-import { described, EmailField, MessageBody, RecordIdField } from "../schemas.js";
+import { described, EmailField, MemberStatusField, memberIdentityFields, MessageBody, RecordIdField, SessionFields, Timestamp } from "../schemas.js";
 import { contextOf } from "../tenant.js";
 
 export const StatusBody = Type.Object({ success: Type.Literal(true), recordid: Type.String(), authentication_status: Type.String() });
@@ -24,21 +24,9 @@ export const LockAccountBody = Type.Object({ recordId: RecordIdField, action: Ty
 export const AdminResendVerificationBody = Type.Object({ recordId: RecordIdField, email: EmailField });
 export const RequirePasswordChangeBody = Type.Object({ recordId: RecordIdField });
 export const AuditLogQuery = Type.Object({ recordId: RecordIdField, limit: Type.Optional(Type.String({ pattern: "^[0-9]{1,3}$" })) });
-const MemberStatusField = Type.Union([
-  Type.Literal("Email Verification Pending"),
-  Type.Literal("Unlocked"),
-  Type.Literal("Locked"),
-  Type.Literal("Password Change Pending"),
-]);
-const Timestamp = Type.String({ format: "date-time", description: "ISO 8601 time." });
 /** D22: one member as the admin sees it (spec section 1 field names). */
 const memberFields = {
-  recordid: Type.String(),
-  email: Type.String(),
-  name: Type.String(),
-  authentication_status: MemberStatusField,
-  authentication_type: Type.Array(Type.Union([Type.Literal("Password"), Type.Literal("Magic Link")])),
-  _2fa_status: Type.Union([Type.Literal("Disabled"), Type.Literal("Enabled")]),
+  ...memberIdentityFields,
   createdAt: Timestamp,
   lastLoginAt: Type.Union([Timestamp, Type.Null()], { description: "The last login of any kind; null before the first." }),
 };
@@ -62,7 +50,7 @@ export const MemberBody = described(Type.Object({
 export const MemberExportBody = described(Type.Object({
   success: Type.Literal(true),
   member: Type.Object({ ...memberFields, emailVerified: Type.Boolean(), hasPassword: Type.Boolean() }),
-  sessions: Type.Array(Type.Object({ createdAt: Timestamp, expiresAt: Timestamp })),
+  sessions: Type.Array(Type.Object(SessionFields)),
   loginHistory: Type.Array(Type.Object({ kind: Type.Union([Type.Literal("country"), Type.Literal("network")]), value: Type.String(), firstSeen: Timestamp, lastSeen: Timestamp })),
   auditEvents: Type.Array(Type.Object({
     type: Type.String(),

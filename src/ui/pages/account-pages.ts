@@ -6,6 +6,7 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Deps } from "../../deps.js";
 import { disableTwoFactor, enableTwoFactor, regenerateRecoveryCodes, setUpTwoFactor } from "../../flows/two-factor.js";
+import { getMe, type MeView } from "../../flows/self-service.js";
 import type { ActiveSession } from "../../flows/sessions.js";
 import { PasswordField } from "../../http/schemas.js";
 import { contextOf } from "../../http/tenant.js";
@@ -24,9 +25,11 @@ function formatTime(unixSeconds: number): string {
   return new Date(unixSeconds * 1000).toISOString().replace("T", " ").replace(/\.\d+Z$/, " UTC");
 }
 
-function accountBody(session: ActiveSession): Html {
+function accountBody(session: ActiveSession, me: MeView): Html {
   const data = session.data;
   return html`<dl>
+<dt>Email</dt><dd>${me.email}</dd>
+<dt>Name</dt><dd>${me.name}</dd>
 <dt>Member id</dt><dd>${data.recordId}</dd>
 <dt>Logged in at</dt><dd><time datetime="${new Date(data.iat * 1000).toISOString()}">${formatTime(data.iat)}</time></dd>
 <dt>Session expires</dt><dd><time datetime="${new Date(data.exp * 1000).toISOString()}">${formatTime(data.exp)}</time></dd>
@@ -35,8 +38,11 @@ function accountBody(session: ActiveSession): Html {
 ${data.require2FASetup ? html`<p class="note">This site asks you to <a href="${pagePaths.twoFactor}">turn on two-factor authentication</a>.</p>` : ""}
 ${data.passwordChangePending ? html`<p class="note">Please <a href="${pagePaths.changePassword}">change your password</a>.</p>` : ""}
 <ul>
-<li><a href="${pagePaths.changePassword}">Change your password</a></li>
+<li><a href="${pagePaths.accountProfile}">Change your name or email address</a></li>
+<li><a href="${pagePaths.accountSessions}">See where you are signed in</a></li>
+<li>${me.hasPassword ? html`<a href="${pagePaths.changePassword}">Change your password</a>` : html`<a href="${pagePaths.forgotPassword}">Set a password</a> (we email you a link)`}</li>
 <li><a href="${pagePaths.twoFactor}">${data.is2FAEnabled ? "Manage two-factor authentication" : "Turn on two-factor authentication"}</a></li>
+<li><a href="${pagePaths.accountDelete}">Delete your account</a></li>
 </ul>
 ${form({ operation: "logout", action: pagePaths.logout, submit: "Log out", submitClass: "secondary", content: html`` })}`;
 }
@@ -92,7 +98,7 @@ export async function accountPages(app: FastifyInstance, { deps }: PageDeps): Pr
   const show = (request: FastifyRequest, title: string, body: Html, errors: FormError[] = [], notice?: string) => page(deps, request, { title, body, errors, notice, signedIn: true });
 
   app.get(pagePaths.account, hide, async (request, reply) =>
-    withSession(deps, request, reply, async (session) => sendPage(reply, 200, show(request, "Your account", accountBody(session), [], noticeOf(request)))));
+    withSession(deps, request, reply, async (session) => sendPage(reply, 200, show(request, "Your account", accountBody(session, await getMe(deps, request.tenant, session)), [], noticeOf(request)))));
 
   app.get(pagePaths.twoFactor, hide, async (request, reply) =>
     withSession(deps, request, reply, async (session) => sendPage(reply, 200, show(request, "Two-factor authentication", twoFactorOverview(session, []), [], noticeOf(request)))));

@@ -29,6 +29,7 @@ const SENT_TEXT: Record<EmailSentFor, string> = {
   verification: "If an account with that email is waiting for verification, we have sent a new confirmation email.",
   reset: "If an account exists for that email, we have sent a link to reset the password. It works for a limited time.",
   "magic-link": "If an account exists for that email, we have sent a login link. It works for 15 minutes.",
+  "email-change": "If that address can be used, we have sent a confirmation link to it. It works for 1 hour. Your email changes when you open it.",
 };
 
 function emailField(values: FormValues, errors: FormError[]): Html {

@@ -1,0 +1,357 @@
+/**
+ * D24: the member's own profile, sessions, email and account, and "this wasn't me". Each call runs
+ * on the session's member only; re-authentication guards what a stolen session must not do alone.
+ */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import type { LightMyRequestResponse } from "fastify";
+import { assertError, assertErrorNoExtras } from "./support/assertions.js";
+import { rowCounts, rowsHolding } from "./support/database.js";
+import { adminHeaders, enrolTwoFactor, lastWebhookFor, lockMember, magicLinkFor, nextIp, receiverSettings, requestResetLink, sessionStatus, WRONG_PASSWORD } from "./support/flows.js";
+import {
+  createHarness,
+  deliverWebhooks,
+  login,
+  OTHER_STRONG_PASSWORD,
+  parseLink,
+  post,
+  registerVerifiedMember,
+  sessionCookieOf,
+  settle,
+  STRONG_PASSWORD,
+  type Harness,
+} from "./support/harness.js";
+import { installStoreSeam } from "./support/store-seam.js";
+import { totpAt } from "./support/totp.js";
+
+const EMAIL = "ada@example.org";
+const NEW_EMAIL = "ada.lovelace@example.net";
+
+async function member(t: { after(fn: () => Promise<void>): void }, settings: Record<string, unknown> = {}): Promise<{ h: Harness; recordId: string; cookie: string }> {
+  const h = await createHarness();
+  t.after(() => h.close());
+  const tenant = (await h.deps.store.tenants.findTenantByDomain(h.tenant.domain))!;
+  const updated = { ...tenant.settings, securityAlertWebhook: `${h.receiver.url}/alerts`, eventsWebhook: `${h.receiver.url}/events`, ...settings };
+  assert.ok(await h.deps.store.tenants.updateTenantSettings(tenant.id, tenant.settings, updated, h.clock.now()));
+  h.deps.tenantCache.invalidate(h.tenant.domain);
+  const recordId = await registerVerifiedMember(h, EMAIL);
+  const cookie = await signIn(h, EMAIL);
+  return { h, recordId, cookie };
+}
+
+async function signIn(h: Harness, email: string, password = STRONG_PASSWORD, userAgent = "Browser/1"): Promise<string> {
+  const res = await login(h, email, password, { ip: nextIp(), headers: { "user-agent": userAgent } });
+  assert.equal(res.statusCode, 200, res.body);
+  return sessionCookieOf(res)!;
+}
+
+function call(h: Harness, method: "GET" | "POST" | "PATCH" | "DELETE", url: string, cookie: string | undefined, body?: Record<string, unknown>, headers: Record<string, string> = {}): Promise<LightMyRequestResponse> {
+  return h.app
+    .inject({
+      method,
+      url,
+      ...(body === undefined ? {} : { payload: body }),
+      remoteAddress: "203.0.113.10",
+      headers: { "x-tenant-domain": h.tenant.domain, ...(cookie ? { cookie: `session_id=${cookie}` } : {}), ...headers },
+    })
+    .then(async (res) => {
+      await settle(h);
+      return res;
+    });
+}
+
+function ok<T = Record<string, unknown>>(res: LightMyRequestResponse): T {
+  assert.equal(res.statusCode, 200, res.body);
+  return res.json<T>();
+}
+
+async function events(h: Harness): Promise<Record<string, string>[]> {
+  await deliverWebhooks(h);
+  return h.receiver.received.filter((w) => w.path === "/events").map((w) => w.body);
+}
+
+async function alerts(h: Harness): Promise<Record<string, string>[]> {
+  await deliverWebhooks(h);
+  return h.receiver.ofType("security_alert").map((w) => w.body);
+}
+
+interface ListedSession {
+  id: string;
+  ip: string | null;
+  userAgent: string | null;
+  lastSeenAt: string;
+  current: boolean;
+}
+
+async function sessions(h: Harness, cookie: string): Promise<ListedSession[]> {
+  return ok<{ sessions: ListedSession[] }>(await call(h, "GET", "/auth/sessions", cookie)).sessions;
+}
+
+test("D24 /auth/me: the profile; PATCH renames (audit, member.updated), refuses a bad name with no change, and needs the session of this tenant", async (t) => {
+  const { h, recordId, cookie } = await member(t);
+  const me = ok(await call(h, "GET", "/auth/me", cookie));
+  assert.deepEqual(me, {
+    success: true,
+    recordid: recordId,
+    email: EMAIL,
+    name: "Ada Lovelace",
+    authentication_status: "Unlocked",
+    authentication_type: ["Password"],
+    _2fa_status: "Disabled",
+    hasPassword: true,
+    createdAt: new Date(h.clock.now()).toISOString(),
+  });
+
+  assert.equal(ok(await call(h, "PATCH", "/auth/me", cookie, { name: "  Augusta Ada King " })).name, "Augusta Ada King");
+  assert.equal(ok(await call(h, "GET", "/auth/me", cookie)).name, "Augusta Ada King");
+  const [updated] = (await events(h)).filter((e) => e.event_type === "member.updated");
+  assert.deepEqual(updated, { event_type: "member.updated", recordid: recordId, at: new Date(h.clock.now()).toISOString(), changes: ["name"] });
+
+  for (const name of ["", "x".repeat(101), "bad\u0007name"]) {
+    assertError(await call(h, "PATCH", "/auth/me", cookie, { name }), 400, "validation_failed");
+  }
+  assert.equal(ok(await call(h, "GET", "/auth/me", cookie)).name, "Augusta Ada King", "a refused rename changed nothing");
+
+  assertErrorNoExtras(await call(h, "GET", "/auth/me", undefined), 401, "unauthorized");
+  assertErrorNoExtras(await call(h, "PATCH", "/auth/me", "not-a-session", { name: "Eve" }), 401, "unauthorized");
+  assertErrorNoExtras(await call(h, "PATCH", "/auth/me", cookie, { name: "Eve" }, { origin: "https://evil.example" }), 403, "origin_mismatch");
+  // The cookie of this tenant names nobody on another tenant.
+  await post(h, "/operator/tenants", { domain: "other.example.com", settings: receiverSettings(h) }, { headers: { authorization: "Bearer operator-key-for-tests-0123456789abcdef" } });
+  assertErrorNoExtras(await call(h, "GET", "/auth/me", cookie, undefined, { "x-tenant-domain": "other.example.com" }), 401, "unauthorized");
+});
+
+test("D24 sessions: listed with public ids, IP, agent and last seen (moved at most once a minute); one or all others revoked; never another member's", async (t) => {
+  const { h, recordId, cookie } = await member(t);
+  const phone = await signIn(h, EMAIL, STRONG_PASSWORD, "Phone/2");
+  const listed = await sessions(h, cookie);
+  assert.equal(listed.length, 2);
+  assert.deepEqual(listed.map((s) => s.current).sort(), [false, true]);
+  const other = listed.find((s) => !s.current)!;
+  assert.equal(other.userAgent, "Phone/2");
+  assert.match(other.ip!, /^\d+\.\d+\.\d+\.\d+$/);
+  for (const s of listed) assert.ok(!JSON.stringify(s).includes(cookie) && !JSON.stringify(s).includes(phone), "a public id is not a cookie");
+  const stored = await h.db.selectFrom("sessions").select(["id_hash", "public_id"]).execute();
+  for (const row of stored) assert.ok(!listed.some((s) => s.id === row.id_hash || row.id_hash.startsWith(s.id)), "nor the cookie's hash");
+
+  // Last seen: written when a minute has passed, not on every check.
+  const seenAt = listed.find((s) => s.current)!.lastSeenAt;
+  h.clock.advance(59_000);
+  assert.equal((await sessions(h, cookie)).find((s) => s.current)!.lastSeenAt, seenAt);
+  h.clock.advance(1_000);
+  assert.equal(await sessionStatus(h, cookie), 200);
+  assert.equal((await sessions(h, cookie)).find((s) => s.current)!.lastSeenAt, new Date(h.clock.now()).toISOString());
+
+  // Another member's session id is not found, and stays alive.
+  await registerVerifiedMember(h, "grace@example.org");
+  const grace = await signIn(h, "grace@example.org");
+  const graceId = (await sessions(h, grace))[0]!.id;
+  assertErrorNoExtras(await call(h, "DELETE", `/auth/sessions/${graceId}`, cookie), 404, "not_found");
+  assertErrorNoExtras(await call(h, "DELETE", "/auth/sessions/no-such-session", cookie), 404, "not_found");
+  assert.equal(await sessionStatus(h, grace), 200);
+
+  ok(await call(h, "DELETE", `/auth/sessions/${other.id}`, cookie));
+  assert.equal(await sessionStatus(h, phone), 401, "the revoked session ended");
+  assert.equal(await sessionStatus(h, cookie), 200, "this one stays");
+
+  const tablet = await signIn(h, EMAIL, STRONG_PASSWORD, "Tablet/3");
+  const laptop = await signIn(h, EMAIL, STRONG_PASSWORD, "Laptop/4");
+  ok(await call(h, "POST", "/auth/sessions/revoke-others", cookie, {}));
+  assert.deepEqual([await sessionStatus(h, tablet), await sessionStatus(h, laptop), await sessionStatus(h, cookie), await sessionStatus(h, grace)], [401, 401, 200, 200]);
+
+  // Ending the current session clears its cookie.
+  const own = (await sessions(h, cookie))[0]!;
+  const res = await call(h, "DELETE", `/auth/sessions/${own.id}`, cookie);
+  assert.equal(res.statusCode, 200, res.body);
+  assert.match(String(res.headers["set-cookie"]), /session_id=;/);
+  assert.equal(await sessionStatus(h, cookie), 401);
+
+  const audit = await h.db.selectFrom("audit_events").select("type").where("member_id", "=", Number(recordId)).execute();
+  assert.equal(audit.filter((e) => e.type === "session_revoked").length, 2);
+  assert.equal(audit.filter((e) => e.type === "sessions_revoked").length, 1);
+});
+
+test("D24 delete-account: re-authentication (password, then the 2FA code); wrong passwords count towards the lockout; erasure leaves only the erasure's own record", async (t) => {
+  const { h, recordId, cookie } = await member(t);
+  assertError(await call(h, "POST", "/auth/delete-account", cookie, {}), 400, "validation_failed");
+  assertError(await call(h, "POST", "/auth/delete-account", cookie, { password: WRONG_PASSWORD }), 401, "invalid_credentials");
+  const lockout = await h.db.selectFrom("login_lockouts").selectAll().executeTakeFirst();
+  assert.ok(lockout && Number(lockout.failures) >= 1, "a wrong password is a failed password check");
+
+  await enrolTwoFactor(h, cookie);
+  assertError(await call(h, "POST", "/auth/delete-account", cookie, { password: STRONG_PASSWORD }), 400, "validation_failed");
+  assertError(await call(h, "POST", "/auth/delete-account", cookie, { password: STRONG_PASSWORD, twoFACode: "000000" }), 401, "invalid_2fa_code");
+  assert.equal(await sessionStatus(h, cookie), 200, "nothing was deleted");
+
+  const secret = (await h.db.selectFrom("members").select("totp_secret_enc").executeTakeFirstOrThrow()).totp_secret_enc;
+  assert.ok(secret);
+  const code = totpAt(h.deps.secrets.open(secret), h.clock.now());
+  const res = await call(h, "POST", "/auth/delete-account", cookie, { password: STRONG_PASSWORD, twoFACode: code });
+  assert.equal(res.statusCode, 200, res.body);
+  assert.match(String(res.headers["set-cookie"]), /session_id=;/);
+  assert.equal(await sessionStatus(h, cookie), 401);
+
+  const deleted = (await events(h)).filter((e) => e.event_type === "member.deleted");
+  assert.deepEqual(deleted.map((e) => e.recordid), [recordId]);
+  const left = (await rowsHolding(h, { exact: [recordId], contained: [EMAIL] })).filter((row) => !row.includes('"eventType":"member.deleted"') && !row.startsWith("webhook_deliveries:"));
+  assert.deepEqual(left.map((row) => row.split(":")[0]), ["audit_events"], left.join("\n"));
+  assert.match(left[0]!, /"type":"member_deleted"/);
+  assert.match(left[0]!, /"by\\?":\\?"member/);
+  assertError(await login(h, EMAIL), 401, "invalid_credentials");
+});
+
+test("D24 delete-account without a password: a session under 10 minutes old is the re-authentication; an older one is refused", async (t) => {
+  const { h } = await member(t);
+  const register = await post(h, "/auth/register-magic-link", { email: "grace@example.org", name: "Grace", "bot-challenge-response": "x" }, { ip: nextIp() });
+  assert.equal(register.statusCode, 200, register.body);
+  await deliverWebhooks(h);
+  const verify = parseLink(lastWebhookFor(h, "verify_email", "grace@example.org").body.verificationLink!);
+  ok(await post(h, "/auth/verify-email", { recordId: verify.recordId, token: verify.token }));
+  const signInByLink = async () => {
+    const link = await magicLinkFor(h, "grace@example.org", { ip: nextIp() });
+    const res = await post(h, `/auth/verify-magic-link/${link.recordId}/${link.token}`, {});
+    assert.equal(res.statusCode, 200, res.body);
+    return sessionCookieOf(res)!;
+  };
+  const old = await signInByLink();
+  assert.equal(ok(await call(h, "GET", "/auth/me", old)).hasPassword, false);
+  h.clock.advance(10 * 60_000 + 1);
+  const refused = assertError(await call(h, "POST", "/auth/delete-account", old, {}), 401, "unauthorized");
+  assert.match(String(refused.message), /sign in again/i);
+  assert.equal(await sessionStatus(h, old), 200, "refused, not signed out");
+  h.clock.advance(3 * 60_000);
+  const fresh = await signInByLink();
+  ok(await call(h, "POST", "/auth/delete-account", fresh, {}));
+  assert.equal(await sessionStatus(h, old), 401, "every session went with the account");
+});
+
+for (const [what, interleave] of [
+  ["a password change from another session", (h: Harness, other: string) => call(h, "POST", "/auth/change-password", other, { currentPassword: STRONG_PASSWORD, newPassword: OTHER_STRONG_PASSWORD }).then(ok)],
+  ["an admin lock", (h: Harness, _other: string, recordId: string) => lockMember(h, recordId)],
+] as const) {
+  test(`D20/D24: ${what} committed between delete-account's password check and its transaction ends the session it was asked from: refused, nothing erased`, async (t) => {
+    const { h, recordId, cookie } = await member(t);
+    const other = await signIn(h, EMAIL);
+    const seam = installStoreSeam(h);
+    // The password check passed and cleared the lockout row; the erasure has not begun.
+    const checked = seam.pause("limits.clearLockout", { when: "after" });
+    const deleting = call(h, "POST", "/auth/delete-account", cookie, { password: STRONG_PASSWORD });
+    await checked.reached;
+    await interleave(h, other, recordId);
+    checked.release();
+    assertError(await deleting, 401, "unauthorized");
+    const row = await h.db.selectFrom("members").select("id").where("id", "=", Number(recordId)).executeTakeFirst();
+    assert.ok(row, "the member is still there");
+  });
+}
+
+test("D24 change-email: re-authenticated; the link goes to the new address, an alert to the old; confirming swaps the email, ends other sessions and voids old links", async (t) => {
+  const { h, recordId } = await member(t);
+  // A reset link mailed to the old address (asking for it ends every session: sign in again after).
+  const reset = await requestResetLink(h, EMAIL);
+  const cookie = await signIn(h, EMAIL);
+  const other = await signIn(h, EMAIL);
+  assertError(await call(h, "POST", "/auth/change-email", cookie, { newEmail: NEW_EMAIL }), 400, "validation_failed");
+  assertError(await call(h, "POST", "/auth/change-email", cookie, { newEmail: NEW_EMAIL, password: WRONG_PASSWORD }), 401, "invalid_credentials");
+  assertError(await call(h, "POST", "/auth/change-email", cookie, { newEmail: EMAIL, password: STRONG_PASSWORD }), 400, "validation_failed");
+  assertError(await call(h, "POST", "/auth/change-email", cookie, { newEmail: "not-an-email", password: STRONG_PASSWORD }), 400, "validation_failed");
+
+  const asked = ok<{ message: string }>(await call(h, "POST", "/auth/change-email", cookie, { newEmail: NEW_EMAIL.toUpperCase(), password: STRONG_PASSWORD }));
+  await deliverWebhooks(h);
+  const mail = lastWebhookFor(h, "email_change", NEW_EMAIL);
+  assert.equal(mail.path, "/verify");
+  assert.equal(mail.body.recordid, recordId);
+  const link = parseLink(mail.body.verificationLink!);
+  assert.equal(link.page, "email-change");
+  const requested = (await alerts(h)).find((a) => a.alert === "email_change_requested")!;
+  assert.equal(requested.email, EMAIL, "the alert goes to the old address");
+  assert.equal(requested.newEmail, NEW_EMAIL);
+  assert.equal(parseLink(requested.secureAccountLink!).page, "secure-account");
+  assert.equal(ok(await call(h, "GET", "/auth/me", cookie)).email, EMAIL, "nothing changes before the link is used");
+
+  assertError(await post(h, "/auth/confirm-email-change", { recordId: link.recordId, token: "x".repeat(43) }), 400, "invalid_token");
+  const confirmed = await post(h, "/auth/confirm-email-change", { recordId: link.recordId, token: link.token }, { cookie });
+  assert.equal(confirmed.statusCode, 200, confirmed.body);
+  assert.equal(asked.message, "If that address can be used, we have sent a confirmation link to it.");
+  assert.equal(ok(await call(h, "GET", "/auth/me", cookie)).email, NEW_EMAIL, "the confirming session stays");
+  assert.equal(await sessionStatus(h, other), 401, "other sessions end");
+  assertError(await post(h, "/auth/reset-password", { recordId: reset.recordId, token: reset.token, newPassword: OTHER_STRONG_PASSWORD }), 400, "invalid_token");
+  assertError(await post(h, "/auth/confirm-email-change", { recordId: link.recordId, token: link.token }), 400, "invalid_token");
+  assertError(await login(h, EMAIL), 401, "invalid_credentials");
+  assert.equal((await login(h, NEW_EMAIL, STRONG_PASSWORD, { ip: nextIp() })).statusCode, 200);
+
+  const changed = (await alerts(h)).find((a) => a.alert === "email_changed")!;
+  assert.equal(changed.email, EMAIL);
+  assert.deepEqual((await events(h)).filter((e) => e.event_type === "member.updated").map((e) => e.changes), [["email"]]);
+});
+
+test("D24 change-email to a taken address: the same answer and the same writes as to a free one, and nothing reaches the taken address", async (t) => {
+  // Two twins, each with a member and a taken address; one asks for the taken address, the other for a free one.
+  const askFor = async (newEmail: string) => {
+    const { h, cookie } = await member(t);
+    await registerVerifiedMember(h, "taken@example.org");
+    const before = await rowCounts(h);
+    const res = await call(h, "POST", "/auth/change-email", cookie, { newEmail, password: STRONG_PASSWORD });
+    const after = await rowCounts(h);
+    await deliverWebhooks(h);
+    return { h, cookie, body: ok(res), delta: Object.fromEntries(Object.keys(after).map((k) => [k, after[k]! - before[k]!])), mailed: h.receiver.ofType("email_change").map((w) => w.body.email) };
+  };
+  const taken = await askFor("taken@example.org");
+  const free = await askFor("free@example.org");
+  assert.deepEqual(taken.body, free.body);
+  assert.deepEqual(taken.delta, free.delta, "the same rows are written either way");
+  assert.deepEqual(taken.mailed, []);
+  assert.deepEqual(free.mailed, ["free@example.org"]);
+  // Three requests an hour per member: the fourth is refused.
+  const { h, cookie } = free;
+  for (const newEmail of ["second@example.org", "third@example.org"]) ok(await call(h, "POST", "/auth/change-email", cookie, { newEmail, password: STRONG_PASSWORD }));
+  assertError(await call(h, "POST", "/auth/change-email", cookie, { newEmail: "fourth@example.org", password: STRONG_PASSWORD }), 429, "rate_limited");
+});
+
+test("D24 confirm-email-change when the address was taken meanwhile: 409, nothing changes, and the link still works once it is free", async (t) => {
+  const { h, recordId, cookie } = await member(t);
+  ok(await call(h, "POST", "/auth/change-email", cookie, { newEmail: NEW_EMAIL, password: STRONG_PASSWORD }));
+  await deliverWebhooks(h);
+  const link = parseLink(lastWebhookFor(h, "email_change", NEW_EMAIL).body.verificationLink!);
+  const squatter = await registerVerifiedMember(h, NEW_EMAIL);
+  assertErrorNoExtras(await post(h, "/auth/confirm-email-change", { recordId: link.recordId, token: link.token }), 409, "conflict");
+  assert.equal(ok(await call(h, "GET", "/auth/me", cookie)).email, EMAIL);
+  ok(await call(h, "DELETE", `/auth/admin/members/${squatter}`, undefined, undefined, adminHeaders(h)));
+  ok(await post(h, "/auth/confirm-email-change", { recordId: link.recordId, token: link.token }));
+  const row = await h.db.selectFrom("members").select("email").where("id", "=", Number(recordId)).executeTakeFirstOrThrow();
+  assert.equal(row.email, NEW_EMAIL);
+});
+
+test("D24 this wasn't me: an email_changed alert's link ends every session, voids every link, requires a new password and gives the old address back; one use", async (t) => {
+  const { h, recordId, cookie } = await member(t);
+  ok(await call(h, "POST", "/auth/change-email", cookie, { newEmail: NEW_EMAIL, password: STRONG_PASSWORD }));
+  await deliverWebhooks(h);
+  const link = parseLink(lastWebhookFor(h, "email_change", NEW_EMAIL).body.verificationLink!);
+  ok(await post(h, "/auth/confirm-email-change", { recordId: link.recordId, token: link.token }));
+  const changed = (await alerts(h)).find((a) => a.alert === "email_changed")!;
+  const secure = parseLink(changed.secureAccountLink!);
+  const magic = await magicLinkFor(h, NEW_EMAIL, { ip: nextIp() });
+
+  assertError(await post(h, "/auth/secure-account", { recordId: secure.recordId, token: secure.token }, { domain: "unknown.example.com" }), 404, "unknown_tenant");
+  const res = await post(h, "/auth/secure-account", { recordId: secure.recordId, token: secure.token });
+  assert.equal(res.statusCode, 200, res.body);
+  assert.match(String(res.headers["set-cookie"]), /session_id=;/);
+  assert.equal(await sessionStatus(h, cookie), 401);
+  const row = await h.db.selectFrom("members").select(["email", "status"]).where("id", "=", Number(recordId)).executeTakeFirstOrThrow();
+  assert.deepEqual(row, { email: EMAIL, status: "Password Change Pending" });
+  assertError(await post(h, `/auth/verify-magic-link/${magic.recordId}/${magic.token}`, {}), 400, "invalid_token");
+  assertError(await login(h, EMAIL), 403, "password_change_required");
+  assertError(await post(h, "/auth/secure-account", { recordId: secure.recordId, token: secure.token }), 400, "invalid_token");
+  assert.deepEqual((await events(h)).filter((e) => e.event_type === "member.updated").map((e) => e.changes), [["email"], ["email", "status"]]);
+});
+
+test("D24 this wasn't me after a lock: the lock voided the alert's link too, and the account stays locked", async (t) => {
+  const { h, recordId, cookie } = await member(t);
+  ok(await call(h, "POST", "/auth/change-password", cookie, { currentPassword: STRONG_PASSWORD, newPassword: OTHER_STRONG_PASSWORD }));
+  const alert = (await alerts(h)).find((a) => a.alert === "password_changed")!;
+  const secure = parseLink(alert.secureAccountLink!);
+  // A lock voids every link (D15), this one too: the lock already did what the link would.
+  await lockMember(h, recordId);
+  assertError(await post(h, "/auth/secure-account", { recordId: secure.recordId, token: secure.token }), 400, "invalid_token");
+  const row = await h.db.selectFrom("members").select("status").where("id", "=", Number(recordId)).executeTakeFirstOrThrow();
+  assert.equal(row.status, "Locked");
+});
