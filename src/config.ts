@@ -19,6 +19,8 @@ export interface Config {
   databasePoolSize: number;
   /** Audit events older than this are deleted by the sweeper. */
   auditRetentionDays: number;
+  /** D25: a pending account is erased this long after its last verification link expired. */
+  pendingRetentionDays: number;
   databaseStatementTimeoutMs: number;
   operatorApiKey: string | undefined;
   /** Bearer token of GET /metrics; without it /metrics answers 404. */
@@ -84,6 +86,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const databasePoolSize = integer("DATABASE_POOL_SIZE", 10, 1, 500);
   const databaseStatementTimeoutMs = integer("DATABASE_STATEMENT_TIMEOUT_MS", 5000, 100, 600_000);
   const auditRetentionDays = integer("AUDIT_RETENTION_DAYS", 365, 1, 36_500);
+  const pendingRetentionDays = integer("PENDING_RETENTION_DAYS", 7, 1, 3650);
 
   const breachCheckUrl = text("BREACH_CHECK_URL") ?? DEFAULT_BREACH_CHECK_URL;
   if (!URL.canParse(breachCheckUrl)) problems.push("BREACH_CHECK_URL must be a URL");
@@ -126,6 +129,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databasePoolSize,
     databaseStatementTimeoutMs,
     auditRetentionDays,
+    pendingRetentionDays,
     operatorApiKey,
     metricsToken,
     trustProxy,

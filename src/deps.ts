@@ -17,6 +17,7 @@ import { openGeoLocator, type GeoLocator } from "./providers/geoip.js";
 import { createBreachChecker, type BreachChecker } from "./providers/breach.js";
 import { createPasswordHasher, type PasswordHasher } from "./security/password.js";
 import { createSecretBox, type SecretBox } from "./security/secret-box.js";
+import { keyedSubjectHasher, type SubjectHasher } from "./security/hashing.js";
 import { migrateToLatest, openDatabase } from "./store/database.js";
 import { Store } from "./store/index.js";
 import type { Counters } from "./store/counters.js";
@@ -42,6 +43,8 @@ export interface Deps {
   breach: BreachChecker;
   bot: BotVerifier;
   secrets: SecretBox;
+  /** D25: the keyed hash that names an email or IP in lockout and limit rows. */
+  subjects: SubjectHasher;
   altcha: AltchaProvider;
   webhooks: WebhookDispatcher;
   background: BackgroundTasks;
@@ -113,7 +116,8 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     reader?.close();
     throw err;
   }
-  const store = new Store(db, dialect, reader);
+  const subjects = keyedSubjectHasher(secrets.deriveSecret("lockout-and-limit-subjects"));
+  const store = new Store(db, dialect, reader, subjects);
   const counters = redis ?? store.limits;
   const metrics = new Metrics({ countOutboxBacklog: () => store.outbox.countPendingDeliveries(), log });
   const altcha = createAltchaProvider({
@@ -136,6 +140,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     breach: createBreachChecker({ mode: config.breachCheckMode, url: config.breachCheckUrl, log }),
     bot: overrides.bot ?? createBotVerifier({ log, altcha, secrets, allowPrivateNetworks: config.webhookAllowPrivateNetworks }),
     secrets,
+    subjects,
     altcha,
     background: new BackgroundTasks(log),
     geo: await openGeoLocator(config.geoipDb),

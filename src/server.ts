@@ -4,6 +4,7 @@ import { buildApp } from "./app.js";
 import { ConfigError, loadConfig } from "./config.js";
 import { DAY, MINUTE } from "./core/clock.js";
 import { createDeps } from "./deps.js";
+import { erasePendingAccounts } from "./flows/member-admin.js";
 import { sealStoredBotSecrets, warnIfUnprotected } from "./flows/tenants.js";
 import { startDevMode } from "./dev/start.js";
 
@@ -29,6 +30,8 @@ if (await deps.store.isReady().catch(() => false)) {
   for (const tenant of await deps.store.tenants.listTenants()) warnIfUnprotected(deps, tenant.domain, tenant.settings);
   const sealed = await sealStoredBotSecrets(deps);
   if (sealed > 0) deps.log.info({ tenants: sealed }, "sealed bot secretKeys stored in the clear by an older version");
+  const rekeyed = await deps.store.limits.rekeyClearLockouts();
+  if (rekeyed > 0) deps.log.info({ lockouts: rekeyed }, "re-keyed lockout rows that held an email in clear (D25)");
 } else {
   deps.log.warn("the database is not migrated or not reachable at start: /readyz answers 503 until it is (with MIGRATE_ON_START=false, run `latch migrate`)");
 }
@@ -43,6 +46,7 @@ if (config.devMode) await startDevMode(deps, app);
 deps.webhooks.start();
 const sweeper = setInterval(() => {
   deps.store.sweepExpired(deps.clock.now(), config.auditRetentionDays * DAY).catch((err: unknown) => deps.log.error({ err }, "sweeping expired rows failed"));
+  erasePendingAccounts(deps, deps.clock.now(), config.pendingRetentionDays * DAY).catch((err: unknown) => deps.log.error({ err }, "erasing expired pending accounts failed"));
 }, SWEEP_INTERVAL_MS);
 sweeper.unref();
 

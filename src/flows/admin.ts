@@ -12,6 +12,7 @@ import type { StoredAuditEvent } from "../store/audit.js";
 import type { Store } from "../store/index.js";
 import { enforceRateLimit } from "./guards.js";
 import { changeStatus, nextStatus } from "./member-status.js";
+import { enqueueStatusEvent } from "./member-events.js";
 import { enqueueVerificationEmail } from "./verification.js";
 
 export const ADMIN_RESEND_MESSAGE = "A new verification email has been sent.";
@@ -56,7 +57,7 @@ export interface LockAccountResult {
 
 export async function lockAccount(deps: Deps, tenant: Tenant, input: LockAccountInput, context: RequestContext): Promise<LockAccountResult> {
   const now = deps.clock.now();
-  return deps.store.transaction(async (tx) => {
+  const result = await deps.store.transaction(async (tx) => {
     const member = await findTargetMember(tx, tenant, input.recordId, input.email, { lock: true });
     const status = nextStatus(input.action, member) ?? member.status;
     await changeStatus(tx, member, status, now);
@@ -70,8 +71,11 @@ export async function lockAccount(deps: Deps, tenant: Tenant, input: LockAccount
     }
     const type = input.action === "lock" ? "account_locked" : "account_unlocked";
     await tx.audit.insertAuditEvent(tenant.id, { memberId: member.recordId, type, ip: context.ip, userAgent: context.userAgent, details: { by: "admin" } }, now);
+    await enqueueStatusEvent(tx, deps, tenant, member.recordId, member.status, status, now);
     return { recordid: String(member.recordId), authentication_status: status };
   });
+  deps.webhooks.notify();
+  return result;
 }
 
 export interface AdminResendInput {
@@ -98,15 +102,18 @@ export async function resendVerificationAsAdmin(deps: Deps, tenant: Tenant, inpu
  */
 export async function requirePasswordChange(deps: Deps, tenant: Tenant, input: { recordId: string }, context: RequestContext): Promise<LockAccountResult> {
   const now = deps.clock.now();
-  return deps.store.transaction(async (tx) => {
+  const result = await deps.store.transaction(async (tx) => {
     const member = await findTargetMember(tx, tenant, input.recordId, undefined, { lock: true });
     const status = nextStatus("requirePasswordChange", member);
     if (status === undefined) throw new AuthError("invalid_state", { message: "Only an active account can be required to change its password." });
     await changeStatus(tx, member, status, now);
     await tx.sessions.deleteMemberSessions(tenant.id, member.recordId);
     await tx.audit.insertAuditEvent(tenant.id, { memberId: member.recordId, type: "password_change_required", ip: context.ip, userAgent: context.userAgent, details: { by: "admin" } }, now);
+    await enqueueStatusEvent(tx, deps, tenant, member.recordId, member.status, status, now);
     return { recordid: String(member.recordId), authentication_status: status };
   });
+  deps.webhooks.notify();
+  return result;
 }
 
 export async function listAuditEvents(deps: Deps, tenant: Tenant, rawRecordId: string, limit: number): Promise<StoredAuditEvent[]> {

@@ -2,12 +2,13 @@
 import type { Deps } from "../deps.js";
 import { AuthError, isAuthError } from "../errors.js";
 import type { RequestContext, Tenant } from "../model.js";
-import { sha256Hex } from "../security/hashing.js";
+import type { SubjectHasher } from "../security/hashing.js";
 import { decideRateLimit, type RateRule } from "../security/rate-limit.js";
 import type { Counters } from "../store/counters.js";
 
-function limitKey(ruleName: string, subject: string): string {
-  return `${ruleName}:${sha256Hex(subject).slice(0, 32)}`;
+/** The counter's key: the rule and the keyed hash of its subject (D25: no address, not even an unkeyed hash of one). */
+function limitKey(subjects: SubjectHasher, ruleName: string, subject: string): string {
+  return `${ruleName}:${subjects(subject)}`;
 }
 
 export async function verifyBotChallenge(deps: Deps, tenant: Tenant, botToken: string | undefined, context: RequestContext): Promise<void> {
@@ -28,11 +29,11 @@ export async function verifyBotChallenge(deps: Deps, tenant: Tenant, botToken: s
 /**
  * Counts one request against `rule` for `subject` (an IP or an email) and refuses past the limit.
  * RATE_LIMITS=off (benchmarks only) skips this and the distinct-IP refusals; lockouts still apply.
- * The subject is hashed into the key: counters hold no addresses in the clear.
+ * The subject is hashed into the key with a key of ours: counters hold no addresses (D25).
  */
 export async function enforceRateLimit(deps: Deps, tenant: Tenant, rule: RateRule, subject: string, now: number): Promise<void> {
   if (!deps.config.rateLimits) return;
-  const counter = await deps.counters.hitCounter(tenant.id, limitKey(rule.name, subject), rule.windowMs, now);
+  const counter = await deps.counters.hitCounter(tenant.id, limitKey(deps.subjects, rule.name, subject), rule.windowMs, now);
   const decision = decideRateLimit(counter, rule, now);
   if (!decision.allowed) {
     deps.metrics.rateLimitRefused(rule.name);
@@ -41,14 +42,14 @@ export async function enforceRateLimit(deps: Deps, tenant: Tenant, rule: RateRul
 }
 
 /** Records the client IP against an email and returns how many distinct IPs it has in the window. */
-export async function countDistinctIps(counters: Counters, tenant: Tenant, rule: { name: string; windowMs: number }, email: string, ip: string, now: number): Promise<number> {
-  return counters.addToSet(tenant.id, limitKey(rule.name, email), sha256Hex(ip).slice(0, 32), rule.windowMs, now);
+export async function countDistinctIps(subjects: SubjectHasher, counters: Counters, tenant: Tenant, rule: { name: string; windowMs: number }, email: string, ip: string, now: number): Promise<number> {
+  return counters.addToSet(tenant.id, limitKey(subjects, rule.name, email), subjects(ip), rule.windowMs, now);
 }
 
 /** Spec 8.2: 5 or more IPs asking for one email within the window are refused, known email or not. */
 export async function refuseManyIpsForOneEmail(deps: Deps, tenant: Tenant, rule: { name: string; windowMs: number; threshold: number }, email: string, context: RequestContext, now: number): Promise<void> {
   if (!deps.config.rateLimits) return;
-  const distinctIps = await countDistinctIps(deps.counters, tenant, rule, email, context.ip, now);
+  const distinctIps = await countDistinctIps(deps.subjects, deps.counters, tenant, rule, email, context.ip, now);
   if (distinctIps >= rule.threshold) {
     // Also at warn, apart from the request's line: many IPs on one email is a campaign to look at.
     deps.log.warn({ tenantId: tenant.id, rule: rule.name, distinctIps }, "many IPs asking for one email");

@@ -120,23 +120,57 @@ export async function exportMember(deps: Deps, tenant: Tenant, rawRecordId: stri
  * taking them in the same order can't deadlock on PostgreSQL. Then the member row is locked (D20)
  * and everything keyed to it deleted. Counters keyed by a hash of the email expire with their window.
  */
-export async function eraseMember(tx: Store, tenant: Tenant, recordId: number): Promise<Member | undefined> {
+export async function eraseMember(tx: Store, tenant: Pick<Tenant, "id">, recordId: number): Promise<Member | undefined> {
   const found = await tx.members.findMemberById(tenant.id, recordId);
   if (!found) return undefined;
   await tx.emailRequests.deleteRequestsForEmail(tenant.id, found.email);
   const member = await tx.members.findMemberById(tenant.id, recordId, { lock: true });
   if (!member) return undefined;
   if (member.email !== found.email) await tx.emailRequests.deleteRequestsForEmail(tenant.id, member.email);
-  await tx.sessions.deleteMemberSessions(tenant.id, member.recordId);
-  await tx.tokens.deleteMemberTokens(tenant.id, member.recordId);
-  await tx.registrations.deleteMemberRegistrations(tenant.id, member.recordId);
-  await tx.twoFactor.replaceRecoveryCodes(tenant.id, member.recordId, []);
-  await tx.loginOrigins.deleteMemberOrigins(tenant.id, member.recordId);
-  await tx.audit.deleteMemberAuditEvents(tenant.id, member.recordId);
-  await tx.outbox.deleteMemberDeliveries(tenant.id, member.recordId);
-  await tx.limits.clearLockout(tenant.id, member.email);
-  await tx.members.deleteMember(tenant.id, member.recordId);
+  await eraseMemberRows(tx, member);
   return member;
+}
+
+/** Everything keyed to a member whose row this transaction holds locked, the row last. */
+async function eraseMemberRows(tx: Store, member: Member): Promise<void> {
+  const { tenantId, recordId } = member;
+  await tx.sessions.deleteMemberSessions(tenantId, recordId);
+  await tx.tokens.deleteMemberTokens(tenantId, recordId);
+  await tx.registrations.deleteMemberRegistrations(tenantId, recordId);
+  await tx.twoFactor.replaceRecoveryCodes(tenantId, recordId, []);
+  await tx.loginOrigins.deleteMemberOrigins(tenantId, recordId);
+  await tx.audit.deleteMemberAuditEvents(tenantId, recordId);
+  await tx.outbox.deleteMemberDeliveries(tenantId, recordId);
+  await tx.limits.clearLockout(tenantId, member.email);
+  await tx.members.deleteMember(tenantId, recordId);
+}
+
+/** At most this many pending accounts are erased per sweep, each in its own short transaction. */
+const PENDING_ERASURE_BATCH = 200;
+
+/**
+ * D25: erases pending accounts whose last verification link expired more than `retentionMs` ago,
+ * with every row keyed to them and no trace (they never became members). Each is decided again on
+ * its locked row, so a link issued or used meanwhile keeps the account. Waiting email requests are
+ * left alone: a registration waiting for this email creates a new pending account, as it would
+ * after the erasure. Returns how many were erased.
+ */
+export async function erasePendingAccounts(deps: Deps, now: number, retentionMs: number): Promise<number> {
+  const cutoff = now - retentionMs;
+  const candidates = await deps.store.members.listExpiredPending(cutoff, PENDING_ERASURE_BATCH);
+  let erased = 0;
+  for (const { tenantId, recordId } of candidates) {
+    const done = await deps.store.transaction(async (tx) => {
+      if (!(await tx.members.isExpiredPending(tenantId, recordId, cutoff, { lock: true }))) return false;
+      const member = await tx.members.findMemberById(tenantId, recordId);
+      if (!member) return false;
+      await eraseMemberRows(tx, member);
+      return true;
+    });
+    if (done) erased++;
+  }
+  if (erased > 0) deps.log.info({ erased }, "erased pending accounts past their retention");
+  return erased;
 }
 
 /** D22: erasure by the tenant admin. */

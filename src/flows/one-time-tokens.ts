@@ -35,6 +35,9 @@ export async function issueOneTimeToken(tx: Store, deps: Deps, tenant: Tenant, r
   const expiresAt = options.dummy ? now : now + tokenLifetimeMs(tenant, kind);
   if (options.registrationId !== undefined) await tx.tokens.insertToken(tenant.id, recordId, kind, tokenHash, now, expiresAt, options.registrationId);
   else await tx.tokens.replaceToken(tenant.id, recordId, kind, tokenHash, now, expiresAt, options.newEmail ?? null);
+  // D25: a pending account lives until its last link has been expired for PENDING_RETENTION_DAYS.
+  // Run for dummies too (it matches no row then): the worker's statements are the same for every email (D19).
+  if (kind === "verify_email") await tx.members.extendPending(tenant.id, recordId, expiresAt);
   const base = deps.dev?.linkBaseFor(tenant.domain) ?? `https://${tenant.domain}`;
   return `${base}/${linkPages[kind]}/${recordId}/${token}`;
 }

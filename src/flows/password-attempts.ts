@@ -44,7 +44,7 @@ export async function reservePasswordAttempt(deps: Deps, tenant: Tenant, email: 
   // the lockout row's lock. In the SQL store it is counted inside, which saves a commit (an fsync
   // on SQLite) per attempt. Either way an attempt refused by a running lockout records its IP,
   // and it is counted once: a check that waits does not add its IP again.
-  let counted = options.trackVelocity && deps.redis ? await countDistinctIps(deps.counters, tenant, distinctIpRules.lockingLoginIps, email, context.ip, deps.clock.now()) : undefined;
+  let counted = options.trackVelocity && deps.redis ? await countDistinctIps(deps.subjects, deps.counters, tenant, distinctIpRules.lockingLoginIps, email, context.ip, deps.clock.now()) : undefined;
   let waitedRounds = 0;
   let leaveQueue: (() => void) | undefined;
   try {
@@ -125,7 +125,7 @@ export async function passwordCheckPassed(store: Store, tenant: Tenant, attempt:
 async function decideCheck(deps: Deps, tenant: Tenant, email: string, context: RequestContext, counted: number | undefined, options: { trackVelocity: boolean }): Promise<GateDecision> {
   const now = deps.clock.now();
   return deps.store.transaction(async (tx): Promise<GateDecision> => {
-    const distinctIps = counted ?? (options.trackVelocity ? await countDistinctIps(tx.limits, tenant, distinctIpRules.lockingLoginIps, email, context.ip, now) : 0);
+    const distinctIps = counted ?? (options.trackVelocity ? await countDistinctIps(deps.subjects, tx.limits, tenant, distinctIpRules.lockingLoginIps, email, context.ip, now) : 0);
     const stored = await tx.limits.lockLockout(tenant.id, email, now);
     const gate = startPasswordCheck(stored, now);
     if (gate.kind === "refused") {

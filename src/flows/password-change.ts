@@ -2,6 +2,7 @@
 import type { Deps } from "../deps.js";
 import { AuthError } from "../errors.js";
 import type { RequestContext, Tenant } from "../model.js";
+import { enqueueStatusEvent } from "./member-events.js";
 import { nextStatus } from "./member-status.js";
 import { checkCurrentPassword } from "./password-attempts.js";
 import { checkNewPassword, hashNewPassword } from "./passwords.js";
@@ -41,6 +42,7 @@ export async function changePassword(deps: Deps, tenant: Tenant, session: Active
     await tx.tokens.deleteMemberTokens(tenant.id, member.recordId);
     await tx.audit.insertAuditEvent(tenant.id, { memberId: member.recordId, type: "password_changed", ip: context.ip, userAgent: context.userAgent }, now);
     await enqueueSecurityAlert(tx, deps, tenant, fresh, "password_changed", context, now);
+    await enqueueStatusEvent(tx, deps, tenant, member.recordId, fresh.status, status, now);
   });
   deps.webhooks.notify();
   return PASSWORD_CHANGED_MESSAGE;

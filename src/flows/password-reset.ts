@@ -11,6 +11,7 @@ import { sha256Hex } from "../security/hashing.js";
 import { distinctIpRules, rateRules } from "../security/rate-limit.js";
 import { enforceRateLimit, refuseManyIpsForOneEmail, verifyBotChallenge } from "./guards.js";
 import { enqueueEmailRequest } from "./email-requests.js";
+import { enqueueStatusEvent } from "./member-events.js";
 import { nextStatus } from "./member-status.js";
 import { checkNewPassword, hashNewPassword } from "./passwords.js";
 import { enqueueSecurityAlert } from "./security-alerts.js";
@@ -66,6 +67,7 @@ export async function resetPassword(deps: Deps, tenant: Tenant, input: ResetPass
     await tx.limits.clearLockout(tenant.id, member.email);
     await tx.audit.insertAuditEvent(tenant.id, { memberId: recordId, type: "password_reset", ip: context.ip, userAgent: context.userAgent }, now);
     await enqueueSecurityAlert(tx, deps, tenant, member, "password_reset", context, now);
+    await enqueueStatusEvent(tx, deps, tenant, recordId, member.status, status, now);
     return true;
   });
   if (!reset) throw new AuthError("invalid_token");

@@ -47,7 +47,7 @@ export async function checkRegistration(deps: Deps, tenant: Tenant, input: Regis
 /** Spec 8.2: 5 or more IPs registering one email within an hour is logged, and allowed. */
 async function warnOnManyRegistrationIps(deps: Deps, tenant: Tenant, email: string, context: RequestContext, now: number): Promise<void> {
   const rule = distinctIpRules.registrationIpsPerEmail;
-  const distinctIps = await countDistinctIps(deps.counters, tenant, rule, email, context.ip, now);
+  const distinctIps = await countDistinctIps(deps.subjects, deps.counters, tenant, rule, email, context.ip, now);
   if (distinctIps >= rule.threshold) deps.log.warn({ tenantId: tenant.id, rule: rule.name, distinctIps }, "many IPs registering one email");
 }
 

@@ -5,6 +5,7 @@ import { MemberStatus, sessionTiers, type RequestContext, type Tenant } from "..
 import { sha256Hex } from "../security/hashing.js";
 import type { Store } from "../store/index.js";
 import { LAST_SEEN_RESOLUTION_MS } from "../store/sessions.js";
+import { enqueueMemberEvent } from "./member-events.js";
 
 /** The longest user agent kept with a session; longer ones are cut (they are shown, not parsed). */
 const USER_AGENT_MAX = 512;
@@ -51,6 +52,8 @@ export async function createSession(tx: Store, deps: Deps, tenant: Tenant, recor
   };
   await tx.sessions.insertSession(tenant.id, sha256Hex(sessionId), recordId, origin, now, now + maxAgeSeconds * 1000);
   await tx.members.recordLogin(tenant.id, recordId, now);
+  // D25: the public id, never the cookie; the caller wakes the dispatcher after its commit.
+  await enqueueMemberEvent(tx, deps, tenant, "session.created", recordId, { session: origin.publicId }, now);
   return { sessionId, maxAgeSeconds };
 }
 

@@ -12,6 +12,7 @@ import { parseRecordId } from "../security/identity.js";
 import { sha256Hex } from "../security/hashing.js";
 import type { Store } from "../store/index.js";
 import type { Activation } from "../store/members.js";
+import { enqueueStatusEvent } from "./member-events.js";
 import { nextStatus } from "./member-status.js";
 import { issueOneTimeToken } from "./one-time-tokens.js";
 import { checkNewPassword, hashNewPassword } from "./passwords.js";
@@ -59,8 +60,10 @@ export async function verifyEmail(deps: Deps, tenant: Tenant, input: VerifyEmail
     await tx.tokens.deleteMemberTokens(tenant.id, recordId, "verify_email");
     await tx.registrations.deleteMemberRegistrations(tenant.id, recordId);
     await tx.audit.insertAuditEvent(tenant.id, { memberId: recordId, type: "email_verified", ip: context.ip, userAgent: context.userAgent, details: { passwordSet: passwordHash !== null } }, now);
+    await enqueueStatusEvent(tx, deps, tenant, recordId, member.status, MemberStatus.unlocked, now);
     return passwordHash !== null;
   });
+  deps.webhooks.notify();
   return { passwordSet };
 }
 

@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from "node:crypto";
+import { createHash, createHmac, timingSafeEqual } from "node:crypto";
 
 /** SHA-256 hex of a high-entropy secret (session id, token, API key) for storage and lookup. */
 export function sha256Hex(value: string): string {
@@ -8,4 +8,15 @@ export function sha256Hex(value: string): string {
 /** Constant-time equality of two strings, by comparing their SHA-256 digests (equal length). */
 export function constantTimeEqual(a: string, b: string): boolean {
   return timingSafeEqual(createHash("sha256").update(a).digest(), createHash("sha256").update(b).digest());
+}
+
+/**
+ * D25: the key of an email or IP in lockout and limit rows, an HMAC under a secret derived from
+ * SECRETS_KEY, so a copy of the database (or of Redis) can't be searched for a known address.
+ * 128 bits: collisions are out of reach, and the rows stay small.
+ */
+export type SubjectHasher = (subject: string) => string;
+
+export function keyedSubjectHasher(secret: string): SubjectHasher {
+  return (subject) => createHmac("sha256", secret).update(subject, "utf8").digest("hex").slice(0, 32);
 }

@@ -14,6 +14,8 @@ import * as registrationsEmailRequests from "./migrations/0006-registrations-ema
 import * as lockoutChecksInFlight from "./migrations/0007-lockout-checks-in-flight.js";
 import * as memberAdministration from "./migrations/0008-member-administration.js";
 import * as memberSelfService from "./migrations/0009-member-self-service.js";
+import * as pendingRetention from "./migrations/0010-pending-retention.js";
+import * as lockoutSubject from "./migrations/0011-lockout-subject.js";
 
 /** Listed in code, not read from a folder, so the build output and tsx behave alike. */
 const migrations: Record<string, Migration> = {
@@ -26,6 +28,8 @@ const migrations: Record<string, Migration> = {
   "0007-lockout-checks-in-flight": lockoutChecksInFlight,
   "0008-member-administration": memberAdministration,
   "0009-member-self-service": memberSelfService,
+  "0010-pending-retention": pendingRetention,
+  "0011-lockout-subject": lockoutSubject,
 };
 
 const staticMigrations: MigrationProvider = { getMigrations: async () => migrations };

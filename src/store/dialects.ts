@@ -5,7 +5,7 @@
 import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import SqliteDatabase from "better-sqlite3";
-import { Kysely, PostgresAdapter, PostgresDialect, SqliteDialect } from "kysely";
+import { CompiledQuery, Kysely, PostgresAdapter, PostgresDialect, SqliteAdapter, SqliteDriver, SqliteIntrospector, SqliteQueryCompiler, type DatabaseConnection, type Dialect } from "kysely";
 import pg from "pg";
 import type { Database } from "./schema.js";
 
@@ -62,7 +62,30 @@ function openSqlite(databaseUrl: string): OpenedDatabase {
     all: <R>(sql: string, parameters: readonly unknown[]) => cachedReader.prepare(sql).all(...parameters) as R[],
     close: () => cachedReader.close(),
   };
-  return { db: new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) }), dialect: "sqlite", reader, dataDir: dirname(file) };
+  return { db: new Kysely<Database>({ dialect: immediateSqliteDialect(withStatementCache(sqlite)) }), dialect: "sqlite", reader, dataDir: dirname(file) };
+}
+
+/**
+ * Kysely's SQLite driver begins transactions with a deferred BEGIN. In WAL mode a deferred
+ * transaction that read, and then writes after another process (the CLI, a second server) has
+ * committed, is refused at once with SQLITE_BUSY_SNAPSHOT: busy_timeout never applies, and the
+ * request answered 503. BEGIN IMMEDIATE takes the write lock first, so the other process waits
+ * instead. Within this process it changes nothing: its transactions already run one at a time on
+ * the one connection (test/sqlite-processes.test.ts).
+ */
+class ImmediateSqliteDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw("begin immediate"));
+  }
+}
+
+function immediateSqliteDialect(database: ReturnType<typeof withStatementCache>): Dialect {
+  return {
+    createAdapter: () => new SqliteAdapter(),
+    createDriver: () => new ImmediateSqliteDriver({ database }),
+    createIntrospector: (db) => new SqliteIntrospector(db),
+    createQueryCompiler: () => new SqliteQueryCompiler(),
+  };
 }
 
 /** Prepared statements kept per SQL text; more distinct texts than this evict the oldest. */

@@ -8,6 +8,7 @@ import { DAY } from "../core/clock.js";
 import { AuditStore } from "./audit.js";
 import { isMigrated } from "./database.js";
 import type { DialectName, SnapshotReader } from "./dialects.js";
+import type { SubjectHasher } from "../security/hashing.js";
 import { LimitStore } from "./limits.js";
 import { MemberStore } from "./members.js";
 import { OutboxStore } from "./outbox.js";
@@ -44,13 +45,15 @@ export class Store {
     private readonly db: Kysely<Database>,
     readonly dialect: DialectName = "sqlite",
     /** SQLite's read-only snapshot connection; the root store only, never a transaction's. */
-    private readonly reader?: SnapshotReader,
+    private readonly reader: SnapshotReader | undefined,
+    /** D25: how emails are keyed in lockout rows (a keyed hash, from SECRETS_KEY). */
+    private readonly subjects: SubjectHasher,
   ) {
     this.tenants = new TenantStore(db, dialect);
     this.members = new MemberStore(db, dialect);
     this.sessions = new SessionStore(db, reader);
     this.tokens = new TokenStore(db, dialect);
-    this.limits = new LimitStore(db);
+    this.limits = new LimitStore(db, subjects);
     this.outbox = new OutboxStore(db, dialect);
     this.audit = new AuditStore(db);
     this.twoFactor = new TwoFactorStore(db, dialect);
@@ -61,7 +64,7 @@ export class Store {
 
   /** No network and no password hashing inside: the transaction holds the write lock (habit 7). */
   transaction<T>(work: (store: Store) => Promise<T>): Promise<T> {
-    return this.db.transaction().execute((trx) => work(new Store(trx, this.dialect)));
+    return this.db.transaction().execute((trx) => work(new Store(trx, this.dialect, undefined, this.subjects)));
   }
 
   /**

@@ -1,6 +1,7 @@
 import type { Kysely } from "kysely";
 import type { Database, LoginLockoutsTable } from "./schema.js";
 import type { LockoutState } from "../security/lockout.js";
+import type { SubjectHasher } from "../security/hashing.js";
 import type { CounterHit, Counters } from "./counters.js";
 
 const lockoutColumns = ["failures", "level", "locked_until", "in_flight", "in_flight_until"] as const;
@@ -11,7 +12,11 @@ function toLockoutState(row: Pick<LoginLockoutsTable, (typeof lockoutColumns)[nu
 
 /** Counters for rate limits (the SQL twin of RedisCounters) and the per-email login lockout state. */
 export class LimitStore implements Counters {
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(
+    private readonly db: Kysely<Database>,
+    /** D25: lockout rows are keyed by this hash of the email, never the email. */
+    private readonly subjects: SubjectHasher,
+  ) {}
 
   /**
    * Counts one hit in a fixed window, atomically: the upsert restarts an expired window and
@@ -81,8 +86,8 @@ export class LimitStore implements Counters {
   async lockLockout(tenantId: string, email: string, now: number): Promise<LockoutState> {
     const row = await this.db
       .insertInto("login_lockouts")
-      .values({ tenant_id: tenantId, email, failures: 0, level: 0, locked_until: 0, in_flight: 0, in_flight_until: 0, updated_at: now })
-      .onConflict((oc) => oc.columns(["tenant_id", "email"]).doUpdateSet((eb) => ({ updated_at: eb.ref("login_lockouts.updated_at") })))
+      .values({ tenant_id: tenantId, subject: this.subjects(email), failures: 0, level: 0, locked_until: 0, in_flight: 0, in_flight_until: 0, updated_at: now })
+      .onConflict((oc) => oc.columns(["tenant_id", "subject"]).doUpdateSet((eb) => ({ updated_at: eb.ref("login_lockouts.updated_at") })))
       .returning(lockoutColumns)
       .executeTakeFirstOrThrow();
     return toLockoutState(row);
@@ -94,7 +99,7 @@ export class LimitStore implements Counters {
       .updateTable("login_lockouts")
       .set((eb) => ({ in_flight: eb("in_flight", "-", 1), updated_at: now }))
       .where("tenant_id", "=", tenantId)
-      .where("email", "=", email)
+      .where("subject", "=", this.subjects(email))
       .where("in_flight", ">", 0)
       .execute();
   }
@@ -104,7 +109,7 @@ export class LimitStore implements Counters {
       .selectFrom("login_lockouts")
       .select(lockoutColumns)
       .where("tenant_id", "=", tenantId)
-      .where("email", "=", email)
+      .where("subject", "=", this.subjects(email))
       .executeTakeFirst();
     return row && toLockoutState(row);
   }
@@ -113,13 +118,28 @@ export class LimitStore implements Counters {
     const values = { failures: state.failures, level: state.level, locked_until: state.lockedUntil, in_flight: state.inFlight, in_flight_until: state.inFlightUntil, updated_at: now };
     await this.db
       .insertInto("login_lockouts")
-      .values({ tenant_id: tenantId, email, ...values })
-      .onConflict((oc) => oc.columns(["tenant_id", "email"]).doUpdateSet(values))
+      .values({ tenant_id: tenantId, subject: this.subjects(email), ...values })
+      .onConflict((oc) => oc.columns(["tenant_id", "subject"]).doUpdateSet(values))
       .execute();
   }
 
   /** Success or a password reset clears count and escalation (D13). */
   async clearLockout(tenantId: string, email: string): Promise<void> {
-    await this.db.deleteFrom("login_lockouts").where("tenant_id", "=", tenantId).where("email", "=", email).execute();
+    await this.db.deleteFrom("login_lockouts").where("tenant_id", "=", tenantId).where("subject", "=", this.subjects(email)).execute();
+  }
+
+  /**
+   * D25: lockout rows written before migration 0011 hold the email itself; each is re-keyed to its
+   * hash (or dropped when a hashed row for the email exists already). Returns how many were re-keyed.
+   */
+  async rekeyClearLockouts(): Promise<number> {
+    const rows = await this.db.selectFrom("login_lockouts").select(["tenant_id", "subject"]).where("subject", "like", "%@%").execute();
+    for (const row of rows) {
+      const hashed = this.subjects(row.subject);
+      const taken = await this.db.selectFrom("login_lockouts").select("subject").where("tenant_id", "=", row.tenant_id).where("subject", "=", hashed).executeTakeFirst();
+      if (taken) await this.db.deleteFrom("login_lockouts").where("tenant_id", "=", row.tenant_id).where("subject", "=", row.subject).execute();
+      else await this.db.updateTable("login_lockouts").set({ subject: hashed }).where("tenant_id", "=", row.tenant_id).where("subject", "=", row.subject).execute();
+    }
+    return rows.length;
   }
 }

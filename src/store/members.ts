@@ -1,7 +1,7 @@
 import { sql, type Kysely, type Selectable } from "kysely";
 import type { DialectName } from "./dialects.js";
 import type { Database, MembersTable } from "./schema.js";
-import type { AuthenticationType, Member, MemberStatus, TwoFactorStatus } from "../model.js";
+import { MemberStatus, type AuthenticationType, type Member, type TwoFactorStatus } from "../model.js";
 
 export interface NewMember {
   recordId: number;
@@ -145,6 +145,43 @@ export class MemberStore {
   /** D22: when the member last logged in (any kind of login), written with the session. */
   async recordLogin(tenantId: string, recordId: number, now: number): Promise<void> {
     await this.db.updateTable("members").set({ last_login_at: now }).where("tenant_id", "=", tenantId).where("id", "=", recordId).execute();
+  }
+
+  /** D25: a verification link was issued to the pending account; it is kept at least until `until` (+ retention). */
+  async extendPending(tenantId: string, recordId: number, until: number): Promise<void> {
+    await this.db
+      .updateTable("members")
+      .set({ pending_until: until })
+      .where("tenant_id", "=", tenantId)
+      .where("id", "=", recordId)
+      .where("status", "=", MemberStatus.pending)
+      .where((eb) => eb.or([eb("pending_until", "is", null), eb("pending_until", "<", until)]))
+      .execute();
+  }
+
+  /** D25: pending accounts whose last link expired at or before `cutoff` (those pending before 0010: created before it). */
+  async listExpiredPending(cutoff: number, limit: number): Promise<{ tenantId: string; recordId: number }[]> {
+    const rows = await this.db
+      .selectFrom("members")
+      .select(["tenant_id", "id"])
+      .where("status", "=", MemberStatus.pending)
+      .where((eb) => eb.or([eb("pending_until", "<=", cutoff), eb.and([eb("pending_until", "is", null), eb("created_at", "<=", cutoff)])]))
+      .limit(limit)
+      .execute();
+    return rows.map((r) => ({ tenantId: r.tenant_id, recordId: Number(r.id) }));
+  }
+
+  /** D25: the account is pending and its last link expired at or before `cutoff`; with `lock`, its row stays locked (PostgreSQL). */
+  async isExpiredPending(tenantId: string, recordId: number, cutoff: number, options: { lock?: boolean } = {}): Promise<boolean> {
+    let query = this.db
+      .selectFrom("members")
+      .select("id")
+      .where("tenant_id", "=", tenantId)
+      .where("id", "=", recordId)
+      .where("status", "=", MemberStatus.pending)
+      .where((eb) => eb.or([eb("pending_until", "<=", cutoff), eb.and([eb("pending_until", "is", null), eb("created_at", "<=", cutoff)])]));
+    if (options.lock && this.dialect === "postgres") query = query.forUpdate();
+    return (await query.executeTakeFirst()) !== undefined;
   }
 
   /** D24: the member's own name change. */

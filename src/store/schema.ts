@@ -44,6 +44,8 @@ export interface MembersTable {
   last_login_at: number | null;
   created_at: number;
   updated_at: number;
+  /** D25: the latest expiry of a verification link sent to this pending account (null: count from created_at). */
+  pending_until: number | null;
 }
 
 export interface SessionsTable {
@@ -106,7 +108,8 @@ export interface EmailRequestsTable {
 /** Progressive password-login lockout, keyed by email so unknown emails behave like known ones. */
 export interface LoginLockoutsTable {
   tenant_id: string;
-  email: string;
+  /** D25: the keyed hash of the email (security/hashing.ts SubjectHasher), never the email. */
+  subject: string;
   failures: number;
   level: number;
   locked_until: number;

@@ -3,7 +3,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { migrateToLatest, openDatabase } from "../../src/store/database.js";
+import { keyedSubjectHasher } from "../../src/security/hashing.js";
 import { Store } from "../../src/store/index.js";
+
+/** The contract suites key lockout rows like the service does, under a key of their own. */
+const subjects = keyedSubjectHasher("store-contract-subject-key");
 import { createTestSchema } from "./postgres.js";
 
 export interface MadeStore {
@@ -15,7 +19,7 @@ export async function sqliteStore(): Promise<MadeStore> {
   const dir = mkdtempSync(join(tmpdir(), "latch-store-"));
   const { db, reader } = openDatabase(`sqlite:${join(dir, "latch.db")}`);
   await migrateToLatest(db);
-  const store = new Store(db, "sqlite", reader);
+  const store = new Store(db, "sqlite", reader, subjects);
   return { store, dispose: async () => { await store.close(); rmSync(dir, { recursive: true, force: true }); } };
 }
 
@@ -23,6 +27,6 @@ export async function postgresStore(): Promise<MadeStore> {
   const schema = await createTestSchema();
   const { db, dialect } = openDatabase(schema.url);
   await migrateToLatest(db);
-  const store = new Store(db, dialect);
+  const store = new Store(db, dialect, undefined, subjects);
   return { store, dispose: async () => { await store.close(); await schema.drop(); } };
 }
