@@ -18,6 +18,7 @@ const secretFields = [
   "secretKey",
   "secret",
   "recoveryCodes",
+  "secureAccountLink",
   "otpauthUrl",
   "verificationLink",
   "resetLink",

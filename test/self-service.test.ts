@@ -341,7 +341,8 @@ test("D24 this wasn't me: an email_changed alert's link ends every session, void
   assertError(await post(h, `/auth/verify-magic-link/${magic.recordId}/${magic.token}`, {}), 400, "invalid_token");
   assertError(await login(h, EMAIL), 403, "password_change_required");
   assertError(await post(h, "/auth/secure-account", { recordId: secure.recordId, token: secure.token }), 400, "invalid_token");
-  assert.deepEqual((await events(h)).filter((e) => e.event_type === "member.updated").map((e) => e.changes), [["email"], ["email", "status"]]);
+  // The lockdown and the restore are two commits (a failed restore never undoes the lockdown): two events.
+  assert.deepEqual((await events(h)).filter((e) => e.event_type === "member.updated").map((e) => e.changes), [["email"], ["status"], ["email"]]);
 });
 
 test("D24 this wasn't me after a lock: the lock voided the alert's link too, and the account stays locked", async (t) => {
@@ -354,4 +355,108 @@ test("D24 this wasn't me after a lock: the lock voided the alert's link too, and
   assertError(await post(h, "/auth/secure-account", { recordId: secure.recordId, token: secure.token }), 400, "invalid_token");
   const row = await h.db.selectFrom("members").select("status").where("id", "=", Number(recordId)).executeTakeFirstOrThrow();
   assert.equal(row.status, "Locked");
+});
+
+/** An attacker who knows the password takes the email over; returns the owner's "this wasn't me" link from the email_changed alert. */
+async function takeOverEmail(h: Harness, cookie: string, attackerEmail: string): Promise<{ recordId: string; token: string }> {
+  ok(await call(h, "POST", "/auth/change-email", cookie, { newEmail: attackerEmail, password: STRONG_PASSWORD }));
+  await deliverWebhooks(h);
+  const link = parseLink(lastWebhookFor(h, "email_change", attackerEmail).body.verificationLink!);
+  ok(await post(h, "/auth/confirm-email-change", { recordId: link.recordId, token: link.token }, { cookie }));
+  const changed = (await alerts(h)).filter((a) => a.alert === "email_changed").at(-1)!;
+  assert.equal(changed.email, EMAIL);
+  return parseLink(changed.secureAccountLink!);
+}
+
+test("review of D24: the owner's 'this wasn't me' link survives the attacker's next password change, reset and 2FA enrolment; the 2FA they added is turned off; the email comes back", async (t) => {
+  const { h, recordId, cookie } = await member(t);
+  const attacker = "attacker@example.net";
+  const secure = await takeOverEmail(h, cookie, attacker);
+  // The attacker goes on: a password change (which voids links), a reset through their mailbox, 2FA.
+  ok(await call(h, "POST", "/auth/change-password", cookie, { currentPassword: STRONG_PASSWORD, newPassword: OTHER_STRONG_PASSWORD }));
+  const reset = await requestResetLink(h, attacker);
+  ok(await post(h, "/auth/reset-password", { recordId: reset.recordId, token: reset.token, newPassword: "Attacker-Owns-It-2026" }));
+  const attackerCookie = await signIn(h, attacker, "Attacker-Owns-It-2026");
+  await enrolTwoFactor(h, attackerCookie);
+
+  const res = await post(h, "/auth/secure-account", { recordId: secure.recordId, token: secure.token });
+  assert.equal(res.statusCode, 200, res.body);
+  assert.doesNotMatch(res.json<{ message: string }>().message, /could not be given back/);
+  const row = await h.db.selectFrom("members").select(["email", "status", "two_factor_status"]).where("id", "=", Number(recordId)).executeTakeFirstOrThrow();
+  assert.deepEqual(row, { email: EMAIL, status: "Password Change Pending", two_factor_status: "Disabled" });
+  assert.equal(await sessionStatus(h, attackerCookie), 401);
+  // The owner takes the account back through their own mailbox, with no second factor of the attacker's.
+  const own = await requestResetLink(h, EMAIL);
+  ok(await post(h, "/auth/reset-password", { recordId: own.recordId, token: own.token, newPassword: "Owner-Is-Back-2026" }));
+  assert.equal((await login(h, EMAIL, "Owner-Is-Back-2026", { ip: nextIp() })).json<{ authorized: boolean }>().authorized, true);
+});
+
+test("review of D24: a second factor the member had before the alert stays on after 'this wasn't me'", async (t) => {
+  const { h, recordId, cookie } = await member(t);
+  await enrolTwoFactor(h, cookie);
+  ok(await call(h, "PATCH", "/auth/me", cookie, { name: "Ada" }));
+  h.clock.advance(60_000);
+  ok(await call(h, "POST", "/auth/change-password", cookie, { currentPassword: STRONG_PASSWORD, newPassword: OTHER_STRONG_PASSWORD }));
+  const alert = (await alerts(h)).filter((a) => a.alert === "password_changed").at(-1)!;
+  const secure = parseLink(alert.secureAccountLink!);
+  ok(await post(h, "/auth/secure-account", { recordId: secure.recordId, token: secure.token }));
+  const row = await h.db.selectFrom("members").select("two_factor_status").where("id", "=", Number(recordId)).executeTakeFirstOrThrow();
+  assert.equal(row.two_factor_status, "Enabled", "mailbox access alone must not turn off a factor that predates the alert");
+});
+
+test("review of D24: a pending registration of the old address can't keep it from its owner; a verified account holding it keeps it, and the answer says so", async (t) => {
+  const { h, recordId, cookie } = await member(t);
+  const secure = await takeOverEmail(h, cookie, "attacker@example.net");
+  // The attacker registers the old address so that it is "taken" (they can't verify it: no mailbox).
+  const squat = await post(h, "/auth/register-password", { email: EMAIL, name: "Squatter", password: "Squatter-Pass-2026", "bot-challenge-response": "x" }, { ip: nextIp() });
+  assert.equal(squat.statusCode, 200, squat.body);
+  await settle(h);
+  const res = await post(h, "/auth/secure-account", { recordId: secure.recordId, token: secure.token });
+  assert.equal(res.statusCode, 200, res.body);
+  const rows = await h.db.selectFrom("members").select(["id", "email"]).where("email", "=", EMAIL).execute();
+  assert.deepEqual(rows.map((r) => String(r.id)), [recordId], "the owner has the address back; the squatter's pending account is gone");
+
+  // Another member, whose old address a verified account took meanwhile: the lockdown stands, the message says so.
+  const other = await registerVerifiedMember(h, "grace@example.org");
+  const graceCookie = await signIn(h, "grace@example.org");
+  ok(await call(h, "POST", "/auth/change-email", graceCookie, { newEmail: "grace.new@example.org", password: STRONG_PASSWORD }));
+  await deliverWebhooks(h);
+  const link = parseLink(lastWebhookFor(h, "email_change", "grace.new@example.org").body.verificationLink!);
+  ok(await post(h, "/auth/confirm-email-change", { recordId: link.recordId, token: link.token }));
+  const graceSecure = parseLink((await alerts(h)).filter((a) => a.alert === "email_changed" && a.recordid === other).at(-1)!.secureAccountLink!);
+  await registerVerifiedMember(h, "grace@example.org");
+  const kept = await post(h, "/auth/secure-account", { recordId: graceSecure.recordId, token: graceSecure.token });
+  assert.equal(kept.statusCode, 200, kept.body);
+  assert.match(kept.json<{ message: string }>().message, /could not be given back/);
+  const graceRow = await h.db.selectFrom("members").select(["email", "status"]).where("id", "=", Number(other)).executeTakeFirstOrThrow();
+  assert.deepEqual(graceRow, { email: "grace.new@example.org", status: "Password Change Pending" });
+});
+
+test("review of D24: in Password Change Pending the flagged password re-authenticates nothing; a dead link takes no write lock; delete-account keeps someone's waiting registration", async (t) => {
+  const { h, recordId, cookie } = await member(t);
+  ok(await post(h, "/auth/admin/require-password-change", { recordId }, { headers: adminHeaders(h) }));
+  const magic = await magicLinkFor(h, EMAIL, { ip: nextIp() });
+  const session = sessionCookieOf(await post(h, `/auth/verify-magic-link/${magic.recordId}/${magic.token}`, {}))!;
+  assertError(await call(h, "POST", "/auth/change-email", session, { newEmail: NEW_EMAIL, password: STRONG_PASSWORD }), 403, "password_change_required");
+  assertError(await call(h, "POST", "/auth/delete-account", session, { password: STRONG_PASSWORD }), 403, "password_change_required");
+  assert.equal(await sessionStatus(h, cookie), 401, "(the requirement ended the older session)");
+
+  // A made-up link is refused before any transaction starts.
+  const transactions: unknown[] = [];
+  const original = h.deps.store.transaction.bind(h.deps.store);
+  h.deps.store.transaction = ((work: never) => (transactions.push(1), original(work))) as typeof h.deps.store.transaction;
+  t.after(() => void (h.deps.store.transaction = original));
+  for (const path of ["/auth/secure-account", "/auth/confirm-email-change"]) assertError(await post(h, path, { recordId, token: "A".repeat(43) }), 400, "invalid_token");
+  assert.equal(transactions.length, 0);
+
+  // A registration of the address waiting in the queue when the account is deleted is still sent.
+  const reset = await requestResetLink(h, EMAIL);
+  ok(await post(h, "/auth/reset-password", { recordId: reset.recordId, token: reset.token, newPassword: OTHER_STRONG_PASSWORD }));
+  const fresh = await signIn(h, EMAIL, OTHER_STRONG_PASSWORD);
+  const tenant = (await h.deps.store.tenants.findTenantByDomain(h.tenant.domain))!;
+  await h.deps.store.emailRequests.insertEmailRequest({ id: "someones-sign-up", tenantId: tenant.id, kind: "registration", email: EMAIL, ip: "198.51.100.9", userAgent: null, registration: { recordId: 555555555555555, name: "New Ada", authenticationType: "Magic Link", passwordHash: null, passwordSalt: null } }, h.clock.now());
+  ok(await call(h, "POST", "/auth/delete-account", fresh, { password: OTHER_STRONG_PASSWORD }));
+  await settle(h);
+  await deliverWebhooks(h);
+  assert.equal(lastWebhookFor(h, "verify_email", EMAIL).body.name, "New Ada", "the waiting sign-up was sent, to a new pending account");
 });

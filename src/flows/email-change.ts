@@ -14,7 +14,7 @@
  */
 import type { Deps } from "../deps.js";
 import { AuthError } from "../errors.js";
-import type { Member, RequestContext, Tenant } from "../model.js";
+import { MemberStatus, type Member, type RequestContext, type Tenant } from "../model.js";
 import { sha256Hex } from "../security/hashing.js";
 import { normalizeEmail, parseRecordId } from "../security/identity.js";
 import { rateRules } from "../security/rate-limit.js";
@@ -22,6 +22,7 @@ import { isUniqueViolation } from "../store/dialects.js";
 import type { Store } from "../store/index.js";
 import { enqueueWebhook, memberFields } from "../events/outbox.js";
 import { enforceRateLimit } from "./guards.js";
+import { eraseMemberRows } from "./member-admin.js";
 import { enqueueMemberEvent } from "./member-events.js";
 import { changeStatus, nextStatus } from "./member-status.js";
 import { issueOneTimeToken } from "./one-time-tokens.js";
@@ -32,6 +33,7 @@ import type { ActiveSession } from "./sessions.js";
 export const EMAIL_CHANGE_MESSAGE = "If that address can be used, we have sent a confirmation link to it.";
 export const EMAIL_CHANGED_MESSAGE = "Your email address has been changed.";
 export const ACCOUNT_SECURED_MESSAGE = "Every session has ended and every link is void. Choose a new password to sign in again.";
+export const EMAIL_NOT_RESTORED_MESSAGE = "Your old email address could not be given back: another account uses it now. Contact the site's support.";
 
 export interface ChangeEmailInput extends Reauthentication {
   newEmail: string;
@@ -65,29 +67,20 @@ export interface LinkInput {
   token: string;
 }
 
-/**
- * Uses a link of `kind` in one transaction: the member's row locked first (D20), the token used up,
- * then `work` with the address the link carries. A unique-index refusal from a concurrent commit
- * (the address taken) is 409, the answer the conditional update gives.
- */
-async function useLink(deps: Deps, tenant: Tenant, input: LinkInput, kind: "email_change" | "secure_account", work: (tx: Store, member: Member, email: string | null, now: number) => Promise<void>): Promise<void> {
+/** The link's parts, or invalid_token; a link that isn't live is refused before any write lock is taken. */
+async function liveLink(deps: Deps, tenant: Tenant, input: LinkInput, kind: "email_change" | "secure_account", now: number): Promise<{ recordId: number; tokenHash: string }> {
   const recordId = parseRecordId(input.recordId);
-  if (recordId === undefined) throw new AuthError("invalid_token");
   const tokenHash = sha256Hex(input.token);
-  const now = deps.clock.now();
-  try {
-    await deps.store.transaction(async (tx) => {
-      const member = await tx.members.findMemberById(tenant.id, recordId, { lock: true });
-      const link = member && (await tx.tokens.consumeTokenWithEmail(tenant.id, recordId, kind, tokenHash, now));
-      if (!member || !link) throw new AuthError("invalid_token");
-      // Thrown errors roll the transaction back: the token is used up only if the work commits.
-      await work(tx, member, link.email, now);
-    });
-  } catch (error) {
-    if (isUniqueViolation(error)) throw emailTaken();
-    throw error;
-  }
-  deps.webhooks.notify();
+  if (recordId === undefined || !(await deps.store.tokens.isTokenValid(tenant.id, recordId, kind, tokenHash, now))) throw new AuthError("invalid_token");
+  return { recordId, tokenHash };
+}
+
+/** Uses the link in the caller's transaction, the member's row locked first (D20); invalid_token when it is gone. */
+async function consumeLink(tx: Store, tenant: Tenant, recordId: number, kind: "email_change" | "secure_account", tokenHash: string, now: number): Promise<{ member: Member; email: string | null; createdAt: number }> {
+  const member = await tx.members.findMemberById(tenant.id, recordId, { lock: true });
+  const link = member && (await tx.tokens.consumeTokenWithEmail(tenant.id, recordId, kind, tokenHash, now));
+  if (!member || !link) throw new AuthError("invalid_token");
+  return { member, ...link };
 }
 
 function emailTaken(): AuthError {
@@ -96,42 +89,83 @@ function emailTaken(): AuthError {
 
 /** `keepIdHash`: the caller's own session, when it is the member's, stays (D24: *other* sessions end). */
 export async function confirmEmailChange(deps: Deps, tenant: Tenant, input: LinkInput, context: RequestContext, keepIdHash?: string): Promise<string> {
-  await useLink(deps, tenant, input, "email_change", async (tx, member, newEmail, now) => {
-    const recordId = member.recordId;
-    if (newEmail === null || !(await tx.members.updateEmail(tenant.id, recordId, member.email, newEmail, now))) throw emailTaken();
-    await tx.sessions.deleteMemberSessions(tenant.id, recordId, keepIdHash);
-    // Reset and magic links went to the old address: they must not outlive it.
-    await tx.tokens.deleteMemberTokens(tenant.id, recordId);
-    await tx.audit.insertAuditEvent(tenant.id, { memberId: recordId, type: "email_changed", ip: context.ip, userAgent: context.userAgent }, now);
-    await enqueueSecurityAlert(tx, deps, tenant, member, "email_changed", context, now, { restoreEmail: member.email });
-    await enqueueMemberEvent(tx, deps, tenant, "member.updated", recordId, { changes: ["email"] }, now);
-  });
+  const now = deps.clock.now();
+  const { recordId, tokenHash } = await liveLink(deps, tenant, input, "email_change", now);
+  try {
+    await deps.store.transaction(async (tx) => {
+      const { member, email: newEmail } = await consumeLink(tx, tenant, recordId, "email_change", tokenHash, now);
+      // Thrown, the transaction rolls back: the link is used up only if the change commits.
+      if (newEmail === null || !(await tx.members.updateEmail(tenant.id, recordId, member.email, newEmail, now))) throw emailTaken();
+      await tx.sessions.deleteMemberSessions(tenant.id, recordId, keepIdHash);
+      // Reset and magic links went to the old address: they must not outlive it.
+      await tx.tokens.deleteMemberLinks(tenant.id, recordId);
+      await tx.audit.insertAuditEvent(tenant.id, { memberId: recordId, type: "email_changed", ip: context.ip, userAgent: context.userAgent }, now);
+      await enqueueSecurityAlert(tx, deps, tenant, member, "email_changed", context, now, { restoreEmail: member.email });
+      await enqueueMemberEvent(tx, deps, tenant, "member.updated", recordId, { changes: ["email"] }, now);
+    });
+  } catch (error) {
+    // The address taken by a concurrent commit: the unique index says so, as the conditional update would.
+    if (isUniqueViolation(error)) throw emailTaken();
+    throw error;
+  }
+  deps.webhooks.notify();
   return EMAIL_CHANGED_MESSAGE;
 }
 
-/** D24 "this wasn't me": every session ends, every link is void, a new password is required; an email change is undone. */
+/**
+ * D24 "this wasn't me": every session ends, every link is void (the other alerts' too), a new
+ * password is required, and a second factor turned on since the alert's link was issued is turned
+ * off (else an attacker's authenticator would keep the owner out). That lockdown commits on its own;
+ * then, after an `email_changed` alert, the old address is given back in a second transaction, so
+ * a failed restore never undoes the lockdown. Returns the message, which says when it could not be.
+ */
 export async function secureAccount(deps: Deps, tenant: Tenant, input: LinkInput, context: RequestContext): Promise<string> {
-  await useLink(deps, tenant, input, "secure_account", async (tx, member, restore, now) => {
-    const recordId = member.recordId;
-    const changes = await restoreEmail(tx, member, restore, now);
+  const now = deps.clock.now();
+  const { recordId, tokenHash } = await liveLink(deps, tenant, input, "secure_account", now);
+  const secured = await deps.store.transaction(async (tx) => {
+    const { member, email: restore, createdAt: issuedAt } = await consumeLink(tx, tenant, recordId, "secure_account", tokenHash, now);
     await tx.sessions.deleteMemberSessions(tenant.id, recordId);
     await tx.tokens.deleteMemberTokens(tenant.id, recordId);
+    const changes: string[] = [];
     // A locked account stays locked: the admin's decision outranks the member's (nextStatus gives none).
     const status = nextStatus("secureAccount", member);
     if (status && status !== member.status) {
       await changeStatus(tx, member, status, now);
       changes.push("status");
     }
-    await tx.audit.insertAuditEvent(tenant.id, { memberId: recordId, type: "account_secured", ip: context.ip, userAgent: context.userAgent, details: { emailRestored: changes.includes("email") } }, now);
+    const twoFactor = member.twoFactorStatus === "Enabled" ? await tx.twoFactor.findTwoFactorState(tenant.id, recordId) : undefined;
+    const twoFactorReset = twoFactor?.enabledAt != null && twoFactor.enabledAt >= issuedAt && (await tx.twoFactor.disableTwoFactor(tenant.id, recordId, now));
+    await tx.audit.insertAuditEvent(tenant.id, { memberId: recordId, type: "account_secured", ip: context.ip, userAgent: context.userAgent, details: { twoFactorReset } }, now);
     if (changes.length > 0) await enqueueMemberEvent(tx, deps, tenant, "member.updated", recordId, { changes }, now);
+    return { email: member.email, restore };
   });
-  return ACCOUNT_SECURED_MESSAGE;
+  const restored = secured.restore === null || secured.restore === secured.email ? undefined : await restoreEmail(deps, tenant, recordId, secured.email, secured.restore, context, now);
+  deps.webhooks.notify();
+  return restored === false ? `${ACCOUNT_SECURED_MESSAGE} ${EMAIL_NOT_RESTORED_MESSAGE}` : ACCOUNT_SECURED_MESSAGE;
 }
 
-/** Gives the member back the address an `email_changed` alert went to, when it is not theirs any more and still free. */
-async function restoreEmail(tx: Store, member: Member, email: string | null, now: number): Promise<string[]> {
-  if (email === null || email === member.email) return [];
-  if (await tx.members.findMemberByEmail(member.tenantId, email)) return [];
-  if (!(await tx.members.updateEmail(member.tenantId, member.recordId, member.email, email, now))) throw new Error("member changed under its row lock");
-  return ["email"];
+/**
+ * Gives the member back the address an `email_changed` alert went to. A pending account holding it
+ * is erased first: it has no password (D18) and its registrant never proved the mailbox, so it
+ * can't be used to keep the address from its owner. A verified account holding it proved that
+ * mailbox, and keeps it. False when the address stays elsewhere (or the member changed meanwhile).
+ */
+async function restoreEmail(deps: Deps, tenant: Tenant, recordId: number, current: string, restore: string, context: RequestContext, now: number): Promise<boolean> {
+  try {
+    return await deps.store.transaction(async (tx) => {
+      const member = await tx.members.findMemberById(tenant.id, recordId, { lock: true });
+      if (!member || member.email !== current) return false;
+      const holder = await tx.members.findMemberByEmail(tenant.id, restore, { lock: true });
+      if (holder && holder.status !== MemberStatus.pending) return false;
+      if (holder) await eraseMemberRows(tx, holder);
+      if (!(await tx.members.updateEmail(tenant.id, recordId, current, restore, now))) return false;
+      await tx.audit.insertAuditEvent(tenant.id, { memberId: recordId, type: "email_restored", ip: context.ip, userAgent: context.userAgent }, now);
+      await enqueueMemberEvent(tx, deps, tenant, "member.updated", recordId, { changes: ["email"] }, now);
+      return true;
+    });
+  } catch (error) {
+    // A registration of the address committed in between: it stays where it is, the lockdown stands.
+    if (isUniqueViolation(error)) return false;
+    throw error;
+  }
 }

@@ -132,7 +132,7 @@ export async function eraseMember(tx: Store, tenant: Pick<Tenant, "id">, recordI
 }
 
 /** Everything keyed to a member whose row this transaction holds locked, the row last. */
-async function eraseMemberRows(tx: Store, member: Member): Promise<void> {
+export async function eraseMemberRows(tx: Store, member: Member): Promise<void> {
   const { tenantId, recordId } = member;
   await tx.sessions.deleteMemberSessions(tenantId, recordId);
   await tx.tokens.deleteMemberTokens(tenantId, recordId);

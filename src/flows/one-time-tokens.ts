@@ -20,8 +20,10 @@ export interface IssueOptions {
   registrationId?: string;
   /** D19: for an unknown email, the same rows written already expired (under a member id no one has). */
   dummy?: boolean;
-  /** D24: the address an email change link confirms. */
+  /** D24: the address an email change link confirms, or a "this wasn't me" link restores. */
   newEmail?: string;
+  /** D24: issued beside the member's other links of the kind, voiding none ("this wasn't me": each alert keeps its own). */
+  keepOthers?: boolean;
 }
 
 /**
@@ -33,7 +35,7 @@ export async function issueOneTimeToken(tx: Store, deps: Deps, tenant: Tenant, r
   const token = randomToken(deps.random, 32);
   const tokenHash = sha256Hex(token);
   const expiresAt = options.dummy ? now : now + tokenLifetimeMs(tenant, kind);
-  if (options.registrationId !== undefined) await tx.tokens.insertToken(tenant.id, recordId, kind, tokenHash, now, expiresAt, options.registrationId);
+  if (options.registrationId !== undefined || options.keepOthers) await tx.tokens.insertToken(tenant.id, recordId, kind, tokenHash, now, expiresAt, options.registrationId ?? null, options.newEmail ?? null);
   else await tx.tokens.replaceToken(tenant.id, recordId, kind, tokenHash, now, expiresAt, options.newEmail ?? null);
   // D25: a pending account lives until its last link has been expired for PENDING_RETENTION_DAYS.
   // Run for dummies too (it matches no row then): the worker's statements are the same for every email (D19).

@@ -39,7 +39,7 @@ export async function changePassword(deps: Deps, tenant: Tenant, session: Active
     }
     await tx.sessions.deleteMemberSessions(tenant.id, member.recordId, session.idHash);
     // D21: a reset or magic link mailed before the change must not undo it.
-    await tx.tokens.deleteMemberTokens(tenant.id, member.recordId);
+    await tx.tokens.deleteMemberLinks(tenant.id, member.recordId);
     await tx.audit.insertAuditEvent(tenant.id, { memberId: member.recordId, type: "password_changed", ip: context.ip, userAgent: context.userAgent }, now);
     await enqueueSecurityAlert(tx, deps, tenant, fresh, "password_changed", context, now);
     await enqueueStatusEvent(tx, deps, tenant, member.recordId, fresh.status, status, now);

@@ -62,8 +62,9 @@ export async function resetPassword(deps: Deps, tenant: Tenant, input: ResetPass
     await tx.sessions.deleteMemberSessions(tenant.id, recordId);
     // D18: the link proves the mailbox; no other registration of a pending account may still take it.
     await tx.registrations.deleteMemberRegistrations(tenant.id, recordId);
-    // D21: every other link (verification, reset, magic) is void: none may undo this reset.
-    await tx.tokens.deleteMemberTokens(tenant.id, recordId);
+    // D21: every other link (verification, reset, magic) is void: none may undo this reset. A
+    // "this wasn't me" link stays (D24): it is how the owner undoes a reset made by someone else.
+    await tx.tokens.deleteMemberLinks(tenant.id, recordId);
     await tx.limits.clearLockout(tenant.id, member.email);
     await tx.audit.insertAuditEvent(tenant.id, { memberId: recordId, type: "password_reset", ip: context.ip, userAgent: context.userAgent }, now);
     await enqueueSecurityAlert(tx, deps, tenant, member, "password_reset", context, now);

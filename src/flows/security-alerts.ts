@@ -39,8 +39,9 @@ export async function enqueueSecurityAlert(
 ): Promise<void> {
   const url = tenant.settings.securityAlertWebhook;
   if (!url) return;
-  // One live link per member (D7): the newest alert's link works, older ones stop.
-  const secureAccountLink = await issueOneTimeToken(tx, deps, tenant, member.recordId, "secure_account", now, { newEmail: options.restoreEmail });
+  // Each alert keeps its own link (D24: one use, 7 days), and a password or email change leaves
+  // them alone: an attacker's next change must not void the owner's way back.
+  const secureAccountLink = await issueOneTimeToken(tx, deps, tenant, member.recordId, "secure_account", now, { newEmail: options.restoreEmail, keepOthers: true });
   await enqueueWebhook(tx, deps, tenant, "security_alert", url, {
     ...memberFields(member),
     alert,

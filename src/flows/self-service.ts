@@ -64,11 +64,16 @@ export async function sessionMember(deps: Deps, tenant: Tenant, session: ActiveS
 /**
  * D24 re-authentication before a change that a stolen session must not make alone: the password
  * when the member has one (behind the login lockout), else a session younger than 10 minutes;
- * and the second factor when it is on. The caller checks again, on the locked row, that the
+ * and the second factor when it is on. Never with a password in Password Change Pending: it is the
+ * one flagged as compromised (403 password_change_required). The caller checks again, on the locked row, that the
  * password it was decided on is still the member's (D20).
  */
 export async function reauthenticate(deps: Deps, tenant: Tenant, session: ActiveSession, member: Member, input: Reauthentication, context: RequestContext): Promise<void> {
   const now = deps.clock.now();
+  // A password the site (or "this wasn't me") flagged may be someone else's: it proves nothing.
+  if (member.status === MemberStatus.passwordChangePending && member.passwordHash !== null) {
+    throw new AuthError("password_change_required", { message: "Choose a new password first: your current one may be known to someone else." });
+  }
   if (member.passwordHash !== null) {
     if (input.password === undefined) throw missing("password", "Enter your password to confirm it's you.");
     await checkCurrentPassword(deps, tenant, member, input.password, context, { message: "The password is incorrect." });

@@ -34,6 +34,9 @@ const migrations: Record<string, Migration> = {
 
 const staticMigrations: MigrationProvider = { getMigrations: async () => migrations };
 
+/** Every migration by name, in order (for tests that start from an older schema). */
+export const MIGRATIONS: Readonly<Record<string, Migration>> = migrations;
+
 export { openDatabase, type OpenedDatabase } from "./dialects.js";
 
 /**

@@ -78,9 +78,13 @@ export class EmailRequestStore {
     return row && toEmailRequest(row);
   }
 
-  /** D22 erasure: requests still waiting for the member's email go with the member. */
+  /**
+   * D22 erasure: link requests still waiting for the member's email go with the member. A waiting
+   * registration stays: it is someone's new sign-up, answered 200, and makes a new pending account
+   * once the member is gone (D19: no answered email request is lost).
+   */
   async deleteRequestsForEmail(tenantId: string, email: string): Promise<void> {
-    await this.db.deleteFrom("email_requests").where("tenant_id", "=", tenantId).where("email", "=", email).execute();
+    await this.db.deleteFrom("email_requests").where("tenant_id", "=", tenantId).where("email", "=", email).where("kind", "!=", "registration").execute();
   }
 
   async countWaiting(): Promise<number> {

@@ -44,6 +44,8 @@ export interface MembersTable {
   last_login_at: number | null;
   created_at: number;
   updated_at: number;
+  /** D24: when 2FA was last turned on (null: before migration 0009). */
+  two_factor_enabled_at: number | null;
   /** D25: the latest expiry of a verification link sent to this pending account (null: count from created_at). */
   pending_until: number | null;
 }

@@ -36,15 +36,16 @@ export class TokenStore {
 
   /**
    * D24: uses an email change link (or a "this wasn't me" link) up in one statement, returning the
-   * address it carries: the new email to confirm, or the old one to restore (null when none).
+   * address it carries (the new email to confirm, or the old one to restore; null when none) and
+   * when it was issued.
    */
-  async consumeTokenWithEmail(tenantId: string, memberId: number, kind: "email_change" | "secure_account", tokenHash: string, now: number): Promise<{ email: string | null } | undefined> {
+  async consumeTokenWithEmail(tenantId: string, memberId: number, kind: "email_change" | "secure_account", tokenHash: string, now: number): Promise<{ email: string | null; createdAt: number } | undefined> {
     const row = await this.db
       .deleteFrom("one_time_tokens")
       .where((eb) => liveToken(eb, tenantId, memberId, kind, tokenHash, now))
-      .returning("new_email")
+      .returning(["new_email", "created_at"])
       .executeTakeFirst();
-    return row && { email: row.new_email };
+    return row && { email: row.new_email, createdAt: Number(row.created_at) };
   }
 
   /** Peeks at a verification link: undefined when not valid, else the registration it confirms (null for a resend). */
@@ -93,10 +94,19 @@ export class TokenStore {
     return row !== undefined;
   }
 
+  /** Every token of the member (a lock, an erasure, "this wasn't me"), or those of one kind. */
   async deleteMemberTokens(tenantId: string, memberId: number, kind?: TokenKind): Promise<void> {
     let query = this.db.deleteFrom("one_time_tokens").where("tenant_id", "=", tenantId).where("member_id", "=", memberId);
     if (kind !== undefined) query = query.where("kind", "=", kind);
     await query.execute();
+  }
+
+  /**
+   * Voids the member's links after a password or email change, but not their "this wasn't me"
+   * links (D24): those are how a member undoes exactly such a change made by someone else.
+   */
+  async deleteMemberLinks(tenantId: string, memberId: number): Promise<void> {
+    await this.db.deleteFrom("one_time_tokens").where("tenant_id", "=", tenantId).where("member_id", "=", memberId).where("kind", "!=", "secure_account").execute();
   }
 
   async deleteExpiredTokens(now: number): Promise<void> {

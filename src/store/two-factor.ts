@@ -9,6 +9,8 @@ export interface TwoFactorState {
   lastStep: number;
   failures: number;
   lockedUntil: number;
+  /** When 2FA was last turned on; null before migration 0009 recorded it. */
+  enabledAt: number | null;
 }
 
 export interface TwoFactorAttempt {
@@ -38,7 +40,7 @@ export class TwoFactorStore {
   async findTwoFactorState(tenantId: string, memberId: number): Promise<TwoFactorState | undefined> {
     let query = this.db
       .selectFrom("members")
-      .select(["totp_secret_enc", "totp_pending_secret_enc", "totp_last_step", "two_factor_failures", "two_factor_locked_until"])
+      .select(["totp_secret_enc", "totp_pending_secret_enc", "totp_last_step", "two_factor_failures", "two_factor_locked_until", "two_factor_enabled_at"])
       .where("tenant_id", "=", tenantId)
       .where("id", "=", memberId);
     if (this.dialect === "postgres") query = query.forUpdate();
@@ -50,6 +52,7 @@ export class TwoFactorStore {
         lastStep: Number(row.totp_last_step),
         failures: Number(row.two_factor_failures),
         lockedUntil: Number(row.two_factor_locked_until),
+        enabledAt: row.two_factor_enabled_at === null ? null : Number(row.two_factor_enabled_at),
       }
     );
   }
@@ -82,7 +85,7 @@ export class TwoFactorStore {
   async enableTwoFactor(tenantId: string, memberId: number, secretEnc: string, lastStep: number, codeHashes: string[], now: number): Promise<boolean> {
     const result = await this.db
       .updateTable("members")
-      .set({ two_factor_status: "Enabled", totp_secret_enc: secretEnc, totp_pending_secret_enc: null, totp_last_step: lastStep, two_factor_failures: 0, two_factor_locked_until: 0, updated_at: now })
+      .set({ two_factor_status: "Enabled", totp_secret_enc: secretEnc, totp_pending_secret_enc: null, totp_last_step: lastStep, two_factor_failures: 0, two_factor_locked_until: 0, two_factor_enabled_at: now, updated_at: now })
       .where("tenant_id", "=", tenantId)
       .where("id", "=", memberId)
       .where("two_factor_status", "=", "Disabled")

@@ -51,6 +51,7 @@ export const notices = {
   "other-sessions-ended": "You have been signed out everywhere else.",
   "account-deleted": "Your account has been deleted.",
   "account-secured": "Your account is secured: every session has ended and every link is void. Choose a new password to log in again.",
+  "account-secured-email-kept": "Your account is secured: every session has ended and every link is void. Your old email address could not be given back, because another account uses it now: contact the site's support.",
 } as const;
 export type NoticeKey = keyof typeof notices;
 

@@ -34,7 +34,7 @@ export const SessionListBody = described(Type.Object({
 }), "The member's live sessions, newest first.");
 export const SessionParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
 const SESSION_ERRORS = [...TENANT_ERRORS, "unauthorized"] as const;
-const REAUTH_ERRORS = ["invalid_credentials", "invalid_2fa_code", "rate_limited"] as const;
+const REAUTH_ERRORS = ["invalid_credentials", "invalid_2fa_code", "password_change_required", "rate_limited"] as const;
 
 export const selfServiceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.get("/auth/me", {
@@ -66,7 +66,7 @@ export const selfServiceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
   app.post("/auth/change-email", {
     schema: {
       summary: "Ask to change the email address",
-      description: "D24. Re-authenticates: `password` when the member has one (same lockout as login), else a session under 10 minutes old; and `twoFACode` when 2FA is on. Then sends `email_change` (`verificationLink` to `/email-change/{recordId}/{token}`, 1 hour) to the new address through `emailVerificationWebhook`, and a `security_alert` `email_change_requested` to the current one. The same answer whether or not the new address is taken (nothing is sent to a taken one). 3 requests per member per hour.",
+      description: "D24. Re-authenticates: `password` when the member has one (same lockout as login), else a session under 10 minutes old; and `twoFACode` when 2FA is on. In `Password Change Pending` a password is refused (403 `password_change_required`): it is the one flagged. Then sends `email_change` (`verificationLink` to `/email-change/{recordId}/{token}`, 1 hour) to the new address through `emailVerificationWebhook`, and a `security_alert` `email_change_requested` to the current one. The same answer whether or not the new address is taken (nothing is sent to a taken one). 3 requests per member per hour.",
       tags: ["account"],
       operationId: "changeEmail",
       security: security.session,
@@ -96,7 +96,7 @@ export const selfServiceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
   app.post("/auth/secure-account", {
     schema: {
       summary: "\"This wasn't me\": lock the account down from a security alert",
-      description: "D24. `recordId` and `token` are the last two segments of an alert's `secureAccountLink` (7 days, one use; each alert's link replaces the last). Ends every session, voids every link and sets `Password Change Pending` (a locked account stays locked); after an `email_changed` alert it also gives the old address back when it is still free.",
+      description: "D24. `recordId` and `token` are the last two segments of an alert's `secureAccountLink` (7 days, one use; each alert has its own, and a password or email change leaves them valid). Ends every session, voids every link, sets `Password Change Pending` (a locked account stays locked) and turns off a second factor turned on after the alert was sent. After an `email_changed` alert it also gives the old address back, unless a verified account holds it now (the message then says so); a pending registration holding it is erased.",
       tags: ["account"],
       operationId: "secureAccount",
       body: LinkBody,

@@ -1,0 +1,57 @@
+/**
+ * Migrations that rewrite rows, run from the schema before them with rows in it, on SQLite and
+ * (with TEST_DATABASE_URL) PostgreSQL: what the next start of an upgraded deployment does.
+ */
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { test } from "node:test";
+import { Migrator, sql, type Kysely } from "kysely";
+import { migrateToLatest, MIGRATIONS, openDatabase } from "../src/store/database.js";
+import { isPostgres } from "../src/store/dialects.js";
+import type { Database } from "../src/store/schema.js";
+import { createTestSchema, TEST_DATABASE_URL } from "./support/postgres.js";
+
+async function migrateUpTo(db: Kysely<Database>, last: string): Promise<void> {
+  const subset = Object.fromEntries(Object.entries(MIGRATIONS).filter(([name]) => name <= last));
+  const schema = isPostgres(db) ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]!.schema : undefined;
+  const { error } = await new Migrator({ db, provider: { getMigrations: async () => subset }, ...(schema ? { migrationTableSchema: schema } : {}) }).migrateToLatest();
+  if (error) throw error;
+}
+
+async function databases(): Promise<{ name: string; url: string; dispose: () => Promise<void> }[]> {
+  const dir = mkdtempSync(join(tmpdir(), "latch-migrations-"));
+  const list = [{ name: "sqlite", url: `sqlite:${join(dir, "latch.db")}`, dispose: async () => rmSync(dir, { recursive: true, force: true }) }];
+  if (TEST_DATABASE_URL) {
+    const schema = await createTestSchema();
+    list.push({ name: "postgres", url: schema.url, dispose: () => schema.drop() });
+  }
+  return list;
+}
+
+test("0009: sessions from before get a random public id (not a prefix of their id hash) and last_seen_at = created_at", async () => {
+  for (const { name, url, dispose } of await databases()) {
+    const opened = openDatabase(url, { poolSize: 2, statementTimeoutMs: 5000 });
+    try {
+      await migrateUpTo(opened.db, "0008-member-administration");
+      const idHashes = ["a".repeat(64), "b".repeat(64)];
+      for (const idHash of idHashes) {
+        await sql`insert into sessions (tenant_id, id_hash, member_id, created_at, expires_at) values ('ten_x', ${idHash}, 1, 1000, 2000)`.execute(opened.db);
+      }
+      await migrateToLatest(opened.db);
+      const rows = await opened.db.selectFrom("sessions").select(["id_hash", "public_id", "last_seen_at"]).execute();
+      assert.equal(rows.length, 2, name);
+      for (const row of rows) {
+        assert.match(row.public_id, /^[0-9a-f]{32}$/, name);
+        assert.ok(!row.id_hash.startsWith(row.public_id), `${name}: the public id is not derived from the cookie's hash`);
+        assert.equal(Number(row.last_seen_at), 1000, name);
+      }
+      assert.notEqual(rows[0]!.public_id, rows[1]!.public_id, name);
+    } finally {
+      await opened.db.destroy();
+      opened.reader?.close();
+      await dispose();
+    }
+  }
+});
