@@ -7,7 +7,7 @@ import { after, before, test } from "node:test";
 import { createLatchClient, isLatchError, LatchError, type LatchClientOptions, type LatchErrorCode } from "../packages/client/src/index.js";
 import { SECOND } from "../src/core/clock.js";
 import { internalApiKeyOf, lastWebhookFor, WRONG_PASSWORD } from "./support/flows.js";
-import { createHarness, deliverWebhooks, OTHER_STRONG_PASSWORD, parseLink, settle, STRONG_PASSWORD, type Harness } from "./support/harness.js";
+import { createHarness, deliverWebhooks, OPERATOR_KEY, OTHER_STRONG_PASSWORD, parseLink, settle, STRONG_PASSWORD, type Harness } from "./support/harness.js";
 import { totpAt } from "./support/totp.js";
 
 let h: Harness;
@@ -146,6 +146,53 @@ test("a member's whole journey goes through the SDK, with the session kept by th
 
   assert.ok(sent.every((request) => request.headers.get("authorization") === null), "member calls never carry a key");
   assert.ok(sent.every((request) => request.headers.get("x-tenant-domain") === h.tenant.domain));
+});
+
+test("D24 and D23 through the SDK: profile, sessions, email change, account deletion; the operator lists and deletes a tenant with its own key", async () => {
+  const email = "sdk.self@example.org";
+  await registerVerified(email);
+  const sent: SentRequest[] = [];
+  const member = memberClient(sent);
+  await member.loginWithPassword({ email, password: STRONG_PASSWORD });
+  assert.equal((await member.getMe()).email, email);
+  assert.equal((await member.updateMe({ name: "Ada King" })).name, "Ada King");
+  const other = memberClient();
+  await other.loginWithPassword({ email, password: STRONG_PASSWORD });
+  const { sessions } = await member.listSessions();
+  assert.equal(sessions.length, 2);
+  await member.revokeSession(sessions.find((s) => !s.current)!.id);
+  await rejection(other.getSession(), "unauthorized", 401);
+  await member.revokeOtherSessions();
+
+  await member.changeEmail({ newEmail: "sdk.self.new@example.org", password: STRONG_PASSWORD });
+  const link = await emailedLink("email_change", "verificationLink", "sdk.self.new@example.org");
+  await member.confirmEmailChange(link);
+  assert.equal((await member.getMe()).email, "sdk.self.new@example.org");
+  await rejection(member.deleteAccount({}), "validation_failed", 400);
+  await member.deleteAccount({ password: STRONG_PASSWORD });
+  await rejection(member.getMe(), "unauthorized", 401);
+  assert.ok(sent.some((r) => r.method === "PATCH") && sent.some((r) => r.method === "DELETE"));
+  assert.ok(sent.every((request) => request.headers.get("authorization") === null), "member calls never carry a key");
+
+  const operatorSent: SentRequest[] = [];
+  const operator = createLatchClient({ baseUrl, tenantDomain: h.tenant.domain, operatorKey: OPERATOR_KEY, apiKey: "admin-key-that-must-not-go-to-the-operator-api", fetch: recordingFetch(operatorSent) });
+  await operator.listTenants();
+  const listed = await operator.listTenants({ limit: "1" });
+  assert.equal(listed.tenants.length, 1);
+  const created = await fetch(`${baseUrl}/operator/tenants`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bearer ${OPERATOR_KEY}` },
+    body: JSON.stringify({ domain: "sdk-gone.example.com", settings: { emailVerificationWebhook: "https://h.example/v", passwordResetWebhook: "https://h.example/r", magicLoginWebhook: "https://h.example/m", botProtection: { provider: "none" } } }),
+  });
+  assert.equal(created.status, 201);
+  await rejection(operator.deleteTenant("sdk-gone.example.com", "other.example.com"), "validation_failed", 400);
+  const deleted = await operator.deleteTenant("sdk-gone.example.com", "sdk-gone.example.com");
+  assert.deepEqual({ ...deleted, applicationId: "-" }, { success: true, domain: "sdk-gone.example.com", applicationId: "-", applicationDeleted: true });
+  await rejection(createLatchClient({ baseUrl, operatorKey: "not-the-operator-key-0123456789abcdef" }).listTenants(), "unauthorized", 401);
+  for (const request of operatorSent) {
+    assert.equal(request.headers.get("authorization"), `Bearer ${OPERATOR_KEY}`, "operator calls carry the operator key, never the admin key");
+    assert.equal(request.headers.get("x-tenant-domain"), null, "operator calls name no tenant");
+  }
 });
 
 test("refusals are LatchErrors with the D4 code, status and request id", async () => {

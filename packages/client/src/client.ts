@@ -24,12 +24,13 @@ function queryString(query: Record<string, string | undefined> = {}): string {
   return text === "" ? "" : `?${text}`;
 }
 
-function requestHeaders(options: LatchClientOptions, jar: SessionCookieJar | undefined, admin: boolean, hasBody: boolean): Headers {
+function requestHeaders(options: LatchClientOptions, jar: SessionCookieJar | undefined, key: "admin" | "operator" | undefined, hasBody: boolean): Headers {
   const headers = new Headers({ accept: "application/json" });
   if (hasBody) headers.set("content-type", "application/json");
-  if (options.tenantDomain) headers.set("x-tenant-domain", options.tenantDomain);
-  // The key only ever goes to the admin endpoints, never with a member's request.
-  if (admin && options.apiKey) headers.set("authorization", `Bearer ${options.apiKey}`);
+  if (options.tenantDomain && key !== "operator") headers.set("x-tenant-domain", options.tenantDomain);
+  // Each key only ever goes to its own endpoints, never with a member's request.
+  const bearer = key === "admin" ? options.apiKey : key === "operator" ? options.operatorKey : undefined;
+  if (bearer) headers.set("authorization", `Bearer ${bearer}`);
   const cookie = jar?.header();
   if (cookie !== undefined) headers.set("cookie", cookie);
   return headers;
@@ -62,7 +63,7 @@ function createTransport(options: LatchClientOptions): Transport {
     try {
       response = await doFetch(url, {
         method: operation.method,
-        headers: requestHeaders(options, jar, "admin" in operation, hasBody),
+        headers: requestHeaders(options, jar, "admin" in operation ? "admin" : "operator" in operation ? "operator" : undefined, hasBody),
         body: hasBody ? JSON.stringify(input.body) : undefined,
         credentials: options.credentials ?? "same-origin",
       });
@@ -119,5 +120,7 @@ export function createLatchClient(options: LatchClientOptions = {}): LatchClient
     exportMember: (recordId) => call("exportMember", { pathParams: { recordId } }),
     deleteMember: (recordId) => call("deleteMember", { pathParams: { recordId } }),
     revokeMemberSessions: (body) => call("revokeMemberSessions", { body }),
+    listTenants: (query = {}) => call("listTenants", { query }),
+    deleteTenant: (domain, confirm) => call("deleteTenant", { pathParams: { domain }, query: { confirm } }),
   };
 }

@@ -1,11 +1,13 @@
 /**
  * Where each method goes: its operationId, HTTP method and path as in docs/openapi.json
- * (test/client-types.test.ts compares the two). `admin` calls carry the API key.
+ * (test/client-types.test.ts compares the two). `admin` calls carry the tenant's API key,
+ * `operator` calls the operator key.
  */
 export interface Operation {
   method: "GET" | "POST" | "PATCH" | "DELETE";
   path: string;
   admin?: true;
+  operator?: true;
 }
 
 export const operations = {
@@ -44,6 +46,8 @@ export const operations = {
   exportMember: { method: "GET", path: "/auth/admin/members/{recordId}/export", admin: true },
   deleteMember: { method: "DELETE", path: "/auth/admin/members/{recordId}", admin: true },
   revokeMemberSessions: { method: "POST", path: "/auth/admin/revoke-sessions", admin: true },
+  listTenants: { method: "GET", path: "/operator/tenants", operator: true },
+  deleteTenant: { method: "DELETE", path: "/operator/tenants/{domain}", operator: true },
 } as const satisfies Record<string, Operation>;
 
 export type OperationId = keyof typeof operations;

@@ -40,6 +40,8 @@ export type ChangeEmailRequest = { newEmail: string; password?: string; twoFACod
 export type DeleteAccountRequest = { password?: string; twoFACode?: string };
 /** `recordId` and `token` are the last two segments of the emailed link. */
 export type LinkRequest = { recordId: string; token: string };
+/** D23. `limit` digits, 1–200 (default 50); `cursor` the previous page's `nextCursor`. */
+export type ListTenantsQuery = { limit?: string; cursor?: string };
 
 // ---- Answers (2xx bodies) ----
 
@@ -110,6 +112,10 @@ export type MemberExportResponse = {
 export type RecordIdResponse = { success: true; recordid: string };
 /** D24: the signed-in member; `hasPassword` false for a magic-link-only member. */
 export type MeResponse = With<Omit<Member, "lastLoginAt">, { success: true; hasPassword: boolean }>;
+/** D23. Times are ISO 8601; never a key or secret. */
+export type TenantListResponse = { tenants: { domain: string; applicationId: string; createdAt: string }[]; nextCursor: string | null };
+/** `applicationDeleted`: the application (and its API key) went with its last tenant. */
+export type DeletedTenantResponse = { success: true; domain: string; applicationId: string; applicationDeleted: boolean };
 /** `id` names the session in revokeSession; it is not the cookie. */
 export type SessionListResponse = { success: true; sessions: With<SessionSummary, { id: string; current: boolean }>[] };
 
@@ -135,6 +141,8 @@ export interface LatchClientOptions {
   credentials?: RequestInit["credentials"];
   /** The tenant's internal API key, sent as `Authorization: Bearer` on the admin calls only. Server side only. */
   apiKey?: string;
+  /** OPERATOR_API_KEY, sent on the operator calls only (listTenants, deleteTenant). The operator's own tooling only. */
+  operatorKey?: string;
 }
 
 /** One method per endpoint, named by its OpenAPI operationId; each rejects with LatchError. */
@@ -174,4 +182,8 @@ export interface LatchClient {
   exportMember(recordId: string): Promise<MemberExportResponse>;
   deleteMember(recordId: string): Promise<RecordIdResponse>;
   revokeMemberSessions(body: RevokeMemberSessionsRequest): Promise<RecordIdResponse>;
+  /** D23, with `operatorKey`. */
+  listTenants(query?: ListTenantsQuery): Promise<TenantListResponse>;
+  /** D23, with `operatorKey`: erases the tenant and all it holds; `confirm` repeats the domain. */
+  deleteTenant(domain: string, confirm: string): Promise<DeletedTenantResponse>;
 }

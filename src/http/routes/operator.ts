@@ -15,7 +15,7 @@ import { BODY_ERRORS, errorResponses, security } from "../openapi.js";
 import { described, MAX_PATH_PARAM_LENGTH } from "../schemas.js";
 import { bearerToken } from "./admin.js";
 
-const DomainParams = Type.Object({ domain: Type.String({ minLength: 1, maxLength: MAX_PATH_PARAM_LENGTH }) });
+export const DomainParams = Type.Object({ domain: Type.String({ minLength: 1, maxLength: MAX_PATH_PARAM_LENGTH }) });
 
 const CreatedTenantBody = described(Type.Object({
   domain: Type.String(),
@@ -39,15 +39,16 @@ const DeliveriesBody = described(Type.Object({
   })),
 }), "Recent deliveries, newest first; never the payload or its link.");
 
-const TenantListQuery = Type.Object({
+export const DeleteTenantQuery = Type.Object({ confirm: Type.String({ minLength: 1, maxLength: MAX_PATH_PARAM_LENGTH, description: "The domain again." }) });
+export const TenantListQuery = Type.Object({
   limit: Type.Optional(Type.String({ pattern: "^[0-9]{1,3}$", description: `Tenants per page, ${TENANT_PAGE_DEFAULT} by default, at most ${TENANT_PAGE_MAX}.` })),
   cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 340, description: "`nextCursor` of the previous page." })),
 });
-const TenantListBody = described(Type.Object({
+export const TenantListBody = described(Type.Object({
   tenants: Type.Array(Type.Object({ domain: Type.String(), applicationId: Type.String(), createdAt: Type.String({ description: "ISO 8601 time." }) })),
   nextCursor: Type.Union([Type.String(), Type.Null()], { description: "Pass as `cursor` for the next page; null on the last page." }),
 }), "Tenants in domain order; never a key or secret.");
-const DeletedTenantBody = described(Type.Object({
+export const DeletedTenantBody = described(Type.Object({
   success: Type.Literal(true),
   domain: Type.String(),
   applicationId: Type.String(),
@@ -107,7 +108,7 @@ export const operatorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
       operationId: "deleteTenant",
       security: security.operator,
       params: DomainParams,
-      querystring: Type.Object({ confirm: Type.String({ minLength: 1, maxLength: MAX_PATH_PARAM_LENGTH, description: "The domain again." }) }),
+      querystring: DeleteTenantQuery,
       response: { 200: DeletedTenantBody, ...errorResponses(...OPERATOR_ERRORS, "validation_failed", "unknown_tenant") },
     },
   }, async (request) => deleteTenant(deps, request.params.domain, request.query.confirm));
