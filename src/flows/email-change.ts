@@ -15,8 +15,7 @@
 import type { Deps } from "../deps.js";
 import { AuthError } from "../errors.js";
 import { MemberStatus, type Member, type RequestContext, type Tenant } from "../model.js";
-import { sha256Hex } from "../security/hashing.js";
-import { normalizeEmail, parseRecordId } from "../security/identity.js";
+import { normalizeEmail } from "../security/identity.js";
 import { rateRules } from "../security/rate-limit.js";
 import { isUniqueViolation } from "../store/dialects.js";
 import type { Store } from "../store/index.js";
@@ -25,10 +24,10 @@ import { enforceRateLimit } from "./guards.js";
 import { eraseMemberRows } from "./member-admin.js";
 import { enqueueMemberEvent } from "./member-events.js";
 import { changeStatus, nextStatus } from "./member-status.js";
-import { issueOneTimeToken } from "./one-time-tokens.js";
+import { issueOneTimeToken, peekLink } from "./one-time-tokens.js";
 import { enqueueSecurityAlert } from "./security-alerts.js";
-import { lockSessionMember, reauthenticate, sessionMember, type Reauthentication } from "./self-service.js";
-import type { ActiveSession } from "./sessions.js";
+import { lockSessionMember, reauthenticate, type Reauthentication } from "./self-service.js";
+import { findSessionMember, type ActiveSession } from "./sessions.js";
 
 export const EMAIL_CHANGE_MESSAGE = "If that address can be used, we have sent a confirmation link to it.";
 export const EMAIL_CHANGED_MESSAGE = "Your email address has been changed.";
@@ -41,7 +40,7 @@ export interface ChangeEmailInput extends Reauthentication {
 
 export async function requestEmailChange(deps: Deps, tenant: Tenant, session: ActiveSession, input: ChangeEmailInput, context: RequestContext): Promise<string> {
   const newEmail = normalizeEmail(input.newEmail);
-  const member = await sessionMember(deps, tenant, session);
+  const member = await findSessionMember(deps, tenant, session);
   if (newEmail === member.email) {
     throw new AuthError("validation_failed", { message: "That is already your email address.", details: [{ path: "/newEmail", message: "must differ from the current email" }] });
   }
@@ -67,14 +66,6 @@ export interface LinkInput {
   token: string;
 }
 
-/** The link's parts, or invalid_token; a link that isn't live is refused before any write lock is taken. */
-async function liveLink(deps: Deps, tenant: Tenant, input: LinkInput, kind: "email_change" | "secure_account", now: number): Promise<{ recordId: number; tokenHash: string }> {
-  const recordId = parseRecordId(input.recordId);
-  const tokenHash = sha256Hex(input.token);
-  if (recordId === undefined || !(await deps.store.tokens.isTokenValid(tenant.id, recordId, kind, tokenHash, now))) throw new AuthError("invalid_token");
-  return { recordId, tokenHash };
-}
-
 /** Uses the link in the caller's transaction, the member's row locked first (D20); invalid_token when it is gone. */
 async function consumeLink(tx: Store, tenant: Tenant, recordId: number, kind: "email_change" | "secure_account", tokenHash: string, now: number): Promise<{ member: Member; email: string | null; createdAt: number }> {
   const member = await tx.members.findMemberById(tenant.id, recordId, { lock: true });
@@ -90,7 +81,7 @@ function emailTaken(): AuthError {
 /** `keepIdHash`: the caller's own session, when it is the member's, stays (D24: *other* sessions end). */
 export async function confirmEmailChange(deps: Deps, tenant: Tenant, input: LinkInput, context: RequestContext, keepIdHash?: string): Promise<string> {
   const now = deps.clock.now();
-  const { recordId, tokenHash } = await liveLink(deps, tenant, input, "email_change", now);
+  const { recordId, tokenHash } = await peekLink(deps.store, tenant, input, "email_change", now);
   try {
     await deps.store.transaction(async (tx) => {
       const { member, email: newEmail } = await consumeLink(tx, tenant, recordId, "email_change", tokenHash, now);
@@ -121,7 +112,7 @@ export async function confirmEmailChange(deps: Deps, tenant: Tenant, input: Link
  */
 export async function secureAccount(deps: Deps, tenant: Tenant, input: LinkInput, context: RequestContext): Promise<string> {
   const now = deps.clock.now();
-  const { recordId, tokenHash } = await liveLink(deps, tenant, input, "secure_account", now);
+  const { recordId, tokenHash } = await peekLink(deps.store, tenant, input, "secure_account", now);
   const secured = await deps.store.transaction(async (tx) => {
     const { member, email: restore, createdAt: issuedAt } = await consumeLink(tx, tenant, recordId, "secure_account", tokenHash, now);
     await tx.sessions.deleteMemberSessions(tenant.id, recordId);

@@ -6,13 +6,13 @@
 import type { Deps } from "../deps.js";
 import { AuthError } from "../errors.js";
 import { MemberStatus, type RequestContext, type Tenant } from "../model.js";
-import { sha256Hex } from "../security/hashing.js";
-import { normalizeEmail, parseRecordId } from "../security/identity.js";
+import { normalizeEmail } from "../security/identity.js";
 import { distinctIpRules, rateRules } from "../security/rate-limit.js";
 import { enforceRateLimit, refuseManyIpsForOneEmail, verifyBotChallenge } from "./guards.js";
 import { enqueueEmailRequest } from "./email-requests.js";
 import { checkRegistration, requestRegistration, type RegistrationRequest, type RegistrationResult } from "./registration.js";
 import { recordSuccessfulLogin } from "./login-context.js";
+import { peekLink } from "./one-time-tokens.js";
 import { createSession, type IssuedSession } from "./sessions.js";
 import { checkSecondFactorIn, throwForFailedCheck } from "./two-factor.js";
 
@@ -69,12 +69,8 @@ export async function verifyMagicLink(deps: Deps, tenant: Tenant, input: VerifyM
 async function loginWithMagicLink(deps: Deps, tenant: Tenant, input: VerifyMagicLinkInput, context: RequestContext): Promise<MagicLinkResult> {
   const now = deps.clock.now();
   await verifyBotChallenge(deps, tenant, input.botToken, context);
-  const recordId = parseRecordId(input.recordId);
-  const tokenHash = sha256Hex(input.token);
   // Peeked, not consumed: a missing 2FA code or a wrong one must leave the link usable (D15).
-  if (recordId === undefined || !(await deps.store.tokens.isTokenValid(tenant.id, recordId, "magic_login", tokenHash, now))) {
-    throw new AuthError("invalid_token");
-  }
+  const { recordId, tokenHash } = await peekLink(deps.store, tenant, input, "magic_login", now);
   const member = await deps.store.members.findMemberById(tenant.id, recordId);
   if (!member) throw new AuthError("invalid_token");
   if (member.status === MemberStatus.locked) throw new AuthError("account_locked");

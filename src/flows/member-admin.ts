@@ -34,7 +34,7 @@ export interface MemberView {
   lastLoginAt: string | null;
 }
 
-function iso(time: number): string {
+export function iso(time: number): string {
   return new Date(time).toISOString();
 }
 

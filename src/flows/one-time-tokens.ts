@@ -2,8 +2,10 @@
 import { DAY, HOUR, MINUTE } from "../core/clock.js";
 import { randomToken } from "../core/random.js";
 import type { Deps } from "../deps.js";
+import { AuthError } from "../errors.js";
 import { linkPages, type Tenant, type TokenKind } from "../model.js";
 import { sha256Hex } from "../security/hashing.js";
+import { parseRecordId } from "../security/identity.js";
 import type { Store } from "../store/index.js";
 
 /** D24: an email change link lives 1 h; a "this wasn't me" link 7 days, long enough to read an alert late. */
@@ -42,4 +44,15 @@ export async function issueOneTimeToken(tx: Store, deps: Deps, tenant: Tenant, r
   if (kind === "verify_email") await tx.members.extendPending(tenant.id, recordId, expiresAt);
   const base = deps.dev?.linkBaseFor(tenant.domain) ?? `https://${tenant.domain}`;
   return `${base}/${linkPages[kind]}/${recordId}/${token}`;
+}
+
+/**
+ * The record id and token hash of an emailed link when it is live, peeked and not used up (a
+ * refused attempt leaves it valid, D15); invalid_token otherwise, before any write lock is taken.
+ */
+export async function peekLink(store: Store, tenant: Tenant, input: { recordId: string; token: string }, kind: TokenKind, now: number): Promise<{ recordId: number; tokenHash: string }> {
+  const recordId = parseRecordId(input.recordId);
+  const tokenHash = sha256Hex(input.token);
+  if (recordId === undefined || !(await store.tokens.isTokenValid(tenant.id, recordId, kind, tokenHash, now))) throw new AuthError("invalid_token");
+  return { recordId, tokenHash };
 }

@@ -7,7 +7,7 @@ import { nextStatus } from "./member-status.js";
 import { checkCurrentPassword } from "./password-attempts.js";
 import { checkNewPassword, hashNewPassword } from "./passwords.js";
 import { enqueueSecurityAlert } from "./security-alerts.js";
-import type { ActiveSession } from "./sessions.js";
+import { findSessionMember, type ActiveSession } from "./sessions.js";
 
 export const PASSWORD_CHANGED_MESSAGE = "Your password has been changed.";
 
@@ -18,8 +18,7 @@ export interface ChangePasswordInput {
 
 export async function changePassword(deps: Deps, tenant: Tenant, session: ActiveSession, input: ChangePasswordInput, context: RequestContext): Promise<string> {
   const now = deps.clock.now();
-  const member = await deps.store.members.findMemberById(tenant.id, session.memberId);
-  if (!member) throw new AuthError("unauthorized");
+  const member = await findSessionMember(deps, tenant, session);
   await checkCurrentPassword(deps, tenant, member, input.currentPassword, context, {
     message: "The current password is incorrect.",
     onWrong: () => deps.store.audit.insertAuditEvent(tenant.id, { memberId: member.recordId, type: "password_change_failed", ip: context.ip, userAgent: context.userAgent }, now),

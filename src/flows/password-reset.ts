@@ -6,13 +6,13 @@
 import type { Deps } from "../deps.js";
 import { AuthError } from "../errors.js";
 import type { RequestContext, Tenant } from "../model.js";
-import { normalizeEmail, parseRecordId } from "../security/identity.js";
-import { sha256Hex } from "../security/hashing.js";
+import { normalizeEmail } from "../security/identity.js";
 import { distinctIpRules, rateRules } from "../security/rate-limit.js";
 import { enforceRateLimit, refuseManyIpsForOneEmail, verifyBotChallenge } from "./guards.js";
 import { enqueueEmailRequest } from "./email-requests.js";
 import { enqueueStatusEvent } from "./member-events.js";
 import { nextStatus } from "./member-status.js";
+import { peekLink } from "./one-time-tokens.js";
 import { checkNewPassword, hashNewPassword } from "./passwords.js";
 import { enqueueSecurityAlert } from "./security-alerts.js";
 
@@ -43,13 +43,9 @@ export interface ResetPasswordInput {
 
 export async function resetPassword(deps: Deps, tenant: Tenant, input: ResetPasswordInput, context: RequestContext): Promise<string> {
   const now = deps.clock.now();
-  const recordId = parseRecordId(input.recordId);
-  const tokenHash = sha256Hex(input.token);
   // Checked without consuming first: a weak password must not use the link up (D15), and no hash
   // is computed for a link that is not valid.
-  if (recordId === undefined || !(await deps.store.tokens.isTokenValid(tenant.id, recordId, "password_reset", tokenHash, now))) {
-    throw new AuthError("invalid_token");
-  }
+  const { recordId, tokenHash } = await peekLink(deps.store, tenant, input, "password_reset", now);
   const password = await checkNewPassword(deps, input.newPassword);
   const hashed = await hashNewPassword(deps, password);
   const reset = await deps.store.transaction(async (tx) => {

@@ -9,10 +9,10 @@ import { AuthError } from "../errors.js";
 import { MemberStatus, type Member, type RequestContext, type Tenant } from "../model.js";
 import { normalizeName } from "../security/identity.js";
 import type { Store } from "../store/index.js";
-import { eraseMember, memberView, recordErasure, type MemberView } from "./member-admin.js";
+import { eraseMember, iso, memberView, recordErasure, type MemberView } from "./member-admin.js";
 import { enqueueMemberEvent } from "./member-events.js";
 import { checkCurrentPassword } from "./password-attempts.js";
-import type { ActiveSession } from "./sessions.js";
+import { findSessionMember, type ActiveSession } from "./sessions.js";
 import { verifySecondFactor } from "./two-factor.js";
 
 /** A member without a password re-authenticates with a session at most this old (D24). */
@@ -37,10 +37,6 @@ export interface SessionView {
   current: boolean;
 }
 
-function iso(time: number): string {
-  return new Date(time).toISOString();
-}
-
 function missing(field: "password" | "twoFACode", message: string): AuthError {
   return new AuthError("validation_failed", { message, details: [{ path: `/${field}`, message: `${field} is required` }] });
 }
@@ -52,12 +48,6 @@ function missing(field: "password" | "twoFACode", message: string): AuthError {
 export async function lockSessionMember(tx: Store, tenant: Tenant, session: ActiveSession, now: number): Promise<Member> {
   const member = await tx.members.findMemberById(tenant.id, session.memberId, { lock: true });
   if (!member || member.status === MemberStatus.locked || !(await tx.sessions.findLiveSession(tenant.id, session.idHash, now))) throw new AuthError("unauthorized");
-  return member;
-}
-
-export async function sessionMember(deps: Deps, tenant: Tenant, session: ActiveSession): Promise<Member> {
-  const member = await deps.store.members.findMemberById(tenant.id, session.memberId);
-  if (!member) throw new AuthError("unauthorized");
   return member;
 }
 
@@ -146,7 +136,7 @@ export async function revokeOtherSessions(deps: Deps, tenant: Tenant, session: A
 
 /** D24: re-authentication, then the erasure of D22 in one transaction; the route clears the cookie. */
 export async function deleteAccount(deps: Deps, tenant: Tenant, session: ActiveSession, input: Reauthentication, context: RequestContext): Promise<void> {
-  const member = await sessionMember(deps, tenant, session);
+  const member = await findSessionMember(deps, tenant, session);
   await reauthenticate(deps, tenant, session, member, input, context);
   const now = deps.clock.now();
   await deps.store.transaction(async (tx) => {

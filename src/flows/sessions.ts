@@ -1,7 +1,8 @@
 /** Sessions (spec 2.2, D6): creation after login, the session check, logout. */
 import { randomToken } from "../core/random.js";
 import type { Deps } from "../deps.js";
-import { MemberStatus, sessionTiers, type RequestContext, type Tenant } from "../model.js";
+import { AuthError } from "../errors.js";
+import { MemberStatus, sessionTiers, type Member, type RequestContext, type Tenant } from "../model.js";
 import { sha256Hex } from "../security/hashing.js";
 import type { Store } from "../store/index.js";
 import { LAST_SEEN_RESOLUTION_MS } from "../store/sessions.js";
@@ -85,6 +86,13 @@ export async function findActiveSession(deps: Deps, tenant: Tenant, sessionId: s
       attemptedPath: null,
     },
   };
+}
+
+/** The member of a live session, read without a lock; 401 if the member is gone meanwhile. */
+export async function findSessionMember(deps: Deps, tenant: Tenant, session: ActiveSession): Promise<Member> {
+  const member = await deps.store.members.findMemberById(tenant.id, session.memberId);
+  if (!member) throw new AuthError("unauthorized");
+  return member;
 }
 
 export async function logout(deps: Deps, tenant: Tenant, sessionId: string | undefined): Promise<void> {

@@ -13,7 +13,7 @@ import { generateTotpSecret, matchTotpStep, totpUri } from "../security/totp.js"
 import type { Store } from "../store/index.js";
 import { checkCurrentPassword } from "./password-attempts.js";
 import { enqueueSecurityAlert } from "./security-alerts.js";
-import type { ActiveSession } from "./sessions.js";
+import { findSessionMember, type ActiveSession } from "./sessions.js";
 
 export const TWO_FACTOR_FAILURES_BEFORE_LOCKOUT = 3;
 export const TWO_FACTOR_LOCKOUT_MS = 15 * MINUTE;
@@ -81,12 +81,6 @@ export async function verifySecondFactor(deps: Deps, tenant: Tenant, member: Mem
   const check = await deps.store.transaction((tx) => checkSecondFactorIn(tx, deps, tenant, member, code, context, now));
   if (!check.ok) throwForFailedCheck(check);
   deps.webhooks.notify();
-}
-
-async function findSessionMember(deps: Deps, tenant: Tenant, session: ActiveSession): Promise<Member> {
-  const member = await deps.store.members.findMemberById(tenant.id, session.memberId);
-  if (!member) throw new AuthError("unauthorized");
-  return member;
 }
 
 export interface TwoFactorSetup {

@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Selectable } from "kysely";
+import { sql, type ExpressionBuilder, type Kysely, type Selectable } from "kysely";
 import type { DialectName } from "./dialects.js";
 import type { Database, MembersTable } from "./schema.js";
 import { MemberStatus, type AuthenticationType, type Member, type TwoFactorStatus } from "../model.js";
@@ -51,6 +51,14 @@ function toProfile(row: Selectable<MembersTable>): MemberProfile {
 }
 
 /** A LIKE pattern that matches `prefix` literally at the start (`%`, `_` and `\` escaped). */
+/** D25: pending, and its last link expired at or before `cutoff` (accounts pending before migration 0010: created before it). */
+function expiredPending(eb: ExpressionBuilder<Database, "members">, cutoff: number) {
+  return eb.and([
+    eb("status", "=", MemberStatus.pending),
+    eb.or([eb("pending_until", "<=", cutoff), eb.and([eb("pending_until", "is", null), eb("created_at", "<=", cutoff)])]),
+  ]);
+}
+
 function prefixPattern(prefix: string): string {
   return prefix.replace(/[\\%_]/g, (c) => `\\${c}`) + "%";
 }
@@ -159,27 +167,25 @@ export class MemberStore {
       .execute();
   }
 
-  /** D25: pending accounts whose last link expired at or before `cutoff` (those pending before 0010: created before it). */
+  /** D25: pending accounts whose last link expired at or before `cutoff`. */
   async listExpiredPending(cutoff: number, limit: number): Promise<{ tenantId: string; recordId: number }[]> {
     const rows = await this.db
       .selectFrom("members")
       .select(["tenant_id", "id"])
-      .where("status", "=", MemberStatus.pending)
-      .where((eb) => eb.or([eb("pending_until", "<=", cutoff), eb.and([eb("pending_until", "is", null), eb("created_at", "<=", cutoff)])]))
+      .where((eb) => expiredPending(eb, cutoff))
       .limit(limit)
       .execute();
     return rows.map((r) => ({ tenantId: r.tenant_id, recordId: Number(r.id) }));
   }
 
-  /** D25: the account is pending and its last link expired at or before `cutoff`; with `lock`, its row stays locked (PostgreSQL). */
+  /** D25: whether the account is still an expired pending one; with `lock`, its row stays locked (PostgreSQL). */
   async isExpiredPending(tenantId: string, recordId: number, cutoff: number, options: { lock?: boolean } = {}): Promise<boolean> {
     let query = this.db
       .selectFrom("members")
       .select("id")
       .where("tenant_id", "=", tenantId)
       .where("id", "=", recordId)
-      .where("status", "=", MemberStatus.pending)
-      .where((eb) => eb.or([eb("pending_until", "<=", cutoff), eb.and([eb("pending_until", "is", null), eb("created_at", "<=", cutoff)])]));
+      .where((eb) => expiredPending(eb, cutoff));
     if (options.lock && this.dialect === "postgres") query = query.forUpdate();
     return (await query.executeTakeFirst()) !== undefined;
   }
