@@ -1,6 +1,8 @@
 /**
  * PostgreSQL for tests: when TEST_DATABASE_URL is set, each caller gets a schema of its own, so
- * runs and parallel test files never collide, and the schema is dropped afterwards.
+ * runs and parallel test files never collide. Schemas are dropped by scripts/test-backends.mjs,
+ * before and after the run, never by a test: a DROP SCHEMA beside another file's migration breaks
+ * Kysely's migrator, which looks across schemas.
  */
 import { randomBytes } from "node:crypto";
 import pg from "pg";
@@ -10,7 +12,6 @@ export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL;
 export interface TestSchema {
   /** DATABASE_URL that puts every connection in the fresh schema. */
   url: string;
-  drop(): Promise<void>;
 }
 
 export async function createTestSchema(): Promise<TestSchema> {
@@ -22,13 +23,5 @@ export async function createTestSchema(): Promise<TestSchema> {
   await admin.end();
   const url = new URL(TEST_DATABASE_URL);
   url.searchParams.set("options", `-c search_path=${schema}`);
-  return {
-    url: url.toString(),
-    async drop() {
-      const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
-      await client.connect();
-      await client.query(`DROP SCHEMA ${schema} CASCADE`);
-      await client.end();
-    },
-  };
+  return { url: url.toString() };
 }
