@@ -11,7 +11,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom
 import { isAuthError, type ErrorCode } from "./errors.js";
 import type { BotProviderName } from "./providers/bot.js";
 
-export type LoginMethod = "password" | "magic_link";
+export type LoginMethod = "password" | "magic_link" | "login_code" | "passkey";
 /**
  * `locked_out` is a 429 from a running lockout (password, velocity or second factor); every other
  * refusal is its stable error code (D4), and anything that is not an AuthError is `error`.

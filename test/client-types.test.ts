@@ -26,7 +26,7 @@ import type {
 } from "../src/http/routes/admin.js";
 import type { ChallengeBody } from "../src/http/routes/bot-challenge.js";
 import type { LoginAnswer, LoginBody, SessionAnswer } from "../src/http/routes/login.js";
-import type { MagicLoginAnswer, RegisterMagicLinkBody, RequestMagicLinkBody, VerifyMagicLinkBody, VerifyMagicLinkParams } from "../src/http/routes/magic-link.js";
+import type { MagicLoginAnswer, RegisterMagicLinkBody, RequestMagicLinkBody, VerifyLoginCodeBody, VerifyMagicLinkBody, VerifyMagicLinkParams } from "../src/http/routes/magic-link.js";
 import type { ChangePasswordBody, ForgotPasswordBody, ResetPasswordBody } from "../src/http/routes/password.js";
 import type { RegisterPasswordBody, RegistrationBody, ResendVerificationBody, VerifyEmailAnswer, VerifyEmailBody } from "../src/http/routes/registration.js";
 import type { DisableTwoFactorBody, EnableTwoFactorBody, RecoveryCodesBody, RegenerateRecoveryCodesBody, SetupBody } from "../src/http/routes/two-factor.js";
@@ -59,6 +59,7 @@ interface RouteShapes {
   changePassword: [[body: S<typeof ChangePasswordBody>], Msg];
   requestMagicLink: [[body: S<typeof RequestMagicLinkBody>], Msg];
   verifyMagicLink: [[recordId: VerifyParams["recordId"], token: VerifyParams["token"], body?: S<typeof VerifyMagicLinkBody>], S<typeof MagicLoginAnswer>];
+  verifyLoginCode: [[body: S<typeof VerifyLoginCodeBody>], S<typeof MagicLoginAnswer>];
   setUpTwoFactor: [[], S<typeof SetupBody>];
   enableTwoFactor: [[body: S<typeof EnableTwoFactorBody>], S<typeof RecoveryCodesBody>];
   disableTwoFactor: [[body: S<typeof DisableTwoFactorBody>], Msg];

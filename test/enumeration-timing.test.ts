@@ -106,7 +106,7 @@ function assertNoOracle(t: TestContext, samples: Sample[], what: string): void {
 
 const bot = { "bot-challenge-response": "x" };
 
-test("forgot-password, magic link, resend-verification and a failed login: no timing oracle in the answer or the next request (D19)", { timeout: 600_000 }, async (t) => {
+test("forgot-password, magic link, resend-verification, a failed login and a wrong email code: no timing oracle in the answer or the next request (D19)", { timeout: 600_000 }, async (t) => {
   const h = await createHarness({ env: { RATE_LIMITS: "off" } });
   t.after(() => h.close());
   h.deps.webhooks.start();
@@ -121,5 +121,12 @@ test("forgot-password, magic link, resend-verification and a failed login: no ti
   // The known ones really did get their emails: the test compared real work with none.
   for (let i = 0; i < 100 && h.receiver.ofType("magic_login").length === 0; i++) await new Promise((r) => setTimeout(r, 50));
   assert.ok(h.receiver.ofType("password_reset").length > 0 && h.receiver.ofType("magic_login").length > 0);
+  // D26: each known email now has a live link and code; a wrong code against it counts a failure on
+  // its row, against an unknown email on none. Neither answer nor next request may tell.
+  for (let i = 0; i < 200 && h.receiver.ofType("magic_login").length < verified.length; i++) await new Promise((r) => setTimeout(r, 50));
+  assert.equal(h.receiver.ofType("magic_login").length, verified.length);
+  assertNoOracle(t, await measure(h, "/auth/verify-login-code", verified, 400, (email) => ({ email, code: "000000", ...bot })), "verify-login-code (a wrong code)");
+  const failures = await h.db.selectFrom("one_time_tokens").select("code_failures").where("kind", "=", "magic_login").where("code_failures", "=", 1).execute();
+  assert.equal(failures.length, verified.length, "every known email's code took the wrong guess: real work compared with none");
   assert.equal((await login(h, verified[0]!)).statusCode, 200);
 });

@@ -251,7 +251,7 @@ test("request-magic-link: unknown, locked and verified get byte-identical answer
   assert.equal(hooks.length, 1);
   const hook = hooks[0]!;
   assert.equal(hook.path, "/magic", "sent to magicLoginWebhook");
-  assert.deepEqual(Object.keys(hook.body).sort(), ["email", "event_type", "magicLoginLink", "name", "recordid"]);
+  assert.deepEqual(Object.keys(hook.body).sort(), ["code", "email", "event_type", "magicLoginLink", "name", "recordid"]);
   assert.equal(hook.body.event_type, "magic_login");
   assert.equal(typeof hook.body.recordid, "string");
   assert.equal(hook.body.recordid, recordId);

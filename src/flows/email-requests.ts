@@ -17,6 +17,7 @@ import { MemberStatus, type Member, type RequestContext, type Tenant, type Webho
 import type { EmailRequest, EmailRequestKind, NewEmailRequest } from "../store/email-requests.js";
 import type { Store } from "../store/index.js";
 import { issueOneTimeToken, tokenLifetimeMs } from "./one-time-tokens.js";
+import { newLoginCode } from "./login-code.js";
 import { newRecordId } from "./record-ids.js";
 
 /** Written for an unknown email; no member has it (D8 record ids are >= 10^14). */
@@ -97,9 +98,12 @@ async function handleLinkRequest(tx: Store, deps: Deps, tenant: Tenant, request:
   const member = await tx.members.findMemberByEmail(tenant.id, request.email, { lock: true });
   const target = member && rule.eligible(member) ? member : undefined;
   const recordId = target?.recordId ?? NO_MEMBER;
-  const link = await issueOneTimeToken(tx, deps, tenant, recordId, rule.tokenKind, now, { dummy: !target });
+  // D26: a magic link's email carries a 6-digit code too, on the same row (drawn for a dummy as well: the same work).
+  const code = rule.tokenKind === "magic_login" ? newLoginCode(deps) : undefined;
+  const link = await issueOneTimeToken(tx, deps, tenant, recordId, rule.tokenKind, now, { dummy: !target, code });
   const fields = memberFields(target ?? { recordId, email: request.email, name: "" });
-  await enqueueWebhook(tx, deps, tenant, rule.eventType, rule.url(tenant), { ...fields, [rule.linkField]: link }, now, { discarded: !target });
+  const payload = { ...fields, [rule.linkField]: link, ...(code === undefined ? {} : { code }) };
+  await enqueueWebhook(tx, deps, tenant, rule.eventType, rule.url(tenant), payload, now, { discarded: !target });
   if (rule.endsSessions) await tx.sessions.deleteMemberSessions(tenant.id, recordId);
   const details = { sent: target !== undefined };
   await tx.audit.insertAuditEvent(tenant.id, { memberId: member?.recordId ?? null, type: rule.audit, ip: request.ip, userAgent: request.userAgent, details }, request.createdAt);

@@ -5,7 +5,8 @@
  */
 import type { Deps } from "../deps.js";
 import { AuthError } from "../errors.js";
-import { MemberStatus, type RequestContext, type Tenant } from "../model.js";
+import type { LoginMethod } from "../metrics.js";
+import { MemberStatus, type Member, type RequestContext, type Tenant } from "../model.js";
 import { normalizeEmail } from "../security/identity.js";
 import { distinctIpRules, rateRules } from "../security/rate-limit.js";
 import { enforceRateLimit, refuseManyIpsForOneEmail, verifyBotChallenge } from "./guards.js";
@@ -14,7 +15,8 @@ import { checkRegistration, requestRegistration, type RegistrationRequest, type 
 import { recordSuccessfulLogin } from "./login-context.js";
 import { peekLink } from "./one-time-tokens.js";
 import { createSession, type IssuedSession } from "./sessions.js";
-import { checkSecondFactorIn, throwForFailedCheck } from "./two-factor.js";
+import type { Store } from "../store/index.js";
+import { checkSecondFactorIn, throwForFailedCheck, type SecondFactorCheck } from "./two-factor.js";
 
 export const MAGIC_LINK_SENT_MESSAGE = "If an account exists for that email, a login link has been sent.";
 export const MAGIC_LOGIN_MESSAGE = "You are now logged in.";
@@ -78,26 +80,50 @@ async function loginWithMagicLink(deps: Deps, tenant: Tenant, input: VerifyMagic
   if (member.twoFactorStatus === "Enabled" && !twoFACode) return { success: false, requires2FA: true, message: MAGIC_TWO_FACTOR_MESSAGE };
   const outcome = await deps.store.transaction(async (tx) => {
     // The member row first (D20): a lock committed since it was read wins (it voided the link
-    // too), and 2FA turned on since then is asked for. Then the link is re-checked and locked, and
-    // the code checked in the same transaction: of concurrent submissions, the losers neither get
-    // a session nor spend a code.
+    // too), and 2FA turned on since then is asked for. Then the link is re-checked and locked.
     const fresh = await tx.members.findMemberById(tenant.id, recordId, { lock: true });
     if (!fresh) return { kind: "invalid" as const };
-    if (fresh.status === MemberStatus.locked) return { kind: "locked" as const };
-    if (fresh.twoFactorStatus === "Enabled" && !twoFACode) return { kind: "code_required" as const };
-    if (!(await tx.tokens.isTokenValid(tenant.id, recordId, "magic_login", tokenHash, now, { lock: true }))) return { kind: "invalid" as const };
-    if (fresh.twoFactorStatus === "Enabled") {
-      const check = await checkSecondFactorIn(tx, deps, tenant, fresh, twoFACode!, context, now);
-      if (!check.ok) return { kind: "code_refused" as const, check };
-    }
-    if (!(await tx.tokens.consumeToken(tenant.id, recordId, "magic_login", tokenHash, now))) return { kind: "invalid" as const };
-    await tx.members.addMagicLinkAuthentication(tenant.id, recordId, now);
-    // A magic link proves the mailbox: like any successful login it clears the password lockout (D13).
-    await tx.limits.clearLockout(tenant.id, fresh.email);
-    const session = await createSession(tx, deps, tenant, recordId, context, now);
-    await recordSuccessfulLogin(tx, deps, tenant, fresh, "magic_link", context, now);
-    return { kind: "session" as const, session };
+    return finishMagicLogin(tx, deps, tenant, fresh, tokenHash, twoFACode, "magic_link", context, now);
   });
+  return answerMagicLogin(deps, tenant, outcome);
+}
+
+export type MagicLoginOutcome =
+  | { kind: "invalid" }
+  | { kind: "locked" }
+  | { kind: "code_required" }
+  | { kind: "code_refused"; check: SecondFactorCheck & { ok: false } }
+  | { kind: "session"; session: IssuedSession };
+
+/**
+ * The end of a login by magic link or by its emailed code (D26), inside the transaction that
+ * holds the member's row: the status, the link (re-checked and locked), then the second factor
+ * (checked here, so of concurrent submissions the losers neither get a session nor spend a code),
+ * then the link is used up and the session made.
+ */
+export async function finishMagicLogin(
+  tx: Store, deps: Deps, tenant: Tenant, member: Member, tokenHash: string, twoFACode: string | undefined, method: LoginMethod, context: RequestContext, now: number,
+): Promise<MagicLoginOutcome> {
+  if (member.status === MemberStatus.locked) return { kind: "locked" };
+  // No link is sent to a pending account; one made before an admin action is refused all the same.
+  if (member.status === MemberStatus.pending) return { kind: "invalid" };
+  if (member.twoFactorStatus === "Enabled" && !twoFACode) return { kind: "code_required" };
+  if (!(await tx.tokens.isTokenValid(tenant.id, member.recordId, "magic_login", tokenHash, now, { lock: true }))) return { kind: "invalid" };
+  if (member.twoFactorStatus === "Enabled") {
+    const check = await checkSecondFactorIn(tx, deps, tenant, member, twoFACode!, context, now);
+    if (!check.ok) return { kind: "code_refused", check };
+  }
+  if (!(await tx.tokens.consumeToken(tenant.id, member.recordId, "magic_login", tokenHash, now))) return { kind: "invalid" };
+  await tx.members.addMagicLinkAuthentication(tenant.id, member.recordId, now);
+  // A magic link proves the mailbox: like any successful login it clears the password lockout (D13).
+  await tx.limits.clearLockout(tenant.id, member.email);
+  const session = await createSession(tx, deps, tenant, member.recordId, context, now);
+  await recordSuccessfulLogin(tx, deps, tenant, member, method, context, now);
+  return { kind: "session", session };
+}
+
+/** The answer to a finished (or refused) magic login, after the commit. */
+export function answerMagicLogin(deps: Deps, tenant: Tenant, outcome: MagicLoginOutcome): MagicLinkResult {
   if (outcome.kind === "invalid") throw new AuthError("invalid_token");
   if (outcome.kind === "locked") throw new AuthError("account_locked");
   if (outcome.kind === "code_required") return { success: false, requires2FA: true, message: MAGIC_TWO_FACTOR_MESSAGE };

@@ -4,7 +4,7 @@ import { randomToken } from "../core/random.js";
 import type { Deps } from "../deps.js";
 import { AuthError } from "../errors.js";
 import { linkPages, type Tenant, type TokenKind } from "../model.js";
-import { sha256Hex } from "../security/hashing.js";
+import { loginCodeHash, sha256Hex } from "../security/hashing.js";
 import { parseRecordId } from "../security/identity.js";
 import type { Store } from "../store/index.js";
 
@@ -26,6 +26,8 @@ export interface IssueOptions {
   newEmail?: string;
   /** D24: issued beside the member's other links of the kind, voiding none ("this wasn't me": each alert keeps its own). */
   keepOthers?: boolean;
+  /** D26: the 6-digit code mailed with a magic link; its keyed hash goes on the link's row. */
+  code?: string;
 }
 
 /**
@@ -37,8 +39,9 @@ export async function issueOneTimeToken(tx: Store, deps: Deps, tenant: Tenant, r
   const token = randomToken(deps.random, 32);
   const tokenHash = sha256Hex(token);
   const expiresAt = options.dummy ? now : now + tokenLifetimeMs(tenant, kind);
-  if (options.registrationId !== undefined || options.keepOthers) await tx.tokens.insertToken(tenant.id, recordId, kind, tokenHash, now, expiresAt, options.registrationId ?? null, options.newEmail ?? null);
-  else await tx.tokens.replaceToken(tenant.id, recordId, kind, tokenHash, now, expiresAt, options.newEmail ?? null);
+  const extras = { newEmail: options.newEmail ?? null, codeHash: options.code === undefined ? null : loginCodeHash(deps.subjects, tokenHash, options.code) };
+  if (options.registrationId !== undefined || options.keepOthers) await tx.tokens.insertToken(tenant.id, recordId, kind, tokenHash, now, expiresAt, options.registrationId ?? null, extras);
+  else await tx.tokens.replaceToken(tenant.id, recordId, kind, tokenHash, now, expiresAt, extras);
   // D25: a pending account lives until its last link has been expired for PENDING_RETENTION_DAYS.
   // Run for dummies too (it matches no row then): the worker's statements are the same for every email (D19).
   if (kind === "verify_email") await tx.members.extendPending(tenant.id, recordId, expiresAt);

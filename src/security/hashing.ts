@@ -20,3 +20,11 @@ export type SubjectHasher = (subject: string) => string;
 export function keyedSubjectHasher(secret: string): SubjectHasher {
   return (subject) => createHmac("sha256", secret).update(subject, "utf8").digest("hex").slice(0, 32);
 }
+
+/**
+ * D26: what is stored of a 6-digit login code. A code has only 20 bits, so a plain hash would fall
+ * to a search of a database copy; this one is keyed, and bound to its link's token hash.
+ */
+export function loginCodeHash(subjects: SubjectHasher, tokenHash: string, code: string): string {
+  return subjects(`login_code\n${tokenHash}\n${code}`);
+}

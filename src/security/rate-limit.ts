@@ -2,7 +2,7 @@
  * Rate-limit rules (spec 8.2, D15) and the decision as a pure function of (counter, rule, now).
  * The counter itself is kept by the store, atomically, per tenant.
  */
-import { HOUR, MINUTE } from "../core/clock.js";
+import { DAY, HOUR, MINUTE } from "../core/clock.js";
 
 export interface RateRule {
   /** Stable name: part of the stored key and of logs and metrics. */
@@ -24,6 +24,14 @@ export const rateRules = {
   adminResendPerEmail: { name: "admin_resend_email", limit: 1, windowMs: 5 * MINUTE },
   /** D24: email change requests per member (each mails an address the member chose). */
   changeEmailPerMember: { name: "change_email_member", limit: 3, windowMs: HOUR },
+  /** D26: email code attempts per IP, as many as magic link requests. */
+  loginCodePerIp: { name: "login_code_ip", limit: 10, windowMs: HOUR },
+  /**
+   * D26: email code attempts per email, right or wrong, known email or not. With 5 wrong codes per
+   * link this caps a guesser at 10 tries in 10^6 a day (under 0.4 % a year, each try a link the
+   * owner sees arrive).
+   */
+  loginCodePerEmail: { name: "login_code_email", limit: 10, windowMs: DAY },
 } as const satisfies Record<string, RateRule>;
 
 /** Rows of spec 8.2 that count distinct client IPs per email rather than requests (D13). */

@@ -16,6 +16,7 @@ import * as memberAdministration from "./migrations/0008-member-administration.j
 import * as memberSelfService from "./migrations/0009-member-self-service.js";
 import * as pendingRetention from "./migrations/0010-pending-retention.js";
 import * as lockoutSubject from "./migrations/0011-lockout-subject.js";
+import * as loginCodes from "./migrations/0012-login-codes.js";
 
 /** Listed in code, not read from a folder, so the build output and tsx behave alike. */
 const migrations: Record<string, Migration> = {
@@ -30,6 +31,7 @@ const migrations: Record<string, Migration> = {
   "0009-member-self-service": memberSelfService,
   "0010-pending-retention": pendingRetention,
   "0011-lockout-subject": lockoutSubject,
+  "0012-login-codes": loginCodes,
 };
 
 const staticMigrations: MigrationProvider = { getMigrations: async () => migrations };

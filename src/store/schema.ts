@@ -76,6 +76,10 @@ export interface OneTimeTokensTable {
   registration_id: string | null;
   /** email_change only (D24): the address the link confirms. */
   new_email: string | null;
+  /** magic_login only (D26): keyed hash of the emailed code, bound to token_hash; null on older rows. */
+  code_hash: string | null;
+  /** D26: wrong codes tried against this row; the fifth deletes it. */
+  code_failures: Generated<number>;
 }
 
 /** D18: one registration of a still-pending account, with what using its link makes the account. */

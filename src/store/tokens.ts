@@ -8,6 +8,14 @@ function liveToken(eb: ExpressionBuilder<Database, "one_time_tokens">, tenantId:
   return eb.and([eb("tenant_id", "=", tenantId), eb("token_hash", "=", tokenHash), eb("kind", "=", kind), eb("member_id", "=", memberId), eb("expires_at", ">", now)]);
 }
 
+/** What a few kinds of token carry besides the hash. */
+export interface TokenExtras {
+  /** email_change and secure_account (D24): the address the link confirms or restores. */
+  newEmail?: string | null;
+  /** magic_login (D26): the keyed hash of the emailed code. */
+  codeHash?: string | null;
+}
+
 /** One-time tokens, stored as SHA-256 only (spec 2.3, D7). */
 export class TokenStore {
   constructor(
@@ -19,19 +27,49 @@ export class TokenStore {
    * Issuing voids earlier unused tokens of the same kind for the member (D7). A verification link
    * of a registration is the exception (D18): a resend voids only earlier resends.
    */
-  async replaceToken(tenantId: string, memberId: number, kind: TokenKind, tokenHash: string, now: number, expiresAt: number, newEmail: string | null = null): Promise<void> {
+  async replaceToken(tenantId: string, memberId: number, kind: TokenKind, tokenHash: string, now: number, expiresAt: number, extras: TokenExtras = {}): Promise<void> {
     let voided = this.db.deleteFrom("one_time_tokens").where("tenant_id", "=", tenantId).where("member_id", "=", memberId).where("kind", "=", kind);
     if (kind === "verify_email") voided = voided.where("registration_id", "is", null);
     await voided.execute();
-    await this.insertToken(tenantId, memberId, kind, tokenHash, now, expiresAt, null, newEmail);
+    await this.insertToken(tenantId, memberId, kind, tokenHash, now, expiresAt, null, extras);
   }
 
   /** Adds a token beside the member's others: a registration's own verification link (D18). */
-  async insertToken(tenantId: string, memberId: number, kind: TokenKind, tokenHash: string, now: number, expiresAt: number, registrationId: string | null, newEmail: string | null = null): Promise<void> {
+  async insertToken(tenantId: string, memberId: number, kind: TokenKind, tokenHash: string, now: number, expiresAt: number, registrationId: string | null, extras: TokenExtras = {}): Promise<void> {
     await this.db
       .insertInto("one_time_tokens")
-      .values({ tenant_id: tenantId, token_hash: tokenHash, kind, member_id: memberId, created_at: now, expires_at: expiresAt, registration_id: registrationId, new_email: newEmail })
+      .values({
+        tenant_id: tenantId, token_hash: tokenHash, kind, member_id: memberId, created_at: now, expires_at: expiresAt,
+        registration_id: registrationId, new_email: extras.newEmail ?? null, code_hash: extras.codeHash ?? null,
+      })
       .execute();
+  }
+
+  /**
+   * D26: the member's live magic link with its code, locked until commit on PostgreSQL (SQLite
+   * serialises writers), so concurrent guesses are judged one after another.
+   */
+  async findLoginCode(tenantId: string, memberId: number, now: number): Promise<{ tokenHash: string; codeHash: string } | undefined> {
+    let query = this.db
+      .selectFrom("one_time_tokens")
+      .select(["token_hash", "code_hash"])
+      .where("tenant_id", "=", tenantId).where("member_id", "=", memberId).where("kind", "=", "magic_login").where("expires_at", ">", now)
+      .where("code_hash", "is not", null);
+    if (this.dialect === "postgres") query = query.forUpdate();
+    const row = await query.executeTakeFirst();
+    return row && { tokenHash: row.token_hash, codeHash: row.code_hash! };
+  }
+
+  /**
+   * D26: counts a wrong code against the member's live magic link and deletes the link at the
+   * limit. The same two statements run whether or not there is such a link (an unknown email runs
+   * them against member id 0, which matches nothing), so timing doesn't tell the two apart.
+   */
+  async countLoginCodeFailure(tenantId: string, memberId: number, now: number, limit: number): Promise<void> {
+    const live = (eb: ExpressionBuilder<Database, "one_time_tokens">) =>
+      eb.and([eb("tenant_id", "=", tenantId), eb("member_id", "=", memberId), eb("kind", "=", "magic_login"), eb("expires_at", ">", now)]);
+    await this.db.updateTable("one_time_tokens").set((eb) => ({ code_failures: eb("code_failures", "+", 1) })).where(live).execute();
+    await this.db.deleteFrom("one_time_tokens").where(live).where("code_failures", ">=", limit).execute();
   }
 
   /**

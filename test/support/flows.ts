@@ -69,13 +69,13 @@ export async function requestMagicLink(h: Harness, email: string, options: PostO
 }
 
 /** Requests a link, delivers the magic_login webhook, returns the link's parts. */
-export async function magicLinkFor(h: Harness, email: string, options: PostOptions = {}): Promise<{ recordId: string; token: string; link: string }> {
+export async function magicLinkFor(h: Harness, email: string, options: PostOptions = {}): Promise<{ recordId: string; token: string; link: string; code: string }> {
   const res = await requestMagicLink(h, email, options);
   assert.equal(res.statusCode, 200, res.body);
   await deliverWebhooks(h);
-  const link = lastWebhookFor(h, "magic_login", email, options.domain ?? h.tenant.domain).body.magicLoginLink!;
-  const parts = parseLink(link);
-  return { recordId: parts.recordId, token: parts.token, link };
+  const body = lastWebhookFor(h, "magic_login", email, options.domain ?? h.tenant.domain).body;
+  const parts = parseLink(body.magicLoginLink!);
+  return { recordId: parts.recordId, token: parts.token, link: body.magicLoginLink!, code: body.code! };
 }
 
 /** The received webhooks of one type for one email; with a domain, only those whose link is on it. */

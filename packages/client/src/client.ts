@@ -97,6 +97,7 @@ export function createLatchClient(options: LatchClientOptions = {}): LatchClient
     changePassword: (body) => call("changePassword", { body }),
     requestMagicLink: (body) => call("requestMagicLink", { body }),
     verifyMagicLink: (recordId, token, body = {}) => call("verifyMagicLink", { pathParams: { recordId, token }, body }),
+    verifyLoginCode: (body) => call("verifyLoginCode", { body }),
     setUpTwoFactor: () => call("setUpTwoFactor"),
     enableTwoFactor: (body) => call("enableTwoFactor", { body }),
     disableTwoFactor: (body) => call("disableTwoFactor", { body }),

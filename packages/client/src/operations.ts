@@ -23,6 +23,7 @@ export const operations = {
   changePassword: { method: "POST", path: "/auth/change-password" },
   requestMagicLink: { method: "POST", path: "/auth/request-magic-link" },
   verifyMagicLink: { method: "POST", path: "/auth/verify-magic-link/{recordId}/{token}" },
+  verifyLoginCode: { method: "POST", path: "/auth/verify-login-code" },
   setUpTwoFactor: { method: "POST", path: "/auth/2fa/setup" },
   enableTwoFactor: { method: "POST", path: "/auth/2fa/enable" },
   disableTwoFactor: { method: "POST", path: "/auth/2fa/disable" },

@@ -21,6 +21,8 @@ export type ResetPasswordRequest = { recordId: string; token: string; newPasswor
 export type ChangePasswordRequest = { currentPassword: string; newPassword: string };
 export type RequestMagicLinkRequest = { email: string; "bot-challenge-response"?: string };
 export type VerifyMagicLinkRequest = { twoFACode?: string; "bot-challenge-response"?: string };
+/** D26: the `code` of the latest `magic_login` webhook for the email. */
+export type VerifyLoginCodeRequest = { email: string; code: string; twoFACode?: string; "bot-challenge-response"?: string };
 export type EnableTwoFactorRequest = { code: string };
 /** The password or a current code: one of the two is needed. */
 export type DisableTwoFactorRequest = { password?: string; code?: string };
@@ -159,6 +161,7 @@ export interface LatchClient {
   changePassword(body: ChangePasswordRequest): Promise<MessageResponse>;
   requestMagicLink(body: RequestMagicLinkRequest): Promise<MessageResponse>;
   verifyMagicLink(recordId: string, token: string, body?: VerifyMagicLinkRequest): Promise<MagicLinkLoginResponse>;
+  verifyLoginCode(body: VerifyLoginCodeRequest): Promise<MagicLinkLoginResponse>;
   setUpTwoFactor(): Promise<TwoFactorSetupResponse>;
   enableTwoFactor(body: EnableTwoFactorRequest): Promise<RecoveryCodesResponse>;
   disableTwoFactor(body: DisableTwoFactorRequest): Promise<MessageResponse>;

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
 import type { Deps } from "../../deps.js";
+import { verifyLoginCode } from "../../flows/login-code.js";
 import { registerWithMagicLink, requestMagicLink, verifyMagicLink } from "../../flows/magic-link.js";
 import { BODY_ERRORS, BOT_ERRORS, errorResponses, SetSessionCookieHeader, TENANT_ERRORS } from "../openapi.js";
 import { BotField, described, EmailField, MessageBody, NameField, RecordIdField, TokenField, TwoFactorCodeField } from "../schemas.js";
@@ -12,6 +13,12 @@ export const RegisterMagicLinkBody = Type.Object({ email: EmailField, name: Name
 export const RequestMagicLinkBody = Type.Object({ email: EmailField, "bot-challenge-response": BotField });
 export const VerifyMagicLinkParams = Type.Object({ recordId: RecordIdField, token: TokenField });
 export const VerifyMagicLinkBody = Type.Object({ "bot-challenge-response": BotField, twoFACode: TwoFactorCodeField });
+export const VerifyLoginCodeBody = Type.Object({
+  email: EmailField,
+  code: Type.String({ pattern: "^[0-9]{6}$", description: "The 6-digit `code` of the `magic_login` webhook." }),
+  "bot-challenge-response": BotField,
+  twoFACode: TwoFactorCodeField,
+});
 
 export const MagicLoginAnswer = described(
   Type.Union([
@@ -66,6 +73,25 @@ export const magicLinkRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
   }, async (request, reply) => {
     const { recordId, token } = request.params;
     const result = await verifyMagicLink(deps, request.tenant, { recordId, token, botToken: request.body["bot-challenge-response"], twoFACode: request.body.twoFACode }, contextOf(request));
+    if (!result.success) return result;
+    setSessionCookie(reply, result.session);
+    return { success: true as const, message: result.message, redirect: result.redirect };
+  });
+
+  app.post("/auth/verify-login-code", {
+    schema: {
+      summary: "Log in with the code of a magic link email",
+      description:
+        "D26. The `code` of the latest `magic_login` webhook for the email, for a member reading the email on another device: the same lifetime and single use as its link (using either uses both), and a login like the link's. " +
+        "The fifth wrong code voids the link and its code. An unknown email, an email with no live link and a wrong code get the same 400 `invalid_token`. 10 attempts per IP per hour and per email per day.",
+      tags: ["magic-link"],
+      operationId: "verifyLoginCode",
+      body: VerifyLoginCodeBody,
+      response: { 200: MagicLoginAnswer, ...errorResponses(...TENANT_ERRORS, ...BODY_ERRORS, ...BOT_ERRORS, "invalid_token", "account_locked", "invalid_2fa_code", "rate_limited") },
+    },
+  }, async (request, reply) => {
+    const { email, code, twoFACode } = request.body;
+    const result = await verifyLoginCode(deps, request.tenant, { email, code, botToken: request.body["bot-challenge-response"], twoFACode }, contextOf(request));
     if (!result.success) return result;
     setSessionCookie(reply, result.session);
     return { success: true as const, message: result.message, redirect: result.redirect };
