@@ -21,6 +21,7 @@ import { twoFactorRoutes } from "./http/routes/two-factor.js";
 import { operatorRoutes } from "./http/routes/operator.js";
 import { passwordRoutes } from "./http/routes/password.js";
 import { registrationRoutes } from "./http/routes/registration.js";
+import { passkeyRoutes } from "./http/routes/passkeys.js";
 import { selfServiceRoutes } from "./http/routes/self-service.js";
 import { registerCorsPreflight } from "./http/cors.js";
 import { registerTenantResolution } from "./http/tenant.js";
@@ -91,6 +92,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     await scope.register(magicLinkRoutes, { deps });
     await scope.register(twoFactorRoutes, { deps });
     await scope.register(selfServiceRoutes, { deps });
+    await scope.register(passkeyRoutes, { deps });
     await scope.register(adminRoutes, { deps });
   });
   // The hosted pages (/ui/ and the spec 4.6 link pages): their own scope, HTML errors, form bodies.

@@ -31,6 +31,7 @@ import type { ChangePasswordBody, ForgotPasswordBody, ResetPasswordBody } from "
 import type { RegisterPasswordBody, RegistrationBody, ResendVerificationBody, VerifyEmailAnswer, VerifyEmailBody } from "../src/http/routes/registration.js";
 import type { DisableTwoFactorBody, EnableTwoFactorBody, RecoveryCodesBody, RegenerateRecoveryCodesBody, SetupBody } from "../src/http/routes/two-factor.js";
 import type { DeletedTenantBody, DeleteTenantQuery, DomainParams, TenantListBody, TenantListQuery } from "../src/http/routes/operator.js";
+import type { LoginOptionsBody, LoginVerifyBody, PasskeyBody, PasskeyListBody, PasskeyParams, RegistrationOptionsBody, RegistrationVerifyBody, RenamePasskeyBody } from "../src/http/routes/passkeys.js";
 import type { ChangeEmailBody, DeleteAccountBody, LinkBody, MeBody, SessionListBody, SessionParams, UpdateMeBody } from "../src/http/routes/self-service.js";
 import type { MessageBody } from "../src/http/schemas.js";
 
@@ -74,6 +75,13 @@ interface RouteShapes {
   revokeSession: [[id: S<typeof SessionParams>["id"]], Msg];
   revokeOtherSessions: [[], Msg];
   deleteAccount: [[body: S<typeof DeleteAccountBody>], Msg];
+  startPasskeyRegistration: [[body?: S<typeof RegistrationOptionsBody>], Record<string, unknown>];
+  finishPasskeyRegistration: [[body: S<typeof RegistrationVerifyBody>], S<typeof PasskeyBody>];
+  listPasskeys: [[], S<typeof PasskeyListBody>];
+  renamePasskey: [[id: S<typeof PasskeyParams>["id"], body: S<typeof RenamePasskeyBody>], S<typeof PasskeyBody>];
+  deletePasskey: [[id: S<typeof PasskeyParams>["id"]], Msg];
+  startPasskeyLogin: [[body?: S<typeof LoginOptionsBody>], Record<string, unknown>];
+  finishPasskeyLogin: [[body: S<typeof LoginVerifyBody>], S<typeof LoginAnswer>];
   listTenants: [[query?: S<typeof TenantListQuery>], S<typeof TenantListBody>];
   deleteTenant: [[domain: S<typeof DomainParams>["domain"], confirm: S<typeof DeleteTenantQuery>["confirm"]], S<typeof DeletedTenantBody>];
   lockAccount: [[body: S<typeof LockAccountBody>], S<typeof StatusBody>];

@@ -90,8 +90,8 @@ async function findProfile(store: Store, tenant: Tenant, rawRecordId: string): P
 export async function getMember(deps: Deps, tenant: Tenant, rawRecordId: string): Promise<MemberView & { passkeys: number; sessions: number }> {
   const member = await findProfile(deps.store, tenant, rawRecordId);
   const sessions = await deps.store.sessions.listMemberSessions(tenant.id, member.recordId, deps.clock.now());
-  // Passkeys arrive with D26 (issue 15); until then a member has none.
-  return { ...memberView(member), passkeys: 0, sessions: sessions.length };
+  const passkeys = await deps.store.passkeys.countMemberPasskeys(tenant.id, member.recordId);
+  return { ...memberView(member), passkeys, sessions: sessions.length };
 }
 
 /**
@@ -104,12 +104,13 @@ export async function exportMember(deps: Deps, tenant: Tenant, rawRecordId: stri
   const sessions = await deps.store.sessions.listMemberSessions(tenant.id, member.recordId, now);
   const origins = await deps.store.loginOrigins.listMemberOrigins(tenant.id, member.recordId);
   const events = await deps.store.audit.listMemberAuditEvents(tenant.id, member.recordId, Number.MAX_SAFE_INTEGER);
+  const passkeys = await deps.store.passkeys.listMemberPasskeys(tenant.id, member.recordId);
   return {
     member: { ...memberView(member), emailVerified: member.emailVerified, hasPassword: member.passwordHash !== null },
     sessions: sessions.map((s) => ({ createdAt: iso(s.createdAt), lastSeenAt: iso(s.lastSeenAt), expiresAt: iso(s.expiresAt), ip: s.ip, userAgent: s.userAgent, country: s.country })),
     loginHistory: origins.map((o) => ({ kind: o.kind, value: o.value, firstSeen: iso(o.firstSeen), lastSeen: iso(o.lastSeen) })),
     auditEvents: events.map((e) => ({ type: e.type, at: iso(e.at), ip: e.ip, userAgent: e.userAgent, details: e.details ?? {} })),
-    passkeys: [] as { name: string }[],
+    passkeys: passkeys.map((p) => ({ name: p.name, createdAt: iso(p.createdAt), lastUsedAt: p.lastUsedAt === null ? null : iso(p.lastUsedAt) })),
   };
 }
 
@@ -138,6 +139,8 @@ export async function eraseMemberRows(tx: Store, member: Member): Promise<void> 
   await tx.tokens.deleteMemberTokens(tenantId, recordId);
   await tx.registrations.deleteMemberRegistrations(tenantId, recordId);
   await tx.twoFactor.replaceRecoveryCodes(tenantId, recordId, []);
+  await tx.passkeys.deleteMemberPasskeys(tenantId, recordId);
+  await tx.passkeys.deleteMemberChallenges(tenantId, recordId);
   await tx.loginOrigins.deleteMemberOrigins(tenantId, recordId);
   await tx.audit.deleteMemberAuditEvents(tenantId, recordId);
   await tx.outbox.deleteMemberDeliveries(tenantId, recordId);

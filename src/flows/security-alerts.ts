@@ -18,7 +18,9 @@ export type SecurityAlert =
   | "two_factor_disabled"
   | "recovery_code_used"
   | "email_change_requested"
-  | "email_changed";
+  | "email_changed"
+  | "passkey_added"
+  | "passkey_removed";
 
 export interface AlertOptions {
   /** Fields the alert adds (email_change_requested: `newEmail`). */

@@ -42,7 +42,7 @@ export function sessionTtlSeconds(tenant: Tenant): number {
   return sessionTiers[tenant.settings.sessionTier] ?? sessionTiers["1d"];
 }
 
-export async function createSession(tx: Store, deps: Deps, tenant: Tenant, recordId: number, context: RequestContext, now: number): Promise<IssuedSession> {
+export async function createSession(tx: Store, deps: Deps, tenant: Tenant, recordId: number, context: RequestContext, now: number, options: { byPasskey?: boolean } = {}): Promise<IssuedSession> {
   const sessionId = randomToken(deps.random, 32);
   const maxAgeSeconds = sessionTtlSeconds(tenant);
   const origin = {
@@ -50,6 +50,7 @@ export async function createSession(tx: Store, deps: Deps, tenant: Tenant, recor
     ip: context.ip,
     userAgent: context.userAgent?.slice(0, USER_AGENT_MAX) ?? null,
     country: deps.geo.locate(context.ip).country ?? null,
+    byPasskey: options.byPasskey === true,
   };
   await tx.sessions.insertSession(tenant.id, sha256Hex(sessionId), recordId, origin, now, now + maxAgeSeconds * 1000);
   await tx.members.recordLogin(tenant.id, recordId, now);
@@ -80,7 +81,8 @@ export async function findActiveSession(deps: Deps, tenant: Tenant, sessionId: s
       iat: Math.floor(record.createdAt / 1000),
       exp: Math.floor(record.expiresAt / 1000),
       is2FAEnabled,
-      require2FASetup: tenant.settings.require2FA && !is2FAEnabled,
+      // D26: a passkey is a second factor in itself (possession and user verification).
+      require2FASetup: tenant.settings.require2FA && !is2FAEnabled && !record.byPasskey,
       passwordChangePending: record.memberStatus === MemberStatus.passwordChangePending,
       loginContext: null,
       attemptedPath: null,

@@ -115,6 +115,7 @@ const tags = [
   { name: "magic-link", description: "Login by a one-time link sent through the tenant's `magicLoginWebhook`." },
   { name: "sessions", description: "The `session_id` cookie: reading the session and logging out." },
   { name: "passwords", description: "Forgot, reset and change password." },
+  { name: "passkeys", description: "Passkeys (WebAuthn, D26): adding, listing, renaming and removing them with the session cookie, and logging in with one." },
   { name: "two-factor", description: "TOTP enrolment, disabling, and recovery codes. Each needs the session cookie." },
   { name: "account", description: "The member's own profile, email, sessions and account (D24), and \"this wasn't me\" from a security alert." },
   { name: "bot", description: "The self-hosted ALTCHA challenge." },

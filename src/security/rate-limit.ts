@@ -32,6 +32,8 @@ export const rateRules = {
    * owner sees arrive).
    */
   loginCodePerEmail: { name: "login_code_email", limit: 10, windowMs: DAY },
+  /** D26: passkey login options per IP (each stores a challenge for 5 minutes). */
+  passkeyLoginPerIp: { name: "passkey_login_ip", limit: 30, windowMs: MINUTE },
 } as const satisfies Record<string, RateRule>;
 
 /** Rows of spec 8.2 that count distinct client IPs per email rather than requests (D13). */

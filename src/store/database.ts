@@ -17,6 +17,7 @@ import * as memberSelfService from "./migrations/0009-member-self-service.js";
 import * as pendingRetention from "./migrations/0010-pending-retention.js";
 import * as lockoutSubject from "./migrations/0011-lockout-subject.js";
 import * as loginCodes from "./migrations/0012-login-codes.js";
+import * as passkeys from "./migrations/0013-passkeys.js";
 
 /** Listed in code, not read from a folder, so the build output and tsx behave alike. */
 const migrations: Record<string, Migration> = {
@@ -32,6 +33,7 @@ const migrations: Record<string, Migration> = {
   "0010-pending-retention": pendingRetention,
   "0011-lockout-subject": lockoutSubject,
   "0012-login-codes": loginCodes,
+  "0013-passkeys": passkeys,
 };
 
 const staticMigrations: MigrationProvider = { getMigrations: async () => migrations };

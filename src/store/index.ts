@@ -19,6 +19,7 @@ import { TwoFactorStore } from "./two-factor.js";
 import { LoginOriginStore } from "./login-origins.js";
 import { EmailRequestStore } from "./email-requests.js";
 import { RegistrationStore } from "./registrations.js";
+import { PasskeyStore } from "./passkeys.js";
 
 export const RETENTION_MS = 30 * DAY;
 /** Audit events: AUDIT_RETENTION_DAYS, 365 by default (they hold IPs, user agents and places). */
@@ -40,6 +41,7 @@ export class Store {
   readonly loginOrigins: LoginOriginStore;
   readonly registrations: RegistrationStore;
   readonly emailRequests: EmailRequestStore;
+  readonly passkeys: PasskeyStore;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -60,6 +62,7 @@ export class Store {
     this.loginOrigins = new LoginOriginStore(db);
     this.registrations = new RegistrationStore(db);
     this.emailRequests = new EmailRequestStore(db);
+    this.passkeys = new PasskeyStore(db);
   }
 
   /** No network and no password hashing inside: the transaction holds the write lock (habit 7). */
@@ -75,6 +78,7 @@ export class Store {
   async sweepExpired(now: number, auditRetentionMs = DEFAULT_AUDIT_RETENTION_MS): Promise<void> {
     await this.sessions.deleteExpiredSessions(now);
     await this.tokens.deleteExpiredTokens(now);
+    await this.passkeys.deleteExpiredChallenges(now);
     await this.registrations.deleteExpiredRegistrations(now - REGISTRATION_MEMORY_MS);
     await this.limits.deleteExpiredCounters(now);
     await this.limits.deleteIdleLockouts(now - RETENTION_MS, now);

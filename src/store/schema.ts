@@ -63,6 +63,8 @@ export interface SessionsTable {
   ip: string | null;
   user_agent: string | null;
   country: string | null;
+  /** D26: opened by a passkey, which satisfies the tenant's require2FA (0/1). */
+  by_passkey: Generated<number>;
 }
 
 export interface OneTimeTokensTable {
@@ -80,6 +82,37 @@ export interface OneTimeTokensTable {
   code_hash: string | null;
   /** D26: wrong codes tried against this row; the fifth deletes it. */
   code_failures: Generated<number>;
+}
+
+/** D26: a member's WebAuthn credential (passkey). */
+export interface PasskeysTable {
+  tenant_id: string;
+  /** Ours, random: what the API and the pages name a passkey by. */
+  id: string;
+  member_id: number;
+  /** The authenticator's credential id, base64url; unique per tenant (the tenant's hostname is the RP ID). */
+  credential_id: string;
+  /** The COSE public key, base64url. */
+  public_key: string;
+  counter: number;
+  backup_eligible: number;
+  backed_up: number;
+  /** JSON array of the transports the browser reported. */
+  transports: string;
+  name: string;
+  created_at: number;
+  last_used_at: number | null;
+}
+
+/** D26: a one-use WebAuthn challenge in flight, SHA-256 only. */
+export interface PasskeyChallengesTable {
+  tenant_id: string;
+  challenge_hash: string;
+  purpose: string;
+  /** The member a registration is for; 0 for a login (anyone's passkey may answer it). */
+  member_id: number;
+  created_at: number;
+  expires_at: number;
 }
 
 /** D18: one registration of a still-pending account, with what using its link makes the account. */
@@ -197,6 +230,8 @@ export interface Database {
   audit_events: AuditEventsTable;
   recovery_codes: RecoveryCodesTable;
   login_origins: LoginOriginsTable;
+  passkeys: PasskeysTable;
+  passkey_challenges: PasskeyChallengesTable;
 }
 
 /** The tables whose rows belong to one tenant (they carry tenant_id). A new such table that is not listed fails to compile. */
@@ -208,6 +243,6 @@ type TenantOwnedTable = { [K in keyof Database]: Database[K] extends { tenant_id
  */
 const TENANT_OWNED: Record<TenantOwnedTable, number> = {
   sessions: 1, one_time_tokens: 2, registrations: 3, email_requests: 4, login_lockouts: 5, rate_limit_counters: 6,
-  rate_limit_sets: 7, webhook_deliveries: 8, audit_events: 9, recovery_codes: 10, login_origins: 11, members: 12,
+  rate_limit_sets: 7, webhook_deliveries: 8, audit_events: 9, recovery_codes: 10, login_origins: 11, passkeys: 12, passkey_challenges: 13, members: 14,
 };
 export const TENANT_OWNED_TABLES = (Object.keys(TENANT_OWNED) as TenantOwnedTable[]).sort((a, b) => TENANT_OWNED[a] - TENANT_OWNED[b]);

@@ -11,6 +11,8 @@ export interface SessionRecord {
   lastSeenAt: number;
   memberStatus: MemberStatus;
   twoFactorStatus: TwoFactorStatus;
+  /** D26: opened by a passkey login. */
+  byPasskey: boolean;
 }
 
 /** Where a session was opened (D24): kept to show the member, never a secret. */
@@ -19,6 +21,8 @@ export interface SessionOrigin {
   ip: string | null;
   userAgent: string | null;
   country: string | null;
+  /** D26: a passkey login opened it. */
+  byPasskey?: boolean;
 }
 
 /** A session as its member sees it (D24): the public id, never the cookie or its hash. */
@@ -53,6 +57,7 @@ export class SessionStore {
         ip: origin.ip,
         user_agent: origin.userAgent,
         country: origin.country,
+        by_passkey: origin.byPasskey ? 1 : 0,
       })
       .execute();
   }
@@ -73,7 +78,7 @@ export class SessionStore {
     this.db
       .selectFrom("sessions as s")
       .innerJoin("members as m", (join) => join.onRef("m.tenant_id", "=", "s.tenant_id").onRef("m.id", "=", "s.member_id"))
-      .select(["s.member_id", "s.created_at", "s.expires_at", "s.last_seen_at", "m.status", "m.two_factor_status"])
+      .select(["s.member_id", "s.created_at", "s.expires_at", "s.last_seen_at", "s.by_passkey", "m.status", "m.two_factor_status"])
       .where("s.tenant_id", "=", v.tenantId)
       .where("s.id_hash", "=", v.idHash)
       .where("s.expires_at", ">", v.now),
@@ -89,6 +94,7 @@ export class SessionStore {
         lastSeenAt: Number(row.last_seen_at),
         memberStatus: row.status as MemberStatus,
         twoFactorStatus: row.two_factor_status as TwoFactorStatus,
+        byPasskey: Number(row.by_passkey) === 1,
       }
     );
   }

@@ -40,6 +40,26 @@ export type UpdateMeRequest = { name: string };
 /** D24 re-authentication: `password` when the member has one, `twoFACode` when 2FA is on; neither for a magic-link-only member with a session under 10 minutes old. */
 export type ChangeEmailRequest = { newEmail: string; password?: string; twoFACode?: string };
 export type DeleteAccountRequest = { password?: string; twoFACode?: string };
+/** D26: re-authentication, needed only when the session is over 10 minutes old. */
+export type PasskeyRegistrationOptionsRequest = { password?: string; twoFACode?: string };
+/** WebAuthn options JSON: pass it on as it is, e.g. `startRegistration({ optionsJSON })` of `@simplewebauthn/browser`. */
+export type PasskeyOptionsResponse = Record<string, unknown>;
+type Base64Url = string;
+type Attachment = "platform" | "cross-platform";
+/** What `startRegistration` of `@simplewebauthn/browser` resolves to (`RegistrationResponseJSON`). */
+export type PasskeyRegistrationResponse = {
+  id: Base64Url; rawId: Base64Url; type: "public-key"; authenticatorAttachment?: Attachment; clientExtensionResults: Record<string, unknown>;
+  response: { clientDataJSON: Base64Url; attestationObject: Base64Url; authenticatorData?: Base64Url; transports?: string[]; publicKeyAlgorithm?: number; publicKey?: Base64Url };
+};
+/** What `startAuthentication` of `@simplewebauthn/browser` resolves to (`AuthenticationResponseJSON`). */
+export type PasskeyAuthenticationResponse = {
+  id: Base64Url; rawId: Base64Url; type: "public-key"; authenticatorAttachment?: Attachment; clientExtensionResults: Record<string, unknown>;
+  response: { clientDataJSON: Base64Url; authenticatorData: Base64Url; signature: Base64Url; userHandle?: Base64Url };
+};
+export type FinishPasskeyRegistrationRequest = { response: PasskeyRegistrationResponse; name?: string };
+export type RenamePasskeyRequest = { name: string };
+export type StartPasskeyLoginRequest = { "bot-challenge-response"?: string };
+export type FinishPasskeyLoginRequest = { response: PasskeyAuthenticationResponse };
 /** `recordId` and `token` are the last two segments of the emailed link. */
 export type LinkRequest = { recordId: string; token: string };
 /** D23. `limit` digits, 1–200 (default 50); `cursor` the previous page's `nextCursor`. */
@@ -109,7 +129,7 @@ export type MemberExportResponse = {
   sessions: SessionSummary[];
   loginHistory: { kind: "country" | "network"; value: string; firstSeen: string; lastSeen: string }[];
   auditEvents: { type: string; at: string; ip: string | null; userAgent: string | null; details: { [key: string]: string | number | boolean | null } }[];
-  passkeys: { name: string }[];
+  passkeys: { name: string; createdAt: string; lastUsedAt: string | null }[];
 };
 export type RecordIdResponse = { success: true; recordid: string };
 /** D24: the signed-in member; `hasPassword` false for a magic-link-only member. */
@@ -120,6 +140,10 @@ export type TenantListResponse = { tenants: { domain: string; applicationId: str
 export type DeletedTenantResponse = { success: true; domain: string; applicationId: string; applicationDeleted: boolean };
 /** `id` names the session in revokeSession; it is not the cookie. */
 export type SessionListResponse = { success: true; sessions: With<SessionSummary, { id: string; current: boolean }>[] };
+/** D26. `id` is ours (for rename and delete), not the credential id; `backedUp`: synced to the member's other devices. */
+export type Passkey = { id: string; name: string; createdAt: string; lastUsedAt: string | null; backedUp: boolean };
+export type PasskeyResponse = { success: true; passkey: Passkey };
+export type PasskeyListResponse = { success: true; passkeys: Passkey[] };
 
 // ---- The client ----
 
@@ -176,6 +200,13 @@ export interface LatchClient {
   revokeSession(id: string): Promise<MessageResponse>;
   revokeOtherSessions(): Promise<MessageResponse>;
   deleteAccount(body: DeleteAccountRequest): Promise<MessageResponse>;
+  startPasskeyRegistration(body?: PasskeyRegistrationOptionsRequest): Promise<PasskeyOptionsResponse>;
+  finishPasskeyRegistration(body: FinishPasskeyRegistrationRequest): Promise<PasskeyResponse>;
+  listPasskeys(): Promise<PasskeyListResponse>;
+  renamePasskey(id: string, body: RenamePasskeyRequest): Promise<PasskeyResponse>;
+  deletePasskey(id: string): Promise<MessageResponse>;
+  startPasskeyLogin(body?: StartPasskeyLoginRequest): Promise<PasskeyOptionsResponse>;
+  finishPasskeyLogin(body: FinishPasskeyLoginRequest): Promise<LoginResponse>;
   lockAccount(body: LockAccountRequest): Promise<AccountStatusResponse>;
   resendVerificationAsAdmin(body: ResendVerificationAsAdminRequest): Promise<MessageResponse>;
   requirePasswordChange(body: RequirePasswordChangeRequest): Promise<AccountStatusResponse>;

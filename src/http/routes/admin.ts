@@ -59,7 +59,7 @@ export const MemberExportBody = described(Type.Object({
     userAgent: Type.Union([Type.String(), Type.Null()]),
     details: Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Null()])),
   })),
-  passkeys: Type.Array(Type.Object({ name: Type.String() })),
+  passkeys: Type.Array(Type.Object({ name: Type.String(), createdAt: Type.String({ format: "date-time" }), lastUsedAt: Type.Union([Type.String({ format: "date-time" }), Type.Null()]) })),
 }), "Everything held about the member, without any secret, hash or session id (GDPR Art. 15/20).");
 export const RecordIdBody = Type.Object({ success: Type.Literal(true), recordid: Type.String() });
 export const MemberParams = Type.Object({ recordId: RecordIdField });

@@ -1,0 +1,295 @@
+/**
+ * D26 passkeys through HTTP, with real WebAuthn ceremonies: a software authenticator
+ * (test/support/webauthn-authenticator.ts) signs with its own ES256 keys and @simplewebauthn/server
+ * verifies. Each attack of issue 15 point 3 is a test: bad signature, wrong origin, wrong RP ID,
+ * replayed challenge, counter going backwards, another tenant's credential; plus the races.
+ */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import type { LightMyRequestResponse } from "fastify";
+import { MINUTE } from "../src/core/clock.js";
+import { assertError } from "./support/assertions.js";
+import { addOtherTenant, adminHeaders, enrolTwoFactor, lockMember, nextIp, OTHER_DOMAIN } from "./support/flows.js";
+import { createHarness, deliverWebhooks, get, login, post, registerVerifiedMember, sessionCookieOf, STRONG_PASSWORD, type Harness } from "./support/harness.js";
+import { installStoreSeam } from "./support/store-seam.js";
+import { SoftAuthenticator, type AssertionOverrides, type RegistrationOverrides } from "./support/webauthn-authenticator.js";
+import type { PublicKeyCredentialCreationOptionsJSON, PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/server";
+
+const EMAIL = "pat@example.org";
+const bot = { "bot-challenge-response": "ok" };
+
+async function setUp(t: { after(fn: () => Promise<void>): void }, settings: Record<string, unknown> = {}): Promise<{ h: Harness; recordId: string; cookie: string }> {
+  const h = await createHarness();
+  t.after(() => h.close());
+  await updateSettings(h, h.tenant.domain, { securityAlertWebhook: `${h.receiver.url}/alerts`, ...settings });
+  const recordId = await registerVerifiedMember(h, EMAIL);
+  const cookie = sessionCookieOf(await login(h, EMAIL, STRONG_PASSWORD, { ip: nextIp() }))!;
+  return { h, recordId, cookie };
+}
+
+async function updateSettings(h: Harness, domain: string, settings: Record<string, unknown>): Promise<void> {
+  const tenant = (await h.deps.store.tenants.findTenantByDomain(domain))!;
+  assert.ok(await h.deps.store.tenants.updateTenantSettings(tenant.id, tenant.settings, { ...tenant.settings, ...settings }, h.clock.now()));
+  h.deps.tenantCache.invalidate(domain);
+}
+
+const originOf = (domain: string) => `https://${domain}`;
+
+async function registrationOptions(h: Harness, cookie: string, body: Record<string, unknown> = {}, domain = h.tenant.domain): Promise<PublicKeyCredentialCreationOptionsJSON> {
+  const res = await post(h, "/auth/passkeys/register/options", body, { cookie, domain });
+  assert.equal(res.statusCode, 200, res.body);
+  return res.json();
+}
+
+async function addPasskey(h: Harness, cookie: string, auth: SoftAuthenticator, options: { name?: string; domain?: string; overrides?: RegistrationOverrides } = {}): Promise<LightMyRequestResponse> {
+  const domain = options.domain ?? h.tenant.domain;
+  const creation = await registrationOptions(h, cookie, {}, domain);
+  const response = auth.createCredential(creation, originOf(domain), options.overrides);
+  return post(h, "/auth/passkeys/register/verify", { response, ...(options.name ? { name: options.name } : {}) }, { cookie, domain });
+}
+
+async function loginOptions(h: Harness, domain = h.tenant.domain): Promise<PublicKeyCredentialRequestOptionsJSON> {
+  const res = await post(h, "/auth/passkeys/login/options", bot, { domain, ip: nextIp() });
+  assert.equal(res.statusCode, 200, res.body);
+  return res.json();
+}
+
+async function passkeyLogin(h: Harness, auth: SoftAuthenticator, options: { domain?: string; origin?: string; overrides?: AssertionOverrides } = {}): Promise<LightMyRequestResponse> {
+  const domain = options.domain ?? h.tenant.domain;
+  const request = await loginOptions(h, domain);
+  const response = auth.getAssertion(request, options.origin ?? originOf(domain), options.overrides);
+  return post(h, "/auth/passkeys/login/verify", { response }, { domain, ip: nextIp() });
+}
+
+async function auditTypes(h: Harness, recordId: string): Promise<string[]> {
+  const rows = await h.db.selectFrom("audit_events").select("type").where("member_id", "=", Number(recordId)).orderBy("id").execute();
+  return rows.map((r) => r.type);
+}
+
+test("D26: a member adds a passkey (discoverable, user verification), sees it, and logs in with it: the session and body of /auth/login, an alert, the audit", async (t) => {
+  const { h, recordId, cookie } = await setUp(t);
+  const creation = await registrationOptions(h, cookie);
+  assert.equal(creation.rp.id, h.tenant.domain, "the RP ID is the tenant's hostname");
+  assert.equal(creation.authenticatorSelection?.residentKey, "required");
+  assert.equal(creation.authenticatorSelection?.userVerification, "required");
+  assert.equal(Buffer.from(creation.user.id, "base64url").toString(), recordId);
+
+  const auth = new SoftAuthenticator();
+  const added = await post(h, "/auth/passkeys/register/verify", { response: auth.createCredential(creation, originOf(h.tenant.domain)), name: "  Work   laptop " }, { cookie });
+  assert.equal(added.statusCode, 200, added.body);
+  const passkey = added.json<{ passkey: { id: string; name: string; lastUsedAt: null } }>().passkey;
+  assert.equal(passkey.name, "Work laptop");
+  assert.equal(passkey.lastUsedAt, null);
+  await deliverWebhooks(h);
+  const alert = h.receiver.ofType("security_alert").at(-1)!;
+  assert.equal(alert.body.alert, "passkey_added");
+  assert.equal(alert.body.passkeyName, "Work laptop");
+  assert.ok(alert.body.secureAccountLink);
+
+  const res = await passkeyLogin(h, auth);
+  assert.equal(res.statusCode, 200, res.body);
+  assert.deepEqual(res.json(), { authorized: true, recordid: recordId, redirectUrl: "/" });
+  const session = await get(h, "/auth/session", { cookie: sessionCookieOf(res)! });
+  assert.equal(session.statusCode, 200, session.body);
+  assert.equal(session.json<{ recordId: string }>().recordId, recordId);
+  const listed = (await get(h, "/auth/passkeys", { cookie })).json<{ passkeys: { id: string; lastUsedAt: string | null }[] }>().passkeys;
+  assert.equal(listed.length, 1);
+  assert.equal(listed[0]!.lastUsedAt, new Date(h.clock.now()).toISOString());
+  const types = await auditTypes(h, recordId);
+  assert.ok(types.includes("passkey_added") && types.at(-1) === "login_succeeded", types.join());
+  const stored = await h.db.selectFrom("passkeys").selectAll().executeTakeFirstOrThrow();
+  assert.equal(Number(stored.counter), 1, "the sign counter is kept");
+});
+
+test("D26: a passkey login asks no TOTP of a member with 2FA, and its session satisfies require2FA", async (t) => {
+  const { h, cookie } = await setUp(t, { require2FA: true });
+  const auth = new SoftAuthenticator();
+  assert.equal((await addPasskey(h, cookie, auth)).statusCode, 200);
+  const before = await get(h, "/auth/session", { cookie });
+  assert.equal(before.json<{ require2FASetup: boolean }>().require2FASetup, true, "the password session still asks for 2FA setup");
+  const res = await passkeyLogin(h, auth);
+  assert.equal(res.statusCode, 200, res.body);
+  const data = (await get(h, "/auth/session", { cookie: sessionCookieOf(res)! })).json<{ require2FASetup: boolean }>();
+  assert.equal(data.require2FASetup, false);
+
+  await enrolTwoFactor(h, cookie);
+  const again = await passkeyLogin(h, auth);
+  assert.equal(again.statusCode, 200, again.body);
+  assert.equal(again.json<{ authorized: boolean }>().authorized, true, "no two_factor_required");
+});
+
+test("D26 attacks on login: bad signature, wrong origin, wrong RP ID, no user verification, unknown credential: 401, and nothing changes", async (t) => {
+  const { h, cookie } = await setUp(t);
+  const auth = new SoftAuthenticator();
+  assert.equal((await addPasskey(h, cookie, auth)).statusCode, 200);
+  const sessions = async () => (await h.db.selectFrom("sessions").select("member_id").execute()).length;
+  const count = await sessions();
+  assertError(await passkeyLogin(h, auth, { overrides: { corruptSignature: true } }), 401, "invalid_credentials");
+  assertError(await passkeyLogin(h, auth, { origin: "https://evil.example" }), 401, "invalid_credentials");
+  assertError(await passkeyLogin(h, auth, { overrides: { rpId: "evil.example" } }), 401, "invalid_credentials");
+  assertError(await passkeyLogin(h, auth, { overrides: { userVerified: false } }), 401, "invalid_credentials");
+  assertError(await passkeyLogin(h, auth, { overrides: { type: "webauthn.create" } }), 401, "invalid_credentials");
+  assertError(await passkeyLogin(h, unknownAuthenticator(h)), 401, "invalid_credentials");
+  assert.equal(await sessions(), count);
+  assert.equal((await passkeyLogin(h, auth)).statusCode, 200, "the real passkey still works");
+});
+
+/** An authenticator holding a credential this tenant never saw. */
+function unknownAuthenticator(h: Harness): SoftAuthenticator {
+  const stranger = new SoftAuthenticator();
+  stranger.createCredential({
+    rp: { id: h.tenant.domain, name: "x" }, user: { id: Buffer.from("100000000000001").toString("base64url"), name: "x", displayName: "x" },
+    challenge: "AAAA", pubKeyCredParams: [{ type: "public-key", alg: -7 }],
+  }, originOf(h.tenant.domain));
+  return stranger;
+}
+
+test("D26: a login challenge works once and for 5 minutes; a replayed answer is refused", async (t) => {
+  const { h, cookie } = await setUp(t);
+  const auth = new SoftAuthenticator();
+  assert.equal((await addPasskey(h, cookie, auth)).statusCode, 200);
+  const request = await loginOptions(h);
+  const response = auth.getAssertion(request, originOf(h.tenant.domain));
+  assert.equal((await post(h, "/auth/passkeys/login/verify", { response })).statusCode, 200);
+  assertError(await post(h, "/auth/passkeys/login/verify", { response }), 400, "invalid_token");
+  // A challenge the server never gave.
+  assertError(await passkeyLogin(h, auth, { overrides: { challenge: Buffer.from("made-up-challenge").toString("base64url") } }), 400, "invalid_token");
+  const late = await loginOptions(h);
+  h.clock.advance(5 * MINUTE);
+  assertError(await post(h, "/auth/passkeys/login/verify", { response: auth.getAssertion(late, originOf(h.tenant.domain)) }), 400, "invalid_token");
+});
+
+test("D26: a sign counter that goes backwards is refused and audited; the next honest login works", async (t) => {
+  const { h, recordId, cookie } = await setUp(t);
+  const auth = new SoftAuthenticator();
+  assert.equal((await addPasskey(h, cookie, auth)).statusCode, 200);
+  for (let i = 0; i < 3; i++) assert.equal((await passkeyLogin(h, auth)).statusCode, 200);
+  assertError(await passkeyLogin(h, auth, { overrides: { signCount: 2 } }), 401, "invalid_credentials");
+  assertError(await passkeyLogin(h, auth, { overrides: { signCount: 3 } }), 401, "invalid_credentials");
+  assert.deepEqual((await auditTypes(h, recordId)).filter((type) => type === "passkey_counter_regressed").length, 2);
+  assert.equal(Number((await h.db.selectFrom("passkeys").select("counter").executeTakeFirstOrThrow()).counter), 3);
+  assert.equal((await passkeyLogin(h, auth)).statusCode, 200);
+});
+
+test("D26: two logins racing on one counter value (a cloned key): one session, one refusal", async (t) => {
+  const { h, cookie } = await setUp(t);
+  const auth = new SoftAuthenticator();
+  assert.equal((await addPasskey(h, cookie, auth)).statusCode, 200);
+  const clone = new SoftAuthenticator();
+  clone.addCredential(auth.credentials[0]!);
+  const seam = installStoreSeam(h);
+  const first = seam.pause("passkeys.findByCredentialId", { when: "after" });
+  const held = passkeyLogin(h, auth);
+  await first.reached;
+  const other = await passkeyLogin(h, clone);
+  assert.equal(other.statusCode, 200, other.body);
+  first.release();
+  assertError(await held, 401, "invalid_credentials");
+});
+
+test("D26: another tenant's credential is unknown here, even with the other tenant's origin and RP ID", async (t) => {
+  const { h, cookie } = await setUp(t);
+  await addOtherTenant(h);
+  const auth = new SoftAuthenticator();
+  assert.equal((await addPasskey(h, cookie, auth)).statusCode, 200);
+  const credentialId = auth.credentials[0]!.id;
+  // Presented to the other tenant, signed for it (its origin and RP ID): not registered there.
+  assertError(await passkeyLogin(h, auth, { domain: OTHER_DOMAIN, overrides: { credentialId, rpId: OTHER_DOMAIN } }), 401, "invalid_credentials");
+  // Signed for the first tenant but sent to the other: refused too.
+  assertError(await passkeyLogin(h, auth, { domain: OTHER_DOMAIN, origin: originOf(h.tenant.domain), overrides: { credentialId } }), 401, "invalid_credentials");
+});
+
+test("D26: a locked member is refused with the right passkey; an unlocked one gets in again", async (t) => {
+  const { h, recordId, cookie } = await setUp(t);
+  const auth = new SoftAuthenticator();
+  assert.equal((await addPasskey(h, cookie, auth)).statusCode, 200);
+  await lockMember(h, recordId);
+  assertError(await passkeyLogin(h, auth), 403, "account_locked");
+  assert.equal((await post(h, "/auth/lock-account", { recordId, action: "unlock" }, { headers: adminHeaders(h) })).statusCode, 200);
+  assert.equal((await passkeyLogin(h, auth)).statusCode, 200);
+});
+
+test("D26 attacks on registration: wrong origin, wrong RP ID, no user verification, a replayed answer, another member's challenge, a credential registered twice", async (t) => {
+  const { h, cookie } = await setUp(t);
+  const auth = new SoftAuthenticator();
+  const verify = async (overrides: RegistrationOverrides, origin = originOf(h.tenant.domain)) => {
+    const creation = await registrationOptions(h, cookie);
+    return post(h, "/auth/passkeys/register/verify", { response: auth.createCredential(creation, origin, overrides) }, { cookie });
+  };
+  assertError(await verify({}, "https://evil.example"), 400, "validation_failed");
+  assertError(await verify({ rpId: "evil.example" }), 400, "validation_failed");
+  assertError(await verify({ userVerified: false }), 400, "validation_failed");
+
+  const creation = await registrationOptions(h, cookie);
+  const response = auth.createCredential(creation, originOf(h.tenant.domain));
+  assert.equal((await post(h, "/auth/passkeys/register/verify", { response }, { cookie })).statusCode, 200);
+  assertError(await post(h, "/auth/passkeys/register/verify", { response }, { cookie }), 400, "invalid_token");
+
+  // Another member answers with a response made for this member's challenge: not theirs.
+  await registerVerifiedMember(h, "other@example.org");
+  const otherCookie = sessionCookieOf(await login(h, "other@example.org", STRONG_PASSWORD, { ip: nextIp() }))!;
+  const mine = await registrationOptions(h, cookie);
+  const stolen = new SoftAuthenticator().createCredential(mine, originOf(h.tenant.domain));
+  assertError(await post(h, "/auth/passkeys/register/verify", { response: stolen }, { cookie: otherCookie }), 400, "invalid_token");
+
+  // The same credential again (an authenticator ignoring excludeCredentials): 409, nothing added.
+  const again = await registrationOptions(h, cookie);
+  assert.equal(again.excludeCredentials?.length, 1, "the member's passkeys are excluded");
+  const duplicate = auth.createCredential({ ...again, excludeCredentials: [] }, originOf(h.tenant.domain), { credentialId: response.id });
+  assertError(await post(h, "/auth/passkeys/register/verify", { response: duplicate }, { cookie }), 409, "conflict");
+  assert.equal((await h.db.selectFrom("passkeys").select("id").execute()).length, 1);
+});
+
+test("D26: a session over 10 minutes old re-authenticates before adding a passkey", async (t) => {
+  const { h, cookie } = await setUp(t);
+  h.clock.advance(11 * MINUTE);
+  assertError(await post(h, "/auth/passkeys/register/options", {}, { cookie }), 400, "validation_failed");
+  assertError(await post(h, "/auth/passkeys/register/options", { password: "Wrong-Password-1" }, { cookie }), 401, "invalid_credentials");
+  assert.equal((await post(h, "/auth/passkeys/register/options", { password: STRONG_PASSWORD }, { cookie })).statusCode, 200);
+});
+
+test("D26: rename and remove; another member's passkey id is 404 and untouched; removal sends an alert", async (t) => {
+  const { h, recordId, cookie } = await setUp(t);
+  const auth = new SoftAuthenticator();
+  const id = (await addPasskey(h, cookie, auth)).json<{ passkey: { id: string } }>().passkey.id;
+  await registerVerifiedMember(h, "other@example.org");
+  const otherCookie = sessionCookieOf(await login(h, "other@example.org", STRONG_PASSWORD, { ip: nextIp() }))!;
+  const patch = (c: string, name: string) => h.app.inject({ method: "PATCH", url: `/auth/passkeys/${id}`, payload: { name }, headers: { "x-tenant-domain": h.tenant.domain, cookie: `session_id=${c}` } });
+  const remove = (c: string) => h.app.inject({ method: "DELETE", url: `/auth/passkeys/${id}`, headers: { "x-tenant-domain": h.tenant.domain, cookie: `session_id=${c}` } });
+  assertError(await patch(otherCookie, "Mine now"), 404, "not_found");
+  assertError(await remove(otherCookie), 404, "not_found");
+  const renamed = await patch(cookie, "Phone");
+  assert.equal(renamed.statusCode, 200, renamed.body);
+  assert.equal(renamed.json<{ passkey: { name: string } }>().passkey.name, "Phone");
+  assert.equal((await remove(cookie)).statusCode, 200);
+  assertError(await remove(cookie), 404, "not_found");
+  await deliverWebhooks(h);
+  const alert = h.receiver.ofType("security_alert").at(-1)!;
+  assert.deepEqual([alert.body.alert, alert.body.passkeyName], ["passkey_removed", "Phone"]);
+  assert.ok((await auditTypes(h, recordId)).includes("passkey_removed"));
+  assertError(await passkeyLogin(h, auth), 401, "invalid_credentials");
+});
+
+test("D26 with D22/D24: erasure deletes the passkeys; \"this wasn't me\" removes a passkey added since the alert, not an older one", async (t) => {
+  const { h, recordId, cookie } = await setUp(t);
+  const owner = new SoftAuthenticator();
+  assert.equal((await addPasskey(h, cookie, owner, { name: "Owner" })).statusCode, 200);
+  await deliverWebhooks(h);
+  const ownerAlert = h.receiver.ofType("security_alert").at(-1)!;
+  h.clock.advance(MINUTE);
+  const intruder = new SoftAuthenticator();
+  assert.equal((await addPasskey(h, cookie, intruder, { name: "Intruder" })).statusCode, 200);
+  await deliverWebhooks(h);
+  const link = new URL(h.receiver.ofType("security_alert").at(-1)!.body.secureAccountLink!);
+  const [, , linkRecordId, token] = link.pathname.split("/");
+  assert.equal((await post(h, "/auth/secure-account", { recordId: linkRecordId, token })).statusCode, 200);
+  const names = (await h.db.selectFrom("passkeys").select("name").execute()).map((r) => r.name);
+  assert.deepEqual(names, ["Owner"], "the intruder's passkey is gone, the owner's older one stays");
+  assert.ok(ownerAlert.body.secureAccountLink);
+  assertError(await passkeyLogin(h, intruder), 401, "invalid_credentials");
+
+  const erased = await h.app.inject({ method: "DELETE", url: `/auth/admin/members/${recordId}`, headers: { "x-tenant-domain": h.tenant.domain, ...adminHeaders(h) } });
+  assert.equal(erased.statusCode, 200, erased.body);
+  assert.equal((await h.db.selectFrom("passkeys").select("id").execute()).length, 0);
+  assertError(await passkeyLogin(h, owner), 401, "invalid_credentials");
+});
