@@ -155,7 +155,7 @@ async function main(): Promise<void> {
   // The framework floor and Latch's session check are measured in alternation, three times each,
   // and the median of each is kept: on a shared 2-core machine a single pair is too noisy.
   log("Latch base: seeding");
-  const base = await seedLatch({ dataDir: dir("base"), tenants: 1, membersPerTenant: 1000, sessions: 1000, verifyTokens: 20_000, magicTokens: 20_000, webhookUrl: sink });
+  const base = await seedLatch({ dataDir: dir("base"), tenants: 1, membersPerTenant: 1000, sessions: 1000, verifyTokens: 20_000, magicTokens: 20_000, passkeyLogins: 20_000, webhookUrl: sink });
   const floorServer = await startServer("floor", ["--import", "tsx", "bench/floor-server.ts"], {}, "/auth/session");
   let latch = await startLatch(base);
   const floorRuns: LoadResult[] = [];
@@ -223,6 +223,9 @@ async function main(): Promise<void> {
   log("Latch: verify-magic-link");
   const magic = await load(latch.url, base.magicTokens.map((t) => ({ method: "POST", path: `/auth/verify-magic-link/${t.recordId}/${t.token}`, ...json({ "bot-challenge-response": "x" }), headers: { "content-type": "application/json", "x-tenant-domain": t.domain } })), { durationSeconds: undefined, warmupSeconds: undefined, amount: base.magicTokens.length });
   rows.push({ scenario: "Verify magic link (pre-issued tokens, each used once)", result: magic, floor: percent(magic.rps, framework.rps) });
+  log("Latch: passkey login");
+  const passkeys = await load(latch.url, base.passkeyLogins.map((p) => ({ method: "POST", path: "/auth/passkeys/login/verify", ...json(p.body), headers: { "content-type": "application/json", "x-tenant-domain": p.domain } })), { durationSeconds: undefined, warmupSeconds: undefined, amount: base.passkeyLogins.length });
+  rows.push({ scenario: "Passkey login (pre-signed answers, each challenge used once)", result: passkeys, floor: percent(passkeys.rps, framework.rps), note: `${ratio(passkeys.rps, login.rps)} password login: no Argon2, one ECDSA verify` });
   await latch.stop();
   rows.push({ scenario: "Better Auth: session check (`get-session`)", result: peerSession });
   rows.push({ scenario: "Better Auth: password login (`sign-in/email`)", result: peerLogin, floor: percent(peerLogin.rps, hashes) });

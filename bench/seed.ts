@@ -15,6 +15,9 @@ import { createLogger } from "../src/logging.js";
 import type { Tenant } from "../src/model.js";
 import { openDatabase } from "../src/store/database.js";
 import type { Database } from "../src/store/schema.js";
+import { sha256Hex } from "../src/security/hashing.js";
+import { SoftAuthenticator } from "../test/support/webauthn-authenticator.js";
+import type { AuthenticationResponseJSON } from "@simplewebauthn/server";
 
 export const BENCH_PASSWORD = "Correct-Horse-42-Battery";
 export const BENCH_SECRETS_KEY = "42".repeat(32);
@@ -29,6 +32,8 @@ export interface SeedPlan {
   /** Pending members with a verify-email token each, and magic-link members with a token each (first tenant). */
   verifyTokens?: number;
   magicTokens?: number;
+  /** D26: signed passkey logins, each answering a challenge of its own, by the first 50 members of the first tenant. */
+  passkeyLogins?: number;
   /** Where the tenant's webhooks go (a local sink). */
   webhookUrl: string;
 }
@@ -41,6 +46,8 @@ export interface Seeded {
   sessions: Array<{ domain: string; cookie: string }>;
   verifyTokens: Array<{ domain: string; recordId: string; token: string }>;
   magicTokens: Array<{ domain: string; recordId: string; token: string }>;
+  /** Bodies for `POST /auth/passkeys/login/verify`, each usable once. */
+  passkeyLogins: Array<{ domain: string; body: { response: AuthenticationResponseJSON } }>;
 }
 
 const BATCH = 1000;
@@ -74,6 +81,42 @@ async function insertMembers(db: Kysely<Database>, tenant: Tenant, first: number
     }
     await db.insertInto("members").values(rows).execute();
   }
+}
+
+/**
+ * D26: a passkey for each of the first `members` members (software authenticator, ES256) and
+ * `count` login challenges, each answered in advance. The counter stays 0, as on authenticators
+ * that keep none, so the answers may arrive in any order. Challenges live 2 h here (5 min in the
+ * flow) so the scenario can run late in the benchmark.
+ */
+async function seedPasskeyLogins(db: Kysely<Database>, tenant: Tenant, members: number, count: number, now: number): Promise<Seeded["passkeyLogins"]> {
+  if (count === 0) return [];
+  const auth = new SoftAuthenticator();
+  const origin = `https://${tenant.domain}`;
+  const credentialIds: string[] = [];
+  for (let m = 0; m < members; m++) {
+    const memberId = 100_000_000_000_000 + m;
+    const creation = { rp: { id: tenant.domain, name: tenant.domain }, user: { id: Buffer.from(String(memberId)).toString("base64url"), name: `m${m}`, displayName: "Bench" }, challenge: "AAAA", pubKeyCredParams: [{ type: "public-key" as const, alg: -7 }] };
+    const id = auth.createCredential(creation, origin).id;
+    const credential = auth.credentials.find((c) => c.id === id)!;
+    credentialIds.push(id);
+    await db.insertInto("passkeys").values({
+      tenant_id: tenant.id, id: `bench${m}`, member_id: memberId, credential_id: id, public_key: Buffer.from(credential.publicKey).toString("base64url"),
+      counter: 0, backup_eligible: 0, backed_up: 0, transports: "[]", name: "Bench", created_at: now, last_used_at: null,
+    }).execute();
+  }
+  const out: Seeded["passkeyLogins"] = [];
+  for (let start = 0; start < count; start += BATCH) {
+    const rows = [];
+    for (let i = start; i < Math.min(count, start + BATCH); i++) {
+      const challenge = Buffer.from(`bench-challenge-${i}-${now}`).toString("base64url");
+      rows.push({ tenant_id: tenant.id, challenge_hash: sha256Hex(challenge), purpose: "login", member_id: 0, created_at: now, expires_at: now + 2 * 3600_000 });
+      const response = auth.getAssertion({ challenge, rpId: tenant.domain, userVerification: "required" }, origin, { credentialId: credentialIds[i % credentialIds.length]!, signCount: 0 });
+      out.push({ domain: tenant.domain, body: { response } });
+    }
+    await db.insertInto("passkey_challenges").values(rows).execute();
+  }
+  return out;
 }
 
 export async function seedLatch(plan: SeedPlan): Promise<Seeded> {
@@ -140,7 +183,8 @@ export async function seedLatch(plan: SeedPlan): Promise<Seeded> {
     };
     const verifyTokens = await tokens(plan.verifyTokens ?? 0, "verify_email", 10_000_000);
     const magicTokens = await tokens(plan.magicTokens ?? 0, "magic_login", 20_000_000);
-    return { databaseUrl, domains: tenants.map((t) => t.domain), logins, sessions, verifyTokens, magicTokens };
+    const passkeyLogins = await seedPasskeyLogins(db, first, Math.min(50, plan.membersPerTenant), plan.passkeyLogins ?? 0, now);
+    return { databaseUrl, domains: tenants.map((t) => t.domain), logins, sessions, verifyTokens, magicTokens, passkeyLogins };
   } finally {
     await db.destroy();
     reader?.close();
