@@ -9,6 +9,8 @@ import { SECOND } from "../src/core/clock.js";
 import { internalApiKeyOf, lastWebhookFor, WRONG_PASSWORD } from "./support/flows.js";
 import { createHarness, deliverWebhooks, OPERATOR_KEY, OTHER_STRONG_PASSWORD, parseLink, settle, STRONG_PASSWORD, type Harness } from "./support/harness.js";
 import { totpAt } from "./support/totp.js";
+import { SoftAuthenticator } from "./support/webauthn-authenticator.js";
+import type { PublicKeyCredentialCreationOptionsJSON, PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/server";
 
 let h: Harness;
 let baseUrl: string;
@@ -193,6 +195,37 @@ test("D24 and D23 through the SDK: profile, sessions, email change, account dele
     assert.equal(request.headers.get("authorization"), `Bearer ${OPERATOR_KEY}`, "operator calls carry the operator key, never the admin key");
     assert.equal(request.headers.get("x-tenant-domain"), null, "operator calls name no tenant");
   }
+});
+
+test("D26 through the SDK: add a passkey, list, rename, log in with it, remove it; log in with an email code", async () => {
+  const email = "sdk-passkey@example.org";
+  const recordId = await registerVerified(email);
+  const client = memberClient();
+  assert.ok((await client.loginWithPassword({ email, password: STRONG_PASSWORD })).authorized);
+  const auth = new SoftAuthenticator();
+  const origin = `https://${h.tenant.domain}`;
+  const creation = await client.startPasskeyRegistration();
+  const added = await client.finishPasskeyRegistration({ response: auth.createCredential(creation as unknown as PublicKeyCredentialCreationOptionsJSON, origin), name: "Laptop" });
+  assert.equal(added.passkey.name, "Laptop");
+  assert.equal((await client.renamePasskey(added.passkey.id, { name: "Old laptop" })).passkey.name, "Old laptop");
+  assert.deepEqual((await client.listPasskeys()).passkeys.map((p) => p.name), ["Old laptop"]);
+
+  const fresh = memberClient();
+  const request = await fresh.startPasskeyLogin();
+  const loggedIn = await fresh.finishPasskeyLogin({ response: auth.getAssertion(request as unknown as PublicKeyCredentialRequestOptionsJSON, origin) });
+  assert.deepEqual(loggedIn, { authorized: true, recordid: recordId, redirectUrl: "/" });
+  assert.equal((await fresh.getSession()).recordId, recordId);
+  await fresh.deletePasskey(added.passkey.id);
+  assert.deepEqual((await fresh.listPasskeys()).passkeys, []);
+  await rejection(fresh.deletePasskey(added.passkey.id), "not_found", 404);
+
+  const coded = memberClient();
+  await coded.requestMagicLink({ email });
+  await deliverWebhooks(h);
+  const code = lastWebhookFor(h, "magic_login", email).body.code!;
+  await rejection(coded.verifyLoginCode({ email, code: code === "000000" ? "111111" : "000000" }), "invalid_token", 400);
+  assert.ok((await coded.verifyLoginCode({ email, code })).success);
+  assert.equal((await coded.getSession()).recordId, recordId);
 });
 
 test("refusals are LatchErrors with the D4 code, status and request id", async () => {

@@ -48,12 +48,12 @@ type Base64Url = string;
 type Attachment = "platform" | "cross-platform";
 /** What `startRegistration` of `@simplewebauthn/browser` resolves to (`RegistrationResponseJSON`). */
 export type PasskeyRegistrationResponse = {
-  id: Base64Url; rawId: Base64Url; type: "public-key"; authenticatorAttachment?: Attachment; clientExtensionResults: Record<string, unknown>;
+  id: Base64Url; rawId: Base64Url; type: "public-key"; authenticatorAttachment?: Attachment; clientExtensionResults: object;
   response: { clientDataJSON: Base64Url; attestationObject: Base64Url; authenticatorData?: Base64Url; transports?: string[]; publicKeyAlgorithm?: number; publicKey?: Base64Url };
 };
 /** What `startAuthentication` of `@simplewebauthn/browser` resolves to (`AuthenticationResponseJSON`). */
 export type PasskeyAuthenticationResponse = {
-  id: Base64Url; rawId: Base64Url; type: "public-key"; authenticatorAttachment?: Attachment; clientExtensionResults: Record<string, unknown>;
+  id: Base64Url; rawId: Base64Url; type: "public-key"; authenticatorAttachment?: Attachment; clientExtensionResults: object;
   response: { clientDataJSON: Base64Url; authenticatorData: Base64Url; signature: Base64Url; userHandle?: Base64Url };
 };
 export type FinishPasskeyRegistrationRequest = { response: PasskeyRegistrationResponse; name?: string };

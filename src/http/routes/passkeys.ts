@@ -15,7 +15,7 @@ const credentialFields = {
   rawId: Base64Url(1400),
   type: Type.Literal("public-key"),
   authenticatorAttachment: Type.Optional(Type.Union([Type.Literal("platform"), Type.Literal("cross-platform")])),
-  clientExtensionResults: Type.Unsafe<Record<string, unknown>>({ type: "object", additionalProperties: true }),
+  clientExtensionResults: Type.Unsafe<object>({ type: "object", additionalProperties: true }),
 };
 
 /** What `navigator.credentials.create()` gives, as JSON (`@simplewebauthn/browser` `startRegistration`). */
