@@ -36,6 +36,18 @@ export interface BuildAppOptions {
   onRoute?: (route: RouteOptions) => void;
 }
 
+function nulRefused(): AuthError {
+  return new AuthError("validation_failed", { message: "The request holds a NUL character.", logFields: { rule: "nul_character" } });
+}
+
+/** Whether any string in a parsed body (JSON or form) holds U+0000. Bodies are at most 16 KiB. */
+function holdsNul(value: unknown): boolean {
+  if (typeof value === "string") return value.includes("\u0000");
+  if (Array.isArray(value)) return value.some(holdsNul);
+  if (value !== null && typeof value === "object") return Object.entries(value).some(([key, v]) => key.includes("\u0000") || holdsNul(v));
+  return false;
+}
+
 export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promise<FastifyInstance> {
   // Request ids correlate an answer with its log lines; they need to be unique, not secret, so a
   // random per-process prefix and a counter do (random bytes per request showed in the profile).
@@ -74,7 +86,15 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
       done(new AuthError("validation_failed", { status: 414, message: "The URL is longer than any valid one.", logFields: { rule: "max_url_length" } }));
       return;
     }
+    // No valid value holds a NUL character, and PostgreSQL refuses one in text: refused here, as bad input.
+    if (/%00/.test(request.url)) {
+      done(nulRefused());
+      return;
+    }
     done();
+  });
+  app.addHook("preValidation", (request, _reply, done) => {
+    done(request.body !== undefined && holdsNul(request.body) ? nulRefused() : undefined);
   });
 
   // Before every route: the document is collected from the routes as they are registered.

@@ -5,6 +5,7 @@ import { request as httpRequest } from "node:http";
 import type { AddressInfo } from "node:net";
 import { test } from "node:test";
 import type { LightMyRequestResponse } from "fastify";
+import { rowCounts } from "./support/database.js";
 import { adminHeaders, operatorHeaders } from "./support/flows.js";
 import {
   createHarness,
@@ -455,11 +456,12 @@ test("D21: over a real socket, path traversal out of /docs/static is 404 (not 50
   t.after(() => h.close());
   await h.app.listen({ port: 0, host: "127.0.0.1" });
   const { port } = h.app.server.address() as AddressInfo;
-  for (const path of ["/docs/static/../../package.json", "/docs/static/%2e%2e/%2e%2e/package.json", "/docs/static/a/../../../x", "/docs/static/%00"]) {
+  const paths = { "/docs/static/../../package.json": 404, "/docs/static/%2e%2e/%2e%2e/package.json": 404, "/docs/static/a/../../../x": 404, "/docs/static/%00": 400 };
+  for (const [path, status] of Object.entries(paths)) {
     const response = await rawRequest(port, path);
-    assert.equal(response.status, 404, `${path}: ${response.body}`);
+    assert.equal(response.status, status, `${path}: ${response.body}`);
     const body = JSON.parse(response.body) as Record<string, unknown>;
-    assert.equal(body.code, "not_found", path);
+    assert.equal(body.code, status === 404 ? "not_found" : "validation_failed", path);
     assert.equal(body.requestId, response.headers["x-request-id"], path);
     assert.ok(!response.body.includes("latch"), "no file content");
   }
@@ -509,4 +511,23 @@ test("origin check (D2): a cookie-carrying request from a foreign origin -> 403 
   } finally {
     await h.close();
   }
+});
+
+test("a NUL character in a path parameter, a query or any body string is 400 validation_failed before any route runs: PostgreSQL refuses NUL in text, and no valid value holds one", async (t) => {
+  const h = await createHarness();
+  t.after(() => h.close());
+  const before = await rowCounts(h);
+  const send = (method: "GET" | "POST" | "DELETE", url: string, payload?: Record<string, unknown>) =>
+    h.app.inject({ method, url, ...(payload ? { payload } : {}), headers: { "x-tenant-domain": h.tenant.domain } });
+  for (const res of [
+    await send("POST", "/auth/request-magic-link", { email: "a\u0000b@example.org", "bot-challenge-response": "x" }),
+    await send("POST", "/auth/verify-login-code", { email: "a@example.org", code: "123456", "bot-challenge-response": "x\u0000" }),
+    await send("POST", "/auth/login", { email: "a@example.org", password: "pass\u0000word", nested: { deep: ["\u0000"] } }),
+    await send("DELETE", "/auth/sessions/%00"),
+    await send("GET", "/auth/admin/audit-log?recordId=%00"),
+  ]) {
+    assert.equal(res.statusCode, 400, res.body);
+    assert.equal(res.json<{ code: string }>().code, "validation_failed");
+  }
+  assert.deepEqual(await rowCounts(h), before);
 });

@@ -204,7 +204,7 @@ test("D26 through the SDK: add a passkey, list, rename, log in with it, remove i
   assert.ok((await client.loginWithPassword({ email, password: STRONG_PASSWORD })).authorized);
   const auth = new SoftAuthenticator();
   const origin = `https://${h.tenant.domain}`;
-  const creation = await client.startPasskeyRegistration();
+  const creation = await client.startPasskeyRegistration({ password: STRONG_PASSWORD });
   const added = await client.finishPasskeyRegistration({ response: auth.createCredential(creation as unknown as PublicKeyCredentialCreationOptionsJSON, origin), name: "Laptop" });
   assert.equal(added.passkey.name, "Laptop");
   assert.equal((await client.renamePasskey(added.passkey.id, { name: "Old laptop" })).passkey.name, "Old laptop");

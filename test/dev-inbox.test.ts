@@ -24,6 +24,7 @@ interface InboxEmail {
   subject: string;
   to: { email: string; name: string };
   link: string | null;
+  code: string | null;
   payload: Record<string, unknown>;
 }
 
@@ -250,6 +251,25 @@ test("security alerts show as 'Security alert: …' without a button", async (t)
   const page = await inboxPage(h);
   assert.ok(page.includes("Security alert: your password was changed"));
   assert.ok(!page.includes('class="button"'));
+});
+
+test("D26: a magic_login email shows its code beside the link; other emails have none", async (t) => {
+  const { h } = await createDevHarness(t);
+  const secret = await devWebhookSecret(h);
+  const body = JSON.stringify({ event_type: "magic_login", recordid: "123456789012345", email: "ada@example.org", name: "Ada", magicLoginLink: "http://localhost:1/verify-magic-link/123456789012345/x", code: "012345" });
+  assert.equal((await postToInbox(h, body, { secret, id: "msg_code" })).statusCode, 204);
+  const hostile = JSON.stringify({ event_type: "magic_login", email: "eve@example.org", magicLoginLink: "http://localhost:1/verify-magic-link/1/y", code: "<b>1</b>" });
+  assert.equal((await postToInbox(h, hostile, { secret, id: "msg_hostile_code" })).statusCode, 204);
+  const [escaped, email] = await inbox(h);
+  assert.equal(email!.code, "012345", "in /dev/inbox.json, leading zero kept");
+  assert.equal(escaped!.code, "<b>1</b>");
+  const page = await inboxPage(h);
+  const article = page.slice(page.indexOf('<h3 id="m1-subject">'), page.indexOf("</article>", page.indexOf('<h3 id="m1-subject">')));
+  assert.ok(article.indexOf("Code: <strong><code>012345</code></strong>") > article.indexOf('class="button"'), "the code, after its link");
+  assert.ok(page.includes("Code: <strong><code>&lt;b&gt;1&lt;/b&gt;</code></strong>"), "escaped");
+  await registerDevMember(h, "grace@example.org", "Grace");
+  await deliverWebhooks(h);
+  assert.equal((await inbox(h))[0]!.code, null, "a verification email has no code");
 });
 
 test("account_exists (D18) shows as an email without a button", async (t) => {

@@ -1,6 +1,6 @@
 /**
  * D26 email codes: every magic link email carries a 6-digit code with the link's lifetime and single
- * use; POST /auth/verify-login-code logs in like the link; the fifth wrong code voids both; the
+ * use; POST /auth/verify-login-code logs in like the link; five wrong codes void the code; the
  * answers never tell a known email from an unknown one (the timing is in enumeration-timing.test.ts).
  */
 import assert from "node:assert/strict";
@@ -61,7 +61,7 @@ test("D26: a code lives as long as its link, and a newer link voids the older co
   assertError(await verifyCode(h, EMAIL, fresh.code), 400, "invalid_token");
 });
 
-test("D26: the fifth wrong code voids the code and its link; four wrong then the right one logs in", async (t) => {
+test("D26: after five wrong codes the code is void for its link's lifetime (429; the link itself still works); four wrong then the right one logs in", async (t) => {
   const h = await createHarness();
   t.after(() => h.close());
   await registerVerifiedMember(h, EMAIL);
@@ -72,20 +72,37 @@ test("D26: the fifth wrong code voids the code and its link; four wrong then the
   h.clock.advance(DAY); // past the 10 attempts a day per email
   const next = await magicLinkFor(h, EMAIL);
   for (let i = 1; i <= 5; i++) assertError(await verifyCode(h, EMAIL, wrong(next.code, i)), 400, "invalid_token");
-  assertError(await verifyCode(h, EMAIL, next.code), 400, "invalid_token");
-  assertError(await post(h, `/auth/verify-magic-link/${next.recordId}/${next.token}`, bot), 400, "invalid_token");
+  const refused = await verifyCode(h, EMAIL, next.code);
+  assertError(refused, 429, "rate_limited");
+  assert.match(refused.json<{ message: string }>().message, /Too many codes tried/);
+  // A newer link within the 15 minutes doesn't reopen the budget: its code waits too.
+  h.clock.advance(4 * MINUTE);
+  const newer = await magicLinkFor(h, EMAIL);
+  assertError(await verifyCode(h, EMAIL, newer.code), 429, "rate_limited");
+  assert.equal((await post(h, `/auth/verify-magic-link/${newer.recordId}/${newer.token}`, bot)).statusCode, 200, "the 256-bit link is no guess");
 });
 
-test("D26: concurrent wrong codes are judged one at a time: after eight at once the right code is refused", async (t) => {
+test("D26: the five comparisons are a security budget, kept with RATE_LIMITS=off, for unknown emails alike", async (t) => {
+  const h = await createHarness({ env: { RATE_LIMITS: "off" } });
+  t.after(() => h.close());
+  await registerVerifiedMember(h, EMAIL);
+  const link = await magicLinkFor(h, EMAIL);
+  for (let i = 1; i <= 5; i++) assertError(await verifyCode(h, EMAIL, wrong(link.code, i)), 400, "invalid_token");
+  assertError(await verifyCode(h, EMAIL, link.code), 429, "rate_limited");
+  for (let i = 1; i <= 5; i++) assertError(await verifyCode(h, "nobody@example.org", "123456"), 400, "invalid_token");
+  assertError(await verifyCode(h, "nobody@example.org", "123456"), 429, "rate_limited");
+});
+
+test("D26: concurrent wrong codes can't overrun the budget: after eight at once the right code is refused", async (t) => {
   yieldingTransactions(t);
   const h = await createHarness();
   t.after(() => h.close());
   await registerVerifiedMember(h, EMAIL);
   const link = await magicLinkFor(h, EMAIL);
   const guesses = await Promise.all(Array.from({ length: 8 }, (_, i) => verifyCode(h, EMAIL, wrong(link.code, i + 1))));
-  for (const res of guesses) assertError(res, 400, "invalid_token");
-  assertError(await verifyCode(h, EMAIL, link.code), 400, "invalid_token");
-  assert.equal((await h.db.selectFrom("one_time_tokens").select("kind").where("kind", "=", "magic_login").execute()).length, 0);
+  assert.deepEqual(guesses.map((r) => r.statusCode).sort(), [400, 400, 400, 400, 400, 429, 429, 429], "five compared, three refused before comparing");
+  assertError(await verifyCode(h, EMAIL, link.code), 429, "rate_limited");
+  assert.equal((await h.db.selectFrom("sessions").select("member_id").execute()).length, 0, "no guess opened a session");
 });
 
 test("D26: two submissions of the right code at once: one session, one refusal", async (t) => {
@@ -151,8 +168,13 @@ test("D26: codes are limited per email (10 a day, known or not) and per IP (10 a
   const h = await createHarness();
   t.after(() => h.close());
   for (const email of [EMAIL, "unknown@example.org"]) {
-    for (let i = 0; i < 10; i++) assertError(await verifyCode(h, email, "123456"), 400, "invalid_token");
-    assertError(await verifyCode(h, email, "123456"), 429, "rate_limited");
+    for (let i = 0; i < 10; i++) {
+      if (i === 5) h.clock.advance(16 * MINUTE); // past the 5 comparisons per 15 minutes
+      assertError(await verifyCode(h, email, "123456"), 400, "invalid_token");
+    }
+    const refused = await verifyCode(h, email, "123456");
+    assertError(refused, 429, "rate_limited");
+    assert.ok(Number(refused.headers["retry-after"]) > 3600, "the day's limit, not the 15 minutes'");
   }
   h.clock.advance(DAY);
   assertError(await verifyCode(h, EMAIL, "123456"), 400, "invalid_token");

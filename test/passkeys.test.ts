@@ -9,7 +9,7 @@ import { test } from "node:test";
 import type { LightMyRequestResponse } from "fastify";
 import { MINUTE } from "../src/core/clock.js";
 import { assertError } from "./support/assertions.js";
-import { addOtherTenant, adminHeaders, enrolTwoFactor, lockMember, nextIp, OTHER_DOMAIN } from "./support/flows.js";
+import { addOtherTenant, adminHeaders, enrolTwoFactor, lockMember, nextIp, OTHER_DOMAIN, yieldingTransactions } from "./support/flows.js";
 import { createHarness, deliverWebhooks, get, login, post, registerVerifiedMember, sessionCookieOf, STRONG_PASSWORD, type Harness } from "./support/harness.js";
 import { installStoreSeam } from "./support/store-seam.js";
 import { SoftAuthenticator, type AssertionOverrides, type RegistrationOverrides } from "./support/webauthn-authenticator.js";
@@ -35,7 +35,7 @@ async function updateSettings(h: Harness, domain: string, settings: Record<strin
 
 const originOf = (domain: string) => `https://${domain}`;
 
-async function registrationOptions(h: Harness, cookie: string, body: Record<string, unknown> = {}, domain = h.tenant.domain): Promise<PublicKeyCredentialCreationOptionsJSON> {
+async function registrationOptions(h: Harness, cookie: string, body: Record<string, unknown> = { password: STRONG_PASSWORD }, domain = h.tenant.domain): Promise<PublicKeyCredentialCreationOptionsJSON> {
   const res = await post(h, "/auth/passkeys/register/options", body, { cookie, domain });
   assert.equal(res.statusCode, 200, res.body);
   return res.json();
@@ -43,7 +43,7 @@ async function registrationOptions(h: Harness, cookie: string, body: Record<stri
 
 async function addPasskey(h: Harness, cookie: string, auth: SoftAuthenticator, options: { name?: string; domain?: string; overrides?: RegistrationOverrides } = {}): Promise<LightMyRequestResponse> {
   const domain = options.domain ?? h.tenant.domain;
-  const creation = await registrationOptions(h, cookie, {}, domain);
+  const creation = await registrationOptions(h, cookie, undefined, domain);
   const response = auth.createCredential(creation, originOf(domain), options.overrides);
   return post(h, "/auth/passkeys/register/verify", { response, ...(options.name ? { name: options.name } : {}) }, { cookie, domain });
 }
@@ -240,12 +240,87 @@ test("D26 attacks on registration: wrong origin, wrong RP ID, no user verificati
   assert.equal((await h.db.selectFrom("passkeys").select("id").execute()).length, 1);
 });
 
-test("D26: a session over 10 minutes old re-authenticates before adding a passkey", async (t) => {
-  const { h, cookie } = await setUp(t);
+test("D26 with D24: adding a passkey re-authenticates: the password when there is one, even in a fresh session; a passwordless member within 10 minutes; never a flagged password", async (t) => {
+  const { h, recordId, cookie } = await setUp(t);
+  const options = (body: Record<string, unknown>, c = cookie) => post(h, "/auth/passkeys/register/options", body, { cookie: c });
+  assertError(await options({}), 400, "validation_failed");
+  assertError(await options({ password: "Wrong-Password-1" }), 401, "invalid_credentials");
+  assert.equal((await options({ password: STRONG_PASSWORD })).statusCode, 200);
+
+  // A magic-link-only member: a session under 10 minutes old is the proof; an older one is not.
+  await post(h, "/auth/register-magic-link", { email: "ml@example.org", name: "Ml", ...bot }, { ip: nextIp() });
+  await deliverWebhooks(h);
+  const verify = new URL(h.receiver.ofType("verify_email").at(-1)!.body.verificationLink!).pathname.split("/");
+  assert.equal((await post(h, "/auth/verify-email", { recordId: verify[2], token: verify[3] })).statusCode, 200);
+  const magicCookie = sessionCookieOf(await loginByLink(h, "ml@example.org"))!;
+  assert.equal((await options({}, magicCookie)).statusCode, 200);
   h.clock.advance(11 * MINUTE);
-  assertError(await post(h, "/auth/passkeys/register/options", {}, { cookie }), 400, "validation_failed");
-  assertError(await post(h, "/auth/passkeys/register/options", { password: "Wrong-Password-1" }, { cookie }), 401, "invalid_credentials");
-  assert.equal((await post(h, "/auth/passkeys/register/options", { password: STRONG_PASSWORD }, { cookie })).statusCode, 200);
+  assertError(await options({}, magicCookie), 401, "unauthorized");
+
+  // Password Change Pending: the password is the one flagged; it proves nothing.
+  assert.equal((await post(h, "/auth/admin/require-password-change", { recordId }, { headers: adminHeaders(h) })).statusCode, 200);
+  const flagged = sessionCookieOf(await passkeylessLogin(h))!;
+  assertError(await options({ password: STRONG_PASSWORD }, flagged), 403, "password_change_required");
+});
+
+/** The session of a magic link login. */
+async function loginByLink(h: Harness, email: string): Promise<LightMyRequestResponse> {
+  await post(h, "/auth/request-magic-link", { email, ...bot }, { ip: nextIp() });
+  await deliverWebhooks(h);
+  const [, , recordId, token] = new URL(h.receiver.ofType("magic_login").at(-1)!.body.magicLoginLink!).pathname.split("/");
+  const res = await post(h, `/auth/verify-magic-link/${recordId}/${token}`, bot);
+  assert.equal(res.statusCode, 200, res.body);
+  return res;
+}
+
+/** EMAIL's session in Password Change Pending (a magic link logs in; a password login is refused). */
+function passkeylessLogin(h: Harness): Promise<LightMyRequestResponse> {
+  h.clock.advance(4 * MINUTE);
+  return loginByLink(h, EMAIL);
+}
+
+test("D26: two registration options at once leave one ceremony open; at most 20 passkeys", async (t) => {
+  yieldingTransactions(t);
+  const { h, cookie } = await setUp(t);
+  const auth = new SoftAuthenticator();
+  const [first, second] = await Promise.all([registrationOptions(h, cookie), registrationOptions(h, cookie)]);
+  const answers = await Promise.all([first!, second!].map((o) => post(h, "/auth/passkeys/register/verify", { response: auth.createCredential(o, originOf(h.tenant.domain)) }, { cookie })));
+  assert.deepEqual(answers.map((a) => a.statusCode).sort(), [200, 400]);
+  for (let i = 1; i < 20; i++) assert.equal((await addPasskey(h, cookie, new SoftAuthenticator())).statusCode, 200);
+  assertError(await post(h, "/auth/passkeys/register/options", { password: STRONG_PASSWORD }, { cookie }), 409, "conflict");
+});
+
+test("D26 bad input: over-long or unknown transports are dropped, a credential id over 1023 bytes or unlike the reported one is refused, names with control or bidi characters are refused; never a 500", async (t) => {
+  const { h, cookie } = await setUp(t);
+  const origin = originOf(h.tenant.domain);
+  const withTransports = new SoftAuthenticator().createCredential(await registrationOptions(h, cookie), origin);
+  withTransports.response.transports = [...Array.from({ length: 7 }, (_, i) => `${i}`.padEnd(32, "x")), "usb"] as never;
+  const added = await post(h, "/auth/passkeys/register/verify", { response: withTransports }, { cookie });
+  assert.equal(added.statusCode, 200, added.body);
+  assert.equal((await h.db.selectFrom("passkeys").select("transports").executeTakeFirstOrThrow()).transports, '["usb"]');
+
+  const long = new SoftAuthenticator().createCredential(await registrationOptions(h, cookie), origin, { credentialId: Buffer.alloc(1100, 7).toString("base64url") });
+  assertError(await post(h, "/auth/passkeys/register/verify", { response: { ...long, id: "AAAA", rawId: "AAAA" } }, { cookie }), 400, "validation_failed");
+  const mismatched = new SoftAuthenticator().createCredential(await registrationOptions(h, cookie), origin);
+  assertError(await post(h, "/auth/passkeys/register/verify", { response: { ...mismatched, id: "AAAA", rawId: "AAAA" } }, { cookie }), 400, "validation_failed");
+
+  const named = new SoftAuthenticator().createCredential(await registrationOptions(h, cookie), origin);
+  assertError(await post(h, "/auth/passkeys/register/verify", { response: named, name: "Phone\u0000" }, { cookie }), 400, "validation_failed");
+  const id = added.json<{ passkey: { id: string } }>().passkey.id;
+  const patch = (url: string, name: string) => h.app.inject({ method: "PATCH", url, payload: { name }, headers: { "x-tenant-domain": h.tenant.domain, cookie: `session_id=${cookie}` } });
+  for (const name of ["a\u0000b", "\u202egnp.exe", "esc\u001b[31m", "   "]) assertError(await patch(`/auth/passkeys/${id}`, name), 400, "validation_failed");
+  assertError(await patch("/auth/passkeys/%00", "x"), 400, "validation_failed");
+  assertError(await h.app.inject({ method: "DELETE", url: "/auth/passkeys/%00", headers: { "x-tenant-domain": h.tenant.domain, cookie: `session_id=${cookie}` } }), 400, "validation_failed");
+  assert.equal((await h.db.selectFrom("passkeys").select("name").executeTakeFirstOrThrow()).name.startsWith("Passkey added "), true);
+
+  const cd = (value: unknown) => Buffer.from(JSON.stringify(value)).toString("base64url");
+  const live = (await loginOptions(h)).challenge;
+  const base = { id: "AAAA", rawId: "AAAA", type: "public-key", clientExtensionResults: {} };
+  for (const clientData of [null, { challenge: { a: 1 } }, { type: "webauthn.get", challenge: live, origin }, { challenge: "x".repeat(3000) }]) {
+    const res = await post(h, "/auth/passkeys/login/verify", { response: { ...base, response: { clientDataJSON: cd(clientData), authenticatorData: "AA", signature: "AA" } } }, { ip: nextIp() });
+    assert.ok(res.statusCode >= 400 && res.statusCode < 500, res.body);
+    assert.equal(res.json<{ success: boolean }>().success, false);
+  }
 });
 
 test("D26: rename and remove; another member's passkey id is 404 and untouched; removal sends an alert", async (t) => {
@@ -270,7 +345,7 @@ test("D26: rename and remove; another member's passkey id is 404 and untouched; 
   assertError(await passkeyLogin(h, auth), 401, "invalid_credentials");
 });
 
-test("D26 with D22/D24: erasure deletes the passkeys; \"this wasn't me\" removes a passkey added since the alert, not an older one", async (t) => {
+test("D26 with D22/D24: \"this wasn't me\" removes every passkey, whichever alert it came from; erasure deletes them", async (t) => {
   const { h, recordId, cookie } = await setUp(t);
   const owner = new SoftAuthenticator();
   assert.equal((await addPasskey(h, cookie, owner, { name: "Owner" })).statusCode, 200);
@@ -283,13 +358,21 @@ test("D26 with D22/D24: erasure deletes the passkeys; \"this wasn't me\" removes
   const link = new URL(h.receiver.ofType("security_alert").at(-1)!.body.secureAccountLink!);
   const [, , linkRecordId, token] = link.pathname.split("/");
   assert.equal((await post(h, "/auth/secure-account", { recordId: linkRecordId, token })).statusCode, 200);
-  const names = (await h.db.selectFrom("passkeys").select("name").execute()).map((r) => r.name);
-  assert.deepEqual(names, ["Owner"], "the intruder's passkey is gone, the owner's older one stays");
+  assert.equal((await h.db.selectFrom("passkeys").select("name").execute()).length, 0, "a newer alert's link removes the intruder's passkey, and the owner's");
   assert.ok(ownerAlert.body.secureAccountLink);
   assertError(await passkeyLogin(h, intruder), 401, "invalid_credentials");
 
+  // Erasure, after the owner adds one again.
+  const reset = await post(h, "/auth/forgot-password", { email: EMAIL, ...bot }, { ip: nextIp() });
+  assert.equal(reset.statusCode, 200);
+  await deliverWebhooks(h);
+  const [, , resetId, resetToken] = new URL(h.receiver.ofType("password_reset").at(-1)!.body.resetLink!).pathname.split("/");
+  assert.equal((await post(h, "/auth/reset-password", { recordId: resetId, token: resetToken, newPassword: "Another-Strong-Pass-77" })).statusCode, 200);
+  const again = sessionCookieOf(await login(h, EMAIL, "Another-Strong-Pass-77", { ip: nextIp() }))!;
+  const creation = await registrationOptions(h, again, { password: "Another-Strong-Pass-77" });
+  assert.equal((await post(h, "/auth/passkeys/register/verify", { response: owner.createCredential(creation, originOf(h.tenant.domain)) }, { cookie: again })).statusCode, 200);
   const erased = await h.app.inject({ method: "DELETE", url: `/auth/admin/members/${recordId}`, headers: { "x-tenant-domain": h.tenant.domain, ...adminHeaders(h) } });
   assert.equal(erased.statusCode, 200, erased.body);
   assert.equal((await h.db.selectFrom("passkeys").select("id").execute()).length, 0);
-  assertError(await passkeyLogin(h, owner), 401, "invalid_credentials");
+  assertError(await passkeyLogin(h, owner, { overrides: { credentialId: owner.credentials.at(-1)!.id } }), 401, "invalid_credentials");
 });

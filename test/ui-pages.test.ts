@@ -11,7 +11,8 @@ import { deriveKey } from "altcha-lib/algorithms/sha";
 import { PAGE_CSP } from "../src/ui/layout.js";
 import { safeRedirectPath } from "../src/ui/paths.js";
 import { createHarness, deliverWebhooks, parseLink, post, registerVerifiedMember, sessionCookieOf, STRONG_PASSWORD, type Harness } from "./support/harness.js";
-import { lastWebhookFor, nextIp, sessionStatus } from "./support/flows.js";
+import { enrolTwoFactor, lastWebhookFor, nextIp, sessionStatus } from "./support/flows.js";
+import { totpAt } from "./support/totp.js";
 import { assertErrorSummary, assertPage, assertSeeOther, getPage, inputValue, postForm } from "./support/ui-forms.js";
 
 let h: Harness;
@@ -31,7 +32,7 @@ async function loginCookie(email: string, password = STRONG_PASSWORD): Promise<s
 test("every page renders 200 with its CSP, referrer policy, nosniff and no-store", async () => {
   await registerVerifiedMember(h, "pages@example.org");
   const cookie = await loginCookie("pages@example.org");
-  const publicPages = ["/ui/register", "/ui/register-email-only", "/ui/login", "/ui/magic-link", "/ui/forgot-password", "/ui/resend-verification", "/resend-verification", "/ui/check-email?for=registration"];
+  const publicPages = ["/ui/register", "/ui/register-email-only", "/ui/login", "/ui/magic-link", "/ui/forgot-password", "/ui/resend-verification", "/resend-verification", "/ui/check-email?for=registration", "/ui/check-email?for=magic-link"];
   const linkPages = ["email-verified", "reset-password", "verify-magic-link", "email-change", "secure-account"].flatMap((p) => [`/${p}/123456789012345/${"A".repeat(43)}`, `/ui/${p}/123456789012345/${"A".repeat(43)}`]);
   for (const url of [...publicPages, ...linkPages]) {
     const body = assertPage(await getPage(h, url));
@@ -50,7 +51,7 @@ test("every page renders 200 with its CSP, referrer policy, nosniff and no-store
 test("every input has a label and an autocomplete attribute", async () => {
   await registerVerifiedMember(h, "labels@example.org");
   const cookie = await loginCookie("labels@example.org");
-  for (const [url, options] of [["/ui/register", {}], ["/ui/login", {}], ["/ui/reset-password/123456789012345/abc", {}], ["/ui/account/profile", { cookie }], ["/ui/account/delete", { cookie }]] as const) {
+  for (const [url, options] of [["/ui/register", {}], ["/ui/login", {}], ["/ui/check-email?for=magic-link", {}], ["/ui/reset-password/123456789012345/abc", {}], ["/ui/account/profile", { cookie }], ["/ui/account/delete", { cookie }]] as const) {
     const body = (await getPage(h, url, options)).body;
     for (const input of body.match(/<input [^>]*>/g) ?? []) {
       if (/type="hidden"/.test(input)) continue;
@@ -190,17 +191,19 @@ test("a form post from another origin is refused, with the session cookie and on
 test("the ALTCHA widget is on every guarded form of an ALTCHA tenant, and only there", async () => {
   const altcha = await createHarness({ domain: "altcha.example.com", settings: { botProtection: { provider: "altcha" } } });
   try {
-    for (const url of ["/ui/register", "/ui/register-email-only", "/ui/login", "/ui/magic-link", "/ui/forgot-password", "/ui/resend-verification", "/verify-magic-link/123456789012345/abc"]) {
+    for (const url of ["/ui/register", "/ui/register-email-only", "/ui/login", "/ui/magic-link", "/ui/forgot-password", "/ui/resend-verification", "/verify-magic-link/123456789012345/abc", "/ui/check-email?for=magic-link"]) {
       const body = (await getPage(altcha, url)).body;
       assert.match(body, /<form method="post"[^>]*>[\s\S]*<altcha-widget challenge="\/auth\/bot-challenge" name="bot-challenge-response"[\s\S]*<\/form>/, url);
       assert.match(body, /<script type="module" src="\/ui\/assets\/altcha\.js"><\/script>/, url);
     }
-    for (const url of ["/email-verified/123456789012345/abc", "/reset-password/123456789012345/abc"]) {
+    for (const url of ["/email-verified/123456789012345/abc", "/reset-password/123456789012345/abc", "/ui/check-email?for=registration"]) {
       assert.ok(!(await getPage(altcha, url)).body.includes("altcha-widget"), `${url} is not bot-guarded`);
     }
     // Without the widget's answer the flow's own check refuses, and the form comes back.
     const res = await postForm(altcha, "/ui/login", { email: "a@example.org", password: "Whatever-123" });
     assertErrorSummary(assertPage(res, 403), /Bot protection validation failed/);
+    const code = await postForm(altcha, "/ui/check-email?for=magic-link", { email: "a@example.org", code: "123456" });
+    assertErrorSummary(assertPage(code, 403), /Bot protection validation failed/);
     // The widget's answer, posted in the form's bot-challenge-response field, passes it.
     const challenge = (await getPage(altcha, "/auth/bot-challenge")).json<Challenge>();
     const solution = await solveChallenge({ challenge, deriveKey });
@@ -224,4 +227,127 @@ test("no token from a link page reaches the logs", async () => {
   await postForm(h, `/ui/reset-password/123456789012345/${token}`, { newPassword: STRONG_PASSWORD });
   await postForm(h, `/verify-magic-link/123456789012345/${token}`, {});
   assert.ok(!h.logs.join("\n").includes(token), "token in logs");
+});
+
+// ---- D26: the code of a magic link email, typed on the "check your email" page ----
+
+const CODE_PAGE = "/ui/check-email?for=magic-link";
+
+/** Asks for a link on the page (it must answer 303) and returns the remembered-email cookie it set and the emailed code. */
+async function requestLinkOnPage(email: string): Promise<{ remembered: Record<string, string>; code: string }> {
+  const res = await postForm(h, "/ui/magic-link", { email }, { ip: nextIp() });
+  assertSeeOther(res, CODE_PAGE);
+  const cookie = res.cookies.find((c) => c.name === "login_email");
+  assert.ok(cookie, "the page remembers the address for the code form");
+  assert.equal(cookie.value, email);
+  assert.equal(cookie.path, "/ui/check-email", "sent to that page only");
+  assert.equal(cookie.maxAge, 15 * 60, "for the link's lifetime");
+  assert.equal(cookie.sameSite, "Strict");
+  assert.equal(cookie.secure, true);
+  await deliverWebhooks(h);
+  const code = lastWebhookFor(h, "magic_login", email).body.code!;
+  assert.match(code, /^[0-9]{6}$/);
+  return { remembered: { login_email: email }, code };
+}
+
+/** Six digits that are not `code`. */
+function otherCode(code: string): string {
+  return String((Number(code) + 1) % 1_000_000).padStart(6, "0");
+}
+
+test("D26: after 'Email me a login link', the check-your-email page offers the code; the right code logs in with a 303 and the session cookie", async () => {
+  const email = "code.page@example.org";
+  await registerVerifiedMember(h, email, STRONG_PASSWORD, nextIp());
+  const { remembered, code } = await requestLinkOnPage(email);
+
+  const body = assertPage(await getPage(h, CODE_PAGE, { cookies: remembered }));
+  assert.match(body, /<h2 id="login-code-title">Or enter the 6-digit code from the email<\/h2>/);
+  assert.match(body, /<form method="post" action="\/ui\/check-email\?for=magic-link" data-latch-form="verifyLoginCode" aria-labelledby="login-code-title">/);
+  assert.match(body, /<label for="code">Code from the email<\/label>/);
+  const input = /<input id="code"[^>]*>/.exec(body)?.[0] ?? "";
+  for (const attribute of ['name="code"', 'type="text"', 'autocomplete="one-time-code"', 'inputmode="numeric"', 'pattern="[0-9]{6}"', 'maxlength="6"', "required"]) {
+    assert.ok(input.includes(attribute), `${input} has ${attribute}`);
+  }
+  assert.match(body, new RegExp(`<input type="hidden" name="email" value="${email}">`), "the address asked for rides along hidden");
+  assert.ok(!body.includes('<input id="email"'), "and is not asked again");
+  assert.ok(body.includes(`<strong>${email}</strong>`), "the page says which address");
+  // Without the remembered address (another browser, or it expired) the form asks for it.
+  assert.match(assertPage(await getPage(h, CODE_PAGE)), /<input id="email" name="email" type="email" autocomplete="email" required value="">/);
+  // Only the magic link's variant has the form.
+  for (const sentFor of ["registration", "verification", "reset", "email-change"]) {
+    assert.ok(!assertPage(await getPage(h, `/ui/check-email?for=${sentFor}`, { cookies: remembered })).includes('name="code"'), sentFor);
+  }
+
+  const signedIn = await postForm(h, CODE_PAGE, { email, code }, { cookies: remembered, ip: nextIp() });
+  assertSeeOther(signedIn, "/");
+  assert.equal(signedIn.headers["referrer-policy"], "no-referrer");
+  const session = sessionCookieOf(signedIn);
+  assert.ok(session, "the session cookie is set");
+  assert.equal(await sessionStatus(h, session), 200);
+  const forgotten = signedIn.cookies.find((c) => c.name === "login_email");
+  assert.ok(forgotten && forgotten.value === "" && forgotten.path === "/ui/check-email", "the remembered address is cleared once used");
+
+  // Single use, and using the code used the link too (D26).
+  const again = assertPage(await postForm(h, CODE_PAGE, { email, code }, { ip: nextIp() }), 400);
+  assertErrorSummary(again, /That code is wrong or has expired/);
+  const { recordId, token } = parseLink(lastWebhookFor(h, "magic_login", email).body.magicLoginLink!);
+  assertPage(await postForm(h, `/verify-magic-link/${recordId}/${token}`, {}), 400);
+});
+
+test("D26: a wrong code comes back in the form with the page's own words (by error code), the email kept and no cookie; the right code still works", async () => {
+  const email = "code.wrong@example.org";
+  await registerVerifiedMember(h, email, STRONG_PASSWORD, nextIp());
+  const { remembered, code } = await requestLinkOnPage(email);
+
+  const wrong = await postForm(h, CODE_PAGE, { email, code: otherCode(code) }, { cookies: remembered, ip: nextIp() });
+  const body = assertPage(wrong, 400);
+  assertErrorSummary(body, /<a href="#code">That code is wrong or has expired\. Check the latest email, or ask for a new link\.<\/a>/);
+  assert.ok(!body.includes("This code is invalid or has expired."), "the flow's message is not the page's");
+  assert.match(body, /<input id="code"[^>]*aria-invalid="true"[^>]*aria-describedby="code-error code-hint"/);
+  assert.equal(inputValue(body, "email"), email, "the email is kept");
+  assert.equal(inputValue(body, "code"), undefined, "the wrong code is not written back");
+  assert.match(body, /<title>Error: Check your email/);
+  assert.equal(sessionCookieOf(wrong), undefined);
+
+  // An email typed in the form (nothing remembered) stays a field, with what was typed.
+  const typed = assertPage(await postForm(h, CODE_PAGE, { email: "typo@example.org", code: otherCode(code) }, { ip: nextIp() }), 400);
+  assert.match(typed, /<input id="email" name="email" type="email" autocomplete="email" required value="typo@example.org">/);
+  assertErrorSummary(typed, /That code is wrong or has expired/);
+  // Not six digits: refused before the flow, like the JSON route's schema.
+  const malformed = assertPage(await postForm(h, CODE_PAGE, { email, code: "12a4" }, { cookies: remembered, ip: nextIp() }), 400);
+  assertErrorSummary(malformed, /<a href="#code">Enter the 6-digit code from the email\.<\/a>/);
+
+  const signedIn = await postForm(h, CODE_PAGE, { email, code }, { cookies: remembered, ip: nextIp() });
+  assertSeeOther(signedIn, "/");
+  assert.ok(sessionCookieOf(signedIn));
+});
+
+test("D26: a member with 2FA gets the magic link's two-factor step, the email and code carried hidden; a wrong TOTP keeps the step, the right one logs in", async () => {
+  const email = "code.totp@example.org";
+  await registerVerifiedMember(h, email, STRONG_PASSWORD, nextIp());
+  const secret = await enrolTwoFactor(h, await loginCookie(email));
+  const { remembered, code } = await requestLinkOnPage(email);
+  const ip = nextIp();
+
+  const stepRes = await postForm(h, CODE_PAGE, { email, code }, { cookies: remembered, ip });
+  const step = assertPage(stepRes);
+  assert.equal(sessionCookieOf(stepRes), undefined, "no session before the second factor");
+  assert.match(step, /<h1>Enter your authentication code<\/h1>/, "the magic link's two-factor step");
+  assert.match(step, /<form method="post" action="\/ui\/check-email\?for=magic-link" data-latch-form="verifyLoginCode">/);
+  assert.match(step, /<label for="twoFACode">Authentication code<\/label>/);
+  assert.equal(inputValue(step, "email"), email);
+  assert.equal(inputValue(step, "code"), code, "the emailed code rides along in a hidden field of this no-store page");
+
+  const empty = assertPage(await postForm(h, CODE_PAGE, { email, code, twoFACode: "" }, { ip }));
+  assertErrorSummary(empty, /href="#twoFACode">Enter the code from your authenticator app/);
+  const wrongTotp = assertPage(await postForm(h, CODE_PAGE, { email, code, twoFACode: otherCode(totpAt(secret, h.clock.now())) }, { ip }), 401);
+  assertErrorSummary(wrongTotp, /href="#twoFACode"/);
+  assert.match(wrongTotp, /<h1>Enter your authentication code<\/h1>/);
+  assert.equal(inputValue(wrongTotp, "code"), code, "a wrong second factor leaves the emailed code usable (D15)");
+
+  const signedIn = await postForm(h, CODE_PAGE, { email, code, twoFACode: totpAt(secret, h.clock.now()) }, { ip });
+  assertSeeOther(signedIn, "/");
+  const session = sessionCookieOf(signedIn);
+  assert.ok(session, "the session cookie is set");
+  assert.equal(await sessionStatus(h, session), 200);
 });

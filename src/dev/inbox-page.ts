@@ -25,6 +25,7 @@ dl{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem;margin:0 0 
 dt{font-weight:600}dd{margin:0;color:#4a4a4a;overflow-wrap:anywhere}
 .button{display:inline-block;background:#1d4ed8;color:#fff;font-weight:600;padding:.6rem 1rem;border-radius:4px;text-decoration:none}
 .url{color:#4a4a4a;font-size:.9rem;overflow-wrap:anywhere}
+.code code{font-size:1.25rem;letter-spacing:.15em}
 `;
 
 function formatTime(iso: string): string {
@@ -43,12 +44,13 @@ function renderEmail(email: DevInboxEmail, index: number): string {
     ? `<p><a class="button" href="${escapeHtml(email.link)}" aria-describedby="${id}-to">${escapeHtml(email.action ?? "Open link")}</a></p>
 <p class="url">Or copy this link: <code>${escapeHtml(email.link)}</code></p>`
     : email.link !== null ? `<p class="url">Link: <code>${escapeHtml(email.link)}</code></p>` : "";
+  const code = email.code !== null ? `<p class="code">Code: <strong><code>${escapeHtml(email.code)}</code></strong> <span class="url">(or type it on the "Check your email" page)</span></p>` : "";
   return `<li><article aria-labelledby="${id}-subject">
 <h3 id="${id}-subject">${escapeHtml(email.subject)}</h3>
 <dl><dt>To</dt><dd id="${id}-to">${escapeHtml(to)}</dd>
 <dt>Received</dt><dd><time datetime="${escapeHtml(email.receivedAt)}">${escapeHtml(formatTime(email.receivedAt))}</time></dd>
 <dt>Event</dt><dd><code>${escapeHtml(email.eventType)}</code></dd>${details}</dl>
-${link}
+${link}${code}
 </article></li>`;
 }
 

@@ -42,6 +42,8 @@ export interface DevInboxEmail {
   link: string | null;
   /** What the button says. */
   action: string | null;
+  /** D26: the 6-digit code a magic_login email carries beside its link, to type on the "check your email" page. */
+  code: string | null;
   /** Extra lines (security alerts: what happened, when, from where). */
   details: { label: string; value: string }[];
   payload: Record<string, unknown>;
@@ -81,11 +83,11 @@ export function describeMessage(message: DevInboxMessage): DevInboxEmail {
   const email = emails[eventType];
   if (email) {
     const link = textOf(payload[email.linkField]);
-    return { ...base, subject: email.subject, link: link || null, action: link ? email.action : null, details: [], payload };
+    return { ...base, subject: email.subject, link: link || null, action: link ? email.action : null, code: textOf(payload.code) || null, details: [], payload };
   }
   if (eventType === "account_exists") {
     const details = [{ label: "What happened", value: "someone tried to register this address, which already has an account; nothing was changed" }];
-    return { ...base, subject: "Someone tried to register with your email address", link: null, action: null, details, payload };
+    return { ...base, subject: "Someone tried to register with your email address", link: null, action: null, code: null, details, payload };
   }
   if (eventType === "security_alert") {
     const alert = textOf(payload.alert);
@@ -98,7 +100,7 @@ export function describeMessage(message: DevInboxMessage): DevInboxEmail {
     if (typeof payload.newEmail === "string") details.push({ label: "New address", value: payload.newEmail });
     // D24: every alert offers "this wasn't me".
     const link = textOf(payload.secureAccountLink);
-    return { ...base, subject: `Security alert: ${alertTexts[alert] ?? alert}`, link: link || null, action: link ? "This wasn't me" : null, details, payload };
+    return { ...base, subject: `Security alert: ${alertTexts[alert] ?? alert}`, link: link || null, action: link ? "This wasn't me" : null, code: null, details, payload };
   }
-  return { ...base, subject: `Webhook: ${eventType || "unknown event"}`, link: null, action: null, details: [], payload };
+  return { ...base, subject: `Webhook: ${eventType || "unknown event"}`, link: null, action: null, code: null, details: [], payload };
 }

@@ -126,8 +126,10 @@ export async function secureAccount(deps: Deps, tenant: Tenant, input: LinkInput
     }
     const twoFactor = member.twoFactorStatus === "Enabled" ? await tx.twoFactor.findTwoFactorState(tenant.id, recordId) : undefined;
     const twoFactorReset = twoFactor?.enabledAt != null && twoFactor.enabledAt >= issuedAt && (await tx.twoFactor.disableTwoFactor(tenant.id, recordId, now));
-    // D26: likewise a passkey added since the alert (someone else's way back in); older ones stay.
-    const passkeysRemoved = await tx.passkeys.deleteMemberPasskeys(tenant.id, recordId, issuedAt);
+    // D26: every passkey goes. One added by an intruder is their way back in, and a newer alert
+    // (say, of a passkey they added and removed) must not keep it; removing the owner's locks
+    // nobody out (a passkey is a way in, never a second factor), and they can add theirs again.
+    const passkeysRemoved = await tx.passkeys.deleteMemberPasskeys(tenant.id, recordId);
     await tx.passkeys.deleteMemberChallenges(tenant.id, recordId);
     await tx.audit.insertAuditEvent(tenant.id, { memberId: recordId, type: "account_secured", ip: context.ip, userAgent: context.userAgent, details: { twoFactorReset, passkeysRemoved } }, now);
     if (changes.length > 0) await enqueueMemberEvent(tx, deps, tenant, "member.updated", recordId, { changes }, now);

@@ -41,6 +41,13 @@ export async function enforceRateLimit(deps: Deps, tenant: Tenant, rule: RateRul
   }
 }
 
+/** Counts one attempt against a security budget, refused past it: not a rate limit, so RATE_LIMITS=off leaves it on. */
+export async function enforceBudget(deps: Deps, tenant: Tenant, rule: RateRule, subject: string, now: number, message: string): Promise<void> {
+  const counter = await deps.counters.hitCounter(tenant.id, limitKey(deps.subjects, rule.name, subject), rule.windowMs, now);
+  const decision = decideRateLimit(counter, rule, now);
+  if (!decision.allowed) throw new AuthError("rate_limited", { message, retryAfterSeconds: decision.retryAfterSeconds, logFields: { rule: rule.name } });
+}
+
 /** Records the client IP against an email and returns how many distinct IPs it has in the window. */
 export async function countDistinctIps(subjects: SubjectHasher, counters: Counters, tenant: Tenant, rule: { name: string; windowMs: number }, email: string, ip: string, now: number): Promise<number> {
   return counters.addToSet(tenant.id, limitKey(subjects, rule.name, email), subjects(ip), rule.windowMs, now);

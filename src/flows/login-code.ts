@@ -1,12 +1,18 @@
 /**
  * D26: the 6-digit code mailed with every magic link, for a member who reads the email on another
- * device than the browser that asked. It lives on the link's row: the same lifetime, used up with
- * it, and the fifth wrong code deletes the row (link and code both).
+ * device than the browser that asked. It lives on the link's row: the same lifetime, and using
+ * either the link or the code uses both.
  *
- * A code has 20 bits, so guessing is bounded three ways: 5 wrong codes per link, a link per email
- * every 3 minutes (the magic link cooldown), and LOGIN_CODE attempts per email per day counted
- * before the check, whatever the email. Unknown emails, emails without a live link and wrong codes
- * get the same answer after the same statements (against member id 0, which no one has).
+ * A code has 20 bits, so guessing is bounded: at most 5 codes are compared per email in a link's
+ * lifetime, counted before the comparison so concurrent guesses can't overrun it (after 5 wrong
+ * codes the code is void: 429 until the link has expired), a link per email every 3 minutes (the
+ * magic link cooldown), and 10 attempts per email per day and per IP per hour. A right code counts
+ * too, and so does each second-factor retry, which sends the code again.
+ *
+ * A wrong code must not tell a known email from an unknown one, by its answer or its timing or the
+ * next request's (D19). So a wrong code writes nothing but the per-email counters, which every
+ * email gets alike, and takes no lock; only a right code, which an attacker doesn't have, opens a
+ * transaction on the member's row.
  */
 import { randomIntBetween } from "../core/random.js";
 import type { Deps } from "../deps.js";
@@ -15,13 +21,13 @@ import type { RequestContext, Tenant } from "../model.js";
 import { constantTimeEqual, loginCodeHash } from "../security/hashing.js";
 import { normalizeEmail } from "../security/identity.js";
 import { rateRules } from "../security/rate-limit.js";
-import { enforceRateLimit, verifyBotChallenge } from "./guards.js";
-import { answerMagicLogin, finishMagicLogin, type MagicLinkResult, type MagicLoginOutcome } from "./magic-link.js";
+import { enforceBudget, enforceRateLimit, verifyBotChallenge } from "./guards.js";
+import { answerMagicLogin, finishMagicLogin, type MagicLinkResult } from "./magic-link.js";
 
-/** D26: the fifth wrong code voids the link and its code. */
-export const LOGIN_CODE_MAX_FAILURES = 5;
 const NO_MEMBER = 0;
 const CODE_MESSAGE = "This code is invalid or has expired.";
+/** Compared against when there is no live code, so a miss costs what a wrong code costs. */
+const NO_CODE_HASH = "0".repeat(32);
 
 /** Six decimal digits, uniform (rejection sampling), leading zeros kept. */
 export function newLoginCode(deps: Deps): string {
@@ -45,21 +51,17 @@ async function loginWithCode(deps: Deps, tenant: Tenant, input: VerifyLoginCodeI
   await verifyBotChallenge(deps, tenant, input.botToken, context);
   await enforceRateLimit(deps, tenant, rateRules.loginCodePerIp, context.ip, now);
   await enforceRateLimit(deps, tenant, rateRules.loginCodePerEmail, email, now);
-  const known = await deps.store.members.findMemberByEmail(tenant.id, email);
-  const recordId = known?.recordId ?? NO_MEMBER;
-  const outcome = await deps.store.transaction(async (tx): Promise<MagicLoginOutcome> => {
-    // The member's row, then its link's (both locked): concurrent guesses are judged one at a time,
-    // so no more than five are ever compared with one code.
-    const member = await tx.members.findMemberById(tenant.id, recordId, { lock: true });
-    const live = await tx.tokens.findLoginCode(tenant.id, recordId, now);
-    const expected = live?.codeHash ?? "";
-    const offered = loginCodeHash(deps.subjects, live?.tokenHash ?? "", input.code);
-    if (!member || !live || !constantTimeEqual(offered, expected)) {
-      await tx.tokens.countLoginCodeFailure(tenant.id, recordId, now, LOGIN_CODE_MAX_FAILURES);
-      return { kind: "invalid" };
-    }
+  await enforceBudget(deps, tenant, rateRules.loginCodeComparisons, email, now, "Too many codes tried. Use the link in the email, or wait and ask for a new one.");
+  const member = await deps.store.members.findMemberByEmail(tenant.id, email);
+  const live = await deps.store.tokens.findLoginCode(tenant.id, member?.recordId ?? NO_MEMBER, now);
+  const offered = loginCodeHash(deps.subjects, live?.tokenHash ?? "", input.code);
+  if (!constantTimeEqual(offered, live?.codeHash ?? NO_CODE_HASH) || !member || !live) throw new AuthError("invalid_token", { message: CODE_MESSAGE });
+  const outcome = await deps.store.transaction(async (tx) => {
+    // The member row first (D20): a lock, or 2FA turned on, committed since the read wins.
+    const fresh = await tx.members.findMemberById(tenant.id, member.recordId, { lock: true });
+    if (!fresh) return { kind: "invalid" as const };
     // A right code with a missing or wrong second factor leaves the code usable, as the link (D15).
-    return finishMagicLogin(tx, deps, tenant, member, live.tokenHash, input.twoFACode, "login_code", context, now);
+    return finishMagicLogin(tx, deps, tenant, fresh, live.tokenHash, input.twoFACode, "login_code", context, now);
   });
   if (outcome.kind === "invalid") throw new AuthError("invalid_token", { message: CODE_MESSAGE });
   return answerMagicLogin(deps, tenant, outcome);

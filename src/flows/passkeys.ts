@@ -28,7 +28,7 @@ import { enforceRateLimit, verifyBotChallenge } from "./guards.js";
 import { recordSuccessfulLogin } from "./login-context.js";
 import { iso } from "./member-admin.js";
 import { enqueueSecurityAlert } from "./security-alerts.js";
-import { FRESH_SESSION_MS, lockSessionMember, reauthenticate, type Reauthentication } from "./self-service.js";
+import { lockSessionMember, reauthenticate, type Reauthentication } from "./self-service.js";
 import { createSession, findSessionMember, type ActiveSession, type IssuedSession } from "./sessions.js";
 
 export const CHALLENGE_LIFETIME_MS = 5 * MINUTE;
@@ -79,21 +79,40 @@ function challengeOf(response: { response: { clientDataJSON: string } }): string
   }
 }
 
-function cleanName(name: string | undefined, fallback: string): string {
-  const trimmed = (name ?? "").normalize("NFC").replace(/\s+/g, " ").trim().slice(0, NAME_MAX);
-  return trimmed.length > 0 ? trimmed : fallback;
+/** The transports WebAuthn defines; anything else a client reports is dropped. */
+const TRANSPORTS = new Set(["ble", "cable", "hybrid", "internal", "nfc", "smart-card", "usb"]);
+
+/** Control characters, and the marks that reorder text (a right-to-left override could disguise a name). */
+// eslint-disable-next-line no-control-regex
+const UNSHOWABLE = /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
+
+/**
+ * A passkey's name, 1 to 64 characters once spaces are folded; no control or bidi characters: the
+ * name goes into a security alert, where a right-to-left override could disguise it.
+ */
+function passkeyName(raw: string): string {
+  const name = raw.normalize("NFC").replace(/\s+/g, " ").trim();
+  if ([...name].length < 1 || [...name].length > NAME_MAX || UNSHOWABLE.test(name)) {
+    throw new AuthError("validation_failed", { message: `Give the passkey a name of 1 to ${NAME_MAX} characters.`, details: [{ path: "/name", message: "1 to 64 characters, no control characters" }] });
+  }
+  return name;
+}
+
+function tooMany(): AuthError {
+  return new AuthError("conflict", { message: `You have ${MAX_PASSKEYS_PER_MEMBER} passkeys. Remove one before adding another.` });
 }
 
 /**
  * Registration options for the session's member. Adding a way in is an account change a stolen
- * session must not make alone: a session younger than 10 minutes, or D24's re-authentication.
+ * session must not make alone: D24's re-authentication (the password when the member has one, else
+ * a session under 10 minutes old; and the second factor when it is on).
  */
 export async function startPasskeyRegistration(deps: Deps, tenant: Tenant, session: ActiveSession, input: Reauthentication, context: RequestContext): Promise<PublicKeyCredentialCreationOptionsJSON> {
   const member = await findSessionMember(deps, tenant, session);
-  if (deps.clock.now() - session.createdAt > FRESH_SESSION_MS) await reauthenticate(deps, tenant, session, member, input, context);
+  await reauthenticate(deps, tenant, session, member, input, context);
   const now = deps.clock.now();
   const existing = await deps.store.passkeys.listMemberPasskeys(tenant.id, member.recordId);
-  if (existing.length >= MAX_PASSKEYS_PER_MEMBER) throw new AuthError("conflict", { message: `You have ${MAX_PASSKEYS_PER_MEMBER} passkeys. Remove one before adding another.` });
+  if (existing.length >= MAX_PASSKEYS_PER_MEMBER) throw tooMany();
   const { rpID } = relyingParty(deps, tenant);
   const options = await generateRegistrationOptions({
     rpName: tenant.domain,
@@ -109,6 +128,10 @@ export async function startPasskeyRegistration(deps: Deps, tenant: Tenant, sessi
     supportedAlgorithmIDs: ALGORITHMS,
   });
   await deps.store.transaction(async (tx) => {
+    // On the member's locked row, with the password it was decided on (D20): of two calls at once,
+    // the later voids the earlier's challenge, so one ceremony is ever open.
+    const fresh = await lockSessionMember(tx, tenant, session, now);
+    if (fresh.passwordHash !== member.passwordHash) throw new AuthError("unauthorized");
     await tx.passkeys.deleteMemberChallenges(tenant.id, member.recordId);
     await tx.passkeys.insertChallenge(tenant.id, sha256Hex(options.challenge), "registration", member.recordId, now, now + CHALLENGE_LIFETIME_MS);
   });
@@ -136,6 +159,8 @@ export async function finishPasskeyRegistration(deps: Deps, tenant: Tenant, sess
   }
   if (!verification.verified) throw refused();
   const { credential, credentialDeviceType, credentialBackedUp } = verification.registrationInfo;
+  // WebAuthn caps a credential id at 1023 bytes; the id the browser reports must be the one it signed.
+  if (credential.id !== input.response.id || Buffer.from(credential.id, "base64url").length > 1023) throw refused();
   const passkey = {
     id: randomToken(deps.random, 16),
     memberId: session.memberId,
@@ -144,11 +169,12 @@ export async function finishPasskeyRegistration(deps: Deps, tenant: Tenant, sess
     counter: credential.counter,
     backupEligible: credentialDeviceType === "multiDevice",
     backedUp: credentialBackedUp,
-    transports: (credential.transports ?? []).slice(0, 8),
-    name: cleanName(input.name, `Passkey added ${iso(now).slice(0, 10)}`),
+    transports: (credential.transports ?? []).filter((t) => TRANSPORTS.has(t)).slice(0, TRANSPORTS.size),
+    name: input.name === undefined ? `Passkey added ${iso(now).slice(0, 10)}` : passkeyName(input.name),
   };
   await deps.store.transaction(async (tx) => {
     const member = await lockSessionMember(tx, tenant, session, now);
+    if ((await tx.passkeys.countMemberPasskeys(tenant.id, member.recordId)) >= MAX_PASSKEYS_PER_MEMBER) throw tooMany();
     if (!(await tx.passkeys.insertPasskey(tenant.id, passkey, now))) throw new AuthError("conflict", { message: "This passkey is already registered." });
     await tx.audit.insertAuditEvent(tenant.id, { memberId: member.recordId, type: "passkey_added", ip: context.ip, userAgent: context.userAgent, details: { passkey: passkey.id } }, now);
     await enqueueSecurityAlert(tx, deps, tenant, member, "passkey_added", context, now, { fields: { passkeyName: passkey.name } });
@@ -166,8 +192,7 @@ function noSuchPasskey(): AuthError {
 }
 
 export async function renamePasskey(deps: Deps, tenant: Tenant, session: ActiveSession, id: string, name: string): Promise<PasskeyView> {
-  const clean = cleanName(name, "");
-  if (clean.length === 0) throw new AuthError("validation_failed", { message: "Give the passkey a name.", details: [{ path: "/name", message: "name is required" }] });
+  const clean = passkeyName(name);
   if (!(await deps.store.passkeys.renamePasskey(tenant.id, session.memberId, id, clean))) throw noSuchPasskey();
   const passkey = (await deps.store.passkeys.listMemberPasskeys(tenant.id, session.memberId)).find((p) => p.id === id);
   if (!passkey) throw noSuchPasskey();

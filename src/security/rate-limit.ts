@@ -32,6 +32,12 @@ export const rateRules = {
    * owner sees arrive).
    */
   loginCodePerEmail: { name: "login_code_email", limit: 10, windowMs: DAY },
+  /**
+   * D26 "5 wrong codes void it": at most 5 codes are compared per email in a link's lifetime,
+   * counted before the comparison (so concurrent guesses can't overrun it) for every email alike.
+   * A security budget: RATE_LIMITS=off leaves it on.
+   */
+  loginCodeComparisons: { name: "login_code_compared", limit: 5, windowMs: 15 * MINUTE },
   /** D26: passkey login options per IP (each stores a challenge for 5 minutes). */
   passkeyLoginPerIp: { name: "passkey_login_ip", limit: 30, windowMs: MINUTE },
 } as const satisfies Record<string, RateRule>;

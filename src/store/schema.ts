@@ -80,8 +80,6 @@ export interface OneTimeTokensTable {
   new_email: string | null;
   /** magic_login only (D26): keyed hash of the emailed code, bound to token_hash; null on older rows. */
   code_hash: string | null;
-  /** D26: wrong codes tried against this row; the fifth deletes it. */
-  code_failures: Generated<number>;
 }
 
 /** D26: a member's WebAuthn credential (passkey). */

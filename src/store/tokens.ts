@@ -45,31 +45,15 @@ export class TokenStore {
       .execute();
   }
 
-  /**
-   * D26: the member's live magic link with its code, locked until commit on PostgreSQL (SQLite
-   * serialises writers), so concurrent guesses are judged one after another.
-   */
+  /** D26: the member's live magic link with its code's hash, read without a lock (a wrong code writes nothing here). */
   async findLoginCode(tenantId: string, memberId: number, now: number): Promise<{ tokenHash: string; codeHash: string } | undefined> {
-    let query = this.db
+    const row = await this.db
       .selectFrom("one_time_tokens")
       .select(["token_hash", "code_hash"])
       .where("tenant_id", "=", tenantId).where("member_id", "=", memberId).where("kind", "=", "magic_login").where("expires_at", ">", now)
-      .where("code_hash", "is not", null);
-    if (this.dialect === "postgres") query = query.forUpdate();
-    const row = await query.executeTakeFirst();
+      .where("code_hash", "is not", null)
+      .executeTakeFirst();
     return row && { tokenHash: row.token_hash, codeHash: row.code_hash! };
-  }
-
-  /**
-   * D26: counts a wrong code against the member's live magic link and deletes the link at the
-   * limit. The same two statements run whether or not there is such a link (an unknown email runs
-   * them against member id 0, which matches nothing), so timing doesn't tell the two apart.
-   */
-  async countLoginCodeFailure(tenantId: string, memberId: number, now: number, limit: number): Promise<void> {
-    const live = (eb: ExpressionBuilder<Database, "one_time_tokens">) =>
-      eb.and([eb("tenant_id", "=", tenantId), eb("member_id", "=", memberId), eb("kind", "=", "magic_login"), eb("expires_at", ">", now)]);
-    await this.db.updateTable("one_time_tokens").set((eb) => ({ code_failures: eb("code_failures", "+", 1) })).where(live).execute();
-    await this.db.deleteFrom("one_time_tokens").where(live).where("code_failures", ">=", limit).execute();
   }
 
   /**

@@ -40,6 +40,21 @@ export function fieldForError(code: string, details: unknown, fieldsInForm: stri
   return candidates.find((name) => fieldsInForm.includes(name));
 }
 
+/** D26: the code form's words for a wrong, used or expired code (the API's invalid_token). */
+export const LOGIN_CODE_REFUSED = "That code is wrong or has expired. Check the latest email, or ask for a new link.";
+
+/**
+ * Refusals that one form words its own way, picked by the form's operation and the error's code
+ * (never by the API's message, which may change): the server page and the script show the same.
+ */
+const ERRORS_BY_OPERATION = new Map<string, Map<string, { field?: string; message: string }>>([
+  ["verifyLoginCode", new Map([["invalid_token", { field: "code", message: LOGIN_CODE_REFUSED }]])],
+]);
+
+export function formErrorForCode(operation: string, code: string): { field?: string; message: string } | undefined {
+  return ERRORS_BY_OPERATION.get(operation)?.get(code);
+}
+
 /** The message a person reads: weak_password lists what the password lacks. */
 export function messageForError(code: string, message: string, details: unknown): string {
   if (code === "weak_password" && Array.isArray(details)) {

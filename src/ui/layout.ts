@@ -89,6 +89,9 @@ export interface FieldInput {
   hint?: string;
   required?: boolean;
   inputmode?: "numeric" | "text";
+  /** The browser's own check before posting; the server checks again. */
+  pattern?: string;
+  maxlength?: number;
   errors?: FormError[];
 }
 
@@ -100,7 +103,7 @@ export function field(input: FieldInput): Html {
 <label for="${input.name}">${input.label}</label>
 ${input.hint ? html`<p class="hint" id="${input.name}-hint">${input.hint}</p>` : ""}
 ${error ? html`<p class="field-error" id="${input.name}-error"><span class="visually-hidden">Error: </span>${error.message}</p>` : ""}
-<input id="${input.name}" name="${input.name}" type="${input.type ?? "text"}" autocomplete="${input.autocomplete}"${input.inputmode ? raw(` inputmode="${input.inputmode}"`) : ""}${input.required === false ? "" : raw(" required")}${input.value !== undefined && input.type !== "password" ? html` value="${input.value}"` : ""}${error ? raw(' aria-invalid="true"') : ""}${describedBy ? html` aria-describedby="${describedBy}"` : ""}>
+<input id="${input.name}" name="${input.name}" type="${input.type ?? "text"}" autocomplete="${input.autocomplete}"${input.inputmode ? raw(` inputmode="${input.inputmode}"`) : ""}${input.pattern ? html` pattern="${input.pattern}"` : ""}${input.maxlength ? html` maxlength="${input.maxlength}"` : ""}${input.required === false ? "" : raw(" required")}${input.value !== undefined && input.type !== "password" ? html` value="${input.value}"` : ""}${error ? raw(' aria-invalid="true"') : ""}${describedBy ? html` aria-describedby="${describedBy}"` : ""}>
 </div>`;
 }
 

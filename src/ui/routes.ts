@@ -12,6 +12,7 @@ import { isOriginAllowed, registerTenantResolution } from "../http/tenant.js";
 import { hostedAssetRoutes } from "./assets.js";
 import { renderErrorPage, sendPage } from "./layout.js";
 import { accountPages } from "./pages/account-pages.js";
+import { checkEmailPages } from "./pages/check-email-page.js";
 import { loginPages } from "./pages/login-pages.js";
 import { passwordPages } from "./pages/password-pages.js";
 import { registrationPages } from "./pages/registration-pages.js";
@@ -72,6 +73,7 @@ export async function hostedPageRoutes(app: FastifyInstance, { deps }: { deps: D
     // Only in this scope; the body limit is the app's (16 KiB), like JSON's.
     scope.addContentTypeParser("application/x-www-form-urlencoded", { parseAs: "string" }, parseFormBody);
     await scope.register(registrationPages, { deps });
+    await scope.register(checkEmailPages, { deps });
     await scope.register(loginPages, { deps });
     await scope.register(passwordPages, { deps });
     await scope.register(accountPages, { deps });

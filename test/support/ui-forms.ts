@@ -10,7 +10,10 @@ import { settle, type Harness } from "./harness.js";
 export const UI_IP = "203.0.113.77";
 
 export interface UiRequestOptions {
+  /** The session id, sent as the session_id cookie. */
   cookie?: string;
+  /** Other cookies the browser holds for the page (name -> value, sent URI-encoded as set). */
+  cookies?: Record<string, string>;
   origin?: string | null;
   domain?: string;
   ip?: string;
@@ -19,7 +22,8 @@ export interface UiRequestOptions {
 function headersFor(h: Harness, options: UiRequestOptions): Record<string, string> {
   const domain = options.domain ?? h.tenant.domain;
   const headers: Record<string, string> = { host: domain };
-  if (options.cookie) headers.cookie = `session_id=${options.cookie}`;
+  const cookies = [...(options.cookie ? [`session_id=${options.cookie}`] : []), ...Object.entries(options.cookies ?? {}).map(([name, value]) => `${name}=${encodeURIComponent(value)}`)];
+  if (cookies.length > 0) headers.cookie = cookies.join("; ");
   const origin = options.origin === undefined ? `https://${domain}` : options.origin;
   if (origin !== null) headers.origin = origin;
   return headers;

@@ -83,7 +83,7 @@ export const magicLinkRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
       summary: "Log in with the code of a magic link email",
       description:
         "D26. The `code` of the latest `magic_login` webhook for the email, for a member reading the email on another device: the same lifetime and single use as its link (using either uses both), and a login like the link's. " +
-        "The fifth wrong code voids the link and its code. An unknown email, an email with no live link and a wrong code get the same 400 `invalid_token`. 10 attempts per IP per hour and per email per day.",
+        "At most 5 codes are compared per email in 15 minutes, right or wrong: after 5 wrong ones the code is void (429 until the 15 minutes end; the link still works). An unknown email, an email with no live link and a wrong code get the same 400 `invalid_token`. 10 attempts per IP per hour and per email per day.",
       tags: ["magic-link"],
       operationId: "verifyLoginCode",
       body: VerifyLoginCodeBody,

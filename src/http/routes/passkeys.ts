@@ -45,8 +45,8 @@ export const AuthenticationResponse = Type.Object({
 /** WebAuthn's options JSON, passed to the browser as it is (its shape is the WebAuthn spec's, not ours). */
 const Options = (description: string) => Type.Unsafe<Record<string, unknown>>({ type: "object", additionalProperties: true, description });
 export const RegistrationOptionsBody = Type.Object({
-  password: Type.Optional(described(PasswordField, "Required when the session is over 10 minutes old and the member has a password.")),
-  twoFACode: Type.Optional(described(TwoFactorCodeField, "Required with `password` when 2FA is on.")),
+  password: Type.Optional(described(PasswordField, "Required when the member has a password.")),
+  twoFACode: Type.Optional(described(TwoFactorCodeField, "A TOTP or recovery code; required when 2FA is on.")),
 });
 export const RegistrationVerifyBody = Type.Object({ response: RegistrationResponse, name: Type.Optional(Type.String({ maxLength: 64, description: "The member's name for it (\"Work laptop\"); a dated default otherwise." })) });
 export const PasskeyFields = Type.Object({
@@ -71,7 +71,7 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
       summary: "Start adding a passkey",
       description:
         "D26. The `PublicKeyCredentialCreationOptionsJSON` to pass to `navigator.credentials.create()` (or `startRegistration` of `@simplewebauthn/browser`): RP ID the tenant's hostname, a discoverable credential with user verification. " +
-        "Adding a way in re-authenticates as D24's changes do, unless the session is under 10 minutes old. The challenge is good for one answer within 5 minutes; a new call voids the previous one. At most 20 passkeys per member (409 `conflict`).",
+        "Adding a way in re-authenticates as D24's changes do: `password` when the member has one (never in `Password Change Pending`), else a session under 10 minutes old; and `twoFACode` when 2FA is on. The challenge is good for one answer within 5 minutes; a new call voids the previous one. At most 20 passkeys per member (409 `conflict`).",
       tags: ["passkeys"],
       operationId: "startPasskeyRegistration",
       security: security.session,
@@ -88,7 +88,7 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
     schema: {
       summary: "Finish adding a passkey",
       description:
-        "D26. The browser's answer to the options. The challenge is used up first, so an answer counts once whether it passes or not (400 `invalid_token`: expired or used). An answer that doesn't verify (origin, RP ID, signature, no user verification) is 400 `validation_failed`; a credential already registered here is 409 `conflict`. " +
+        "D26. The browser's answer to the options. The challenge is used up first, so an answer counts once whether it passes or not (400 `invalid_token`: expired or used). An answer that doesn't verify (origin, RP ID, signature, no user verification, a credential id over 1023 bytes or unlike `response.id`) is 400 `validation_failed`, as is a `name` with control characters; a credential already registered here is 409 `conflict`. Unknown `transports` are dropped. " +
         "Sends the member a `security_alert` `passkey_added` (with `passkeyName`).",
       tags: ["passkeys"],
       operationId: "finishPasskeyRegistration",

@@ -1,17 +1,14 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- migrations are frozen against Kysely<any> on purpose */
 /**
  * D26: a magic link's email carries a 6-digit code too. It lives on the link's row (same lifetime,
- * used up with it): `code_hash` is a keyed hash of the code bound to the link's token hash, and
- * `code_failures` counts wrong codes (the fifth voids the row).
+ * used up with it): `code_hash` is a keyed hash of the code bound to the link's token hash.
  */
 import type { Kysely } from "kysely";
 
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.alterTable("one_time_tokens").addColumn("code_hash", "text").execute();
-  await db.schema.alterTable("one_time_tokens").addColumn("code_failures", "integer", (c) => c.notNull().defaultTo(0)).execute();
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  await db.schema.alterTable("one_time_tokens").dropColumn("code_failures").execute();
   await db.schema.alterTable("one_time_tokens").dropColumn("code_hash").execute();
 }

@@ -5,8 +5,8 @@
  * enrolment, logout) keep their plain post: the server renders what they show.
  */
 import { createLatchClient, isLatchError, type LatchClient } from "../../../packages/client/src/index.js";
-import { fieldForError, messageForError } from "../form-errors.js";
-import { checkEmailPath, pagePaths, safeRedirectPath, withNotice } from "../paths.js";
+import { fieldForError, formErrorForCode, messageForError } from "../form-errors.js";
+import { checkEmailPath, LOGIN_EMAIL_COOKIE, pagePaths, safeRedirectPath, withNotice } from "../paths.js";
 import { clearErrors, showErrors } from "./error-display.js";
 
 type Fields = Record<string, string>;
@@ -23,6 +23,12 @@ function linkFromLocation(): { recordId: string; token: string } {
   return { recordId, token };
 }
 
+/** D26: the address a link was asked for, kept for the next page's code form as the server path keeps it (paths.ts). */
+function writeLoginEmailCookie(email: string, maxAgeSeconds: number): void {
+  const { name, path } = LOGIN_EMAIL_COOKIE;
+  document.cookie = `${name}=${encodeURIComponent(email)}; path=${path}; max-age=${maxAgeSeconds}; samesite=strict; secure`;
+}
+
 // The fields are the form's inputs, named as the API's body fields (the server renders them so);
 // the API validates them, so the casts only bridge FormData's strings to the SDK's body types.
 const submitters: Record<string, (client: LatchClient, fields: Fields) => Promise<Outcome>> = {
@@ -30,7 +36,7 @@ const submitters: Record<string, (client: LatchClient, fields: Fields) => Promis
   registerWithMagicLink: async (c, f) => (await c.registerWithMagicLink(f as never), checkEmailPath("registration")),
   resendVerification: async (c, f) => (await c.resendVerification(f as never), checkEmailPath("verification")),
   requestPasswordReset: async (c, f) => (await c.requestPasswordReset(f as never), checkEmailPath("reset")),
-  requestMagicLink: async (c, f) => (await c.requestMagicLink(f as never), checkEmailPath("magic-link")),
+  requestMagicLink: async (c, f) => (await c.requestMagicLink(f as never), writeLoginEmailCookie((f.email ?? "").trim(), LOGIN_EMAIL_COOKIE.maxAgeSeconds), checkEmailPath("magic-link")),
   changePassword: async (c, f) => (await c.changePassword(f as never), withNotice(pagePaths.account, "password-changed")),
   verifyEmail: async (c, f) => {
     const { passwordSet } = await c.verifyEmail({ ...linkFromLocation(), ...(f.password ? { password: f.password } : {}) });
@@ -45,6 +51,12 @@ const submitters: Record<string, (client: LatchClient, fields: Fields) => Promis
     const { recordId, token } = linkFromLocation();
     const result = await c.verifyMagicLink(recordId, token, f as never);
     return result.success ? safeRedirectPath(result.redirect, pagePaths.account) : "code";
+  },
+  verifyLoginCode: async (c, f) => {
+    const result = await c.verifyLoginCode(f as never);
+    if (!result.success) return "code";
+    writeLoginEmailCookie("", 0);
+    return safeRedirectPath(result.redirect, pagePaths.account);
   },
 };
 
@@ -94,6 +106,8 @@ async function submitEnhanced(client: LatchClient, form: HTMLFormElement, submit
   form.querySelector<AltchaWidget>("altcha-widget")?.reset?.();
   if (outcome === "code") return askForCode(form, summary);
   if (!isLatchError(refusal)) return;
+  const own = formErrorForCode(form.dataset.latchForm ?? "", refusal.code);
+  if (own) return showErrors(form, summary, [own]);
   const fieldNames = [...form.elements].map((e) => (e as HTMLInputElement).name).filter(Boolean);
   const field = fieldForError(refusal.code, refusal.details, fieldNames);
   const message = refusal.code === "network_error" ? "The service could not be reached. Check your connection and try again." : messageForError(refusal.code, refusal.message, refusal.details);

@@ -8,7 +8,7 @@ import { SESSION_COOKIE } from "../../http/tenant.js";
 import type { Html } from "../html.js";
 import { renderPage, sendPage, type FormError, type PageInput } from "../layout.js";
 import { formErrorsOf, statusOf } from "../forms.js";
-import { notices, pagePaths, withNotice, type NoticeKey } from "../paths.js";
+import { LOGIN_EMAIL_COOKIE, notices, pagePaths, safeRedirectPath, withNotice, type NoticeKey } from "../paths.js";
 
 export interface PageDeps {
   deps: Deps;
@@ -26,6 +26,28 @@ export function page(deps: Deps, request: FastifyRequest, input: Omit<PageInput,
 
 export async function findSession(deps: Deps, request: FastifyRequest): Promise<ActiveSession | undefined> {
   return findActiveSession(deps, request.tenant, request.cookies[SESSION_COOKIE]);
+}
+
+/** Where a login on the pages lands: the tenant's loginSuccessRedirect when it is a same-origin path. */
+export function loginSuccessPath(request: FastifyRequest): string {
+  return safeRedirectPath(request.tenant.settings.loginSuccessRedirect, pagePaths.account);
+}
+
+const loginEmailCookieFlags = { path: LOGIN_EMAIL_COOKIE.path, secure: true, sameSite: "strict", httpOnly: false } as const;
+
+/** D26: kept for the "check your email" page's code form (paths.ts says why a cookie). */
+export function rememberLoginEmail(reply: FastifyReply, email: string): void {
+  void reply.setCookie(LOGIN_EMAIL_COOKIE.name, email, { ...loginEmailCookieFlags, maxAge: LOGIN_EMAIL_COOKIE.maxAgeSeconds });
+}
+
+export function forgetLoginEmail(reply: FastifyReply): void {
+  void reply.clearCookie(LOGIN_EMAIL_COOKIE.name, loginEmailCookieFlags);
+}
+
+/** The remembered address, if it can be one (it came from the browser: the page escapes it). */
+export function rememberedLoginEmail(request: FastifyRequest, maxLength: number): string | undefined {
+  const email = request.cookies[LOGIN_EMAIL_COOKIE.name];
+  return email !== undefined && email !== "" && email.length <= maxLength ? email : undefined;
 }
 
 /** Pages behind the session: without one, the login page (303, so a POST is not repeated). */

@@ -1,6 +1,7 @@
 /**
  * Password login with its second-factor step, the magic-link request, the magic-link page (spec
- * 4.6 /verify-magic-link/{recordId}/{token}) and logout. Without JavaScript the 2FA step is a new
+ * 4.6 /verify-magic-link/{recordId}/{token}) with the second-factor step it shares with the
+ * emailed code (check-email-page.ts), and logout. Without JavaScript the 2FA step is a new
  * login request (spec 4.2, 4.4): the page carries the first step's fields back with a fresh bot check.
  */
 import type { FastifyInstance, FastifyRequest } from "fastify";
@@ -14,15 +15,15 @@ import { contextOf, SESSION_COOKIE } from "../../http/tenant.js";
 import { html, type Html } from "../html.js";
 import { botWidget, field, form, hidden, sendPage, type FormError } from "../layout.js";
 import { formValues, isInvalidToken, maxLengthOf, readFields, type FieldRule, type FormValues } from "../forms.js";
-import { checkEmailPath, pagePaths, safeRedirectPath, withNotice } from "../paths.js";
-import { findSession, handleForm, noticeOf, page, type PageDeps } from "./common.js";
+import { checkEmailPath, pagePaths, withNotice } from "../paths.js";
+import { findSession, handleForm, loginSuccessPath, noticeOf, page, rememberLoginEmail, type PageDeps } from "./common.js";
 import { readLinkParams, tokenPageRoutes } from "./token-page.js";
 
 const hide = { schema: { hide: true } };
 const BOT = "bot-challenge-response";
-const EMAIL_RULE: FieldRule = { name: "email", what: "your email address", max: maxLengthOf(EmailField) };
+export const EMAIL_RULE: FieldRule = { name: "email", what: "your email address", max: maxLengthOf(EmailField) };
 const PASSWORD_RULE: FieldRule = { name: "password", what: "your password", max: maxLengthOf(PasswordField), keepSpaces: true };
-const CODE_RULE: FieldRule = { name: "twoFACode", what: "the code", max: 32, optional: true };
+export const CODE_RULE: FieldRule = { name: "twoFACode", what: "the code", max: 32, optional: true };
 
 function codeField(errors: FormError[]): Html {
   return field({ name: "twoFACode", label: "Authentication code", autocomplete: "one-time-code", inputmode: "text", hint: "The 6-digit code from your authenticator app, or one of your recovery codes.", errors });
@@ -71,10 +72,36 @@ ${unverified ? html`<p><a href="${pagePaths.resendVerification}">Send the confir
 <p><a href="${pagePaths.login}">Log in with a password</a></p>`;
 }
 
-function magicLinkForm(request: FastifyRequest, errors: FormError[], step: "link" | "code" | "dead"): Html {
-  if (step === "dead") return html`<p><a href="${pagePaths.magicLink}">Request a new login link</a></p>`;
-  return html`${step === "code" ? html`<p>Your account uses two-factor authentication.</p>` : html`<p>Press the button to log in.</p>`}
-${form({ operation: "verifyMagicLink", submit: step === "code" ? "Verify and log in" : "Log in", content: html`${step === "code" ? codeField(errors) : ""}${botWidget(request.tenant)}` })}
+/**
+ * What the second-factor step of a magic login posts again. A link's page carries nothing: the
+ * form posts to its own URL, which holds the link. An emailed code (D26) carries the email and the
+ * code in hidden fields of this no-store page, as the password login's step carries the password.
+ */
+export interface MagicLoginCarried {
+  operation: "verifyMagicLink" | "verifyLoginCode";
+  action?: string;
+  fields: Html;
+}
+
+const CARRIED_BY_LINK: MagicLoginCarried = { operation: "verifyMagicLink", fields: html`` };
+
+/** The second-factor step of a login by link or by its emailed code: the same page for both. */
+export function magicLoginSecondFactorPage(deps: PageDeps["deps"], request: FastifyRequest, errors: FormError[], carried: MagicLoginCarried = CARRIED_BY_LINK): Html {
+  const body = html`<p>Your account uses two-factor authentication.</p>
+${form({ operation: carried.operation, action: carried.action, submit: "Verify and log in", content: html`${carried.fields}${codeField(errors)}${botWidget(request.tenant)}` })}
+<p><a href="${pagePaths.magicLink}">Request a new login link</a></p>`;
+  return page(deps, request, { title: "Enter your authentication code", body, errors, botGuarded: true });
+}
+
+/** The second-factor step's errors: none on arriving at it, "enter the code" when it was posted without one. */
+export function missingSecondFactorErrors(codeStep: boolean): FormError[] {
+  return codeStep ? [{ field: "twoFACode", message: "Enter the code from your authenticator app or a recovery code." }] : [];
+}
+
+function magicLinkForm(request: FastifyRequest, dead: boolean): Html {
+  if (dead) return html`<p><a href="${pagePaths.magicLink}">Request a new login link</a></p>`;
+  return html`<p>Press the button to log in.</p>
+${form({ operation: "verifyMagicLink", submit: "Log in", content: botWidget(request.tenant) })}
 <p><a href="${pagePaths.magicLink}">Request a new login link</a></p>`;
 }
 
@@ -83,7 +110,6 @@ export async function loginPages(app: FastifyInstance, { deps }: PageDeps): Prom
     page(deps, request, { title: "Log in", body: loginForm(request, values, errors), errors, notice, botGuarded: true });
   const codePage = (request: FastifyRequest, values: FormValues, errors: FormError[]) =>
     page(deps, request, { title: "Enter your authentication code", body: loginCodeForm(request, values, errors), errors, botGuarded: true });
-  const afterLogin = (request: FastifyRequest) => safeRedirectPath(request.tenant.settings.loginSuccessRedirect, pagePaths.account);
 
   app.get(pagePaths.home, hide, async (request, reply) => reply.redirect((await findSession(deps, request)) ? pagePaths.account : pagePaths.login, 303));
   app.get("/ui", hide, async (_request, reply) => reply.redirect(pagePaths.home, 301));
@@ -96,12 +122,9 @@ export async function loginPages(app: FastifyInstance, { deps }: PageDeps): Prom
     return handleForm(reply, codeStep ? ["twoFACode"] : ["email", "password"], render, async () => {
       const { email, password, twoFACode } = readFields(values, [EMAIL_RULE, PASSWORD_RULE, CODE_RULE]);
       const result = await loginWithPassword(deps, request.tenant, { email: email!, password: password!, twoFACode: twoFACode || undefined, botToken: values[BOT] }, contextOf(request));
-      if (!result.authorized) {
-        const errors = codeStep ? [{ field: "twoFACode", message: "Enter the code from your authenticator app or a recovery code." }] : [];
-        return sendPage(reply, 200, codePage(request, values, errors));
-      }
+      if (!result.authorized) return sendPage(reply, 200, codePage(request, values, missingSecondFactorErrors(codeStep)));
       setSessionCookie(reply, result.session);
-      return reply.redirect(afterLogin(request), 303);
+      return reply.redirect(loginSuccessPath(request), 303);
     });
   });
 
@@ -113,6 +136,7 @@ export async function loginPages(app: FastifyInstance, { deps }: PageDeps): Prom
     return handleForm(reply, ["email"], render, async () => {
       const { email } = readFields(values, [EMAIL_RULE]);
       await requestMagicLink(deps, request.tenant, { email: email!, botToken: values[BOT] }, contextOf(request));
+      rememberLoginEmail(reply, email!);
       return reply.redirect(checkEmailPath("magic-link"), 303);
     });
   });
@@ -120,25 +144,23 @@ export async function loginPages(app: FastifyInstance, { deps }: PageDeps): Prom
   // The magic link's page. GET renders the button (and the bot check: the endpoint is guarded).
   tokenPageRoutes(app, "verify-magic-link", {
     render: (request, errors, alive) =>
-      page(deps, request, { title: "Log in with your link", body: magicLinkForm(request, errors, alive ? "link" : "dead"), errors, botGuarded: true }),
+      page(deps, request, { title: "Log in with your link", body: magicLinkForm(request, !alive), errors, botGuarded: true }),
     submit: async (request, reply) => {
       const link = readLinkParams(request);
       const values = formValues(request);
       const codeStep = "twoFACode" in values;
       const render = (errors: FormError[], error: unknown) => {
         const dead = !link || isInvalidToken(error);
-        return page(deps, request, { title: codeStep && !dead ? "Enter your authentication code" : "Log in with your link", body: magicLinkForm(request, errors, dead ? "dead" : codeStep ? "code" : "link"), errors, botGuarded: true });
+        if (codeStep && !dead) return magicLoginSecondFactorPage(deps, request, errors);
+        return page(deps, request, { title: "Log in with your link", body: magicLinkForm(request, dead), errors, botGuarded: true });
       };
       return handleForm(reply, ["twoFACode"], render, async () => {
         if (!link) throw new AuthError("invalid_token");
         const { twoFACode } = readFields(values, [CODE_RULE]);
         const result = await verifyMagicLink(deps, request.tenant, { ...link, botToken: values[BOT], twoFACode: twoFACode || undefined }, contextOf(request));
-        if (!result.success) {
-          const errors = codeStep ? [{ field: "twoFACode", message: "Enter the code from your authenticator app or a recovery code." }] : [];
-          return sendPage(reply, 200, page(deps, request, { title: "Enter your authentication code", body: magicLinkForm(request, errors, "code"), errors, botGuarded: true }));
-        }
+        if (!result.success) return sendPage(reply, 200, magicLoginSecondFactorPage(deps, request, missingSecondFactorErrors(codeStep)));
         setSessionCookie(reply, result.session);
-        return reply.redirect(afterLogin(request), 303);
+        return reply.redirect(loginSuccessPath(request), 303);
       });
     },
   });

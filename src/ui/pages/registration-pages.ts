@@ -1,5 +1,5 @@
 /**
- * Registration (password or email only), "check your email", resend verification, and the email
+ * Registration (password or email only), resend verification, and the email
  * verification link page (spec 4.6 /email-verified/{recordId}/{token}): GET shows a button, only
  * the POST uses the token (mail scanners open links).
  */
@@ -14,7 +14,7 @@ import { html, type Html } from "../html.js";
 import { botWidget, field, form, sendPage, type FormError } from "../layout.js";
 import { PASSWORD_HINT } from "../form-errors.js";
 import { formValues, isInvalidToken, maxLengthOf, readFields, type FieldRule, type FormValues } from "../forms.js";
-import { checkEmailPath, pagePaths, withNotice, type EmailSentFor } from "../paths.js";
+import { checkEmailPath, pagePaths, withNotice } from "../paths.js";
 import { handleForm, page, type PageDeps } from "./common.js";
 import { readLinkParams, tokenPageRoutes } from "./token-page.js";
 
@@ -23,14 +23,6 @@ const BOT = "bot-challenge-response";
 const EMAIL_RULE: FieldRule = { name: "email", what: "your email address", max: maxLengthOf(EmailField) };
 const NAME_RULE: FieldRule = { name: "name", what: "your name", max: maxLengthOf(NameField) };
 const PASSWORD_RULE: FieldRule = { name: "password", what: "a password", max: maxLengthOf(PasswordField), keepSpaces: true };
-
-const SENT_TEXT: Record<EmailSentFor, string> = {
-  registration: "We have sent you an email with a link to confirm your address. Open it to finish registering.",
-  verification: "If an account with that email is waiting for verification, we have sent a new confirmation email.",
-  reset: "If an account exists for that email, we have sent a link to reset the password. It works for a limited time.",
-  "magic-link": "If an account exists for that email, we have sent a login link. It works for 15 minutes.",
-  "email-change": "If that address can be used, we have sent a confirmation link to it. It works for 1 hour. Your email changes when you open it.",
-};
 
 function emailField(values: FormValues, errors: FormError[]): Html {
   return field({ name: "email", label: "Email address", type: "email", autocomplete: "email", value: values.email, errors });
@@ -113,13 +105,6 @@ export async function registrationPages(app: FastifyInstance, { deps }: PageDeps
       await registerWithMagicLink(deps, request.tenant, { name: name!, email: email!, botToken: values[BOT] }, contextOf(request));
       return reply.redirect(checkEmailPath("registration"), 303);
     });
-  });
-
-  app.get(pagePaths.checkEmail, hide, async (request, reply) => {
-    const sentFor = (request.query as { for?: unknown }).for;
-    const text = typeof sentFor === "string" && Object.hasOwn(SENT_TEXT, sentFor) ? SENT_TEXT[sentFor as EmailSentFor] : "If the address is known to us, we have sent you an email.";
-    const dev = deps.dev ? html`<p class="note">Dev mode: the email is not sent; it is in the <a href="/dev/inbox">dev inbox</a>.</p>` : html``;
-    return sendPage(reply, 200, page(deps, request, { title: "Check your email", body: html`<p>${text}</p>${dev}<p><a href="${pagePaths.login}">Back to log in</a></p>` }));
   });
 
   // Spec 4.6 names /resend-verification as a page of the tenant: served there and under /ui/.
