@@ -28,6 +28,9 @@ export const pagePaths = {
   accountSessionRevoke: `${UI}/account/sessions/revoke`,
   accountSessionsRevokeOthers: `${UI}/account/sessions/revoke-others`,
   accountDelete: `${UI}/account/delete`,
+  accountPasskeys: `${UI}/account/passkeys`,
+  accountPasskeyRename: `${UI}/account/passkeys/rename`,
+  accountPasskeyRemove: `${UI}/account/passkeys/remove`,
 } as const;
 
 /** The pages of spec 4.6 whose links arrive by email: served at /<page>/... and at /ui/<page>/... */
@@ -50,6 +53,9 @@ export const notices = {
   "session-ended": "That session has been signed out.",
   "other-sessions-ended": "You have been signed out everywhere else.",
   "account-deleted": "Your account has been deleted.",
+  "passkey-added": "Your passkey has been added. Next time, sign in with it.",
+  "passkey-renamed": "The passkey has been renamed.",
+  "passkey-removed": "The passkey has been removed.",
   "account-secured": "Your account is secured: every session has ended and every link is void. Choose a new password to log in again.",
   "account-secured-email-kept": "Your account is secured: every session has ended and every link is void. Your old email address could not be given back, because another account uses it now: contact the site's support.",
 } as const;

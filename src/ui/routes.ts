@@ -16,6 +16,7 @@ import { checkEmailPages } from "./pages/check-email-page.js";
 import { loginPages } from "./pages/login-pages.js";
 import { passwordPages } from "./pages/password-pages.js";
 import { registrationPages } from "./pages/registration-pages.js";
+import { passkeyPages } from "./pages/passkey-pages.js";
 import { selfServicePages } from "./pages/self-service-pages.js";
 
 const PAGE_TITLES: Record<number, string> = {
@@ -78,5 +79,6 @@ export async function hostedPageRoutes(app: FastifyInstance, { deps }: { deps: D
     await scope.register(passwordPages, { deps });
     await scope.register(accountPages, { deps });
     await scope.register(selfServicePages, { deps });
+    await scope.register(passkeyPages, { deps });
   });
 }

@@ -8,6 +8,7 @@ import { createLatchClient, isLatchError, type LatchClient } from "../../../pack
 import { fieldForError, formErrorForCode, messageForError } from "../form-errors.js";
 import { checkEmailPath, LOGIN_EMAIL_COOKIE, pagePaths, safeRedirectPath, withNotice } from "../paths.js";
 import { clearErrors, showErrors } from "./error-display.js";
+import { addPasskey, PasskeyStepFailed, revealPasskeyForms, signInWithPasskey } from "./passkeys.js";
 
 type Fields = Record<string, string>;
 /** The next page, or "code" when the member must now give a second-factor code. */
@@ -52,6 +53,8 @@ const submitters: Record<string, (client: LatchClient, fields: Fields) => Promis
     const result = await c.verifyMagicLink(recordId, token, f as never);
     return result.success ? safeRedirectPath(result.redirect, pagePaths.account) : "code";
   },
+  addPasskey,
+  passkeyLogin: signInWithPasskey,
   verifyLoginCode: async (c, f) => {
     const result = await c.verifyLoginCode(f as never);
     if (!result.success) return "code";
@@ -93,6 +96,11 @@ async function submitEnhanced(client: LatchClient, form: HTMLFormElement, submit
   try {
     outcome = await submit(client, fieldsOf(form));
   } catch (error) {
+    if (error instanceof PasskeyStepFailed) {
+      if (button) button.disabled = false;
+      form.querySelector<AltchaWidget>("altcha-widget")?.reset?.();
+      return showErrors(form, summary, [{ message: error.message }]);
+    }
     if (!isLatchError(error)) throw error;
     refusal = error;
   }
@@ -115,6 +123,7 @@ async function submitEnhanced(client: LatchClient, form: HTMLFormElement, submit
 }
 
 export function enhanceForms(root: Document): void {
+  revealPasskeyForms(root);
   const client = createLatchClient();
   for (const form of root.querySelectorAll<HTMLFormElement>("form[data-latch-form]")) {
     const submit = submitters[form.dataset.latchForm ?? ""];

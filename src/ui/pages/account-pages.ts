@@ -40,6 +40,7 @@ ${data.passwordChangePending ? html`<p class="note">Please <a href="${pagePaths.
 <ul>
 <li><a href="${pagePaths.accountProfile}">Change your name or email address</a></li>
 <li><a href="${pagePaths.accountSessions}">See where you are signed in</a></li>
+<li><a href="${pagePaths.accountPasskeys}">Passkeys: sign in without a password</a></li>
 <li>${me.hasPassword ? html`<a href="${pagePaths.changePassword}">Change your password</a>` : html`<a href="${pagePaths.forgotPassword}">Set a password</a> (we email you a link)`}</li>
 <li><a href="${pagePaths.twoFactor}">${data.is2FAEnabled ? "Manage two-factor authentication" : "Turn on two-factor authentication"}</a></li>
 <li><a href="${pagePaths.accountDelete}">Delete your account</a></li>

@@ -17,6 +17,7 @@ import { botWidget, field, form, hidden, sendPage, type FormError } from "../lay
 import { formValues, isInvalidToken, maxLengthOf, readFields, type FieldRule, type FormValues } from "../forms.js";
 import { checkEmailPath, pagePaths, withNotice } from "../paths.js";
 import { findSession, handleForm, loginSuccessPath, noticeOf, page, rememberLoginEmail, type PageDeps } from "./common.js";
+import { passkeyOnly } from "./passkey-pages.js";
 import { readLinkParams, tokenPageRoutes } from "./token-page.js";
 
 const hide = { schema: { hide: true } };
@@ -38,6 +39,8 @@ function loginForm(request: FastifyRequest, values: FormValues, errors: FormErro
 ${field({ name: "password", label: "Password", type: "password", autocomplete: "current-password", errors })}
 ${botWidget(request.tenant)}`,
   })}
+${passkeyOnly(html`<h2 id="passkey-title">Or use a passkey</h2>
+${form({ operation: "passkeyLogin", action: pagePaths.login, labelledBy: "passkey-title", submit: "Sign in with a passkey", submitClass: "secondary", content: botWidget(request.tenant) })}`)}
 <ul>
 <li><a href="${pagePaths.forgotPassword}">Forgot your password?</a></li>
 <li><a href="${pagePaths.magicLink}">Email me a login link instead</a></li>

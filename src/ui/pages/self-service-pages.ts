@@ -25,18 +25,18 @@ const NEW_EMAIL_RULE: FieldRule = { name: "newEmail", what: "the new email addre
 const PASSWORD_RULE: FieldRule = { name: "password", what: "your password", max: maxLengthOf(PasswordField), keepSpaces: true };
 const CODE_RULE: FieldRule = { name: "twoFACode", what: "a code from your authenticator app", max: 32 };
 
-function time(ms: number | string): Html {
+export function time(ms: number | string): Html {
   const iso = new Date(ms).toISOString();
   return html`<time datetime="${iso}">${iso.replace("T", " ").replace(/\.\d+Z$/, " UTC")}</time>`;
 }
 
 /** The re-authentication fields this member needs (D24): the password if they have one, a code if 2FA is on. */
-function reauthFields(me: MeView, errors: FormError[]): Html {
+export function reauthFields(me: MeView, errors: FormError[]): Html {
   return html`${me.hasPassword ? field({ name: "password", label: "Your password", type: "password", autocomplete: "current-password", errors }) : html`<p class="hint">Your account has no password: this works within 10 minutes of logging in. If it is refused, log in again with an emailed link.</p>`}
 ${me._2fa_status === "Enabled" ? field({ name: "twoFACode", label: "Code from your authenticator app, or a recovery code", autocomplete: "one-time-code", errors }) : ""}`;
 }
 
-function readReauth(values: FormValues, me: MeView): Reauthentication {
+export function readReauth(values: FormValues, me: MeView): Reauthentication {
   const rules = [...(me.hasPassword ? [PASSWORD_RULE] : []), ...(me._2fa_status === "Enabled" ? [CODE_RULE] : [])];
   const read = readFields(values, rules);
   return { ...(read.password !== undefined ? { password: read.password } : {}), ...(read.twoFACode !== undefined ? { twoFACode: read.twoFACode } : {}) };
