@@ -11,7 +11,7 @@ import { readdirSync } from "node:fs";
 const STORE_INDEPENDENT = new Set([
   "bot.test.ts", "breach.test.ts", "webhook-sender.test.ts", "mmdb-writer.test.ts", "units.test.ts",
   "store-contract.test.ts", "counters-contract.test.ts", "cli.test.ts", "operations.test.ts",
-  "secret-box.test.ts", "client-types.test.ts",
+  "secret-box.test.ts", "client-types.test.ts", "webauthn-authenticator.test.ts",
 ]);
 
 const { TEST_DATABASE_URL, TEST_REDIS_URL } = process.env;

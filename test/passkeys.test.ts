@@ -54,11 +54,11 @@ async function loginOptions(h: Harness, domain = h.tenant.domain): Promise<Publi
   return res.json();
 }
 
-async function passkeyLogin(h: Harness, auth: SoftAuthenticator, options: { domain?: string; origin?: string; overrides?: AssertionOverrides } = {}): Promise<LightMyRequestResponse> {
+async function passkeyLogin(h: Harness, auth: SoftAuthenticator, options: { domain?: string; origin?: string; overrides?: AssertionOverrides; ip?: string } = {}): Promise<LightMyRequestResponse> {
   const domain = options.domain ?? h.tenant.domain;
   const request = await loginOptions(h, domain);
   const response = auth.getAssertion(request, options.origin ?? originOf(domain), options.overrides);
-  return post(h, "/auth/passkeys/login/verify", { response }, { domain, ip: nextIp() });
+  return post(h, "/auth/passkeys/login/verify", { response }, { domain, ip: options.ip ?? nextIp() });
 }
 
 async function auditTypes(h: Harness, recordId: string): Promise<string[]> {
@@ -197,6 +197,19 @@ test("D26: another tenant's credential is unknown here, even with the other tena
   assertError(await passkeyLogin(h, auth, { domain: OTHER_DOMAIN, overrides: { credentialId, rpId: OTHER_DOMAIN } }), 401, "invalid_credentials");
   // Signed for the first tenant but sent to the other: refused too.
   assertError(await passkeyLogin(h, auth, { domain: OTHER_DOMAIN, origin: originOf(h.tenant.domain), overrides: { credentialId } }), 401, "invalid_credentials");
+});
+
+test("D26: a passkey login from a new network is a login anomaly like any other (alert and audit), and it ends a password lockout", async (t) => {
+  const { h, recordId, cookie } = await setUp(t);
+  const auth = new SoftAuthenticator();
+  assert.equal((await addPasskey(h, cookie, auth)).statusCode, 200);
+  for (let i = 0; i < 3; i++) assert.equal((await login(h, EMAIL, "Wrong-Password-1", { ip: nextIp() })).statusCode, 401);
+  assert.equal((await login(h, EMAIL, STRONG_PASSWORD, { ip: nextIp() })).statusCode, 429, "the password lockout is on");
+  assert.equal((await passkeyLogin(h, auth, { ip: "203.0.113.200" })).statusCode, 200, "a passkey is not a password: the lockout doesn't stop it");
+  await deliverWebhooks(h);
+  assert.equal(h.receiver.ofType("security_alert").at(-1)!.body.alert, "login_anomaly");
+  assert.ok((await auditTypes(h, recordId)).includes("login_anomaly"));
+  assert.equal((await login(h, EMAIL, STRONG_PASSWORD, { ip: nextIp() })).statusCode, 200, "and it ended the lockout, as a magic link does");
 });
 
 test("D26: a locked member is refused with the right passkey; an unlocked one gets in again", async (t) => {
