@@ -51,13 +51,14 @@ test("every page renders 200 with its CSP, referrer policy, nosniff and no-store
 test("every input has a label and an autocomplete attribute", async () => {
   await registerVerifiedMember(h, "labels@example.org");
   const cookie = await loginCookie("labels@example.org");
-  for (const [url, options] of [["/ui/register", {}], ["/ui/login", {}], ["/ui/check-email?for=magic-link", {}], ["/ui/reset-password/123456789012345/abc", {}], ["/ui/account/profile", { cookie }], ["/ui/account/delete", { cookie }]] as const) {
+  for (const [url, options] of [["/ui/register", {}], ["/ui/login", {}], ["/ui/check-email?for=magic-link", {}], ["/ui/reset-password/123456789012345/abc", {}], ["/ui/account/profile", { cookie }], ["/ui/account/delete", { cookie }], ["/ui/account/passkeys", { cookie }]] as const) {
     const body = (await getPage(h, url, options)).body;
     for (const input of body.match(/<input [^>]*>/g) ?? []) {
       if (/type="hidden"/.test(input)) continue;
       const id = /id="([^"]+)"/.exec(input)?.[1];
       assert.ok(id && body.includes(`<label for="${id}">`), `${url}: ${input} has a label`);
-      assert.match(input, /autocomplete="(email|name|current-password|new-password|one-time-code)"/, `${url}: ${input}`);
+      // "username webauthn": the login email offers passkeys in its autofill (D26); "off": a passkey's name.
+      assert.match(input, /autocomplete="(email|name|current-password|new-password|one-time-code|username webauthn|off)"/, `${url}: ${input}`);
     }
   }
 });

@@ -38,8 +38,11 @@ export const rateRules = {
    * A security budget: RATE_LIMITS=off leaves it on.
    */
   loginCodeComparisons: { name: "login_code_compared", limit: 5, windowMs: 15 * MINUTE },
-  /** D26: passkey login options per IP (each stores a challenge for 5 minutes). */
-  passkeyLoginPerIp: { name: "passkey_login_ip", limit: 30, windowMs: MINUTE },
+  /**
+   * D26: passkey login options per IP (each stores a challenge for 5 minutes). The hosted login
+   * page asks for them as it loads (autofill), so as many as bot challenges, which each one needs.
+   */
+  passkeyLoginPerIp: { name: "passkey_login_ip", limit: 60, windowMs: MINUTE },
 } as const satisfies Record<string, RateRule>;
 
 /** Rows of spec 8.2 that count distinct client IPs per email rather than requests (D13). */

@@ -146,7 +146,7 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
       summary: "Start a passkey login",
       description:
         "D26. The `PublicKeyCredentialRequestOptionsJSON` for `navigator.credentials.get()` (or `startAuthentication`, with `useBrowserAutofill` for conditional UI): no `allowCredentials` (the passkey is discoverable and names its member), user verification required. " +
-        "Behind the bot check; 30 per IP per minute. The challenge is good for one answer within 5 minutes.",
+        "Behind the bot check; 60 per IP per minute. The challenge is good for one answer within 5 minutes.",
       tags: ["passkeys"],
       operationId: "startPasskeyLogin",
       body: LoginOptionsBody,

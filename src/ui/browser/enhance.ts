@@ -8,7 +8,7 @@ import { createLatchClient, isLatchError, type LatchClient } from "../../../pack
 import { fieldForError, formErrorForCode, messageForError } from "../form-errors.js";
 import { checkEmailPath, LOGIN_EMAIL_COOKIE, pagePaths, safeRedirectPath, withNotice } from "../paths.js";
 import { clearErrors, showErrors } from "./error-display.js";
-import { addPasskey, PasskeyStepFailed, revealPasskeyForms, signInWithPasskey } from "./passkeys.js";
+import { addPasskey, offerPasskeyAutofill, PasskeyStepFailed, revealPasskeyForms, signInWithPasskey } from "./passkeys.js";
 
 type Fields = Record<string, string>;
 /** The next page, or "code" when the member must now give a second-factor code. */
@@ -113,6 +113,11 @@ async function submitEnhanced(client: LatchClient, form: HTMLFormElement, submit
   // (reset first, so the focus moved below starts the widget's next proof of work).
   form.querySelector<AltchaWidget>("altcha-widget")?.reset?.();
   if (outcome === "code") return askForCode(form, summary);
+  showRefusal(form, summary, refusal);
+}
+
+/** A refusal of the API shown in the form: the page's own words for its code where it has them, else the service's. */
+function showRefusal(form: HTMLFormElement, summary: HTMLElement | null, refusal: unknown): void {
   if (!isLatchError(refusal)) return;
   const own = formErrorForCode(form.dataset.latchForm ?? "", refusal.code);
   if (own) return showErrors(form, summary, [own]);
@@ -133,4 +138,5 @@ export function enhanceForms(root: Document): void {
       void submitEnhanced(client, form, submit);
     });
   }
+  void offerPasskeyAutofill(root, client, (form, error) => showRefusal(form, document.getElementById("error-summary"), error));
 }

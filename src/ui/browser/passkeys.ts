@@ -3,11 +3,23 @@
  * @simplewebauthn/browser between the API's options JSON and navigator.credentials. The forms are
  * rendered hidden (passkey-pages.ts) and shown here only where the browser has WebAuthn.
  */
-import { browserSupportsWebAuthn, startAuthentication, startRegistration } from "@simplewebauthn/browser";
+import { browserSupportsWebAuthn, browserSupportsWebAuthnAutofill, startAuthentication, startRegistration } from "@simplewebauthn/browser";
 import type { LatchClient } from "../../../packages/client/src/index.js";
 import { pagePaths, safeRedirectPath, withNotice } from "../paths.js";
 
 type Fields = Record<string, string>;
+type LoginOptions = Awaited<ReturnType<LatchClient["startPasskeyLogin"]>>;
+
+interface AltchaWidget extends HTMLElement {
+  verify?: () => Promise<{ payload: string } | null>;
+  reset?: () => void;
+}
+
+/**
+ * Login options fetched for autofill and not used yet: the button uses them (its own request would
+ * abort the autofill one), so a member never waits for a second bot check.
+ */
+let autofillOptions: LoginOptions | undefined;
 
 /** Shows the passkey forms, and hides the note that says what is missing, when WebAuthn is there. */
 export function revealPasskeyForms(root: Document): void {
@@ -40,14 +52,49 @@ export async function addPasskey(client: LatchClient, fields: Fields): Promise<s
   return withNotice(pagePaths.accountPasskeys, "passkey-added");
 }
 
+async function finishLogin(client: LatchClient, response: Awaited<ReturnType<typeof startAuthentication>>): Promise<string> {
+  const result = await client.finishPasskeyLogin({ response });
+  return result.authorized ? safeRedirectPath(result.redirectUrl, pagePaths.account) : pagePaths.login;
+}
+
 export async function signInWithPasskey(client: LatchClient, fields: Fields): Promise<string> {
-  const optionsJSON = await client.startPasskeyLogin({ ...(fields["bot-challenge-response"] ? { "bot-challenge-response": fields["bot-challenge-response"] } : {}) });
+  const optionsJSON = autofillOptions ?? (await client.startPasskeyLogin({ ...(fields["bot-challenge-response"] ? { "bot-challenge-response": fields["bot-challenge-response"] } : {}) }));
+  autofillOptions = undefined;
   let response;
   try {
     response = await startAuthentication({ optionsJSON: optionsJSON as never });
   } catch (error) {
     throw failed(error, false);
   }
-  const result = await client.finishPasskeyLogin({ response });
-  return result.authorized ? safeRedirectPath(result.redirectUrl, pagePaths.account) : pagePaths.login;
+  return finishLogin(client, response);
+}
+
+/**
+ * Conditional UI: where the browser offers passkeys in the email field's autofill, the login page
+ * asks for options at once (solving the passkey form's bot check first) and waits for the member to
+ * pick one there. Until then nothing shows: a failure to get options leaves the page as it was
+ * (the button still works); a passkey picked and then refused is told in the passkey form.
+ */
+export async function offerPasskeyAutofill(root: Document, client: LatchClient, refused: (form: HTMLFormElement, error: unknown) => void): Promise<void> {
+  const form = root.querySelector<HTMLFormElement>('form[data-latch-form="passkeyLogin"]');
+  if (!form || !browserSupportsWebAuthn() || !(await browserSupportsWebAuthnAutofill())) return;
+  let response;
+  try {
+    const widget = form.querySelector<AltchaWidget>("altcha-widget");
+    const bot = widget ? (await widget.verify?.())?.payload : undefined;
+    if (widget && !bot) return;
+    autofillOptions = await client.startPasskeyLogin(bot ? { "bot-challenge-response": bot } : {});
+    // Its answer is spent; the button needs none while these options wait.
+    widget?.reset?.();
+    response = await startAuthentication({ optionsJSON: autofillOptions as never, useBrowserAutofill: true });
+  } catch {
+    // Aborted by the button (which takes over the same options), or no options: the button remains.
+    return;
+  }
+  autofillOptions = undefined;
+  try {
+    window.location.assign(await finishLogin(client, response));
+  } catch (error) {
+    refused(form, error);
+  }
 }

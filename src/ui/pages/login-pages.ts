@@ -35,7 +35,7 @@ function loginForm(request: FastifyRequest, values: FormValues, errors: FormErro
     operation: "loginWithPassword",
     action: pagePaths.login,
     submit: "Log in",
-    content: html`${field({ name: "email", label: "Email address", type: "email", autocomplete: "email", value: values.email, errors })}
+    content: html`${field({ name: "email", label: "Email address", type: "email", autocomplete: "username webauthn", value: values.email, errors })}
 ${field({ name: "password", label: "Password", type: "password", autocomplete: "current-password", errors })}
 ${botWidget(request.tenant)}`,
   })}
