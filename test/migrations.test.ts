@@ -7,16 +7,14 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
-import { Migrator, sql, type Kysely } from "kysely";
-import { migrateToLatest, MIGRATIONS, openDatabase } from "../src/store/database.js";
-import { isPostgres } from "../src/store/dialects.js";
+import { sql, type Kysely } from "kysely";
+import { createMigrator, migrateToLatest, MIGRATIONS, openDatabase } from "../src/store/database.js";
 import type { Database } from "../src/store/schema.js";
 import { createTestSchema, TEST_DATABASE_URL } from "./support/postgres.js";
 
 async function migrateUpTo(db: Kysely<Database>, last: string): Promise<void> {
   const subset = Object.fromEntries(Object.entries(MIGRATIONS).filter(([name]) => name <= last));
-  const schema = isPostgres(db) ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]!.schema : undefined;
-  const { error } = await new Migrator({ db, provider: { getMigrations: async () => subset }, ...(schema ? { migrationTableSchema: schema } : {}) }).migrateToLatest();
+  const { error } = await (await createMigrator(db, { getMigrations: async () => subset })).migrateToLatest();
   if (error) throw error;
 }
 

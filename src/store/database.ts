@@ -2,7 +2,7 @@
  * Migrating the database. The dialect is chosen from DATABASE_URL in dialects.ts and nowhere
  * else, so the PostgreSQL twin runs the same stores and the same migrations as SQLite.
  */
-import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } from "kysely";
+import { Migrator, sql, type DatabaseIntrospector, type Kysely, type Migration, type MigrationProvider } from "kysely";
 import { isPostgres } from "./dialects.js";
 import type { Database } from "./schema.js";
 import * as initial from "./migrations/0001-initial.js";
@@ -44,13 +44,35 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = migrations;
 export { openDatabase, type OpenedDatabase } from "./dialects.js";
 
 /**
- * On PostgreSQL the migration tables are pinned to the connection's current schema: Kysely looks
- * them up across all schemas, so a second Latch schema in one database would find the first's.
+ * On PostgreSQL the migrator works in the connection's current schema only. Kysely looks its
+ * tables up across all schemas: a second Latch schema in one database would find the first's, and
+ * its introspection (pg_get_serial_sequence over every column of every schema) fails when another
+ * schema's column is renamed or dropped at that moment, as a second instance's or a test's
+ * migration does ("column … does not exist"). So its table lookups are answered from this schema.
  */
-async function createMigrator(db: Kysely<Database>): Promise<Migrator> {
-  if (!isPostgres(db)) return new Migrator({ db, provider: staticMigrations });
+export async function createMigrator(db: Kysely<Database>, provider: MigrationProvider = staticMigrations): Promise<Migrator> {
+  if (!isPostgres(db)) return new Migrator({ db, provider });
   const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(db);
-  return new Migrator({ db, provider: staticMigrations, migrationTableSchema: rows[0]!.schema });
+  const schema = rows[0]!.schema;
+  return new Migrator({ db: inSchema(db, schema), provider, migrationTableSchema: schema });
+}
+
+/** `db` whose introspection (what the migrator asks: does the schema, does a table exist) sees one schema. */
+function inSchema(db: Kysely<Database>, schema: string): Kysely<Database> {
+  const introspection: Pick<DatabaseIntrospector, "getSchemas" | "getTables"> = {
+    getSchemas: async () => [{ name: schema }],
+    getTables: async () => {
+      const { rows } = await sql<{ name: string }>`select table_name as name from information_schema.tables where table_schema = ${schema}`.execute(db);
+      return rows.map((row) => ({ name: row.name, schema, isView: false, columns: [] }));
+    },
+  };
+  return new Proxy(db, {
+    get(target, property) {
+      if (property === "introspection") return introspection;
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === "function" ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
 }
 
 export async function migrateToLatest(db: Kysely<Database>): Promise<void> {
