@@ -75,6 +75,15 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
   registerObservability(app, deps);
   // D4: a body that is not application/json gets 415, including text/plain.
   app.removeContentTypeParser("text/plain");
+  // Issue 16: `Content-Type: application/json` with no body at all (what many clients send on a
+  // bodyless POST such as logout) is no body, not malformed JSON; a route that needs a body still
+  // refuses it (400 validation_failed). Anything else is Fastify's own parser, poisoning checks included.
+  const parseJson = app.getDefaultJsonParser("error", "error");
+  app.removeContentTypeParser("application/json");
+  app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
+    if (body === "") done(null, undefined);
+    else parseJson(request, body as string, done);
+  });
   await app.register(cookie);
 
   // Every answer names its request id, so a person can quote it and an operator find the log line.

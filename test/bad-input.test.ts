@@ -531,3 +531,17 @@ test("a NUL character in a path parameter, a query or any body string is 400 val
   }
   assert.deepEqual(await rowCounts(h), before);
 });
+
+test("issue 16: Content-Type application/json with an empty body is no body: logout and 2FA setup answer 200; a route that needs a body still says 400 validation_failed", async (t) => {
+  const h = await createHarness();
+  t.after(() => h.close());
+  await registerVerifiedMember(h, "empty.body@example.org");
+  const cookie = sessionCookieOf(await login(h, "empty.body@example.org"))!;
+  const send = (url: string) => h.app.inject({ method: "POST", url, payload: "", headers: { "x-tenant-domain": h.tenant.domain, "content-type": "application/json", cookie: `session_id=${cookie}` } });
+  const setup = await send("/auth/2fa/setup");
+  assert.equal(setup.statusCode, 200, setup.body);
+  assert.equal((await send("/auth/logout")).statusCode, 200);
+  const refused = await send("/auth/login");
+  assert.equal(refused.statusCode, 400, refused.body);
+  assert.equal(refused.json<{ code: string }>().code, "validation_failed");
+});
