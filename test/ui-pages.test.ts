@@ -35,7 +35,8 @@ test("every page renders 200 with its CSP, referrer policy, nosniff and no-store
   const publicPages = ["/ui/register", "/ui/register-email-only", "/ui/login", "/ui/magic-link", "/ui/forgot-password", "/ui/resend-verification", "/resend-verification", "/ui/check-email?for=registration", "/ui/check-email?for=magic-link"];
   const linkPages = ["email-verified", "reset-password", "verify-magic-link", "email-change", "secure-account"].flatMap((p) => [`/${p}/123456789012345/${"A".repeat(43)}`, `/ui/${p}/123456789012345/${"A".repeat(43)}`]);
   for (const url of [...publicPages, ...linkPages]) {
-    const body = assertPage(await getPage(h, url));
+    // A reset link's page checks the link (issue 16): a made-up one is a dead-link page, 400.
+    const body = assertPage(await getPage(h, url), url.includes("reset-password") ? 400 : 200);
     assert.equal(body.match(/<h1>/g)?.length, 1, `${url}: one h1`);
     assert.match(body, /<main id="main"/, url);
     assert.match(body, /<a class="skip" href="#main">/, url);
@@ -85,6 +86,10 @@ test("opening a link page changes nothing: each token still works afterwards", a
   const reset = parseLink(lastWebhookFor(h, "password_reset", email).body.resetLink!);
   for (const prefix of ["", "/ui"]) assertPage(await getPage(h, `${prefix}/reset-password/${reset.recordId}/${reset.token}`));
   assert.equal((await post(h, "/auth/reset-password", { ...reset, newPassword: "Another-Good-Pass-77" })).statusCode, 200, "the reset token was not used by the GETs");
+  // Issue 16: once used, the link's page shows no form to fill in for nothing, but the way to a new link.
+  const usedReset = assertPage(await getPage(h, `/reset-password/${reset.recordId}/${reset.token}`), 400);
+  assert.doesNotMatch(usedReset, /Set new password/);
+  assert.match(usedReset, /Request a new reset link/);
 
   assertSeeOther(await postForm(h, "/ui/magic-link", { email }, { ip: nextIp() }), "/ui/check-email?for=magic-link");
   await deliverWebhooks(h);

@@ -59,3 +59,14 @@ export async function peekLink(store: Store, tenant: Tenant, input: { recordId: 
   if (recordId === undefined || !(await store.tokens.isTokenValid(tenant.id, recordId, kind, tokenHash, now))) throw new AuthError("invalid_token");
   return { recordId, tokenHash };
 }
+
+/** Whether an emailed link is live, for a page that shows its form only then (a read; nothing is used). */
+export async function isLinkLive(deps: Pick<Deps, "store" | "clock">, tenant: Tenant, link: { recordId: string; token: string }, kind: TokenKind): Promise<boolean> {
+  try {
+    await peekLink(deps.store, tenant, link, kind, deps.clock.now());
+    return true;
+  } catch (error) {
+    if (error instanceof AuthError && error.code === "invalid_token") return false;
+    throw error;
+  }
+}

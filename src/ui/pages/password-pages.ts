@@ -5,6 +5,7 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { AuthError } from "../../errors.js";
 import { changePassword } from "../../flows/password-change.js";
+import { isLinkLive } from "../../flows/one-time-tokens.js";
 import { requestPasswordReset, resetPassword } from "../../flows/password-reset.js";
 import { EmailField, PasswordField } from "../../http/schemas.js";
 import { contextOf } from "../../http/tenant.js";
@@ -69,6 +70,8 @@ export async function passwordPages(app: FastifyInstance, { deps }: PageDeps): P
 
   tokenPageRoutes(app, "reset-password", {
     render: (request, errors, alive) => page(deps, request, { title: "Set a new password", body: resetForm(errors, alive), errors }),
+    // Issue 16: a used or expired link shows no form to fill in for nothing.
+    isLive: (request, link) => isLinkLive(deps, request.tenant, link, "password_reset"),
     submit: async (request, reply) => {
       const link = readLinkParams(request);
       const values = formValues(request);

@@ -31,11 +31,14 @@ export interface TokenPageHandlers {
   /** The GET's page: `alive` is false (and `errors` say so) when the link lacks the shape Latch issues. */
   render(request: FastifyRequest, errors: FormError[], alive: boolean): Html | Promise<Html>;
   submit(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply>;
+  /** Whether the link is still usable (a read: the GET uses nothing), so a used or expired one shows no form. */
+  isLive?(request: FastifyRequest, link: LinkParams): Promise<boolean>;
 }
 
 export function tokenPageRoutes(app: FastifyInstance, name: (typeof TOKEN_PAGES)[number], handlers: TokenPageHandlers): void {
   const show = async (request: FastifyRequest, reply: FastifyReply) => {
-    const alive = readLinkParams(request) !== undefined;
+    const link = readLinkParams(request);
+    const alive = link !== undefined && (handlers.isLive === undefined || (await handlers.isLive(request, link)));
     return sendPage(reply, alive ? 200 : 400, await handlers.render(request, alive ? [] : DEAD_LINK_ERRORS, alive));
   };
   for (const path of [`/${name}/:recordId/:token`, `${UI}/${name}/:recordId/:token`]) {
