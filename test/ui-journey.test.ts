@@ -59,6 +59,10 @@ test("register, verify, log in, change password, enrol 2FA, log out, log in with
   const wrongCode = assertPage(await postForm(h, "/ui/two-factor/enable", { secret, code: "000000" }, { cookie }), 401);
   assertErrorSummary(wrongCode, /href="#code"/);
   assert.ok(wrongCode.includes(secret), "the secret stays on the page to retry");
+  // Issue 16: the QR code stays too (the same secret, from the stored enrolment, never a posted one).
+  assert.equal(/<img class="qr" src="([^"]+)"/.exec(wrongCode)?.[1], /<img class="qr" src="([^"]+)"/.exec(setup)?.[1], "the same QR code after a wrong code");
+  const injected = assertPage(await postForm(h, "/ui/two-factor/enable", { secret: "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", code: "000000" }, { cookie }), 401);
+  assert.ok(injected.includes(secret) && !injected.includes("AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"), "a posted secret is never shown back");
   h.clock.advance(30 * SECOND);
   const enabled = assertPage(await postForm(h, "/ui/two-factor/enable", { secret, code: totpAt(secret, h.clock.now()) }, { cookie }));
   const codes = [...enabled.matchAll(/<li><code>([a-z0-9-]+)<\/code><\/li>/g)].map((m) => m[1]!);

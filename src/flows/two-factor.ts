@@ -95,15 +95,31 @@ export async function setUpTwoFactor(deps: Deps, tenant: Tenant, session: Active
   const member = await findSessionMember(deps, tenant, session);
   if (member.twoFactorStatus === "Enabled") throw new AuthError("invalid_state", { message: "Two-factor authentication is already enabled." });
   const secret = generateTotpSecret(deps.random);
-  const otpauthUrl = totpUri(secret, tenant.domain, member.email);
-  const qrCodeDataUrl = await QRCode.toDataURL(otpauthUrl, { errorCorrectionLevel: "M", margin: 2, width: 240 });
+  const setup = await setupOf(secret, tenant, member);
   await deps.store.transaction(async (tx) => {
     if (!(await tx.twoFactor.savePendingSecret(tenant.id, member.recordId, deps.secrets.seal(secret), now))) {
       throw new AuthError("invalid_state", { message: "Two-factor authentication is already enabled." });
     }
     await tx.audit.insertAuditEvent(tenant.id, { memberId: member.recordId, type: "two_factor_setup_started", ip: context.ip, userAgent: context.userAgent }, now);
   });
+  return setup;
+}
+
+async function setupOf(secret: string, tenant: Tenant, member: Pick<Member, "email">): Promise<TwoFactorSetup> {
+  const otpauthUrl = totpUri(secret, tenant.domain, member.email);
+  const qrCodeDataUrl = await QRCode.toDataURL(otpauthUrl, { errorCorrectionLevel: "M", margin: 2, width: 240 });
   return { secret, otpauthUrl, qrCodeDataUrl };
+}
+
+/**
+ * The enrolment in progress, from the stored pending secret: shown again (QR code included) after
+ * a wrong first code, so a retry needs no new secret. Undefined when none is pending.
+ */
+export async function pendingTwoFactorSetup(deps: Deps, tenant: Tenant, session: ActiveSession): Promise<TwoFactorSetup | undefined> {
+  const member = await findSessionMember(deps, tenant, session);
+  if (member.twoFactorStatus === "Enabled") return undefined;
+  const state = await deps.store.twoFactor.findTwoFactorState(tenant.id, member.recordId);
+  return state?.pendingSecretEnc ? setupOf(deps.secrets.open(state.pendingSecretEnc), tenant, member) : undefined;
 }
 
 /** Confirms enrolment with a first valid code; returns the recovery codes, shown this once. */

@@ -5,21 +5,19 @@
  */
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Deps } from "../../deps.js";
-import { disableTwoFactor, enableTwoFactor, regenerateRecoveryCodes, setUpTwoFactor } from "../../flows/two-factor.js";
+import { disableTwoFactor, enableTwoFactor, pendingTwoFactorSetup, regenerateRecoveryCodes, setUpTwoFactor, type TwoFactorSetup } from "../../flows/two-factor.js";
 import { getMe, type MeView } from "../../flows/self-service.js";
 import type { ActiveSession } from "../../flows/sessions.js";
 import { PasswordField } from "../../http/schemas.js";
 import { contextOf } from "../../http/tenant.js";
 import { html, type Html } from "../html.js";
-import { field, form, hidden, sendPage, type FormError } from "../layout.js";
+import { field, form, sendPage, type FormError } from "../layout.js";
 import { FormInvalid, formValues, maxLengthOf, readFields, type FieldRule } from "../forms.js";
 import { pagePaths, withNotice } from "../paths.js";
 import { handleForm, noticeOf, page, withSession, type PageDeps } from "./common.js";
 
 const hide = { schema: { hide: true } };
 const CODE_RULE: FieldRule = { name: "code", what: "the code", max: 32 };
-/** TOTP secrets are base32 (D14: 160 bits = 32 characters); only that shape is echoed back. */
-const SECRET_SHAPE = /^[A-Z2-7]{16,128}$/;
 
 function formatTime(unixSeconds: number): string {
   return new Date(unixSeconds * 1000).toISOString().replace("T", " ").replace(/\.\d+Z$/, " UTC");
@@ -71,20 +69,20 @@ ${field({ name: "disableCode", label: "Or a code from your app or a recovery cod
 <p><a href="${pagePaths.account}">Back to your account</a></p>`;
 }
 
-/** The enrolment step: the QR code (when just created), the secret as text, and the first code. */
-function enableForm(secret: string, qrCodeDataUrl: string | undefined, errors: FormError[]): Html {
+/** The enrolment step: the QR code, the secret as text, and the first code (shown again, the same, after a wrong code). */
+function enableForm(setup: TwoFactorSetup, errors: FormError[]): Html {
   return html`<ol>
 <li>Open an authenticator app on your phone and add an account.</li>
-<li>${qrCodeDataUrl ? html`Scan this QR code, or enter the key below by hand.` : html`Enter the key below by hand, or <a href="${pagePaths.twoFactor}">start again</a> to see a new QR code.`}</li>
+<li>Scan this QR code, or enter the key below by hand.</li>
 <li>Type the 6-digit code the app shows. Turning it on logs you out everywhere else.</li>
 </ol>
-${qrCodeDataUrl ? html`<img class="qr" src="${qrCodeDataUrl}" alt="QR code for your authenticator app. If you cannot scan it, enter the key shown below.">` : ""}
-<p>Key for manual entry: <code class="secret" id="totp-secret">${secret}</code></p>
+<img class="qr" src="${setup.qrCodeDataUrl}" alt="QR code for your authenticator app. If you cannot scan it, enter the key shown below.">
+<p>Key for manual entry: <code class="secret" id="totp-secret">${setup.secret}</code></p>
 ${form({
     operation: "enableTwoFactor",
     action: pagePaths.twoFactorEnable,
     submit: "Turn on two-factor authentication",
-    content: html`${hidden("secret", secret)}${field({ name: "code", label: "Code from your authenticator app", autocomplete: "one-time-code", inputmode: "numeric", errors })}`,
+    content: field({ name: "code", label: "Code from your authenticator app", autocomplete: "one-time-code", inputmode: "numeric", errors }),
   })}`;
 }
 
@@ -108,15 +106,17 @@ export async function accountPages(app: FastifyInstance, { deps }: PageDeps): Pr
     withSession(deps, request, reply, async (session) =>
       handleForm(reply, [], (errors) => show(request, "Two-factor authentication", twoFactorOverview(session, []), errors), async () => {
         const setup = await setUpTwoFactor(deps, request.tenant, session, contextOf(request));
-        return sendPage(reply, 200, show(request, "Set up two-factor authentication", enableForm(setup.secret, setup.qrCodeDataUrl, [])));
+        return sendPage(reply, 200, show(request, "Set up two-factor authentication", enableForm(setup, [])));
       })));
 
   app.post(pagePaths.twoFactorEnable, hide, async (request, reply) =>
     withSession(deps, request, reply, async (session) => {
       const values = formValues(request);
-      const secret = SECRET_SHAPE.test(values.secret ?? "") ? values.secret! : undefined;
-      const render = (errors: FormError[]) => secret
-        ? show(request, "Set up two-factor authentication", enableForm(secret, undefined, errors), errors)
+      // A wrong first code shows the same enrolment again, QR code included, from the stored
+      // pending secret (never one posted back): the member retries with the account their app has.
+      const pending = await pendingTwoFactorSetup(deps, request.tenant, session);
+      const render = (errors: FormError[]) => pending
+        ? show(request, "Set up two-factor authentication", enableForm(pending, errors), errors)
         : show(request, "Two-factor authentication", twoFactorOverview(session, []), errors);
       return handleForm(reply, ["code"], render, async () => {
         const { code } = readFields(values, [CODE_RULE]);
