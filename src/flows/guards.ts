@@ -26,26 +26,27 @@ export async function verifyBotChallenge(deps: Deps, tenant: Tenant, botToken: s
   if (provider !== "none") deps.metrics.botCheck(provider, "passed");
 }
 
+export interface LimitOptions {
+  /** A security budget, not a rate limit: counted even with RATE_LIMITS=off. */
+  budget?: boolean;
+  /** What the refusal tells the member instead of the code's default message. */
+  message?: string;
+}
+
 /**
  * Counts one request against `rule` for `subject` (an IP or an email) and refuses past the limit.
- * RATE_LIMITS=off (benchmarks only) skips this and the distinct-IP refusals; lockouts still apply.
- * The subject is hashed into the key with a key of ours: counters hold no addresses (D25).
+ * RATE_LIMITS=off (benchmarks only) skips this and the distinct-IP refusals, but not a budget;
+ * lockouts still apply. The subject is hashed into the key with a key of ours: counters hold no
+ * addresses (D25).
  */
-export async function enforceRateLimit(deps: Deps, tenant: Tenant, rule: RateRule, subject: string, now: number): Promise<void> {
-  if (!deps.config.rateLimits) return;
+export async function enforceRateLimit(deps: Deps, tenant: Tenant, rule: RateRule, subject: string, now: number, options: LimitOptions = {}): Promise<void> {
+  if (!deps.config.rateLimits && !options.budget) return;
   const counter = await deps.counters.hitCounter(tenant.id, limitKey(deps.subjects, rule.name, subject), rule.windowMs, now);
   const decision = decideRateLimit(counter, rule, now);
   if (!decision.allowed) {
     deps.metrics.rateLimitRefused(rule.name);
-    throw new AuthError("rate_limited", { retryAfterSeconds: decision.retryAfterSeconds, logFields: { rule: rule.name } });
+    throw new AuthError("rate_limited", { message: options.message, retryAfterSeconds: decision.retryAfterSeconds, logFields: { rule: rule.name } });
   }
-}
-
-/** Counts one attempt against a security budget, refused past it: not a rate limit, so RATE_LIMITS=off leaves it on. */
-export async function enforceBudget(deps: Deps, tenant: Tenant, rule: RateRule, subject: string, now: number, message: string): Promise<void> {
-  const counter = await deps.counters.hitCounter(tenant.id, limitKey(deps.subjects, rule.name, subject), rule.windowMs, now);
-  const decision = decideRateLimit(counter, rule, now);
-  if (!decision.allowed) throw new AuthError("rate_limited", { message, retryAfterSeconds: decision.retryAfterSeconds, logFields: { rule: rule.name } });
 }
 
 /** Records the client IP against an email and returns how many distinct IPs it has in the window. */

@@ -21,7 +21,7 @@ import type { RequestContext, Tenant } from "../model.js";
 import { constantTimeEqual, loginCodeHash } from "../security/hashing.js";
 import { normalizeEmail } from "../security/identity.js";
 import { rateRules } from "../security/rate-limit.js";
-import { enforceBudget, enforceRateLimit, verifyBotChallenge } from "./guards.js";
+import { enforceRateLimit, verifyBotChallenge } from "./guards.js";
 import { answerMagicLogin, finishMagicLogin, type MagicLinkResult } from "./magic-link.js";
 
 const NO_MEMBER = 0;
@@ -51,7 +51,8 @@ async function loginWithCode(deps: Deps, tenant: Tenant, input: VerifyLoginCodeI
   await verifyBotChallenge(deps, tenant, input.botToken, context);
   await enforceRateLimit(deps, tenant, rateRules.loginCodePerIp, context.ip, now);
   await enforceRateLimit(deps, tenant, rateRules.loginCodePerEmail, email, now);
-  await enforceBudget(deps, tenant, rateRules.loginCodeComparisons, email, now, "Too many codes tried. Use the link in the email, or wait and ask for a new one.");
+  const message = "Too many codes tried. Use the link in the email, or wait and ask for a new one.";
+  await enforceRateLimit(deps, tenant, rateRules.loginCodeComparisons, email, now, { budget: true, message });
   const member = await deps.store.members.findMemberByEmail(tenant.id, email);
   const live = await deps.store.tokens.findLoginCode(tenant.id, member?.recordId ?? NO_MEMBER, now);
   const offered = loginCodeHash(deps.subjects, live?.tokenHash ?? "", input.code);
