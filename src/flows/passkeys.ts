@@ -23,7 +23,7 @@ import { AuthError } from "../errors.js";
 import { MemberStatus, type RequestContext, type Tenant } from "../model.js";
 import { sha256Hex } from "../security/hashing.js";
 import { rateRules } from "../security/rate-limit.js";
-import type { Passkey } from "../store/passkeys.js";
+import type { ChallengePurpose, Passkey } from "../store/passkeys.js";
 import { enforceRateLimit, verifyBotChallenge } from "./guards.js";
 import { recordSuccessfulLogin } from "./login-context.js";
 import { iso } from "./member-admin.js";
@@ -65,10 +65,6 @@ function userHandle(recordId: number): Uint8Array<ArrayBuffer> {
   return new TextEncoder().encode(String(recordId));
 }
 
-function ceremonyExpired(): AuthError {
-  return new AuthError("invalid_token", { message: "This passkey request has expired or was already used. Please try again." });
-}
-
 /** The challenge the browser signed, from the answer's clientDataJSON; undefined when unreadable. */
 function challengeOf(response: { response: { clientDataJSON: string } }): string | undefined {
   try {
@@ -77,6 +73,19 @@ function challengeOf(response: { response: { clientDataJSON: string } }): string
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Uses up the challenge an answer signed, before the answer is verified (so it counts once whether
+ * it passes or not), and returns it; invalid_token when it is unreadable, expired, used, or not one
+ * of this purpose and member.
+ */
+async function useChallenge(deps: Deps, tenant: Tenant, response: { response: { clientDataJSON: string } }, purpose: ChallengePurpose, memberId: number, now: number): Promise<string> {
+  const challenge = challengeOf(response);
+  if (!challenge || !(await deps.store.passkeys.consumeChallenge(tenant.id, sha256Hex(challenge), purpose, memberId, now))) {
+    throw new AuthError("invalid_token", { message: "This passkey request has expired or was already used. Please try again." });
+  }
+  return challenge;
 }
 
 /** The transports WebAuthn defines; anything else a client reports is dropped. */
@@ -145,8 +154,7 @@ export interface FinishRegistrationInput {
 
 export async function finishPasskeyRegistration(deps: Deps, tenant: Tenant, session: ActiveSession, input: FinishRegistrationInput, context: RequestContext): Promise<PasskeyView> {
   const now = deps.clock.now();
-  const challenge = challengeOf(input.response);
-  if (!challenge || !(await deps.store.passkeys.consumeChallenge(tenant.id, sha256Hex(challenge), "registration", session.memberId, now))) throw ceremonyExpired();
+  const challenge = await useChallenge(deps, tenant, input.response, "registration", session.memberId, now);
   const { rpID, origins } = relyingParty(deps, tenant);
   const refused = (cause?: unknown) => new AuthError("validation_failed", { message: "The passkey could not be verified. Please try again.", cause });
   let verification;
@@ -229,8 +237,7 @@ export async function finishPasskeyLogin(deps: Deps, tenant: Tenant, response: A
 
 async function loginWithPasskey(deps: Deps, tenant: Tenant, response: AuthenticationResponseJSON, context: RequestContext): Promise<PasskeyLoginResult> {
   const now = deps.clock.now();
-  const challenge = challengeOf(response);
-  if (!challenge || !(await deps.store.passkeys.consumeChallenge(tenant.id, sha256Hex(challenge), "login", NO_MEMBER, now))) throw ceremonyExpired();
+  const challenge = await useChallenge(deps, tenant, response, "login", NO_MEMBER, now);
   const refused = (cause?: unknown) => new AuthError("invalid_credentials", { message: "This passkey could not be verified.", cause });
   // Looked up in this tenant only: another tenant's credential is simply unknown here (D26: RP ID = hostname).
   const passkey = await deps.store.passkeys.findByCredentialId(tenant.id, response.id);
