@@ -114,10 +114,12 @@ export async function accountPages(app: FastifyInstance, { deps }: PageDeps): Pr
       const values = formValues(request);
       // A wrong first code shows the same enrolment again, QR code included, from the stored
       // pending secret (never one posted back): the member retries with the account their app has.
-      const pending = await pendingTwoFactorSetup(deps, request.tenant, session);
-      const render = (errors: FormError[]) => pending
-        ? show(request, "Set up two-factor authentication", enableForm(pending, errors), errors)
-        : show(request, "Two-factor authentication", twoFactorOverview(session, []), errors);
+      const render = async (errors: FormError[]) => {
+        const pending = await pendingTwoFactorSetup(deps, request.tenant, session);
+        return pending
+          ? show(request, "Set up two-factor authentication", enableForm(pending, errors), errors)
+          : show(request, "Two-factor authentication", twoFactorOverview(session, []), errors);
+      };
       return handleForm(reply, ["code"], render, async () => {
         const { code } = readFields(values, [CODE_RULE]);
         const codes = await enableTwoFactor(deps, request.tenant, session, code!, contextOf(request));

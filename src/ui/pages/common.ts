@@ -61,13 +61,13 @@ export async function withSession(deps: Deps, request: FastifyRequest, reply: Fa
  * Runs a form's flow. Success: whatever `submit` answers (usually a 303 redirect: post, redirect,
  * get). A refusal the member can act on: the same form again, with the errors and the flow's status.
  */
-export async function handleForm(reply: FastifyReply, fieldsInForm: string[], render: (errors: FormError[], error: unknown) => Html, submit: () => Promise<FastifyReply>): Promise<FastifyReply> {
+export async function handleForm(reply: FastifyReply, fieldsInForm: string[], render: (errors: FormError[], error: unknown) => Html | Promise<Html>, submit: () => Promise<FastifyReply>): Promise<FastifyReply> {
   try {
     return await submit();
   } catch (error) {
     const errors = formErrorsOf(error, fieldsInForm);
     if (error instanceof AuthError) logRefusalFields(reply.request, error);
     if (error instanceof AuthError && error.retryAfterSeconds !== undefined) void reply.header("retry-after", String(error.retryAfterSeconds));
-    return sendPage(reply, statusOf(error), render(errors, error));
+    return sendPage(reply, statusOf(error), await render(errors, error));
   }
 }
