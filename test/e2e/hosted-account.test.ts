@@ -9,57 +9,17 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { BrowserContext, Page } from "playwright-core";
-import { expectNoSeriousA11yViolations } from "./support/a11y.js";
-import { saveStep } from "./support/artifacts.js";
-import { E2E_PASSWORD, registerDevMember, solveBotChallenge, waitForEmail } from "./support/dev-api.js";
-import { activate, assertVisibleFocus, tabTo } from "./support/keyboard.js";
+import { callApi, E2E_PASSWORD, signInDevMember, solveBotChallenge, verifiedDevMember, waitForEmail } from "./support/dev-api.js";
+import { giveSessionCookie, heading, pressButton, step } from "./support/journey.js";
 import { useE2eSuite } from "./support/suite.js";
 
 const suite = useE2eSuite("hosted-account");
 const FLOW_TIMEOUT = { timeout: 180_000 };
 
-async function api(method: string, path: string, body?: unknown, cookie?: string): Promise<Response> {
-  return fetch(`${suite.server.baseURL}${path}`, {
-    method,
-    headers: { ...(body === undefined ? {} : { "content-type": "application/json" }), ...(cookie ? { cookie: `session_id=${cookie}` } : {}) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-}
-
-/** A verified member of the dev tenant. */
-async function verifiedMember(email: string, name: string): Promise<void> {
-  await registerDevMember(suite.server, email, name);
-  const link = (await waitForEmail(suite.server, "verify_email", email)).link!;
-  const [recordId, token] = new URL(link).pathname.split("/").slice(-2);
-  assert.equal((await api("POST", "/auth/verify-email", { recordId, token })).status, 200);
-}
-
-/** Logs in through the API and returns the session cookie's value. */
-async function signIn(email: string): Promise<string> {
-  const res = await api("POST", "/auth/login", { email, password: E2E_PASSWORD, "bot-challenge-response": await solveBotChallenge(suite.server) });
-  assert.equal(res.status, 200, await res.text());
-  const cookie = /session_id=([^;]+)/.exec(res.headers.get("set-cookie") ?? "")?.[1];
-  assert.ok(cookie);
-  return cookie;
-}
-
-async function giveCookie(context: BrowserContext, cookie: string): Promise<void> {
-  await context.addCookies([{ name: "session_id", value: cookie, url: suite.server.baseURL, httpOnly: true, secure: true, sameSite: "Lax" }]);
-}
-
-async function step(page: Page, name: string): Promise<void> {
-  await saveStep(page, name);
-  await expectNoSeriousA11yViolations(page);
-}
-
-async function heading(page: Page, name: string): Promise<void> {
-  await page.getByRole("heading", { level: 1, name }).waitFor();
-}
-
-async function pressButton(page: Page, name: string): Promise<void> {
-  assertVisibleFocus(await tabTo(page, { role: "button", name }));
-  await activate(page, "Enter");
-}
+const api = (method: "GET" | "POST", path: string, body?: unknown, cookie?: string) => callApi(suite.server, method, path, body, cookie);
+const verifiedMember = (email: string, name: string) => verifiedDevMember(suite.server, email, name);
+const signIn = (email: string) => signInDevMember(suite.server, email);
+const giveCookie = (context: BrowserContext, cookie: string) => giveSessionCookie(context, suite.server, cookie);
 
 async function facts(page: Page): Promise<Record<string, string>> {
   const terms = await page.locator("main dl dt").allInnerTexts();

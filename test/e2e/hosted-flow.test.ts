@@ -21,6 +21,7 @@ import { solveAltchaByKeyboard, solveAltchaWidget } from "./support/altcha.js";
 import { saveArtifact, saveStep } from "./support/artifacts.js";
 import { readInbox, verifiedDevMemberWithTwoFactor, waitForEmail } from "./support/dev-api.js";
 import { activate, assertVisibleFocus, readFocus, tabTo } from "./support/keyboard.js";
+import { pressButton } from "./support/journey.js";
 import { useE2eSuite } from "./support/suite.js";
 
 const suite = useE2eSuite("hosted-flow");
@@ -55,11 +56,6 @@ async function typeInto(page: Page, label: string, value: string): Promise<void>
   assertVisibleFocus(await tabTo(page, { role: "textbox", name: label }));
   await page.keyboard.press("ControlOrMeta+A");
   await page.keyboard.type(value);
-}
-
-async function pressButton(page: Page, name: string): Promise<void> {
-  assertVisibleFocus(await tabTo(page, { role: "button", name }));
-  await activate(page, "Enter");
 }
 
 // ---- page facts ----

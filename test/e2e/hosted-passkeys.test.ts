@@ -9,10 +9,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { BrowserContext, CDPSession, Page } from "playwright-core";
-import { expectNoSeriousA11yViolations } from "./support/a11y.js";
-import { saveStep } from "./support/artifacts.js";
-import { E2E_PASSWORD, registerDevMember, solveBotChallenge, waitForEmail } from "./support/dev-api.js";
-import { activate, assertVisibleFocus, tabTo } from "./support/keyboard.js";
+import { E2E_PASSWORD, signInDevMember, verifiedDevMember, waitForEmail } from "./support/dev-api.js";
+import { giveSessionCookie, heading, pressButton, step } from "./support/journey.js";
 import { useE2eSuite } from "./support/suite.js";
 
 const suite = useE2eSuite("hosted-passkeys");
@@ -27,40 +25,9 @@ async function assertSignedIn(context: BrowserContext): Promise<void> {
   assert.equal((await fetch(`${suite.server.baseURL}/auth/session`, { headers: { cookie: `session_id=${cookie}` } })).status, 200);
 }
 
-async function api(method: string, path: string, body?: unknown): Promise<Response> {
-  return fetch(`${suite.server.baseURL}${path}`, { method, headers: body === undefined ? {} : { "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
-}
-
-async function verifiedMember(email: string, name: string): Promise<void> {
-  await registerDevMember(suite.server, email, name);
-  const link = (await waitForEmail(suite.server, "verify_email", email)).link!;
-  const [recordId, token] = new URL(link).pathname.split("/").slice(-2);
-  assert.equal((await api("POST", "/auth/verify-email", { recordId, token })).status, 200);
-}
-
-async function signIn(email: string): Promise<string> {
-  const res = await api("POST", "/auth/login", { email, password: E2E_PASSWORD, "bot-challenge-response": await solveBotChallenge(suite.server) });
-  assert.equal(res.status, 200, await res.text());
-  return /session_id=([^;]+)/.exec(res.headers.get("set-cookie") ?? "")![1]!;
-}
-
-async function giveCookie(context: BrowserContext, cookie: string): Promise<void> {
-  await context.addCookies([{ name: "session_id", value: cookie, url: suite.server.baseURL, httpOnly: true, secure: true, sameSite: "Lax" }]);
-}
-
-async function step(page: Page, name: string): Promise<void> {
-  await saveStep(page, name);
-  await expectNoSeriousA11yViolations(page);
-}
-
-async function heading(page: Page, name: string): Promise<void> {
-  await page.getByRole("heading", { level: 1, name }).waitFor();
-}
-
-async function pressButton(page: Page, name: string): Promise<void> {
-  assertVisibleFocus(await tabTo(page, { role: "button", name }));
-  await activate(page, "Enter");
-}
+const verifiedMember = (email: string, name: string) => verifiedDevMember(suite.server, email, name);
+const signIn = (email: string) => signInDevMember(suite.server, email);
+const giveCookie = (context: BrowserContext, cookie: string) => giveSessionCookie(context, suite.server, cookie);
 
 /** A platform authenticator in this page's browser: resident keys, user verification that always passes. */
 async function addVirtualAuthenticator(cdp: CDPSession): Promise<string> {

@@ -21,7 +21,8 @@ export interface InboxEmail {
   code: string | null;
 }
 
-async function callApi(server: DevServer, method: "GET" | "POST", path: string, body?: unknown, session?: string): Promise<Response> {
+/** One call to the dev server's API, with the session cookie when one is given. */
+export async function callApi(server: DevServer, method: "GET" | "POST", path: string, body?: unknown, session?: string): Promise<Response> {
   return fetch(`${server.baseURL}${path}`, {
     method,
     headers: { ...(body === undefined ? {} : { "content-type": "application/json" }), ...(session ? { cookie: `session_id=${session}` } : {}) },
@@ -88,13 +89,24 @@ export async function waitForEmail(server: DevServer, eventType: string, to: str
  * recovery code, not a TOTP, is what a page test should use next: the enable code's time step is spent.
  */
 export async function verifiedDevMemberWithTwoFactor(server: DevServer, email: string, name: string): Promise<string[]> {
+  await verifiedDevMember(server, email, name);
+  const session = await signInDevMember(server, email);
+  const { secret } = await callJson<{ secret: string }>(server, "POST", "/auth/2fa/setup", {}, session);
+  return (await callJson<{ recoveryCodes: string[] }>(server, "POST", "/auth/2fa/enable", { code: totpAt(secret, Date.now()) }, session)).recoveryCodes;
+}
+
+/** A verified member of the dev tenant: registered, and its inbox link used through the API. */
+export async function verifiedDevMember(server: DevServer, email: string, name: string): Promise<void> {
   await registerDevMember(server, email, name);
   const [recordId, token] = new URL((await waitForEmail(server, "verify_email", email)).link!).pathname.split("/").slice(-2);
   await callJson(server, "POST", "/auth/verify-email", { recordId, token });
+}
+
+/** Logs a dev member in through the API (a solved bot check, their password); returns the session cookie's value. */
+export async function signInDevMember(server: DevServer, email: string): Promise<string> {
   const login = await callApi(server, "POST", "/auth/login", { email, password: E2E_PASSWORD, "bot-challenge-response": await solveBotChallenge(server) });
   assert.equal(login.status, 200, await login.text());
   const session = /session_id=([^;]+)/.exec(login.headers.get("set-cookie") ?? "")?.[1];
   assert.ok(session, "the login sets the session cookie");
-  const { secret } = await callJson<{ secret: string }>(server, "POST", "/auth/2fa/setup", {}, session);
-  return (await callJson<{ recoveryCodes: string[] }>(server, "POST", "/auth/2fa/enable", { code: totpAt(secret, Date.now()) }, session)).recoveryCodes;
+  return session;
 }
