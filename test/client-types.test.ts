@@ -2,6 +2,8 @@
 // routes' TypeBox schemas, its error codes equal src/errors.ts, and it has a method, with the right
 // method and path, for every member and admin operation of docs/openapi.json. The type half is
 // checked by `npm run typecheck` (a mismatch is a compile error below); the rest runs as tests.
+// The package ships tsc's declarations of these same sources (packages/client/dist/*.d.ts);
+// test/client-package.test.ts type-checks a consumer outside the repository against them.
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
