@@ -47,6 +47,14 @@ export class ConfigError extends Error {
   }
 }
 
+/** Something outside Latch stops the start (a busy port, a database out of reach): one line, exit 1, no stack. */
+export class StartError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = "StartError";
+  }
+}
+
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
 
 /** 32 bytes, as 64 hex characters or base64; a problem is recorded otherwise (the value never appears in it). */

@@ -5,7 +5,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Logger } from "pino";
-import { ConfigError, type Config } from "./config.js";
+import { ConfigError, StartError, type Config } from "./config.js";
 import { systemClock, type Clock } from "./core/clock.js";
 import { cryptoRandom, type Random } from "./core/random.js";
 import { BackgroundTasks } from "./events/background.js";
@@ -18,7 +18,8 @@ import { createBreachChecker, type BreachChecker } from "./providers/breach.js";
 import { createPasswordHasher, type PasswordHasher } from "./security/password.js";
 import { createSecretBox, type SecretBox } from "./security/secret-box.js";
 import { keyedSubjectHasher, type SubjectHasher } from "./security/hashing.js";
-import { migrateToLatest, openDatabase } from "./store/database.js";
+import { describeDatabase, migrateToLatest, openDatabase, type OpenedDatabase } from "./store/database.js";
+import { asStartError } from "./start-up.js";
 import { Store } from "./store/index.js";
 import type { Counters } from "./store/counters.js";
 import { RedisCounters } from "./store/redis-counters.js";
@@ -93,23 +94,30 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
   const clock = overrides.clock ?? systemClock;
   const random = overrides.random ?? cryptoRandom;
   const log = overrides.log ?? createLogger(config.logLevel);
-  const { db, dialect, reader, dataDir } = openDatabase(config.databaseUrl, {
-    poolSize: config.databasePoolSize,
-    statementTimeoutMs: config.databaseStatementTimeoutMs,
-    onConnectionError: (err) => log.warn({ err }, "database connection lost; the pool will reconnect"),
-  });
+  const database = describeDatabase(config.databaseUrl);
+  let opened: OpenedDatabase;
+  try {
+    opened = openDatabase(config.databaseUrl, {
+      poolSize: config.databasePoolSize,
+      statementTimeoutMs: config.databaseStatementTimeoutMs,
+      onConnectionError: (err) => log.warn({ err }, "database connection lost; the pool will reconnect"),
+    });
+  } catch (err) {
+    throw asStartError(err, `the database (${database})`);
+  }
+  const { db, dialect, reader, dataDir } = opened;
   let redis: RedisCounters | undefined;
   let secrets: SecretBox;
   try {
     secrets = openSecretBox(config, loadSecretsKey(config, dataDir, random, log), random, log);
-    if (overrides.migrate ?? config.migrateOnStart) await migrateToLatest(db);
+    if (overrides.migrate ?? config.migrateOnStart) await migrateToLatest(db).catch((err: unknown) => Promise.reject(asStartError(err, `the database (${database})`)));
     if (config.redisUrl) {
       redis = await RedisCounters.connect({
         url: config.redisUrl,
         keyPrefix: config.redisKeyPrefix,
         commandTimeoutMs: config.redisCommandTimeoutMs,
         onConnectionError: (err) => log.warn({ err }, "Redis connection lost; reconnecting"),
-      });
+      }).catch((err: unknown) => Promise.reject(new StartError(`cannot reach Redis (REDIS_URL): ${((err as Error).cause as Error | undefined)?.message ?? (err as Error).message}`, { cause: err })));
     }
   } catch (err) {
     await db.destroy(); // an open pool would keep the process alive after the failure

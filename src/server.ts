@@ -1,47 +1,57 @@
 /** config -> deps -> app -> listen; the dispatcher and sweeper; graceful shutdown on signals. */
 import { availableParallelism } from "node:os";
 import { buildApp } from "./app.js";
-import { ConfigError, loadConfig } from "./config.js";
+import { ConfigError, loadConfig, StartError } from "./config.js";
 import { DAY, MINUTE } from "./core/clock.js";
 import { createDeps } from "./deps.js";
 import { erasePendingAccounts } from "./flows/member-admin.js";
 import { sealStoredBotSecrets, warnIfUnprotected } from "./flows/tenants.js";
 import { startDevMode } from "./dev/start.js";
+import { checkDatabaseLocation, listenProblem } from "./start-up.js";
 
 const SWEEP_INTERVAL_MS = 5 * MINUTE;
 
-/** A configuration error (including one found while building deps, e.g. the key file) exits 1 with its message alone. */
-async function orExitOnConfigError<T>(work: () => T | Promise<T>): Promise<T> {
+/**
+ * A configuration error (including one found while building deps, e.g. the key file) or a start
+ * error (a busy port, a database out of reach) exits 1 with its message alone: no stack trace for
+ * what the operator fixes outside the code.
+ */
+async function orExitOnStartProblem<T>(work: () => T | Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`${err.message}\n`);
-      process.exit(1);
-    }
-    throw err;
+    if (err instanceof ConfigError) process.stderr.write(`${err.message}\n`);
+    else if (err instanceof StartError) process.stderr.write(`Latch could not start: ${err.message}\n`);
+    else throw err;
+    process.exit(1);
   }
 }
 
-const config = await orExitOnConfigError(() => loadConfig());
-const deps = await orExitOnConfigError(() => createDeps(config));
+const config = await orExitOnStartProblem(() => loadConfig());
+const database = await orExitOnStartProblem(() => checkDatabaseLocation(config.databaseUrl, { mayCreate: true }));
+const deps = await orExitOnStartProblem(() => createDeps(config));
 const app = await buildApp(deps);
 if (await deps.store.isReady().catch(() => false)) {
-  for (const tenant of await deps.store.tenants.listTenants()) warnIfUnprotected(deps, tenant.domain, tenant.settings);
+  const tenants = await deps.store.tenants.listTenants();
+  deps.log.info({ database: database.description, tenants: tenants.length }, database.isNew ? "created a new, empty database" : "opened the database");
+  // The first thing a newcomer meets otherwise is "This site is not known" on every page.
+  if (tenants.length === 0 && !config.devMode) deps.log.warn("no tenant yet: every call and page answers unknown_tenant until one exists. Create one with `npm run latch -- tenant create --domain <host> --settings '<json>'` (same DATABASE_URL)");
+  for (const tenant of tenants) warnIfUnprotected(deps, tenant.domain, tenant.settings);
   const sealed = await sealStoredBotSecrets(deps);
   if (sealed > 0) deps.log.info({ tenants: sealed }, "sealed bot secretKeys stored in the clear by an older version");
   const rekeyed = await deps.store.limits.rekeyClearLockouts();
   if (rekeyed > 0) deps.log.info({ lockouts: rekeyed }, "re-keyed lockout rows that held an email in clear (D25)");
 } else {
-  deps.log.warn("the database is not migrated or not reachable at start: /readyz answers 503 until it is (with MIGRATE_ON_START=false, run `latch migrate`)");
+  deps.log.warn({ database: database.description }, "the database is not migrated or not reachable at start: /readyz answers 503 until it is (with MIGRATE_ON_START=false, run `latch migrate`)");
 }
 if (config.breachCheckMode !== "remote") deps.log.warn({ mode: config.breachCheckMode }, "breached-password check is not using the remote range API");
+else deps.log.info({ url: config.breachCheckUrl }, "breached-password check: each new password's SHA-1 prefix (5 hex characters, k-anonymity) goes to the range API; BREACH_CHECK_MODE=offline keeps it local");
 const threadPool = Number(process.env.UV_THREADPOOL_SIZE ?? 4);
 if (threadPool < availableParallelism()) deps.log.warn({ threadPool, cores: availableParallelism() }, "UV_THREADPOOL_SIZE is below the core count: set it in the environment so password hashing can use every core");
 if (!config.rateLimits) deps.log.warn("RATE_LIMITS=off: the per-IP and per-email request limits are lifted (benchmarks only); lockouts still apply");
 if (config.webhookAllowPrivateNetworks) deps.log.warn("WEBHOOK_ALLOW_PRIVATE_NETWORKS=true: webhooks may reach internal addresses (development only)");
 
-await app.listen({ port: config.port, host: config.host });
+await orExitOnStartProblem(() => app.listen({ port: config.port, host: config.host }).catch((err: unknown) => Promise.reject(listenProblem(err, config.host, config.port))));
 if (config.devMode) await startDevMode(deps, app);
 deps.webhooks.start();
 const sweeper = setInterval(() => {

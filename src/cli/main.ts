@@ -8,11 +8,12 @@
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import pino from "pino";
-import { ConfigError, loadConfig } from "../config.js";
+import { ConfigError, loadConfig, StartError } from "../config.js";
 import { createDeps, type Deps } from "../deps.js";
 import { isAuthError } from "../errors.js";
 import { createTenant, deleteTenant, listTenants, listWebhookDeliveries, rotateApplicationKey, rotateWebhookSecret, showTenant, updateTenantSettings } from "../flows/tenants.js";
 import { createLogger } from "../logging.js";
+import { checkDatabaseLocation } from "../start-up.js";
 import { hasUnreadable, resealSecrets } from "./reseal.js";
 
 const USAGE = `Usage:
@@ -27,6 +28,7 @@ const USAGE = `Usage:
   latch secrets reseal
   latch migrate
 Configuration comes from the environment (DATABASE_URL, SECRETS_KEY, ...), as for the server.
+DATABASE_URL defaults to sqlite:./data/latch.db; dev mode's database is sqlite:./data/dev.db.
 The result is JSON on stdout and nothing else; this text, errors and logs go to stderr.`;
 
 type Values = { domain?: string; settings?: string; "settings-file"?: string; "application-id"?: string; confirm?: string; limit?: string; cursor?: string; help?: boolean };
@@ -111,6 +113,8 @@ export async function runCli(argv: string[]): Promise<number> {
   let deps: Deps | undefined;
   try {
     const config = loadConfig();
+    // Only `latch migrate` may create a database: a command on a file that is not there was meant for another one.
+    checkDatabaseLocation(config.databaseUrl, { mayCreate: group === "migrate" });
     deps = await createDeps(config, { log: createLogger(config.logLevel === "info" ? "warn" : config.logLevel, pino.destination(2)), migrate: group === "migrate" || undefined });
     if (group === "migrate") {
       process.stdout.write(`${JSON.stringify({ migrated: true })}\n`);
@@ -124,6 +128,7 @@ export async function runCli(argv: string[]): Promise<number> {
   } catch (err) {
     if (err instanceof UsageError) process.stderr.write(`latch: ${err.message}\n${USAGE}\n`);
     else if (err instanceof ConfigError) process.stderr.write(`${err.message}\n`);
+    else if (err instanceof StartError) process.stderr.write(`latch: ${err.message}\n`);
     else if (isAuthError(err)) process.stderr.write(`${JSON.stringify({ success: false, code: err.code, message: err.message, ...(err.details !== undefined && { details: err.details }) }, null, 2)}\n`);
     else throw err;
     return err instanceof UsageError ? 2 : 1;

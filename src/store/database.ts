@@ -41,7 +41,7 @@ const staticMigrations: MigrationProvider = { getMigrations: async () => migrati
 /** Every migration by name, in order (for tests that start from an older schema). */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = migrations;
 
-export { openDatabase, type OpenedDatabase } from "./dialects.js";
+export { describeDatabase, openDatabase, sqliteFileOf, type OpenedDatabase } from "./dialects.js";
 
 /**
  * On PostgreSQL the migrator works in the connection's current schema only. Kysely looks its

@@ -46,7 +46,7 @@ export function isUniqueViolation(error: unknown): boolean {
 }
 
 function openSqlite(databaseUrl: string): OpenedDatabase {
-  const file = resolve(databaseUrl.slice("sqlite:".length));
+  const file = sqliteFileOf(databaseUrl)!;
   mkdirSync(dirname(file), { recursive: true });
   const sqlite = new SqliteDatabase(file);
   // WAL lets readers run beside the writer; synchronous=FULL makes every commit durable, which
@@ -127,6 +127,23 @@ function openPostgres(databaseUrl: string, options: PostgresOptions): OpenedData
   pool.on("error", (err) => options.onConnectionError?.(err));
   pool.on("connect", (client) => client.on("error", (err) => options.onConnectionError?.(err)));
   return { db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), dialect: "postgres", dataDir: resolve("data") };
+}
+
+/** The absolute path of a `sqlite:` DATABASE_URL's file; undefined for PostgreSQL. */
+export function sqliteFileOf(databaseUrl: string): string | undefined {
+  return databaseUrl.startsWith("sqlite:") ? resolve(databaseUrl.slice("sqlite:".length)) : undefined;
+}
+
+/** What a log or an error may say about DATABASE_URL: the SQLite file, or PostgreSQL's host, port and database. Never the password. */
+export function describeDatabase(databaseUrl: string): string {
+  const file = sqliteFileOf(databaseUrl);
+  if (file !== undefined) return `SQLite ${file}`;
+  try {
+    const url = new URL(databaseUrl);
+    return `PostgreSQL ${url.hostname || "localhost"}:${url.port || "5432"}${url.pathname || "/"}${url.username ? ` as ${decodeURIComponent(url.username)}` : ""}`;
+  } catch {
+    return "PostgreSQL (DATABASE_URL does not parse as a URL)";
+  }
 }
 
 export function openDatabase(databaseUrl: string, postgres: PostgresOptions = { poolSize: 10, statementTimeoutMs: 5000 }): OpenedDatabase {
