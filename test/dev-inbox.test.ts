@@ -15,11 +15,13 @@ import { DEV_TENANT_DOMAIN } from "../src/dev/dev-mode.js";
 import { DEV_INBOX_CAPACITY, DevInbox } from "../src/dev/inbox.js";
 import { startDevMode, type DevModeStart } from "../src/dev/start.js";
 import { signWebhook } from "../src/events/webhook-sender.js";
+import { createTenant } from "../src/flows/tenants.js";
 import { createHarness, deliverWebhooks, get, parseLink, post, STRONG_PASSWORD, type Harness } from "./support/harness.js";
 import { startServerProcess } from "./support/server-process.js";
 
 interface InboxEmail {
   id: string;
+  site: string;
   eventType: string;
   subject: string;
   to: { email: string; name: string };
@@ -134,7 +136,7 @@ test("config: DEV_MODE defaults to false; on, it defaults to its own SQLite file
 
 test("the inbox keeps the newest 200 messages", () => {
   const kept = new DevInbox();
-  for (let i = 0; i <= DEV_INBOX_CAPACITY; i++) kept.add({ id: `msg_${i}`, receivedAt: i, payload: {} });
+  for (let i = 0; i <= DEV_INBOX_CAPACITY; i++) kept.add({ id: `msg_${i}`, site: "localhost", receivedAt: i, payload: {} });
   const list = kept.list();
   assert.equal(list.length, DEV_INBOX_CAPACITY);
   assert.equal(list[0]!.id, `msg_${DEV_INBOX_CAPACITY}`, "newest first");
@@ -207,6 +209,40 @@ test("other tenants keep https://<stored domain> links in dev mode (D2)", async 
   await deliverWebhooks(h);
   assert.match(h.receiver.last("verify_email").body.verificationLink!, /^https:\/\/members\.example\.com\/email-verified\//);
   assert.equal((await inbox(h)).length, 0, "another tenant's webhooks go to its own receiver");
+});
+
+test("a second tenant whose webhooks point at the dev inbox is shown there, named, not refused with 401", async (t) => {
+  const { h, started } = await createDevHarness(t);
+  const hooks = { emailVerificationWebhook: started.webhookUrl, passwordResetWebhook: started.webhookUrl, magicLoginWebhook: started.webhookUrl };
+  await createTenant(h.deps, { domain: "second.test", settings: { ...hooks, botProtection: { provider: "none" } } });
+  const response = await post(h, "/auth/register-magic-link", { email: "lin@example.org", name: "Lin" }, { domain: "second.test" });
+  assert.equal(response.statusCode, 200, response.body);
+  assert.equal(await deliverWebhooks(h), 1);
+
+  const tenant = await h.deps.store.tenants.findTenantByDomain("second.test");
+  const [delivery] = await h.deps.store.outbox.listRecentDeliveries(tenant!.id, 10);
+  assert.equal(delivery!.status, "delivered", "the inbox took it (it answered 401 before)");
+  const [email] = await inbox(h);
+  assert.equal(email!.site, "second.test");
+  assert.equal(email!.eventType, "verify_email");
+  assert.match(email!.link!, /^https:\/\/second\.test\/email-verified\//, "its links keep its own domain (D2)");
+  assert.match(await inboxPage(h), /<dt>Site<\/dt><dd>second\.test<\/dd>/);
+});
+
+test("in dev mode an unknown site's page says which hostname, which database, and how to add it; never outside dev mode", async (t) => {
+  const { h } = await createDevHarness(t);
+  const page = await h.app.inject({ method: "GET", url: "/ui/login", headers: { host: "shop.test:8080" } });
+  assert.equal(page.statusCode, 404);
+  assert.ok(page.body.includes("This site is not known"), page.body);
+  assert.ok(page.body.includes(`Dev mode: no tenant has the hostname &quot;shop.test&quot; in SQLite ${h.dataDir}/dev.db`), page.body);
+  assert.ok(page.body.includes("tenant create --domain shop.test"), page.body);
+
+  const production = await createHarness();
+  t.after(() => production.close());
+  const plain = await production.app.inject({ method: "GET", url: "/ui/login", headers: { host: "shop.test" } });
+  assert.equal(plain.statusCode, 404);
+  assert.ok(plain.body.includes("This site is not known"));
+  assert.ok(!plain.body.includes("Dev mode") && !plain.body.includes("SQLite"), "no hint, no path, outside dev mode");
 });
 
 test("the page shows each message as an email, newest first: subject, recipient, time and the link as a button", async (t) => {
@@ -361,6 +397,7 @@ test("`npm run dev`'s entry starts on a fresh data directory, prints the URL to 
   const first = await startOnce();
   assert.ok(first.lines.some((l) => /Dev tenant "localhost" created .*admin API key, shown this once: latch_/.test(l)), first.lines.join("\n"));
   assert.ok(first.lines.some((l) => l.includes("DEV_MODE=true") && l.includes("never run this in production")), "the loud warning");
+  assert.ok(first.lines.includes("Breached-password check: offline, against the shipped list of common passwords."), "says where passwords are checked");
   assert.ok(existsSync(join(dataDir, "secrets.key")), "a generated key in the data directory, as without dev mode");
   const second = await startOnce();
   assert.ok(second.lines.some((l) => l.startsWith('Dev tenant "localhost" is ready')), second.lines.join("\n"));

@@ -48,6 +48,7 @@ function renderEmail(email: DevInboxEmail, index: number): string {
   return `<li><article aria-labelledby="${id}-subject">
 <h3 id="${id}-subject">${escapeHtml(email.subject)}</h3>
 <dl><dt>To</dt><dd id="${id}-to">${escapeHtml(to)}</dd>
+<dt>Site</dt><dd>${escapeHtml(email.site)}</dd>
 <dt>Received</dt><dd><time datetime="${escapeHtml(email.receivedAt)}">${escapeHtml(formatTime(email.receivedAt))}</time></dd>
 <dt>Event</dt><dd><code>${escapeHtml(email.eventType)}</code></dd>${details}</dl>
 ${link}${code}

@@ -8,6 +8,8 @@ export const DEV_INBOX_CAPACITY = 200;
 export interface DevInboxMessage {
   /** The webhook-id header: retries of one event carry the same id and are kept once. */
   id: string;
+  /** The tenant whose webhook secret signed it. */
+  site: string;
   receivedAt: number;
   payload: Record<string, unknown>;
 }
@@ -34,6 +36,8 @@ export class DevInbox {
 /** A message as the tenant's email would show it; the page and /dev/inbox.json both use this. */
 export interface DevInboxEmail {
   id: string;
+  /** The tenant (hostname) that sent it: the dev tenant `localhost`, or another one pointed at the inbox. */
+  site: string;
   receivedAt: string;
   eventType: string;
   subject: string;
@@ -76,6 +80,7 @@ export function describeMessage(message: DevInboxMessage): DevInboxEmail {
   const eventType = textOf(payload.event_type);
   const base = {
     id: message.id,
+    site: message.site,
     receivedAt: new Date(message.receivedAt).toISOString(),
     eventType,
     to: { email: textOf(payload.email), name: textOf(payload.name) },

@@ -4,6 +4,7 @@
  */
 import type { AddressInfo } from "node:net";
 import type { FastifyInstance } from "fastify";
+import type { Config } from "../config.js";
 import type { Deps } from "../deps.js";
 import { ensureDevTenant, type DevTenant } from "./dev-tenant.js";
 
@@ -14,6 +15,14 @@ export interface DevModeStart extends DevTenant {
   pagesUrl: string;
   inboxUrl: string;
   webhookUrl: string;
+}
+
+/** Dev mode is where passwords are typed for fun: say whether they are checked online. */
+function breachCheckLine(config: Config): string {
+  if (config.breachCheckMode === "remote") {
+    return `Breached-password check: online, at ${new URL(config.breachCheckUrl).origin} (only the first 5 hex characters of each new password's SHA-1 leave this machine). BREACH_CHECK_MODE=offline keeps it local.`;
+  }
+  return config.breachCheckMode === "offline" ? "Breached-password check: offline, against the shipped list of common passwords." : "Breached-password check: off (BREACH_CHECK_MODE=off).";
 }
 
 /** `print` writes plain lines, apart from the JSON log, so the URL to open is easy to spot. */
@@ -32,6 +41,7 @@ export async function startDevMode(deps: Deps, app: FastifyInstance, print: (lin
   const tenant = await ensureDevTenant(deps, webhookUrl);
   print(`Latch dev mode: open ${pagesUrl}`);
   print(`Dev inbox, where the emails arrive: ${inboxUrl}`);
+  print(breachCheckLine(deps.config));
   if (tenant.internalApiKey !== undefined) {
     print(`Dev tenant "localhost" created (application ${tenant.applicationId}). Its admin API key, shown this once: ${tenant.internalApiKey}`);
   } else {

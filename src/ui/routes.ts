@@ -8,7 +8,8 @@
 import type { FastifyError, FastifyInstance, FastifyRequest } from "fastify";
 import type { Deps } from "../deps.js";
 import { AuthError } from "../errors.js";
-import { isOriginAllowed, registerTenantResolution } from "../http/tenant.js";
+import { isOriginAllowed, registerTenantResolution, tenantDomainOf } from "../http/tenant.js";
+import { describeDatabase } from "../store/database.js";
 import { hostedAssetRoutes } from "./assets.js";
 import { renderErrorPage, sendPage } from "./layout.js";
 import { accountPages } from "./pages/account-pages.js";
@@ -44,12 +45,22 @@ function parseFormBody(_request: FastifyRequest, body: string | Buffer, done: (e
   done(null, Object.fromEntries(new URLSearchParams(body.toString())));
 }
 
-function renderFailure() {
+/**
+ * Dev mode only (a loopback server of one developer): "This site is not known" alone leaves a
+ * newcomer guessing. Say which hostname was asked for, in which database, and how to add it.
+ */
+function unknownSiteHint(deps: Deps, request: FastifyRequest): string {
+  const domain = tenantDomainOf(request);
+  return ` Dev mode: no tenant has the hostname "${domain}" in ${describeDatabase(deps.config.databaseUrl)}. Open the pages on localhost (the dev tenant), or create this one: DATABASE_URL=${deps.config.databaseUrl} npm run latch -- tenant create --domain ${domain} --settings '{…}'`;
+}
+
+function renderFailure(deps: Deps) {
   return (error: FastifyError, request: FastifyRequest, reply: Parameters<typeof sendPage>[0]) => {
     const status = error instanceof AuthError ? error.status : error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
     if (status >= 500) request.log.error({ err: error }, "hosted page failed");
     else request.log.info({ code: error instanceof AuthError ? error.code : error.code }, "hosted page refused a request");
-    const message = error instanceof AuthError && status < 500 ? error.message : status === 413 ? "The form is too large." : status < 500 ? "The request could not be understood." : "Something went wrong. Please try again.";
+    let message = error instanceof AuthError && status < 500 ? error.message : status === 413 ? "The form is too large." : status < 500 ? "The request could not be understood." : "Something went wrong. Please try again.";
+    if (deps.dev && error instanceof AuthError && error.code === "unknown_tenant") message += unknownSiteHint(deps, request);
     return sendPage(reply, status, renderErrorPage(PAGE_TITLES[status] ?? "Something went wrong", message, request.id));
   };
 }
@@ -62,7 +73,7 @@ export async function hostedPageRoutes(app: FastifyInstance, { deps }: { deps: D
     scope.setNotFoundHandler((request, reply) => sendPage(reply, 404, renderErrorPage("Page not found", "There is no page at this address.", request.id)));
   }, { prefix: "/ui" });
   await app.register(async (scope) => {
-    scope.setErrorHandler(renderFailure());
+    scope.setErrorHandler(renderFailure(deps));
     registerTenantResolution(scope, deps, { cors: false });
     scope.addHook("onRequest", async (request) => refuseForeignFormPost(request));
     // A redirect after a form post may leave a link page whose address holds the token: the next

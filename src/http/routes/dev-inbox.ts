@@ -1,27 +1,36 @@
 /**
  * The dev inbox (dev mode only; app.ts registers it only then, so it is 404 otherwise):
- * POST /dev/inbox/webhook receives the dev tenant's webhooks and keeps those whose Standard Webhooks
- * signature verifies; GET /dev/inbox shows them as the tenant's emails; GET /dev/inbox.json lists them;
+ * POST /dev/inbox/webhook receives the webhooks of this server's tenants (the dev tenant's, and any
+ * other pointed here) and keeps those whose Standard Webhooks signature verifies; GET /dev/inbox shows them as the tenant's emails; GET /dev/inbox.json lists them;
  * GET / redirects to the hosted pages.
  */
 import type { FastifyPluginAsync } from "fastify";
 import type { Deps } from "../../deps.js";
-import { DEV_TENANT_DOMAIN, type DevMode } from "../../dev/dev-mode.js";
+import type { DevMode } from "../../dev/dev-mode.js";
 import { describeMessage } from "../../dev/inbox.js";
 import { INBOX_PAGE_CSP, renderInboxPage } from "../../dev/inbox-page.js";
 import { isWebhookSignatureValid } from "../../dev/verify-webhook.js";
 import { AuthError } from "../../errors.js";
 
-/** The dev tenant's current webhook secret, read like the dispatcher reads it (store + secret box). */
-async function findDevWebhookSecret(deps: Deps): Promise<string | undefined> {
-  const tenant = await deps.store.tenants.findTenantByDomain(DEV_TENANT_DOMAIN);
-  const sealed = tenant && (await deps.store.tenants.findWebhookSecret(tenant.id));
-  if (sealed === undefined) return undefined;
-  try {
-    return deps.secrets.open(sealed);
-  } catch {
-    return undefined; // sealed with another SECRETS_KEY: nothing can verify (a dev restart replaces it)
+/**
+ * Every tenant's current webhook secret, read like the dispatcher reads it (store + secret box).
+ * Not only the dev tenant's: a second tenant created in dev mode whose webhooks point here must
+ * not be refused while its pages say "check the dev inbox". Dev mode is one SQLite file with a
+ * handful of tenants, so reading them all per delivery costs nothing that matters.
+ */
+async function findWebhookSecrets(deps: Deps): Promise<{ domain: string; secret: string }[]> {
+  const secrets: { domain: string; secret: string }[] = [];
+  for (const { domain } of await deps.store.tenants.listTenants()) {
+    const tenant = await deps.store.tenants.findTenantByDomain(domain);
+    const sealed = tenant && (await deps.store.tenants.findWebhookSecret(tenant.id));
+    if (sealed === undefined) continue;
+    try {
+      secrets.push({ domain, secret: deps.secrets.open(sealed) });
+    } catch {
+      // sealed with another SECRETS_KEY: nothing can verify it (a dev restart replaces the dev tenant's)
+    }
   }
+  return secrets;
 }
 
 function headerText(value: string | string[] | undefined): string | undefined {
@@ -45,10 +54,8 @@ export const devInboxRoutes: FastifyPluginAsync<{ deps: Deps; dev: DevMode }> = 
     const body = typeof request.body === "string" ? request.body : "";
     const headers = { id: headerText(request.headers["webhook-id"]), timestamp: headerText(request.headers["webhook-timestamp"]), signature: headerText(request.headers["webhook-signature"]) };
     const now = deps.clock.now();
-    const secret = await findDevWebhookSecret(deps);
-    if (secret === undefined || !isWebhookSignatureValid(secret, headers, body, now)) {
-      throw new AuthError("unauthorized", { message: "The webhook signature is not valid for the dev tenant." });
-    }
+    const signer = (await findWebhookSecrets(deps)).find(({ secret }) => isWebhookSignatureValid(secret, headers, body, now));
+    if (signer === undefined) throw new AuthError("unauthorized", { message: "The webhook signature is not valid for any tenant of this dev server." });
     let payload: unknown;
     try {
       payload = JSON.parse(body);
@@ -56,7 +63,7 @@ export const devInboxRoutes: FastifyPluginAsync<{ deps: Deps; dev: DevMode }> = 
       throw new AuthError("validation_failed", { message: "The request body is not valid JSON." });
     }
     if (typeof payload !== "object" || payload === null || Array.isArray(payload)) throw new AuthError("validation_failed", { message: "The webhook body must be a JSON object." });
-    dev.inbox.add({ id: headers.id!, receivedAt: now, payload: payload as Record<string, unknown> });
+    dev.inbox.add({ id: headers.id!, site: signer.domain, receivedAt: now, payload: payload as Record<string, unknown> });
     return reply.code(204).send();
   });
 
