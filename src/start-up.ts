@@ -19,19 +19,22 @@ export interface DatabaseLocation {
 const DEFAULT_DATA_DIR = resolve("data");
 
 /**
- * Before the database is opened. `mayCreate: false` is the CLI (apart from `latch migrate`): a
- * command on a file that is not there is a mistake (often dev mode's ./data/dev.db meant), never a
- * reason for a new database. The server may create one, but only in a directory that exists or in
- * the default ./data.
+ * Before the database is opened. The server may create a SQLite database, but only in a directory
+ * that exists or in the default ./data, so a mistyped directory never starts on an empty one. The
+ * CLI passes `mayCreate: false` except for `latch migrate` and `latch tenant create` (a natural
+ * first command): any other command on a file that is not there was meant for another database.
+ * `besideDevDatabase: false` (the CLI) refuses to create ./data/latch.db beside an existing
+ * ./data/dev.db: that is dev mode's database with DATABASE_URL forgotten, and a tenant created in
+ * a new file would never show on the dev server. (The server may: production after a dev trial.)
  */
-export function checkDatabaseLocation(databaseUrl: string, options: { mayCreate: boolean }): DatabaseLocation {
+export function checkDatabaseLocation(databaseUrl: string, options: { mayCreate: boolean; besideDevDatabase?: boolean }): DatabaseLocation {
   const description = describeDatabase(databaseUrl);
   const file = sqliteFileOf(databaseUrl);
   if (file === undefined || existsSync(file)) return { description, isNew: false };
-  if (!options.mayCreate) {
-    const devDatabase = resolve("data/dev.db");
-    const hint = existsSync(devDatabase) && file !== devDatabase ? ` Dev mode's database is ${devDatabase}: DATABASE_URL=sqlite:./data/dev.db npm run latch -- …` : "";
-    throw new ConfigError([`DATABASE_URL: there is no SQLite database at ${file}. The server creates it at its first start (or run \`latch migrate\`).${hint}`]);
+  const devDatabase = resolve("data/dev.db");
+  const devHint = existsSync(devDatabase) ? ` Dev mode's database is ${devDatabase}: DATABASE_URL=sqlite:./data/dev.db npm run latch -- …` : "";
+  if (!options.mayCreate || (options.besideDevDatabase === false && devHint !== "" && file === resolve("data/latch.db"))) {
+    throw new ConfigError([`DATABASE_URL: there is no SQLite database at ${file}. The server creates it at its first start (or run \`latch migrate\`).${devHint}`]);
   }
   if (!existsSync(dirname(file)) && dirname(file) !== DEFAULT_DATA_DIR) {
     throw new ConfigError([`DATABASE_URL names a SQLite file in ${dirname(file)}, a directory that does not exist: check it for a typo, or create the directory first`]);

@@ -102,25 +102,38 @@ test("the start-up log names the database, says when it was created now, and tha
   assert.ok(!second.some((l) => l.msg === "created a new, empty database"));
 });
 
-test("the CLI never creates a database: on a missing file it says so, points at dev mode's, and exits 1; `latch migrate` creates it", async (t) => {
+test("the CLI creates a database only for `migrate` and `tenant create`, never beside dev mode's, and says so", async (t) => {
   const dir = tempDir(t);
   mkdirSync(join(dir, "data"));
-  writeFileSync(join(dir, "data", "dev.db"), ""); // dev mode ran here; the operator forgot DATABASE_URL
   const env = baseEnv({});
   delete env.DATABASE_URL;
-  const listed = await runToExit("src/cli/main.ts", env, { cwd: dir, args: ["tenant", "list"] });
+  const latch = (...args: string[]) => runToExit("src/cli/main.ts", env, { cwd: dir, args });
+  const settings = JSON.stringify({ emailVerificationWebhook: "https://hooks.example.net/v", passwordResetWebhook: "https://hooks.example.net/r", magicLoginWebhook: "https://hooks.example.net/m" });
+
+  const listed = await latch("tenant", "list");
   assert.equal(listed.code, 1, listed.output);
   assert.ok(listed.output.includes(`there is no SQLite database at ${join(dir, "data", "latch.db")}`), listed.output);
-  assert.ok(listed.output.includes(`Dev mode's database is ${join(dir, "data", "dev.db")}: DATABASE_URL=sqlite:./data/dev.db npm run latch`), listed.output);
   assert.doesNotMatch(listed.output, /^\s+at /m);
-  assert.ok(!existsSync(join(dir, "data", "latch.db")), "the command created nothing");
+  assert.ok(!existsSync(join(dir, "data", "latch.db")), "a list created nothing");
 
-  const migrated = await runToExit("src/cli/main.ts", env, { cwd: dir, args: ["migrate"] });
-  assert.equal(migrated.code, 0, migrated.output);
-  assert.ok(existsSync(join(dir, "data", "latch.db")));
-  const again = await runToExit("src/cli/main.ts", env, { cwd: dir, args: ["tenant", "list"] });
+  writeFileSync(join(dir, "data", "dev.db"), ""); // dev mode ran here; the operator forgot DATABASE_URL
+  const besideDev = await latch("tenant", "create", "--domain", "shop.test", "--settings", settings);
+  assert.equal(besideDev.code, 1, besideDev.output);
+  assert.ok(besideDev.output.includes(`Dev mode's database is ${join(dir, "data", "dev.db")}: DATABASE_URL=sqlite:./data/dev.db npm run latch`), besideDev.output);
+  assert.ok(!existsSync(join(dir, "data", "latch.db")), "no tenant in a file the dev server never reads");
+  rmSync(join(dir, "data", "dev.db"));
+
+  const created = await latch("tenant", "create", "--domain", "shop.test", "--settings", settings);
+  assert.equal(created.code, 0, created.output);
+  assert.ok(created.output.includes(`latch: creating a new, empty database: SQLite ${join(dir, "data", "latch.db")}`), created.output);
+  const again = await latch("tenant", "list");
   assert.equal(again.code, 0, again.output);
-  assert.deepEqual(JSON.parse(again.output), { tenants: [], nextCursor: null });
+  assert.deepEqual((JSON.parse(again.output) as { tenants: { domain: string }[] }).tenants.map((tenant) => tenant.domain), ["shop.test"]);
+
+  const elsewhere = join(dir, "elsewhere.db");
+  const migrated = await runToExit("src/cli/main.ts", { ...env, DATABASE_URL: `sqlite:${elsewhere}` }, { cwd: dir, args: ["migrate"] });
+  assert.equal(migrated.code, 0, migrated.output);
+  assert.ok(existsSync(elsewhere), "`latch migrate` creates it");
 });
 
 test("`npm start` builds only when the build is missing or older than its sources", async (t) => {

@@ -113,8 +113,9 @@ export async function runCli(argv: string[]): Promise<number> {
   let deps: Deps | undefined;
   try {
     const config = loadConfig();
-    // Only `latch migrate` may create a database: a command on a file that is not there was meant for another one.
-    checkDatabaseLocation(config.databaseUrl, { mayCreate: group === "migrate" });
+    // Only `latch migrate` and `tenant create` may create a database: another command on a file that is not there was meant for another one.
+    const database = checkDatabaseLocation(config.databaseUrl, { mayCreate: group === "migrate" || (group === "tenant" && command === "create"), besideDevDatabase: false });
+    if (database.isNew) process.stderr.write(`latch: creating a new, empty database: ${database.description}\n`);
     deps = await createDeps(config, { log: createLogger(config.logLevel === "info" ? "warn" : config.logLevel, pino.destination(2)), migrate: group === "migrate" || undefined });
     if (group === "migrate") {
       process.stdout.write(`${JSON.stringify({ migrated: true })}\n`);
