@@ -1,7 +1,9 @@
 /**
  * The hosted pages' browser script (bundled by `npm run build:ui` into dist/ui/hosted.js). The
- * pages work without it; it gives the ALTCHA widget its workers and sends forms through the API.
+ * pages work without it; it gives the ALTCHA widget its workers, keeps a submit pressed while the
+ * widget is still solving, and sends forms through the API.
  */
+import { sendFormsWhenBotCheckSolved } from "./bot-check.js";
 import { enhanceForms } from "./enhance.js";
 
 interface AltchaGlobal {
@@ -22,4 +24,5 @@ function registerAltchaWorkers(): void {
 }
 
 registerAltchaWorkers();
+sendFormsWhenBotCheckSolved(document);
 enhanceForms(document);

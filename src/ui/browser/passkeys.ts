@@ -17,9 +17,11 @@ interface AltchaWidget extends HTMLElement {
 
 /**
  * Login options fetched for autofill and not used yet: the button uses them (its own request would
- * abort the autofill one), so a member never waits for a second bot check.
+ * abort the autofill one), so a member never waits for a second bot check. A promise from the
+ * start of the autofill's bot check: a button pressed while that check is solving is sent when it
+ * is solved (bot-check.ts), and must wait for these options, not spend the same answer again.
  */
-let autofillOptions: LoginOptions | undefined;
+let autofillOptions: Promise<LoginOptions | undefined> | undefined;
 
 /** Shows the passkey forms, and hides the note that says what is missing, when WebAuthn is there. */
 export function revealPasskeyForms(root: Document): void {
@@ -58,8 +60,9 @@ async function finishLogin(client: LatchClient, response: Awaited<ReturnType<typ
 }
 
 export async function signInWithPasskey(client: LatchClient, fields: Fields): Promise<string> {
-  const optionsJSON = autofillOptions ?? (await client.startPasskeyLogin({ ...(fields["bot-challenge-response"] ? { "bot-challenge-response": fields["bot-challenge-response"] } : {}) }));
+  const held = autofillOptions;
   autofillOptions = undefined;
+  const optionsJSON = (await held) ?? (await client.startPasskeyLogin({ ...(fields["bot-challenge-response"] ? { "bot-challenge-response": fields["bot-challenge-response"] } : {}) }));
   let response;
   try {
     response = await startAuthentication({ optionsJSON: optionsJSON as never });
@@ -78,23 +81,41 @@ export async function signInWithPasskey(client: LatchClient, fields: Fields): Pr
 export async function offerPasskeyAutofill(root: Document, client: LatchClient, refused: (form: HTMLFormElement, error: unknown) => void): Promise<void> {
   const form = root.querySelector<HTMLFormElement>('form[data-latch-form="passkeyLogin"]');
   if (!form || !browserSupportsWebAuthn() || !(await browserSupportsWebAuthnAutofill())) return;
+  const widget = form.querySelector<AltchaWidget>("altcha-widget");
+  const options = fetchAutofillOptions(client, widget);
+  autofillOptions = options;
+  const optionsJSON = await options;
+  if (!optionsJSON) return;
   let response;
   try {
-    const widget = form.querySelector<AltchaWidget>("altcha-widget");
-    const bot = widget ? (await widget.verify?.())?.payload : undefined;
-    if (widget && !bot) return;
-    autofillOptions = await client.startPasskeyLogin(bot ? { "bot-challenge-response": bot } : {});
-    // Its answer is spent; the button needs none while these options wait.
-    widget?.reset?.();
-    response = await startAuthentication({ optionsJSON: autofillOptions as never, useBrowserAutofill: true });
+    response = await startAuthentication({ optionsJSON: optionsJSON as never, useBrowserAutofill: true });
   } catch {
-    // Aborted by the button (which takes over the same options), or no options: the button remains.
+    // Aborted by the button, which took over the same options: the button goes on.
     return;
   }
   autofillOptions = undefined;
   try {
     window.location.assign(await finishLogin(client, response));
   } catch (error) {
+    // The widget's answer was spent on these options: the button's next press solves anew.
+    widget?.reset?.();
     refused(form, error);
+  }
+}
+
+/**
+ * The bot check (ALTCHA's proof of work, in the background) and the login options, or undefined
+ * when either fails: the button then asks for options itself. The widget is left "verified" after
+ * its answer is spent, so the button isn't stopped by the widget's required checkbox: it uses
+ * these options and needs no new answer.
+ */
+async function fetchAutofillOptions(client: LatchClient, widget: AltchaWidget | null): Promise<LoginOptions | undefined> {
+  try {
+    const bot = widget ? (await widget.verify?.())?.payload : undefined;
+    if (widget && !bot) return undefined;
+    return await client.startPasskeyLogin(bot ? { "bot-challenge-response": bot } : {});
+  } catch {
+    widget?.reset?.();
+    return undefined;
   }
 }
