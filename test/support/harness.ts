@@ -138,7 +138,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
   const receiver = await new WebhookReceiver().start();
   let seed = 0;
   const build = async () => {
-    const deps = await createDeps(config, { clock, random: seededRandom(`latch-test-${seed++}`), log: createLogger("info", sink), altchaDifficulty: CHEAP_ALTCHA });
+    const deps = await createDeps(config, { clock, random: seededRandom(`latch-test-${seed++}`), log: createLogger(config.logLevel, sink), altchaDifficulty: CHEAP_ALTCHA });
     return { deps, app: await buildApp(deps) };
   };
   let { deps, app } = await build();
