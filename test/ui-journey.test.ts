@@ -65,9 +65,18 @@ test("register, verify, log in, change password, enrol 2FA, log out, log in with
   assert.ok(injected.includes(secret) && !injected.includes("AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"), "a posted secret is never shown back");
   h.clock.advance(30 * SECOND);
   const enabled = assertPage(await postForm(h, "/ui/two-factor/enable", { secret, code: totpAt(secret, h.clock.now()) }, { cookie }));
-  const codes = [...enabled.matchAll(/<li><code>([a-z0-9-]+)<\/code><\/li>/g)].map((m) => m[1]!);
-  assert.equal(codes.length, 10, "ten recovery codes shown");
+  const shownCodes = (page: string) => [...page.matchAll(/<li><span class="code-number" aria-hidden="true">(\d+)\.<\/span> <code>([a-z0-9-]+)<\/code><\/li>/g)];
+  assert.deepEqual(shownCodes(enabled).map((m) => m[1]), ["1", "2", "3", "4", "5", "6", "7", "8", "9", "10"], "ten recovery codes shown, numbered");
+  assert.match(enabled, /role="status">Two-factor authentication is on\. Your other sessions have been logged out\./);
   assert.match(assertPage(await getPage(h, "/ui/account", { cookie })), /<dd>On<\/dd>/);
+  // Issue 16: new codes, in the same list; that page no longer claims other sessions were logged out (none are).
+  h.clock.advance(30 * SECOND);
+  const regenerated = assertPage(await postForm(h, "/ui/two-factor/recovery-codes", { code: totpAt(secret, h.clock.now()) }, { cookie }));
+  assert.match(regenerated, /role="status">You have new recovery codes\. Your old ones no longer work\./);
+  assert.doesNotMatch(regenerated, /sessions have been logged out/);
+  const codes = shownCodes(regenerated).map((m) => m[2]!);
+  assert.equal(codes.length, 10, "ten new recovery codes shown");
+  assert.equal(codes.filter((c) => shownCodes(enabled).some((m) => m[2] === c)).length, 0, "none of the old ones");
 
   assertSeeOther(await postForm(h, "/ui/logout", {}, { cookie }), "/ui/login?notice=logged-out");
   assert.equal(await sessionStatus(h, cookie), 401, "logged out");

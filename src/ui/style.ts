@@ -40,7 +40,10 @@ dl{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1rem}
 dt{font-weight:600}dd{margin:0;overflow-wrap:anywhere}
 code,.secret{font-family:ui-monospace,monospace;overflow-wrap:anywhere}
 .secret{font-size:1.1rem;letter-spacing:.05em}
-ol.codes{font-family:ui-monospace,monospace;font-size:1.1rem;columns:2}
+ol.codes{list-style:none;padding:0;margin:1rem 0;font-family:ui-monospace,monospace;font-size:1.05rem;columns:2 14em;column-gap:2rem}
+ol.codes li{display:flex;align-items:baseline;gap:1ch;break-inside:avoid;margin:0 0 .4rem}
+ol.codes .code-number{flex:none;min-width:3ch;text-align:right;color:#4a4a4a;user-select:none}
+ol.codes code{white-space:nowrap;overflow-wrap:normal;font-weight:600}
 img.qr{display:block;width:240px;height:240px;margin:.5rem 0;border:1px solid #a1a1aa}
 .actions{display:flex;flex-wrap:wrap;gap:.75rem;align-items:center;margin:1rem 0}
 form.inline{display:inline}

@@ -249,7 +249,8 @@ test("log in with the keyboard only: a wrong password is announced in the focuse
   await typeInto(page, "Code from your authenticator app", await nextTotpCode());
   await pressButton(page, "Turn on two-factor authentication");
   await expectHeading(page, "Save your recovery codes");
-  member.recoveryCodes = (await page.getByRole("list", { name: "Recovery codes" }).getByRole("listitem").allInnerTexts()).map((c) => c.trim());
+  // Each item is its number and its code (issue 16): the code alone is what a member types back.
+  member.recoveryCodes = (await page.getByRole("list", { name: "Recovery codes" }).getByRole("listitem").locator("code").allInnerTexts()).map((c) => c.trim());
   assert.equal(member.recoveryCodes.length, 10);
   assert.equal(new Set(member.recoveryCodes).size, 10);
   await recordStep(page, "recovery codes");
