@@ -19,7 +19,11 @@ export interface AltchaDifficulty {
   counterMax: number;
 }
 
-/** altcha-lib's recommended production setting: a browser solves it in about a second. */
+/**
+ * The setting in altcha-lib's README. The widget tries counters from 0 up, one PBKDF2 of `cost`
+ * iterations each, so a solve is ~7,500 derivations on average: seconds, not one (README, "Bot
+ * protection", has the measured time; bench/altcha-solve.ts measures it).
+ */
 export const DEFAULT_ALTCHA_DIFFICULTY: AltchaDifficulty = { algorithm: "PBKDF2/SHA-256", cost: 5_000, counterMin: 5_000, counterMax: 10_000 };
 export const ALTCHA_CHALLENGE_TTL_MS = 10 * MINUTE;
 
