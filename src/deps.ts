@@ -21,6 +21,8 @@ import { keyedSubjectHasher, type SubjectHasher } from "./security/hashing.js";
 import { describeDatabase, migrateToLatest, openDatabase, type OpenedDatabase } from "./store/database.js";
 import { asStartError } from "./start-up.js";
 import { Store } from "./store/index.js";
+import { SessionTouches } from "./store/session-touches.js";
+import { LAST_SEEN_RESOLUTION_MS } from "./store/sessions.js";
 import type { Counters } from "./store/counters.js";
 import { RedisCounters } from "./store/redis-counters.js";
 import { createLogger } from "./logging.js";
@@ -125,7 +127,8 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     throw err;
   }
   const subjects = keyedSubjectHasher(secrets.deriveSecret("lockout-and-limit-subjects"));
-  const store = new Store(db, dialect, reader, subjects);
+  const touches = new SessionTouches(db, (err) => log.warn({ err }, "writing sessions' last-seen times failed; kept for the next try"), LAST_SEEN_RESOLUTION_MS);
+  const store = new Store(db, dialect, reader, subjects, touches);
   const counters = redis ?? store.limits;
   const metrics = new Metrics({ countOutboxBacklog: () => store.outbox.countPendingDeliveries(), log });
   const altcha = createAltchaProvider({

@@ -60,8 +60,8 @@ export async function createSession(tx: Store, deps: Deps, tenant: Tenant, recor
 }
 
 /**
- * One indexed lookup; a session of another tenant is simply not found (D6). `last_seen_at` is
- * written when it is a minute old or more (D24), so a busy session costs one write a minute.
+ * One indexed lookup; a session of another tenant is simply not found (D6). `last_seen_at` moves
+ * when it is a minute old or more (D24), written behind with other sessions' (store/session-touches.ts).
  */
 export async function findActiveSession(deps: Deps, tenant: Tenant, sessionId: string | undefined): Promise<ActiveSession | undefined> {
   if (!sessionId) return undefined;
@@ -69,7 +69,7 @@ export async function findActiveSession(deps: Deps, tenant: Tenant, sessionId: s
   const now = deps.clock.now();
   const record = await deps.store.sessions.findLiveSession(tenant.id, idHash, now);
   if (!record || record.memberStatus === MemberStatus.locked) return undefined;
-  if (now - record.lastSeenAt >= LAST_SEEN_RESOLUTION_MS) await deps.store.sessions.touchSession(tenant.id, idHash, now);
+  if (now - record.lastSeenAt >= LAST_SEEN_RESOLUTION_MS) deps.store.sessions.touchSession(tenant.id, idHash, now);
   const is2FAEnabled = record.twoFactorStatus === "Enabled";
   return {
     memberId: record.memberId,

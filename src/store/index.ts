@@ -12,7 +12,8 @@ import type { SubjectHasher } from "../security/hashing.js";
 import { LimitStore } from "./limits.js";
 import { MemberStore } from "./members.js";
 import { OutboxStore } from "./outbox.js";
-import { SessionStore } from "./sessions.js";
+import { SessionTouches } from "./session-touches.js";
+import { LAST_SEEN_RESOLUTION_MS, SessionStore } from "./sessions.js";
 import { TenantStore } from "./tenants.js";
 import { TokenStore } from "./tokens.js";
 import { TwoFactorStore } from "./two-factor.js";
@@ -50,10 +51,12 @@ export class Store {
     private readonly reader: SnapshotReader | undefined,
     /** D25: how emails are keyed in lockout rows (a keyed hash, from SECRETS_KEY). */
     private readonly subjects: SubjectHasher,
+    /** `last_seen_at` written behind: made by the root store (deps.ts passes one that logs a failed write), shared with its transactions' stores. */
+    private readonly touches: SessionTouches = new SessionTouches(db, () => undefined, LAST_SEEN_RESOLUTION_MS),
   ) {
     this.tenants = new TenantStore(db, dialect);
     this.members = new MemberStore(db, dialect);
-    this.sessions = new SessionStore(db, reader);
+    this.sessions = new SessionStore(db, reader, touches);
     this.tokens = new TokenStore(db, dialect);
     this.limits = new LimitStore(db, subjects);
     this.outbox = new OutboxStore(db, dialect);
@@ -67,7 +70,7 @@ export class Store {
 
   /** No network and no password hashing inside: the transaction holds the write lock (habit 7). */
   transaction<T>(work: (store: Store) => Promise<T>): Promise<T> {
-    return this.db.transaction().execute((trx) => work(new Store(trx, this.dialect, undefined, this.subjects)));
+    return this.db.transaction().execute((trx) => work(new Store(trx, this.dialect, undefined, this.subjects, this.touches)));
   }
 
   /**
@@ -93,7 +96,13 @@ export class Store {
     return isMigrated(this.db);
   }
 
+  /** Writes what is kept in memory (sessions' last-seen times) now; close() does it too. */
+  flushPending(): Promise<void> {
+    return this.touches.flush();
+  }
+
   async close(): Promise<void> {
+    await this.touches.flush();
     await this.db.destroy();
     this.reader?.close();
   }

@@ -3,6 +3,7 @@ import type { Database } from "./schema.js";
 import type { MemberStatus, TwoFactorStatus } from "../model.js";
 import { PreparedQuery } from "./prepared.js";
 import type { SnapshotReader } from "./dialects.js";
+import type { SessionTouches } from "./session-touches.js";
 
 export interface SessionRecord {
   memberId: number;
@@ -40,7 +41,9 @@ export class SessionStore {
   constructor(
     private readonly db: Kysely<Database>,
     /** SQLite outside a transaction: the session check reads the committed snapshot directly. */
-    private readonly reader?: SnapshotReader,
+    private readonly reader: SnapshotReader | undefined,
+    /** `last_seen_at` written behind, shared by the root store and its transactions. */
+    private readonly touches: SessionTouches,
   ) {}
 
   async insertSession(tenantId: string, idHash: string, memberId: number, origin: SessionOrigin, now: number, expiresAt: number): Promise<void> {
@@ -62,15 +65,12 @@ export class SessionStore {
       .execute();
   }
 
-  /** Moves `last_seen_at` forward when it is a minute old or more; a no-op otherwise (idempotent under races). */
-  async touchSession(tenantId: string, idHash: string, now: number): Promise<void> {
-    await this.db
-      .updateTable("sessions")
-      .set({ last_seen_at: now })
-      .where("tenant_id", "=", tenantId)
-      .where("id_hash", "=", idHash)
-      .where("last_seen_at", "<=", now - LAST_SEEN_RESOLUTION_MS)
-      .execute();
+  /**
+   * Moves `last_seen_at` forward when it is a minute old or more; a no-op otherwise (idempotent
+   * under races). Written behind, with other sessions' (session-touches.ts); this process reads it at once.
+   */
+  touchSession(tenantId: string, idHash: string, now: number): void {
+    this.touches.touch(tenantId, idHash, now);
   }
 
   /** The session check: one primary-key lookup joined to the member row by its primary key. */
@@ -91,7 +91,7 @@ export class SessionStore {
         memberId: Number(row.member_id),
         createdAt: Number(row.created_at),
         expiresAt: Number(row.expires_at),
-        lastSeenAt: Number(row.last_seen_at),
+        lastSeenAt: this.touches.seenAt(tenantId, idHash, Number(row.last_seen_at)),
         memberStatus: row.status as MemberStatus,
         twoFactorStatus: row.two_factor_status as TwoFactorStatus,
         byPasskey: Number(row.by_passkey) === 1,
@@ -132,7 +132,7 @@ export class SessionStore {
   async listMemberSessions(tenantId: string, memberId: number, now: number): Promise<SessionSummary[]> {
     const rows = await this.db
       .selectFrom("sessions")
-      .select(["public_id", "created_at", "last_seen_at", "expires_at", "ip", "user_agent", "country"])
+      .select(["public_id", "id_hash", "created_at", "last_seen_at", "expires_at", "ip", "user_agent", "country"])
       .where("tenant_id", "=", tenantId)
       .where("member_id", "=", memberId)
       .where("expires_at", ">", now)
@@ -142,7 +142,7 @@ export class SessionStore {
     return rows.map((r) => ({
       publicId: r.public_id,
       createdAt: Number(r.created_at),
-      lastSeenAt: Number(r.last_seen_at),
+      lastSeenAt: this.touches.seenAt(tenantId, r.id_hash, Number(r.last_seen_at)),
       expiresAt: Number(r.expires_at),
       ip: r.ip,
       userAgent: r.user_agent,

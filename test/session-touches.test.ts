@@ -1,0 +1,62 @@
+/**
+ * Issue 17: a session's `last_seen_at` is written behind, in one transaction for every session
+ * seen, instead of a commit (an fsync on SQLite's event loop) per session check. What a member or
+ * admin reads is unchanged in this process; the row follows at the flush, and a closing store
+ * writes what it kept. Both stores.
+ */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { createHarness, get, login, post, registerVerifiedMember, sessionCookieOf, type Harness } from "./support/harness.js";
+
+async function storedSeenAt(h: Harness): Promise<number[]> {
+  const rows = await h.db.selectFrom("sessions").select("last_seen_at").orderBy("created_at").orderBy("public_id").execute();
+  return rows.map((r) => Number(r.last_seen_at));
+}
+
+async function signIn(h: Harness, email: string): Promise<string> {
+  await registerVerifiedMember(h, email);
+  const response = await login(h, email);
+  assert.equal(response.statusCode, 200, response.body);
+  return sessionCookieOf(response)!;
+}
+
+test("a session check a minute later writes nothing at once; the member sees the new time, and the row holds it after the flush", async (t) => {
+  const h = await createHarness();
+  t.after(() => h.close());
+  const start = h.clock.now();
+  const cookies = [await signIn(h, "ada@example.org"), await signIn(h, "grace@example.org")];
+  assert.deepEqual(await storedSeenAt(h), [start, start]);
+
+  h.clock.advance(60_000);
+  for (const cookie of cookies) assert.equal((await get(h, "/auth/session", { cookie })).statusCode, 200);
+  assert.deepEqual(await storedSeenAt(h), [start, start], "no write on the session check");
+  const listed = await get(h, "/auth/sessions", { cookie: cookies[0] });
+  assert.equal(listed.json<{ sessions: { lastSeenAt: string }[] }>().sessions[0]!.lastSeenAt, new Date(start + 60_000).toISOString(), "this process reads it at once");
+
+  await h.deps.store.flushPending();
+  assert.deepEqual(await storedSeenAt(h), [start + 60_000, start + 60_000], "both rows, in one flush");
+});
+
+test("closing the store writes what it kept", async (t) => {
+  const h = await createHarness();
+  t.after(() => h.close().catch(() => undefined));
+  const start = h.clock.now();
+  const cookie = await signIn(h, "ada@example.org");
+  h.clock.advance(90_000);
+  assert.equal((await get(h, "/auth/session", { cookie })).statusCode, 200);
+  await h.deps.store.close();
+  assert.deepEqual(await storedSeenAt(h), [start + 90_000]);
+});
+
+test("a logout between the check and the flush is not undone: the flush finds no row", async (t) => {
+  const h = await createHarness();
+  t.after(() => h.close());
+  const cookie = await signIn(h, "ada@example.org");
+  h.clock.advance(60_000);
+  assert.equal((await get(h, "/auth/session", { cookie })).statusCode, 200);
+  const out = await post(h, "/auth/logout", {}, { cookie });
+  assert.equal(out.statusCode, 200, out.body);
+  await h.deps.store.flushPending();
+  assert.deepEqual(await storedSeenAt(h), []);
+  assert.equal((await get(h, "/auth/session", { cookie })).statusCode, 401);
+});
