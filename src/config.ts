@@ -1,5 +1,6 @@
 /** Environment -> typed, validated, frozen Config (D17). Every bad variable gets its own message. */
 import { DEFAULT_BREACH_CHECK_URL, type BreachCheckMode } from "./providers/breach.js";
+import { DEFAULT_AUDIT_RETENTION_DAYS, DEFAULT_PENDING_RETENTION_DAYS } from "./rules.js";
 
 export interface Config {
   port: number;
@@ -93,8 +94,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   };
   const databasePoolSize = integer("DATABASE_POOL_SIZE", 10, 1, 500);
   const databaseStatementTimeoutMs = integer("DATABASE_STATEMENT_TIMEOUT_MS", 5000, 100, 600_000);
-  const auditRetentionDays = integer("AUDIT_RETENTION_DAYS", 365, 1, 36_500);
-  const pendingRetentionDays = integer("PENDING_RETENTION_DAYS", 7, 1, 3650);
+  const auditRetentionDays = integer("AUDIT_RETENTION_DAYS", DEFAULT_AUDIT_RETENTION_DAYS, 1, 36_500);
+  const pendingRetentionDays = integer("PENDING_RETENTION_DAYS", DEFAULT_PENDING_RETENTION_DAYS, 1, 3650);
 
   const breachCheckUrl = text("BREACH_CHECK_URL") ?? DEFAULT_BREACH_CHECK_URL;
   if (!URL.canParse(breachCheckUrl)) problems.push("BREACH_CHECK_URL must be a URL");

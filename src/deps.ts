@@ -22,7 +22,7 @@ import { describeDatabase, migrateToLatest, openDatabase, type OpenedDatabase } 
 import { asStartError } from "./start-up.js";
 import { Store } from "./store/index.js";
 import { SessionTouches } from "./store/session-touches.js";
-import { LAST_SEEN_RESOLUTION_MS } from "./store/sessions.js";
+import { LAST_SEEN_RESOLUTION_MS } from "./rules.js";
 import type { Counters } from "./store/counters.js";
 import { RedisCounters } from "./store/redis-counters.js";
 import { createLogger } from "./logging.js";

@@ -4,17 +4,15 @@
  * retry. Rows survive restarts because they live in the store; a crashed sender's lease expires.
  */
 import type { Logger } from "pino";
-import { HOUR, MINUTE, SECOND, type Clock } from "../core/clock.js";
+import { MINUTE, SECOND, type Clock } from "../core/clock.js";
 import type { Random } from "../core/random.js";
+import { WEBHOOK_FIRST_RETRY_MS as FIRST_RETRY_MS, WEBHOOK_MAX_RETRY_DELAY_MS as MAX_RETRY_DELAY_MS, WEBHOOK_RETRY_FOR_MS as RETRY_FOR_MS } from "../rules.js";
 import type { Metrics } from "../metrics.js";
 import type { SecretBox } from "../security/secret-box.js";
 import type { Store } from "../store/index.js";
 import type { ClaimedDelivery } from "../store/outbox.js";
 import { sendWebhook } from "./webhook-sender.js";
 
-export const RETRY_FOR_MS = 24 * HOUR;
-const FIRST_RETRY_MS = 10 * SECOND;
-const MAX_RETRY_DELAY_MS = 1 * HOUR;
 const ATTEMPT_TIMEOUT_MS = 10 * SECOND;
 const LEASE_MS = 2 * MINUTE;
 const BATCH = 20;

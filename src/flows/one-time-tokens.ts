@@ -1,20 +1,22 @@
 /** Issuing one-time tokens (spec 2.3, D7) and the links that carry them. */
-import { DAY, HOUR, MINUTE } from "../core/clock.js";
+import { MINUTE } from "../core/clock.js";
 import { randomToken } from "../core/random.js";
 import type { Deps } from "../deps.js";
 import { AuthError } from "../errors.js";
 import { linkPages, type Tenant, type TokenKind } from "../model.js";
 import { loginCodeHash, sha256Hex } from "../security/hashing.js";
 import { parseRecordId } from "../security/identity.js";
+import { RESET_TOKEN_LIFETIME_MS, TOKEN_LIFETIMES_MS } from "../rules.js";
 import type { Store } from "../store/index.js";
 
-/** D24: an email change link lives 1 h; a "this wasn't me" link 7 days, long enough to read an alert late. */
-const fixedLifetimes: Partial<Record<TokenKind, number>> = { verify_email: 24 * HOUR, magic_login: 15 * MINUTE, email_change: HOUR, secure_account: 7 * DAY };
+/** Every kind but the password reset has a fixed lifetime (rules.ts). */
+const fixedLifetimes: Partial<Record<TokenKind, number>> = TOKEN_LIFETIMES_MS;
 
 export function tokenLifetimeMs(tenant: Tenant, kind: TokenKind): number {
   const fixed = fixedLifetimes[kind];
   if (fixed !== undefined) return fixed;
-  return Math.min(Math.max(tenant.settings.resetTokenTtlMinutes, 15), 24 * 60) * MINUTE || 1 * HOUR;
+  const { default: fallback, min, max } = RESET_TOKEN_LIFETIME_MS;
+  return Math.min(Math.max(tenant.settings.resetTokenTtlMinutes * MINUTE, min), max) || fallback;
 }
 
 export interface IssueOptions {

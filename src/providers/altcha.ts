@@ -8,8 +8,8 @@
 import { createChallenge, verifySolution, type Challenge, type Payload } from "altcha-lib";
 import { deriveKey as derivePbkdf2 } from "altcha-lib/algorithms/pbkdf2";
 import { deriveKey as deriveSha } from "altcha-lib/algorithms/sha";
-import { MINUTE } from "../core/clock.js";
 import { randomIntBetween, type Random } from "../core/random.js";
+import { ALTCHA_CHALLENGE_TTL_MS } from "../rules.js";
 import { sha256Hex } from "../security/hashing.js";
 
 export interface AltchaDifficulty {
@@ -25,7 +25,6 @@ export interface AltchaDifficulty {
  * protection", has the measured time; bench/altcha-solve.ts measures it).
  */
 export const DEFAULT_ALTCHA_DIFFICULTY: AltchaDifficulty = { algorithm: "PBKDF2/SHA-256", cost: 5_000, counterMin: 5_000, counterMax: 10_000 };
-export const ALTCHA_CHALLENGE_TTL_MS = 10 * MINUTE;
 
 export interface AltchaOptions {
   /** HMAC secrets: one signs the challenge, one the derived key (altcha-lib's deterministic mode). */

@@ -7,16 +7,9 @@
  * never exceed it, so a burst of guesses gets at most three checked, and a correct password is
  * never counted as a failure: a fourth concurrent login waits for a place instead of being refused.
  */
-import { DAY, HOUR, SECOND } from "../core/clock.js";
+import { CHECK_ABANDONED_AFTER_MS, FAILURES_BEFORE_LOCKOUT, LOCKOUT_DURATIONS_MS } from "../rules.js";
 
-export const FAILURES_BEFORE_LOCKOUT = 3;
-export const LOCKOUT_DURATIONS_MS = [1 * HOUR, 4 * HOUR, 24 * HOUR, 7 * DAY] as const;
-/**
- * Checks still in flight this long after the last one started were lost with their process (or
- * with a database that failed under them): their places are given back. Not counted as failures:
- * a check that never answered told its caller nothing about the password.
- */
-export const CHECK_ABANDONED_AFTER_MS = 60 * SECOND;
+export { CHECK_ABANDONED_AFTER_MS };
 
 export interface LockoutState {
   failures: number;

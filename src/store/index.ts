@@ -5,6 +5,7 @@
 import type { Kysely } from "kysely";
 import type { Database } from "./schema.js";
 import { DAY } from "../core/clock.js";
+import { DEFAULT_AUDIT_RETENTION_DAYS, LAST_SEEN_RESOLUTION_MS, ORIGIN_MEMORY_MS, REGISTRATION_MEMORY_MS, RETENTION_MS } from "../rules.js";
 import { AuditStore } from "./audit.js";
 import { isMigrated } from "./database.js";
 import type { DialectName, SnapshotReader } from "./dialects.js";
@@ -13,7 +14,7 @@ import { LimitStore } from "./limits.js";
 import { MemberStore } from "./members.js";
 import { OutboxStore } from "./outbox.js";
 import { SessionTouches } from "./session-touches.js";
-import { LAST_SEEN_RESOLUTION_MS, SessionStore } from "./sessions.js";
+import { SessionStore } from "./sessions.js";
 import { TenantStore } from "./tenants.js";
 import { TokenStore } from "./tokens.js";
 import { TwoFactorStore } from "./two-factor.js";
@@ -22,13 +23,8 @@ import { EmailRequestStore } from "./email-requests.js";
 import { RegistrationStore } from "./registrations.js";
 import { PasskeyStore } from "./passkeys.js";
 
-export const RETENTION_MS = 30 * DAY;
-/** Audit events: AUDIT_RETENTION_DAYS, 365 by default (they hold IPs, user agents and places). */
-export const DEFAULT_AUDIT_RETENTION_MS = 365 * DAY;
-/** A country or network unused this long is forgotten: a login from it is new again (D16). */
-export const ORIGIN_MEMORY_MS = 180 * DAY;
-/** A pending account's registration outlives its link this long, so a late login still hears email_not_verified (D18). */
-export const REGISTRATION_MEMORY_MS = 7 * DAY;
+/** Retention (D25): every number in rules.ts. */
+const DEFAULT_AUDIT_RETENTION_MS = DEFAULT_AUDIT_RETENTION_DAYS * DAY;
 
 export class Store {
   readonly tenants: TenantStore;

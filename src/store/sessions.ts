@@ -33,8 +33,6 @@ export interface SessionSummary extends SessionOrigin {
   expiresAt: number;
 }
 
-/** How often the session check may write `last_seen_at`: at most once a minute per session. */
-export const LAST_SEEN_RESOLUTION_MS = 60_000;
 
 /** Sessions are keyed by the SHA-256 of the cookie value; the cookie itself is never stored. */
 export class SessionStore {
