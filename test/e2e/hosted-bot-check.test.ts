@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { Page } from "playwright-core";
 import { readAltchaState } from "./support/altcha.js";
+import { saveStep } from "./support/artifacts.js";
 import { callApi, solveBotChallenge, verifiedDevMember, waitForEmail } from "./support/dev-api.js";
 import { heading, step } from "./support/journey.js";
 import { useE2eSuite } from "./support/suite.js";
@@ -106,4 +107,28 @@ test("a bot check that fails after the press shows its error and sends nothing",
   await step(page, "bot check failed after the press");
   assert.match(new URL(page.url()).pathname, /^\/ui\/magic-link$/);
   assert.deepEqual(posts, [], "nothing was sent");
+});
+
+test("with JavaScript off nothing changes: no widget runs, and the form is a plain post, sent at once", FLOW_TIMEOUT, async (t) => {
+  const context = await suite.browser.newContext({ baseURL: suite.server.baseURL, javaScriptEnabled: false, viewport: { width: 1280, height: 800 } });
+  t.after(() => context.close());
+  const page = await context.newPage();
+  const posts: string[] = [];
+  page.on("request", (request) => {
+    if (request.method() === "POST") posts.push(new URL(request.url()).pathname);
+  });
+  await page.goto("/ui/forgot-password");
+  await heading(page, "Forgot your password?");
+  // Playwright turns scripts off without telling the parser, so the <noscript> note is in the
+  // page but not drawn here. The widget never starts: it has no checkbox to require.
+  assert.match(await page.content(), /<noscript>.*This form checks that you are not a bot, which needs JavaScript/s);
+  assert.equal(await page.locator("altcha-widget input").count(), 0);
+  await page.getByRole("textbox", { name: "Email address" }).fill("nobody.yet@example.org");
+  await page.getByRole("button", { name: "Email me a reset link" }).click();
+  // The server's answer to a post without the widget's answer: the form again, with the error.
+  await page.locator("#error-summary").waitFor();
+  assert.deepEqual(posts, ["/ui/forgot-password"], "one plain form post, at once, to the page itself");
+  assert.match(await page.title(), /^Error: /);
+  // A screenshot only: axe-core runs as a page script, which this context refuses.
+  await saveStep(page, "forgot password with javascript off");
 });
