@@ -27,7 +27,7 @@ import type { Counters } from "./store/counters.js";
 import { RedisCounters } from "./store/redis-counters.js";
 import { createLogger } from "./logging.js";
 import { Metrics } from "./metrics.js";
-import { TenantCache } from "./flows/tenant-cache.js";
+import { TenantCache } from "./store/tenant-cache.js";
 import { DevMode } from "./dev/dev-mode.js";
 
 export interface Deps {

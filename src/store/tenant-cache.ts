@@ -7,7 +7,7 @@
  */
 import { SECOND, type Clock } from "../core/clock.js";
 import type { Tenant } from "../model.js";
-import type { TenantStore } from "../store/tenants.js";
+import type { TenantStore } from "./tenants.js";
 
 export const TENANT_CACHE_TTL_MS = 5 * SECOND;
 const TENANT_CACHE_SIZE = 10_000;
