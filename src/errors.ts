@@ -56,9 +56,32 @@ const defaultMessages: Record<ErrorCode, string> = {
   internal_error: "Something went wrong.",
 };
 
+/**
+ * One problem with a request's input, the one shape of `details` on `validation_failed` (issue 16):
+ * `field` names the input (dotted for nested fields, `settings.botProtection.provider`; empty for
+ * the input as a whole), `rule` the check that failed (a JSON Schema keyword such as `required` or
+ * `maxLength`, or Latch's own such as `email`), `message` says it to a person.
+ */
+export interface ValidationIssue {
+  field: string;
+  rule: string;
+  message: string;
+}
+
+/** `details` of an error body: the issues of `validation_failed`, or the failed rule names of `weak_password`. */
+export type ErrorDetails = readonly ValidationIssue[] | readonly string[];
+
+/** The issue a JSON Schema validator (ajv, TypeBox) reports: its pointer, keyword and params made into a field name. */
+export function validationIssueOf(error: { instancePath: string; keyword: string; message?: string; params?: Record<string, unknown> }, prefix = ""): ValidationIssue {
+  const names = error.instancePath.split("/").slice(1).map((part) => part.replace(/~1/g, "/").replace(/~0/g, "~"));
+  const named = error.params?.missingProperty ?? error.params?.additionalProperty;
+  if (typeof named === "string") names.push(named);
+  return { field: [prefix, ...names].filter(Boolean).join("."), rule: error.keyword, message: error.message ?? "is not valid" };
+}
+
 export interface AuthErrorOptions {
   message?: string;
-  details?: unknown;
+  details?: ErrorDetails;
   /** Seconds, sent as Retry-After with rate_limited. */
   retryAfterSeconds?: number;
   /** Internal cause: logged, never sent. */
@@ -75,7 +98,7 @@ export interface AuthErrorOptions {
 export class AuthError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
-  readonly details: unknown;
+  readonly details: ErrorDetails | undefined;
   readonly retryAfterSeconds: number | undefined;
   readonly logFields: Readonly<Record<string, string | number>> | undefined;
 

@@ -61,6 +61,25 @@ export const linkPages = {
 
 export type WebhookEventType = "verify_email" | "account_exists" | "password_reset" | "magic_login" | "security_alert" | "email_change" | "member.created" | "member.updated" | "member.deleted" | "session.created";
 
+/**
+ * Every audit event type a flow writes (the admin audit log and the member export show them). The
+ * store's insert takes only these, so a new one must be added here, and the OpenAPI document lists
+ * them as the `type` enum. Not yet a catalogue with meanings: rows written by an older version may
+ * hold a type no longer listed.
+ */
+export const AUDIT_EVENT_TYPES = [
+  "registered", "registration_repeated", "verification_resent", "email_verified",
+  "login_succeeded", "login_failed", "login_anomaly", "suspicious_login_velocity", "logout",
+  "two_factor_setup_started", "two_factor_enabled", "two_factor_disabled", "two_factor_passed", "two_factor_failed",
+  "recovery_code_used", "recovery_codes_regenerated",
+  "password_reset_requested", "password_reset", "password_changed", "password_change_failed", "password_change_required",
+  "magic_link_requested", "account_locked", "account_unlocked",
+  "name_changed", "email_change_requested", "email_changed", "email_restored", "account_secured",
+  "session_revoked", "sessions_revoked", "member_deleted",
+  "passkey_added", "passkey_removed", "passkey_counter_regressed",
+] as const;
+export type AuditEventType = (typeof AUDIT_EVENT_TYPES)[number];
+
 /** Who did it and from where: kept on audit events, never a secret. */
 export interface RequestContext {
   ip: string;

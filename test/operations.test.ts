@@ -92,7 +92,7 @@ test("sweeping deletes audit events older than the retention (AUDIT_RETENTION_DA
   // In batches: a small batch size still deletes every old event, and nothing newer.
   const remaining = await count();
   h.clock.advance(DAY);
-  for (let i = 0; i < 5; i++) await h.deps.store.audit.insertAuditEvent(tenantId, { memberId: recordId, type: "test_event", ip: null, userAgent: null }, h.clock.now());
+  for (let i = 0; i < 5; i++) await h.deps.store.audit.insertAuditEvent(tenantId, { memberId: recordId, type: "logout", ip: null, userAgent: null }, h.clock.now());
   assert.equal(await h.deps.store.audit.deleteAuditEventsBefore(h.clock.now(), 2), remaining, "all older events, 2 per statement");
   assert.equal(await count(), 5);
 });

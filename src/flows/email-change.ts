@@ -42,7 +42,7 @@ export async function requestEmailChange(deps: Deps, tenant: Tenant, session: Ac
   const newEmail = normalizeEmail(input.newEmail);
   const member = await findSessionMember(deps, tenant, session);
   if (newEmail === member.email) {
-    throw new AuthError("validation_failed", { message: "That is already your email address.", details: [{ path: "/newEmail", message: "must differ from the current email" }] });
+    throw new AuthError("validation_failed", { message: "That is already your email address.", details: [{ field: "newEmail", rule: "different_email", message: "must differ from the current email" }] });
   }
   await reauthenticate(deps, tenant, session, member, input, context);
   const now = deps.clock.now();

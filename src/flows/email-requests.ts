@@ -13,7 +13,7 @@
 import { randomToken } from "../core/random.js";
 import type { Deps } from "../deps.js";
 import { enqueueWebhook, memberFields } from "../events/outbox.js";
-import { MemberStatus, type Member, type RequestContext, type Tenant, type WebhookEventType } from "../model.js";
+import { MemberStatus, type Member, type RequestContext, type Tenant, type WebhookEventType, type AuditEventType } from "../model.js";
 import type { EmailRequest, EmailRequestKind, NewEmailRequest } from "../store/email-requests.js";
 import type { Store } from "../store/index.js";
 import { issueOneTimeToken, tokenLifetimeMs } from "./one-time-tokens.js";
@@ -70,7 +70,7 @@ interface LinkRule {
   eventType: WebhookEventType;
   url: (tenant: Tenant) => string;
   linkField: string;
-  audit: string;
+  audit: AuditEventType;
   /** Who gets a link; everyone else gets the same writes, expired and discarded. */
   eligible: (member: Member) => boolean;
   /** Spec 4.3: a valid forgot-password request ends every session of the member. */

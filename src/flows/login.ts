@@ -6,6 +6,7 @@
 import type { Deps } from "../deps.js";
 import { AuthError } from "../errors.js";
 import { MemberStatus, type Member, type RequestContext, type Tenant } from "../model.js";
+import type { AuditEvent } from "../store/audit.js";
 import { normalizeEmail } from "../security/identity.js";
 import { normalizePassword } from "../security/password.js";
 import { distinctIpRules } from "../security/rate-limit.js";
@@ -45,7 +46,7 @@ async function attemptPasswordLogin(deps: Deps, tenant: Tenant, input: PasswordL
     if (attempt.distinctIps >= distinctIpRules.suspiciousLoginIps.threshold) {
       // Written for a known and an unknown email alike (no member id then): a write for known
       // emails only showed in the timing (issue 13, finding 6).
-      const event = { memberId: member?.recordId ?? null, type: "suspicious_login_velocity", ip: context.ip, userAgent: context.userAgent, details: { distinctIps: attempt.distinctIps } };
+      const event: AuditEvent = { memberId: member?.recordId ?? null, type: "suspicious_login_velocity", ip: context.ip, userAgent: context.userAgent, details: { distinctIps: attempt.distinctIps } };
       await deps.store.audit.insertAuditEvent(tenant.id, event, now);
     }
     const password = normalizePassword(input.password);
@@ -57,7 +58,7 @@ async function attemptPasswordLogin(deps: Deps, tenant: Tenant, input: PasswordL
       await recordFailedPasswordCheck(deps, tenant, attempt);
       // The same write for a known and an unknown email (no member id then), after the answer: a
       // write for known emails only showed in the timing of the next request (issue 13, finding 3).
-      const event = { memberId: member?.recordId ?? null, type: "login_failed", ip: context.ip, userAgent: context.userAgent, details: { reason: "password" } };
+      const event: AuditEvent = { memberId: member?.recordId ?? null, type: "login_failed", ip: context.ip, userAgent: context.userAgent, details: { reason: "password" } };
       deps.background.run("login failure audit", () => deps.store.audit.insertAuditEvent(tenant.id, event, now));
       throw new AuthError("invalid_credentials");
     }

@@ -58,7 +58,7 @@ function encodeCursor(member: MemberProfile): string {
 
 function decodeCursor(cursor: string): MemberQuery["after"] {
   const match = /^(\d{1,16})\.(\d{1,16})$/.exec(Buffer.from(cursor, "base64url").toString("utf8"));
-  if (!match) throw new AuthError("validation_failed", { message: "The cursor is not valid.", details: [{ field: "cursor", rule: "cursor" }] });
+  if (!match) throw new AuthError("validation_failed", { message: "The cursor is not valid.", details: [{ field: "cursor", rule: "cursor", message: "must be the nextCursor of a previous page" }] });
   return { createdAt: Number(match[1]), recordId: Number(match[2]) };
 }
 

@@ -102,7 +102,7 @@ const UNSHOWABLE = /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\
 function passkeyName(raw: string): string {
   const name = raw.normalize("NFC").replace(/\s+/g, " ").trim();
   if ([...name].length < 1 || [...name].length > NAME_MAX || UNSHOWABLE.test(name)) {
-    throw new AuthError("validation_failed", { message: `Give the passkey a name of 1 to ${NAME_MAX} characters.`, details: [{ path: "/name", message: "1 to 64 characters, no control characters" }] });
+    throw new AuthError("validation_failed", { message: `Give the passkey a name of 1 to ${NAME_MAX} characters.`, details: [{ field: "name", rule: "passkey_name", message: "1 to 64 characters, no control characters" }] });
   }
   return name;
 }

@@ -38,7 +38,7 @@ export interface SessionView {
 }
 
 function missing(field: "password" | "twoFACode", message: string): AuthError {
-  return new AuthError("validation_failed", { message, details: [{ path: `/${field}`, message: `${field} is required` }] });
+  return new AuthError("validation_failed", { message, details: [{ field, rule: "required", message: `${field} is required` }] });
 }
 
 /**

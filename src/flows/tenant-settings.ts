@@ -4,7 +4,7 @@
  */
 import { Type, type Static } from "typebox";
 import { Value } from "typebox/value";
-import { AuthError } from "../errors.js";
+import { AuthError, validationIssueOf } from "../errors.js";
 import type { TenantSettings } from "../model.js";
 
 const WebhookUrl = Type.String({ pattern: "^https?://[^\\s]+$", maxLength: 2048 });
@@ -67,7 +67,7 @@ export function withDefaultSettings(settings: NewTenantSettings): TenantSettings
 /** Throws validation_failed with TypeBox's error list when the full settings are not valid. */
 export function assertValidSettings(settings: unknown): asserts settings is TenantSettings {
   if (!Value.Check(TenantSettingsSchema, settings)) {
-    const details = Value.Errors(TenantSettingsSchema, settings).map((e) => ({ path: e.instancePath, message: e.message }));
+    const details = Value.Errors(TenantSettingsSchema, settings).map((e) => validationIssueOf(e, "settings"));
     throw new AuthError("validation_failed", { message: "The tenant settings are not valid.", details });
   }
 }

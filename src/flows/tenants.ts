@@ -17,7 +17,7 @@ const HOSTNAME = /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9
 
 export function normalizeDomain(raw: string): string {
   const domain = raw.trim().toLowerCase();
-  if (!HOSTNAME.test(domain)) throw new AuthError("validation_failed", { message: "The domain must be a hostname without port.", details: [{ field: "domain" }] });
+  if (!HOSTNAME.test(domain)) throw new AuthError("validation_failed", { message: "The domain must be a hostname without port.", details: [{ field: "domain", rule: "hostname", message: "must be a lowercase hostname without port" }] });
   return domain;
 }
 
@@ -171,7 +171,7 @@ export interface TenantListItem {
 }
 
 function invalidCursor(): AuthError {
-  return new AuthError("validation_failed", { message: "The cursor is not valid.", details: [{ field: "cursor", rule: "cursor" }] });
+  return new AuthError("validation_failed", { message: "The cursor is not valid.", details: [{ field: "cursor", rule: "cursor", message: "must be the nextCursor of a previous page" }] });
 }
 
 /** The cursor is the last domain of a page, opaque to callers and checked like a domain when it comes back. */
@@ -211,7 +211,7 @@ export interface DeletedTenant {
 export async function deleteTenant(deps: Deps, rawDomain: string, confirm: string | undefined): Promise<DeletedTenant> {
   const tenant = await findTenantOrThrow(deps, rawDomain);
   if (confirm === undefined || confirm.trim().toLowerCase() !== tenant.domain) {
-    throw new AuthError("validation_failed", { message: "To delete a tenant, confirm must repeat its domain.", details: [{ field: "confirm", rule: "equals domain" }] });
+    throw new AuthError("validation_failed", { message: "To delete a tenant, confirm must repeat its domain.", details: [{ field: "confirm", rule: "equals_domain", message: "must repeat the domain" }] });
   }
   // A tenant deleted meanwhile (another call, another instance) is 404, not a second success.
   const deleted = await deps.store.transaction((tx) => tx.tenants.deleteTenant(tenant.id, tenant.applicationId));

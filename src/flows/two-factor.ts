@@ -164,7 +164,7 @@ export async function disableTwoFactor(deps: Deps, tenant: Tenant, session: Acti
   } else if (input.code !== undefined) {
     await verifySecondFactor(deps, tenant, member, input.code, context, now);
   } else {
-    throw new AuthError("validation_failed", { message: "Give the password or a two-factor code.", details: [{ path: "/password", message: "password or code is required" }] });
+    throw new AuthError("validation_failed", { message: "Give the password or a two-factor code.", details: [{ field: "password", rule: "required", message: "password or code is required" }] });
   }
   await deps.store.transaction(async (tx) => {
     // D20: decided again on the locked row: 2FA turned off, or the password changed, since it was read.

@@ -4,7 +4,7 @@
  */
 import type { Socket } from "node:net";
 import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { AuthError, type ErrorCode } from "../errors.js";
+import { AuthError, validationIssueOf, type ErrorCode } from "../errors.js";
 
 const fastifyCodes: Record<string, ErrorCode> = {
   FST_ERR_CTP_BODY_TOO_LARGE: "payload_too_large",
@@ -21,7 +21,8 @@ const fastifyCodes: Record<string, ErrorCode> = {
 function toAuthError(error: FastifyError): AuthError {
   if (error instanceof AuthError) return error;
   if (error.validation) {
-    const details = error.validation.map((v) => ({ path: `${error.validationContext ?? ""}${v.instancePath}`, message: v.message }));
+    // Named as the client sent them: a body field by its name, a query or path parameter by its own.
+    const details = error.validation.map((v) => validationIssueOf(v));
     return new AuthError("validation_failed", { details });
   }
   const mapped = error.code ? fastifyCodes[error.code] : undefined;
@@ -30,9 +31,11 @@ function toAuthError(error: FastifyError): AuthError {
   // Malformed JSON surfaces as a SyntaxError with status 400 from the JSON parser.
   if (error instanceof SyntaxError || error.statusCode === 400) return new AuthError("validation_failed", { message: "The request body is not valid JSON." });
   if (isStorageUnavailable(error)) return new AuthError("unavailable", { cause: error });
-  // A plugin's own client error we have not named: still the client's fault, never a 500.
+  // A plugin's own client error we have not named: still the client's fault, never a 500. A 403
+  // is @fastify/static refusing a path out of its root (9.3 sends `send`'s plain 403, without
+  // FST_STATIC_FORBIDDEN_PATH): to a client, a file that does not exist.
   if (typeof error.statusCode === "number" && error.statusCode >= 400 && error.statusCode < 500) {
-    return new AuthError(error.statusCode === 404 ? "not_found" : "validation_failed");
+    return new AuthError(error.statusCode === 404 || error.statusCode === 403 ? "not_found" : "validation_failed");
   }
   return new AuthError("internal_error", { cause: error });
 }

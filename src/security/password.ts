@@ -17,7 +17,9 @@ export interface Argon2Params {
 /** D12: m=19456 KiB, t=2, p=1 (the OWASP minimum for Argon2id). */
 export const DEFAULT_ARGON2: Argon2Params = { memoryCost: 19456, timeCost: 2, parallelism: 1 };
 
-export type PasswordRule = "min_length" | "max_length" | "uppercase" | "lowercase" | "number_or_special";
+/** The policy's rule names, stable (docs/decisions.md): `details` of `weak_password` lists the failed ones. */
+export const PASSWORD_RULES = ["min_length", "max_length", "uppercase", "lowercase", "number_or_special"] as const;
+export type PasswordRule = (typeof PASSWORD_RULES)[number];
 
 /** NFKC so that visually equal passwords typed on different keyboards hash the same. */
 export function normalizePassword(password: string): string {

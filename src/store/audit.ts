@@ -1,16 +1,19 @@
 import type { Kysely } from "kysely";
+import type { AuditEventType } from "../model.js";
 import type { Database } from "./schema.js";
 
 export interface AuditEvent {
   memberId: number | null;
-  type: string;
+  type: AuditEventType;
   ip: string | null;
   userAgent: string | null;
   /** Never a secret: callers pass only ids, statuses and reasons. */
   details?: Record<string, string | number | boolean | null>;
 }
 
-export interface StoredAuditEvent extends AuditEvent {
+/** As read back: `type` is whatever the row holds (a row may predate the current list). */
+export interface StoredAuditEvent extends Omit<AuditEvent, "type"> {
+  type: string;
   id: number;
   at: number;
 }
