@@ -8,6 +8,7 @@ import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { Deps } from "./deps.js";
 import { clientErrorHandler, handleFrameworkError, registerErrorHandling } from "./http/errors.js";
 import { MAX_PATH_PARAM_LENGTH } from "./http/schemas.js";
+import { AJV_OPTIONS, buildRequestValidators } from "./http/validation.js";
 import { AuthError } from "./errors.js";
 import { registerObservability } from "./http/observability.js";
 import { adminRoutes } from "./http/routes/admin.js";
@@ -65,8 +66,9 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     frameworkErrors: handleFrameworkError,
     clientErrorHandler: clientErrorHandler(deps.log as FastifyBaseLogger, nextRequestId),
     // Mistyped fields are errors, not silently coerced ("123" is not 123, 123 is not "123"), and a
-    // misspelled setting is refused rather than dropped.
-    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
+    // misspelled setting is refused rather than dropped; only query strings, all text, are coerced.
+    ajv: AJV_OPTIONS,
+    schemaController: { compilersFactory: { buildValidator: buildRequestValidators() } },
     return503OnClosing: true,
   }).withTypeProvider<TypeBoxTypeProvider>();
   if (options.onRoute) app.addHook("onRoute", options.onRoute);

@@ -10,17 +10,20 @@ import type { Member, RequestContext, Tenant } from "../model.js";
 import type { Store } from "../store/index.js";
 import { issueOneTimeToken } from "./one-time-tokens.js";
 
-export type SecurityAlert =
-  | "login_anomaly"
-  | "password_changed"
-  | "password_reset"
-  | "two_factor_enabled"
-  | "two_factor_disabled"
-  | "recovery_code_used"
-  | "email_change_requested"
-  | "email_changed"
-  | "passkey_added"
-  | "passkey_removed";
+/** The `alert` of a `security_alert` webhook (README, Webhooks). */
+export const SECURITY_ALERTS = [
+  "login_anomaly",
+  "password_changed",
+  "password_reset",
+  "two_factor_enabled",
+  "two_factor_disabled",
+  "recovery_code_used",
+  "email_change_requested",
+  "email_changed",
+  "passkey_added",
+  "passkey_removed",
+] as const;
+export type SecurityAlert = (typeof SECURITY_ALERTS)[number];
 
 export interface AlertOptions {
   /** Fields the alert adds (email_change_requested: `newEmail`). */

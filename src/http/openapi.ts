@@ -9,7 +9,8 @@ import swaggerUi from "@fastify/swagger-ui";
 import type { FastifyInstance } from "fastify";
 import { Type, type TUnsafe } from "typebox";
 import { errorStatus, type ErrorCode } from "../errors.js";
-import { ERROR_BODY_ID, ErrorBody, TenantHeaders } from "./schemas.js";
+import { ERROR_BODY_ID, ErrorBody, ErrorDetails, TenantHeaders } from "./schemas.js";
+import { webhookPathItems } from "./webhooks.js";
 
 export const OPENAPI_JSON_PATH = "/openapi.json";
 export const DOCS_PATH = "/docs";
@@ -103,7 +104,9 @@ const description = `Latch is a multi-tenant authentication service: registratio
 
 **Bot protection.** Public member operations take \`bot-challenge-response\` in the body: the token of the tenant's bot-protection widget (ALTCHA by default, from \`GET /auth/bot-challenge\`). The schema marks it optional because a tenant with provider \`none\` needs none; for every other provider a missing token answers 403 \`bot_check_failed\`.
 
-**Errors.** Every non-2xx answer has the body \`ErrorBody\`: \`{ "success": false, "code", "message", "requestId" }\`, plus \`authorized: false\` on \`/auth/login\` and \`details\` where noted. Programs key on \`code\`, which is never renamed; \`message\` is for people. Each operation lists the codes it can answer. Before any operation, the router answers in the same body: 404 \`not_found\` for an unknown path or method, 400 \`validation_failed\` for a malformed URL, 414 \`validation_failed\` for a path parameter over 253 characters (the longest any schema allows, a tenant domain) or a URL over 2,048, and 431 \`validation_failed\` for a request line and headers over 16 KiB (D21).
+**Request ids.** Every answer, success or error, carries \`x-request-id\`: the \`reqId\` of the server's log lines for the request (and \`requestId\` in an error body). Latch makes its own; an \`x-request-id\` sent with the request is ignored.
+
+**Errors.** Every non-2xx answer has the body \`ErrorBody\`: \`{ "success": false, "code", "message", "requestId" }\`, plus \`authorized: false\` on \`/auth/login\`, and \`details\` (\`ErrorDetails\`) with \`validation_failed\` (a list of \`{ field, rule, message }\`) and \`weak_password\` (the failed rule names). Programs key on \`code\`, which is never renamed; \`message\` is for people. Each operation lists the codes it can answer. Before any operation, the router answers in the same body: 404 \`not_found\` for an unknown path or method, 400 \`validation_failed\` for a malformed URL, 414 \`validation_failed\` for a path parameter over 253 characters (the longest any schema allows, a tenant domain) or a URL over 2,048, and 431 \`validation_failed\` for a request line and headers over 16 KiB (D21).
 
 ${errorCodeTable()}
 
@@ -122,7 +125,33 @@ const tags = [
   { name: "admin", description: "The tenant's admin calls, with the application's internal API key." },
   { name: "operator", description: "Onboarding and operating tenants, with `OPERATOR_API_KEY`. Answers 404 when that variable is not set." },
   { name: "health", description: "Liveness and readiness for load balancers; no tenant, no key." },
+  { name: "webhooks", description: "What Latch POSTs to the tenant's webhook URLs (Standard Webhooks signatures, D9)." },
 ];
+
+/** Every answer's request id (app.ts onRequest hook, and http/errors.ts sendError for the router's own refusals). */
+const RequestIdHeader = { description: "The request's id: the `reqId` of its log lines, and `requestId` in an error body.", schema: { type: "string" as const } };
+const REQUEST_ID_REF = { $ref: "#/components/headers/RequestId" };
+
+/** The operations whose body is optional: Fastify validates a missing body as `null` (BodyNotNeeded). */
+const OPTIONAL_BODY_OPERATIONS = new Set(["logout", "setUpTwoFactor", "revokeOtherSessions", "rotateApplicationKey", "rotateWebhookSecret"]);
+
+type OperationObject = {
+  operationId?: string;
+  security?: unknown[];
+  requestBody?: { required?: boolean };
+  responses?: Record<string, { headers?: Record<string, unknown> }>;
+};
+
+/**
+ * What the route schemas can't say for each operation: an operation that names no security scheme
+ * needs none (`security: []`, so linters and generators don't read it as forgotten); every answer
+ * carries `x-request-id`; a body that may be left out is not `required`.
+ */
+function completeOperation(operation: OperationObject): void {
+  operation.security ??= [];
+  if (operation.requestBody && operation.operationId && OPTIONAL_BODY_OPERATIONS.has(operation.operationId)) operation.requestBody.required = false;
+  for (const response of Object.values(operation.responses ?? {})) response.headers = { "x-request-id": REQUEST_ID_REF, ...response.headers };
+}
 
 /** package.json's version, read when the app is built (no I/O at import time). The path holds from src/http and from dist/http. */
 function packageVersion(): string {
@@ -166,6 +195,7 @@ const DOCS_THEME_CSS = `
  * registered: @fastify/swagger collects routes from an onRoute hook.
  */
 export async function registerOpenApi(app: FastifyInstance): Promise<void> {
+  app.addSchema(ErrorDetails);
   app.addSchema(ErrorBody);
   const tenantDomain = TenantHeaders.properties["x-tenant-domain"];
   await app.register(swagger, {
@@ -173,8 +203,11 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
     openapi: {
       openapi: "3.1.0",
       info: { title: "Latch", version: packageVersion(), description },
+      // Relative: the Latch instance that serves this document (each operator runs their own).
+      servers: [{ url: "/", description: "The Latch instance serving this document." }],
       tags,
       components: {
+        headers: { RequestId: RequestIdHeader },
         securitySchemes: {
           sessionCookie: { type: "apiKey", in: "cookie", name: "session_id", description: "The session cookie set by a login (spec 2.2)." },
           internalApiKey: { type: "http", scheme: "bearer", description: "`Authorization: Bearer <internal API key>`: the key of the tenant's application, shown once at onboarding (spec 5.1). It must belong to the tenant named by `X-Tenant-Domain`." },
@@ -190,8 +223,15 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
     // Every /auth operation is tenant-scoped (D2): the header is documented once, per path.
     transformObject: (documentObject) => {
       const document = "openapiObject" in documentObject ? documentObject.openapiObject : documentObject.swaggerObject;
+      // Added here rather than in the options above: the options' type has no room for TypeBox schemas.
+      (document as { webhooks?: unknown }).webhooks = webhookPathItems();
       for (const [path, item] of Object.entries(document.paths ?? {})) {
-        if (path.startsWith("/auth/") && item) (item as { parameters?: unknown[] }).parameters = [{ $ref: "#/components/parameters/TenantDomain" }];
+        if (!item) continue;
+        if (path.startsWith("/auth/")) (item as { parameters?: unknown[] }).parameters = [{ $ref: "#/components/parameters/TenantDomain" }];
+        for (const method of ["get", "put", "post", "delete", "patch"] as const) {
+          const operation = (item as Record<string, OperationObject | undefined>)[method];
+          if (operation) completeOperation(operation);
+        }
       }
       return document;
     },

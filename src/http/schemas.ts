@@ -1,8 +1,11 @@
 /** Request and response schemas shared by routes. Lengths bound every string (D4 over-long). */
 import { Type, type TSchema } from "typebox";
 import { errorStatus, type ErrorCode } from "../errors.js";
+import { AUDIT_EVENT_TYPES, MemberStatus } from "../model.js";
+import { PASSWORD_RULES } from "../security/password.js";
 
-export const EmailField = Type.String({ minLength: 1, maxLength: 320 });
+/** `format: email` documents the field; Latch's own rule checks it (http/validation.ts). */
+export const EmailField = Type.String({ minLength: 1, maxLength: 320, format: "email" });
 export const NameField = Type.String({ minLength: 1, maxLength: 200 });
 export const PasswordField = Type.String({ minLength: 1, maxLength: 256 });
 export const TokenField = Type.String({ minLength: 1, maxLength: 128 });
@@ -12,11 +15,37 @@ export const TokenField = Type.String({ minLength: 1, maxLength: 128 });
  */
 export const MAX_PATH_PARAM_LENGTH = 253;
 export const RecordIdField = Type.String({ minLength: 1, maxLength: 20 });
-export const BotField = Type.Optional(Type.String({ maxLength: 4096 }));
+export const BotField = Type.Optional(Type.String({
+  maxLength: 4096,
+  description: "The answer of the tenant's bot-protection widget: with ALTCHA (the default), the widget's base64 payload for a challenge from `GET /auth/bot-challenge`; with Turnstile, hCaptcha or reCAPTCHA, the widget's response token. Used once. Leave it out only when the tenant's provider is `none`; otherwise a missing or failed one answers 403 `bot_check_failed`.",
+}));
 export const TwoFactorCodeField = Type.Optional(Type.String({ minLength: 1, maxLength: 32 }));
+
+/** A string out of a fixed list, as the document's `enum` (TypeBox's union of literals reads as anyOf there). */
+export function StringEnum<T extends string>(values: readonly T[], options: { description?: string } = {}) {
+  return Type.Unsafe<T>({ type: "string", enum: [...values], ...options });
+}
 
 /** Name of the D4 error body among the shared schemas (app.addSchema) and in the OpenAPI document. */
 export const ERROR_BODY_ID = "ErrorBody";
+export const ERROR_DETAILS_ID = "ErrorDetails";
+
+/** errors.ts ValidationIssue: the one shape of a `validation_failed` detail (issue 16). */
+const ValidationIssueSchema = Type.Object({
+  field: Type.String({ description: "The input at fault: a body field, query or path parameter by its name, dotted when nested (`settings.botProtection.provider`); empty for the input as a whole." }),
+  rule: Type.String({ description: "The check that failed: a JSON Schema keyword (`required`, `type`, `maxLength`, `pattern`, `anyOf`…) or one of Latch's own (`email`, `name`, `cursor`, `hostname`, `equals_domain`…)." }),
+  message: Type.String({ description: "For people; the wording may change." }),
+}, { description: "One problem with the request's input." });
+
+/**
+ * `details` of the D4 body, one schema for every error answer: what `validation_failed` found, or
+ * the failed rules of `weak_password`. Typed as errors.ts ErrorDetails, so the serialiser never
+ * meets another shape.
+ */
+export const ErrorDetails = Type.Union([
+  Type.Array(ValidationIssueSchema, { minItems: 1, description: "`validation_failed`: what is wrong." }),
+  Type.Array(StringEnum(PASSWORD_RULES), { minItems: 1, description: "`weak_password`: the failed password rules (README, password policy)." }),
+], { $id: ERROR_DETAILS_ID, description: "With `validation_failed` and `weak_password` only." });
 
 /**
  * D4's error body, as http/errors.ts sendError writes it. Error responses refer to it by $id, so
@@ -29,10 +58,34 @@ export const ErrorBody = Type.Object({
   message: Type.String({ description: "For people; the wording may change." }),
   requestId: Type.String({ description: "Also in the `x-request-id` header and in the log line of the request." }),
   authorized: Type.Optional(Type.Literal(false, { description: "Only on `/auth/login` answers (spec 4.2)." })),
-  details: Type.Optional(Type.Unknown({ description: "`validation_failed`: what is wrong (its shape varies); `weak_password`: the failed rules." })),
+  details: Type.Optional(Type.Ref(ERROR_DETAILS_ID)),
 }, { $id: ERROR_BODY_ID, additionalProperties: true, description: "The body of every non-2xx answer (DECISIONS D4)." });
 
 export const MessageBody = Type.Object({ success: Type.Literal(true), message: Type.String() });
+
+/**
+ * The body of a POST that needs none (logout, 2FA setup, …): leave it out, or send any JSON object;
+ * it is ignored. Fastify validates a missing body as `null`; openapi.ts marks these bodies optional.
+ */
+export const NoBodyNeeded = Type.Union([Type.Object({}), Type.Null()], { description: "Not needed: send no body, or any JSON object (ignored)." });
+
+/**
+ * A `limit` query parameter: digits, coerced to an integer (http/validation.ts). Values past the
+ * page size are clamped by the flow, not refused (test/member-admin.test.ts), so the bound is the
+ * three digits the parameter always allowed.
+ */
+export function LimitQueryField(defaultSize: number, maxSize: number, what: string) {
+  return Type.Integer({ minimum: 0, maximum: 999, description: `${what} per page: ${defaultSize} by default; kept within 1–${maxSize}.` });
+}
+
+/**
+ * An audit event's `type`: one of model.ts AUDIT_EVENT_TYPES. Its TypeScript type stays `string`
+ * (the SDK's, test/client-types.test.ts): a stored row may predate the current list.
+ */
+export const AuditEventTypeField = StringEnum<string>(AUDIT_EVENT_TYPES, { description: "What happened (`src/model.ts` AUDIT_EVENT_TYPES)." });
+
+/** A member's `authentication_status`, typed `string` where the SDK's answer type says so (test/client-types.test.ts). */
+export const MemberStatusText = StringEnum<string>(Object.values(MemberStatus));
 
 export const TenantHeaders = Type.Object({ "x-tenant-domain": Type.Optional(Type.String({ maxLength: 253 })) });
 
@@ -54,7 +107,7 @@ export const MemberStatusField = Type.Union([
 /** A member as spec section 1 names its fields (D22 admin views, D24 `/auth/me`). */
 export const memberIdentityFields = {
   recordid: Type.String(),
-  email: Type.String(),
+  email: Type.String({ format: "email" }),
   name: Type.String(),
   authentication_status: MemberStatusField,
   authentication_type: Type.Array(Type.Union([Type.Literal("Password"), Type.Literal("Magic Link")])),

@@ -4,16 +4,16 @@ import type { Deps } from "../../deps.js";
 import { authenticateAdmin, listAuditEvents, lockAccount, requirePasswordChange, resendVerificationAsAdmin } from "../../flows/admin.js";
 import { deleteMember, exportMember, getMember, listMembers, MEMBER_PAGE_DEFAULT, MEMBER_PAGE_MAX, revokeMemberSessions } from "../../flows/member-admin.js";
 import { ADMIN_ERRORS, BODY_ERRORS, errorResponses, security, TENANT_ERRORS } from "../openapi.js";
-import { described, EmailField, MemberStatusField, memberIdentityFields, MessageBody, RecordIdField, SessionFields, Timestamp } from "../schemas.js";
+import { AuditEventTypeField, described, EmailField, LimitQueryField, MemberStatusField, MemberStatusText, memberIdentityFields, MessageBody, RecordIdField, SessionFields, Timestamp } from "../schemas.js";
 import { contextOf } from "../tenant.js";
 
-export const StatusBody = Type.Object({ success: Type.Literal(true), recordid: Type.String(), authentication_status: Type.String() });
+export const StatusBody = Type.Object({ success: Type.Literal(true), recordid: Type.String(), authentication_status: MemberStatusText });
 export const AuditLogBody = described(Type.Object({
   success: Type.Literal(true),
   recordid: Type.String(),
   events: Type.Array(Type.Object({
     id: Type.Integer(),
-    type: Type.String(),
+    type: AuditEventTypeField,
     at: Type.String({ description: "ISO 8601 time." }),
     ip: Type.Union([Type.String(), Type.Null()]),
     userAgent: Type.Union([Type.String(), Type.Null()]),
@@ -23,7 +23,7 @@ export const AuditLogBody = described(Type.Object({
 export const LockAccountBody = Type.Object({ recordId: RecordIdField, action: Type.Union([Type.Literal("lock"), Type.Literal("unlock")]), email: Type.Optional(EmailField) });
 export const AdminResendVerificationBody = Type.Object({ recordId: RecordIdField, email: EmailField });
 export const RequirePasswordChangeBody = Type.Object({ recordId: RecordIdField });
-export const AuditLogQuery = Type.Object({ recordId: RecordIdField, limit: Type.Optional(Type.String({ pattern: "^[0-9]{1,3}$" })) });
+export const AuditLogQuery = Type.Object({ recordId: RecordIdField, limit: Type.Optional(LimitQueryField(50, 200, "Events")) });
 /** D22: one member as the admin sees it (spec section 1 field names). */
 const memberFields = {
   ...memberIdentityFields,
@@ -33,7 +33,7 @@ const memberFields = {
 export const MemberListQuery = Type.Object({
   email: Type.Optional(Type.String({ minLength: 1, maxLength: 321, description: "An exact email, or a prefix ending in `*` (`ada@*`)." })),
   status: Type.Optional(MemberStatusField),
-  limit: Type.Optional(Type.String({ pattern: "^[0-9]{1,3}$", description: `Members per page, ${MEMBER_PAGE_DEFAULT} by default, at most ${MEMBER_PAGE_MAX}.` })),
+  limit: Type.Optional(LimitQueryField(MEMBER_PAGE_DEFAULT, MEMBER_PAGE_MAX, "Members")),
   cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: "`nextCursor` of the previous page." })),
 });
 export const MemberListBody = described(Type.Object({
@@ -53,7 +53,7 @@ export const MemberExportBody = described(Type.Object({
   sessions: Type.Array(Type.Object(SessionFields)),
   loginHistory: Type.Array(Type.Object({ kind: Type.Union([Type.Literal("country"), Type.Literal("network")]), value: Type.String(), firstSeen: Timestamp, lastSeen: Timestamp })),
   auditEvents: Type.Array(Type.Object({
-    type: Type.String(),
+    type: AuditEventTypeField,
     at: Timestamp,
     ip: Type.Union([Type.String(), Type.Null()]),
     userAgent: Type.Union([Type.String(), Type.Null()]),
@@ -127,7 +127,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
   app.get("/auth/admin/audit-log", {
     schema: {
       summary: "Read a member's audit log",
-      description: "D15. `limit` defaults to 50 and is kept within 1–200.",
+      description: "D15. Newest first.",
       tags: ["admin"],
       operationId: "listAuditEvents",
       security: security.admin,
@@ -135,7 +135,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
       response: { 200: AuditLogBody, ...errorResponses(...ADMIN_CALL_ERRORS, "validation_failed") },
     },
   }, async (request) => {
-    const events = await listAuditEvents(deps, request.tenant, request.query.recordId, Number(request.query.limit ?? 50));
+    const events = await listAuditEvents(deps, request.tenant, request.query.recordId, request.query.limit ?? 50);
     return {
       success: true as const,
       recordid: request.query.recordId,
@@ -155,7 +155,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
     },
   }, async (request) => {
     const { email, status, limit, cursor } = request.query;
-    const page = await listMembers(deps, request.tenant, { email, status, cursor, limit: limit === undefined ? undefined : Number(limit) });
+    const page = await listMembers(deps, request.tenant, { email, status, cursor, limit });
     return { success: true as const, ...page };
   });
 

@@ -9,14 +9,32 @@ import { errorResponses, TENANT_ERRORS } from "../openapi.js";
 import { described } from "../schemas.js";
 
 /**
- * altcha-lib's challenge, passed through as it is: the widget's format, owned by altcha-lib. Open
- * objects, so the serialiser neither drops nor reorders a field the signature covers.
+ * altcha-lib's challenge (v2 `Challenge`), passed through as it is: the widget's format, owned by
+ * altcha-lib. Its fields are typed for the document, in the key order altcha-lib sends (sorted,
+ * as it signs them), and the objects stay open, so the serialiser neither drops nor reorders a
+ * field the signature covers. The TypeScript type stays the SDK's (test/client-types.test.ts).
  */
+const ChallengeParameters = Type.Object({
+  algorithm: Type.String({ description: "The key derivation: `PBKDF2/SHA-256` (or `SHA-256`)." }),
+  cost: Type.Integer({ minimum: 1, description: "Iterations of the key derivation." }),
+  data: Type.Optional(Type.Object({
+    exp: Type.Integer({ description: "Expiry, Unix milliseconds." }),
+    tenant: Type.String({ description: "The tenant's id: a challenge counts for its own tenant only." }),
+  }, { additionalProperties: true, description: "Signed with the parameters." })),
+  expiresAt: Type.Optional(Type.Integer()),
+  keyLength: Type.Integer({ minimum: 1 }),
+  keyPrefix: Type.String({ description: "Hex: the derived key the widget searches for starts with it." }),
+  keySignature: Type.Optional(Type.String()),
+  memoryCost: Type.Optional(Type.Integer()),
+  nonce: Type.String(),
+  parallelism: Type.Optional(Type.Integer()),
+  salt: Type.String(),
+}, { additionalProperties: true });
 export const ChallengeBody = described(
-  Type.Object({
-    parameters: Type.Object({}, { additionalProperties: true, description: "Algorithm, cost, salt, nonce, key prefix and signed `data` (tenant and expiry)." }),
-    signature: Type.Optional(Type.String()),
-  }, { additionalProperties: true }),
+  Type.Unsafe<{ parameters: object; signature?: string }>(Type.Object({
+    parameters: ChallengeParameters,
+    signature: Type.Optional(Type.String({ description: "HMAC-SHA-256 of the parameters, hex." })),
+  }, { additionalProperties: true })),
   "An HMAC-signed ALTCHA v2 challenge, valid for 10 minutes. Give it to the ALTCHA widget; its solution goes in `bot-challenge-response`, once.",
 );
 

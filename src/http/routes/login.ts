@@ -4,7 +4,7 @@ import type { Deps } from "../../deps.js";
 import { loginWithPassword } from "../../flows/login.js";
 import { logout } from "../../flows/sessions.js";
 import { BODY_ERRORS, BOT_ERRORS, errorResponses, security, SetSessionCookieHeader, TENANT_ERRORS } from "../openapi.js";
-import { BotField, described, EmailField, MessageBody, PasswordField, TwoFactorCodeField } from "../schemas.js";
+import { BotField, described, EmailField, MessageBody, NoBodyNeeded, PasswordField, TwoFactorCodeField } from "../schemas.js";
 import { clearSessionCookie, requireSession, setSessionCookie } from "../session-cookie.js";
 import { contextOf, SESSION_COOKIE } from "../tenant.js";
 
@@ -73,6 +73,7 @@ export const loginRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
       tags: ["sessions"],
       operationId: "logout",
       security: [...security.session, {}],
+      body: NoBodyNeeded,
       response: { 200: described(MessageBody, "Logged out; `Set-Cookie` clears `session_id`."), ...errorResponses(...TENANT_ERRORS, ...BODY_ERRORS) },
     },
   }, async (request, reply) => {

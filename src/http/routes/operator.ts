@@ -12,7 +12,7 @@ import {
 } from "../../flows/tenants.js";
 import { constantTimeEqual } from "../../security/hashing.js";
 import { BODY_ERRORS, errorResponses, security } from "../openapi.js";
-import { described, MAX_PATH_PARAM_LENGTH } from "../schemas.js";
+import { described, LimitQueryField, MAX_PATH_PARAM_LENGTH, NoBodyNeeded } from "../schemas.js";
 import { bearerToken } from "./admin.js";
 
 export const DomainParams = Type.Object({ domain: Type.String({ minLength: 1, maxLength: MAX_PATH_PARAM_LENGTH }) });
@@ -41,7 +41,7 @@ const DeliveriesBody = described(Type.Object({
 
 export const DeleteTenantQuery = Type.Object({ confirm: Type.String({ minLength: 1, maxLength: MAX_PATH_PARAM_LENGTH, description: "The domain again." }) });
 export const TenantListQuery = Type.Object({
-  limit: Type.Optional(Type.String({ pattern: "^[0-9]{1,3}$", description: `Tenants per page, ${TENANT_PAGE_DEFAULT} by default, at most ${TENANT_PAGE_MAX}.` })),
+  limit: Type.Optional(LimitQueryField(TENANT_PAGE_DEFAULT, TENANT_PAGE_MAX, "Tenants")),
   cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 340, description: "`nextCursor` of the previous page." })),
 });
 export const TenantListBody = described(Type.Object({
@@ -97,7 +97,7 @@ export const operatorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
     },
   }, async (request) => {
     const { limit, cursor } = request.query;
-    return listTenants(deps, { cursor, limit: limit === undefined ? undefined : Number(limit) });
+    return listTenants(deps, { cursor, limit });
   });
 
   app.delete("/operator/tenants/:domain", {
@@ -116,6 +116,7 @@ export const operatorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
   app.get("/operator/tenants/:domain", {
     schema: {
       summary: "Show a tenant",
+      description: "D3. Its settings as stored, without `botProtection.secretKey`.",
       tags: ["operator"],
       operationId: "showTenant",
       security: security.operator,
@@ -145,6 +146,7 @@ export const operatorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
       operationId: "rotateApplicationKey",
       security: security.operator,
       params: Type.Object({ applicationId: Type.String({ minLength: 1, maxLength: 64 }) }),
+      body: NoBodyNeeded,
       response: { 200: described(Type.Object({ applicationId: Type.String(), internalApiKey: Type.String() }), "The new key, shown once."), ...errorResponses(...OPERATOR_ERRORS, ...BODY_ERRORS) },
     },
   }, async (request) => rotateApplicationKey(deps, request.params.applicationId));
@@ -152,10 +154,12 @@ export const operatorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
   app.post("/operator/tenants/:domain/rotate-webhook-secret", {
     schema: {
       summary: "Replace a tenant's webhook signing secret",
+      description: "D3. Webhooks are signed with the new secret from the next attempt on, retries of earlier events included.",
       tags: ["operator"],
       operationId: "rotateWebhookSecret",
       security: security.operator,
       params: DomainParams,
+      body: NoBodyNeeded,
       response: { 200: described(Type.Object({ domain: Type.String(), webhookSecret: Type.String() }), "The new secret, shown once."), ...errorResponses(...OPERATOR_ERRORS, ...BODY_ERRORS, "unknown_tenant") },
     },
   }, async (request) => rotateWebhookSecret(deps, request.params.domain));
@@ -163,16 +167,16 @@ export const operatorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
   app.get("/operator/tenants/:domain/webhook-deliveries", {
     schema: {
       summary: "List a tenant's recent webhook deliveries",
-      description: "D3. `limit` defaults to 50 and is kept within 1–200.",
+      description: "D3. Newest first; never a payload or its link.",
       tags: ["operator"],
       operationId: "listWebhookDeliveries",
       security: security.operator,
       params: DomainParams,
-      querystring: Type.Object({ limit: Type.Optional(Type.String({ pattern: "^[0-9]{1,3}$" })) }),
+      querystring: Type.Object({ limit: Type.Optional(LimitQueryField(50, 200, "Deliveries")) }),
       response: { 200: DeliveriesBody, ...errorResponses(...OPERATOR_ERRORS, "validation_failed", "unknown_tenant") },
     },
   }, async (request) => {
-    const deliveries = await listWebhookDeliveries(deps, request.params.domain, Number(request.query.limit ?? 50));
+    const deliveries = await listWebhookDeliveries(deps, request.params.domain, request.query.limit ?? 50);
     return { deliveries: deliveries.map((d) => ({ ...d, createdAt: new Date(d.createdAt).toISOString(), nextAttemptAt: d.nextAttemptAt === null ? null : new Date(d.nextAttemptAt).toISOString() })) };
   });
 };

@@ -6,7 +6,7 @@ import { confirmEmailChange, requestEmailChange, secureAccount } from "../../flo
 import { changeName, deleteAccount, getMe, listSessions, revokeOtherSessions, revokeSession } from "../../flows/self-service.js";
 import { findActiveSession } from "../../flows/sessions.js";
 import { BODY_ERRORS, errorResponses, security, TENANT_ERRORS } from "../openapi.js";
-import { described, EmailField, memberIdentityFields, MessageBody, NameField, PasswordField, RecordIdField, SessionFields, Timestamp, TokenField, TwoFactorCodeField } from "../schemas.js";
+import { described, EmailField, memberIdentityFields, MessageBody, NameField, NoBodyNeeded, PasswordField, RecordIdField, SessionFields, Timestamp, TokenField, TwoFactorCodeField } from "../schemas.js";
 import { clearSessionCookie, requireSession } from "../session-cookie.js";
 import { contextOf, SESSION_COOKIE } from "../tenant.js";
 
@@ -143,6 +143,7 @@ export const selfServiceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
       tags: ["account"],
       operationId: "revokeOtherSessions",
       security: security.session,
+      body: NoBodyNeeded,
       response: { 200: described(MessageBody, "Every other session has ended."), ...errorResponses(...SESSION_ERRORS, ...BODY_ERRORS) },
     },
   }, async (request) => {

@@ -4,7 +4,7 @@ import { Type } from "typebox";
 import type { Deps } from "../../deps.js";
 import { disableTwoFactor, enableTwoFactor, regenerateRecoveryCodes, setUpTwoFactor } from "../../flows/two-factor.js";
 import { BODY_ERRORS, errorResponses, security, TENANT_ERRORS } from "../openapi.js";
-import { described, MessageBody, PasswordField } from "../schemas.js";
+import { described, MessageBody, NoBodyNeeded, PasswordField } from "../schemas.js";
 import { requireSession } from "../session-cookie.js";
 import { contextOf } from "../tenant.js";
 
@@ -18,7 +18,15 @@ export const SetupBody = described(
   "A pending TOTP secret (base32), its `otpauth://` URI, and that URI as a PNG data URL. It takes effect only after `/auth/2fa/enable`.",
 );
 export const EnableTwoFactorBody = Type.Object({ code: CodeField });
-export const DisableTwoFactorBody = Type.Object({ password: Type.Optional(PasswordField), code: Type.Optional(CodeField) });
+/**
+ * The password or a current code, at least one (the password wins when both come). Its TypeScript
+ * type stays the SDK's `{ password?, code? }` (test/client-types.test.ts); the schema, which Fastify
+ * validates and the document shows, requires one of them.
+ */
+export const DisableTwoFactorBody = Type.Unsafe<{ password?: string; code?: string }>(Type.Union([
+  Type.Object({ password: PasswordField, code: Type.Optional(CodeField) }),
+  Type.Object({ password: Type.Optional(PasswordField), code: described(CodeField, "A TOTP or recovery code.") }),
+]));
 export const RegenerateRecoveryCodesBody = Type.Object({ code: CodeField });
 const SESSION_ERRORS = [...TENANT_ERRORS, ...BODY_ERRORS, "unauthorized", "invalid_state"] as const;
 
@@ -30,6 +38,7 @@ export const twoFactorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
       tags: ["two-factor"],
       operationId: "setUpTwoFactor",
       security: security.session,
+      body: NoBodyNeeded,
       response: { 200: SetupBody, ...errorResponses(...SESSION_ERRORS) },
     },
   }, async (request) => {
