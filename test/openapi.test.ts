@@ -8,6 +8,8 @@ import { OPENAPI_FILE } from "../scripts/openapi.js";
 import { buildApp } from "../src/app.js";
 import { assertError, assertLoginRefused } from "./support/assertions.js";
 import { createHarness, post, type Harness } from "./support/harness.js";
+import { formatFinding, lintWithRedocly, lintWithSpectral, type LintFinding } from "./support/openapi-lint.js";
+import { AUDIT_EVENT_TYPES, MemberStatus } from "../src/model.js";
 
 type Json = Record<string, unknown>;
 const HTTP_METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
@@ -162,6 +164,62 @@ test("declared error responses keep every field of the D4 body", async () => {
   assert.deepStrictEqual(assertError(weak, 400, "weak_password").details, ["min_length", "uppercase", "number_or_special"]);
   const locked = await post(h, "/auth/lock-account", { recordId: "1", action: "lock" });
   assert.deepStrictEqual(Object.keys(assertError(locked, 401, "unauthorized")).sort(), ["code", "message", "requestId", "success"]);
+});
+
+/** Errors fail the test; warnings are listed in its output. */
+async function assertNoLintErrors(t: { diagnostic(message: string): void }, linter: string, findings: LintFinding[]): Promise<void> {
+  for (const finding of findings.filter((f) => f.severity !== "error")) t.diagnostic(`${linter}: ${formatFinding(finding)}`);
+  assert.deepStrictEqual(findings.filter((f) => f.severity === "error").map(formatFinding), [], `${linter} errors in docs/openapi.json`);
+}
+
+test("Spectral (spectral:oas) finds no error in the document", async (t) => {
+  await assertNoLintErrors(t, "spectral", await lintWithSpectral(readFileSync(OPENAPI_FILE, "utf8"), OPENAPI_FILE));
+});
+
+test("Redocly (recommended rules) finds no error in the document", async (t) => {
+  await assertNoLintErrors(t, "redocly", await lintWithRedocly(readFileSync(OPENAPI_FILE, "utf8"), OPENAPI_FILE));
+});
+
+test("issue 16: what a client generator and a validating proxy need is in the document", () => {
+  const paths = served.paths as Record<string, Record<string, Json>>;
+  const body = (path: string, method = "post") => ((paths[path]![method]!.requestBody as Json).content as Record<string, Json>)["application/json"]!.schema as Json;
+  const answer = (path: string, method = "get", status = "200") => (((paths[path]![method]!.responses as Record<string, Json>)[status]!.content as Record<string, Json>)["application/json"]!.schema as Json);
+  const schemas = (served.components as Json).schemas as Record<string, Json>;
+
+  // 1. logout documents its (optional) body.
+  const logout = paths["/auth/logout"]!.post!.requestBody as Json;
+  assert.equal(logout.required, false);
+  // 2. details: one component, referred to by the one error body every error answer uses.
+  assert.deepStrictEqual((schemas.ErrorBody!.properties as Json).details, { $ref: "#/components/schemas/ErrorDetails" });
+  assert.ok(schemas.ErrorDetails!.anyOf, "ErrorDetails lists its two forms");
+  // 3. enums: authentication_status, an audit event's type.
+  const status = ((answer("/auth/lock-account", "post").properties as Json).authentication_status as Json);
+  assert.deepStrictEqual(status.enum, Object.values(MemberStatus));
+  const auditType = ((((answer("/auth/admin/audit-log").properties as Json).events as Json).items as Json).properties as Json).type as Json;
+  assert.deepStrictEqual(auditType.enum, [...AUDIT_EVENT_TYPES]);
+  // 4. every `limit` is an integer with bounds.
+  const limits = Object.values(paths).flatMap((item) => Object.values(item)).flatMap((op) => ((op.parameters ?? []) as Json[]).filter((p) => p.name === "limit"));
+  assert.equal(limits.length, 4);
+  for (const limit of limits) assert.deepStrictEqual([(limit.schema as Json).type, (limit.schema as Json).minimum, (limit.schema as Json).maximum], ["integer", 0, 999]);
+  // 5. the bot challenge is typed, and so is the field its answer goes in.
+  const challenge = answer("/auth/bot-challenge").properties as Json;
+  assert.ok(((challenge.parameters as Json).required as string[]).includes("keyPrefix"));
+  assert.match(String(((body("/auth/login").properties as Json)["bot-challenge-response"] as Json).description), /ALTCHA/);
+  // 6. 2FA disable requires the password or a code.
+  assert.deepStrictEqual((body("/auth/2fa/disable").anyOf as Json[]).map((s) => s.required), [["password"], ["code"]]);
+  // 7. email fields say so.
+  assert.equal(((body("/auth/login").properties as Json).email as Json).format, "email");
+  // 8. a server.
+  assert.ok(Array.isArray(served.servers) && (served.servers as Json[]).length > 0);
+  // 9. webhooks, one per event type.
+  assert.ok(Object.keys(served.webhooks as Json).length >= 10);
+  // 10 and 11: x-request-id on every answer, and security stated on every operation.
+  for (const { path, method, operation } of operationsOf(served)) {
+    assert.ok(Array.isArray(operation.security), `${method} ${path} states its security`);
+    for (const [code, response] of Object.entries(operation.responses as Record<string, Json>)) {
+      assert.deepStrictEqual((response.headers as Json)["x-request-id"], { $ref: "#/components/headers/RequestId" }, `${method} ${path} ${code}`);
+    }
+  }
 });
 
 test("/docs serves the reference page and its assets from this host, with no tenant", async () => {
