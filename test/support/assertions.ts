@@ -1,6 +1,6 @@
 /**
  * Assertions on HTTP answers shared by the test files: the D4 error body, the D5 plain success
- * body, Retry-After, record ids, tokens and the session cookie.
+ * body, Retry-After, record ids, tokens, the session cookie and the failed password rules.
  */
 import assert from "node:assert/strict";
 import type { LightMyRequestResponse } from "fastify";
@@ -104,4 +104,10 @@ export function sessionSetCookie(res: LightMyRequestResponse): { value: string; 
   assert.ok(header, `no session_id Set-Cookie in ${JSON.stringify(all)}`);
   const [pair, ...attributes] = header.split(";").map((part) => part.trim());
   return { value: pair!.slice("session_id=".length), attributes: attributes.map((a) => a.toLowerCase()) };
+}
+
+/** The rules a weak_password body lists: details may name them or hold objects naming the rule; either way, the sorted set. */
+export function failedRulesOf(body: Record<string, unknown>): string[] {
+  assert.ok(Array.isArray(body.details), `details is not a list: ${JSON.stringify(body)}`);
+  return (body.details as unknown[]).map((d) => (typeof d === "string" ? d : String((d as { rule?: unknown }).rule))).sort();
 }

@@ -1,7 +1,8 @@
 /**
  * Small request helpers shared by the test files: client addresses, the tenant's admin key and
- * the operator key, locking a member, forgot/reset password, webhook lookups, the session,
- * a second tenant, and the transaction patch the concurrency tests use.
+ * the operator key, registering by password and verifying, logging in, locking a
+ * member, forgot/reset password, webhook lookups, the session, a second tenant, and the
+ * transaction patch the concurrency tests use.
  */
 import assert from "node:assert/strict";
 import type { LightMyRequestResponse } from "fastify";
@@ -9,10 +10,25 @@ import { createTenant } from "../../src/flows/tenants.js";
 import { SECOND } from "../../src/core/clock.js";
 import { Store } from "../../src/store/index.js";
 import { totpAt } from "./totp.js";
-import { deliverWebhooks, get, OPERATOR_KEY, parseLink, post, type Harness, type PostOptions, type ReceivedWebhook } from "./harness.js";
+import {
+  deliverWebhooks,
+  get,
+  login,
+  OPERATOR_KEY,
+  parseLink,
+  post,
+  sessionCookieOf,
+  STRONG_PASSWORD,
+  type Harness,
+  type PostOptions,
+  type ReceivedWebhook,
+} from "./harness.js";
 
 /** A password that is no member's. */
 export const WRONG_PASSWORD = "Wrong-Guess-99-Pass";
+
+/** A third password that passes the policy, for tests that change a password twice. */
+export const THIRD_STRONG_PASSWORD = "Quiet-Lantern-77-Orbit";
 
 /** The domain addOtherTenant gives its tenant. */
 export const OTHER_DOMAIN = "other.example.com";
@@ -39,6 +55,34 @@ export function adminHeaders(h: Harness): Record<string, string> {
 /** Authorization for the operator API. */
 export function operatorHeaders(): Record<string, string> {
   return { authorization: `Bearer ${OPERATOR_KEY}` };
+}
+
+/** POST /auth/register-password as "Ada Lovelace", from a fresh IP unless options say otherwise. */
+export async function register(h: Harness, email: string, password = STRONG_PASSWORD, options: PostOptions = {}): Promise<LightMyRequestResponse> {
+  return post(h, "/auth/register-password", { email, name: "Ada Lovelace", password, "bot-challenge-response": "x" }, { ip: nextIp(), ...options });
+}
+
+/** Registers and delivers; returns the verification link's parts (member stays pending). */
+export async function registerPending(h: Harness, email: string, password = STRONG_PASSWORD, options: PostOptions = {}): Promise<{ recordId: string; token: string }> {
+  const res = await register(h, email, password, options);
+  assert.equal(res.statusCode, 200, res.body);
+  await deliverWebhooks(h);
+  const link = parseLink(lastWebhookFor(h, "verify_email", email, options.domain ?? h.tenant.domain).body.verificationLink!);
+  return { recordId: link.recordId, token: link.token };
+}
+
+/** POST /auth/verify-email with a link's parts. */
+export async function verify(h: Harness, recordId: string, token: string, options: PostOptions = {}): Promise<LightMyRequestResponse> {
+  return post(h, "/auth/verify-email", { recordId, token }, options);
+}
+
+/** Logs in (it must answer 200) and returns the session cookie's value. */
+export async function loginCookie(h: Harness, email: string, password = STRONG_PASSWORD, options: PostOptions = {}): Promise<string> {
+  const res = await login(h, email, password, options);
+  assert.equal(res.statusCode, 200, res.body);
+  const cookie = sessionCookieOf(res);
+  assert.ok(cookie, "no session cookie");
+  return cookie;
 }
 
 /** Locks the member through the admin endpoint; it must answer 200. */
