@@ -1,8 +1,9 @@
 /**
  * Magic-link login through HTTP (spec 2.2, 3, 4.1, 4.4, 6, 7, 8.1, 8.2; DECISIONS D4, D5, D7,
  * D8, D9, D13, D14, D15): registration by email alone, requesting a link, verifying it, its
- * lifetime and cooldown, the rate limits, tenant isolation, the interplay with the password
- * lockout, Password Change Pending and the second factor. Time is the harness's ManualClock;
+ * lifetime and cooldown, the rate limits of requesting a link, tenant isolation, the interplay with
+ * the password lockout, Password Change Pending and the second factor. The registration limits,
+ * which count both kinds of registration together, are in registration.test.ts. Time is the harness's ManualClock;
  * TOTP codes come from the independent implementation in test/support/totp.ts. Nothing sleeps.
  */
 import assert from "node:assert/strict";
@@ -31,6 +32,7 @@ import {
   magicLinkFor,
   nextIp,
   OTHER_DOMAIN,
+  registerMagic,
   requestMagicLink,
   requestResetLink,
   resetPassword,
@@ -57,10 +59,6 @@ import { totpAt } from "./support/totp.js";
 // ---------------------------------------------------------------------------------------------
 // Helpers
 // ---------------------------------------------------------------------------------------------
-
-async function registerMagic(h: Harness, email: string, options: PostOptions = {}): Promise<LightMyRequestResponse> {
-  return post(h, "/auth/register-magic-link", { email, name: "Grace Hopper", "bot-challenge-response": "x" }, { ip: nextIp(), ...options });
-}
 
 /** Registers by magic link, delivers, verifies the email: a ready passwordless member. */
 async function registerVerifiedMagicMember(h: Harness, email: string, options: PostOptions = {}): Promise<string> {
@@ -190,35 +188,6 @@ test("register-magic-link: an existing email gets the same success shape with a 
   // The repeat did not give the password member a second method or remove its password.
   assert.deepEqual(await authenticationTypeOf(h, passwordId), ["Password"]);
   assert.equal((await login(h, "password@example.org")).statusCode, 200);
-});
-
-test("register-magic-link: the registration limits apply: 6th from one IP (either kind) and 4th for one email are 429", async (t) => {
-  const h = await createHarness();
-  t.after(() => h.close());
-  const ip = "192.0.2.61";
-  // Spec 8.2: 5 registrations of both kinds together per IP.
-  for (let i = 1; i <= 3; i++) {
-    const res = await post(h, "/auth/register-password", { email: `pw${i}@example.org`, name: "Ada", password: STRONG_PASSWORD, "bot-challenge-response": "x" }, { ip });
-    assert.equal(res.statusCode, 200, res.body);
-  }
-  for (let i = 1; i <= 2; i++) assert.equal((await registerMagic(h, `ml${i}@example.org`, { ip })).statusCode, 200);
-  const sixth = await registerMagic(h, "ml3@example.org", { ip });
-  assertError(sixth, 429, "rate_limited");
-  const retryAfter = retryAfterOf(sixth);
-  assert.ok(retryAfter >= 1 && retryAfter <= 3600, `Retry-After ${retryAfter}`);
-  await deliverWebhooks(h);
-  assert.equal(webhooksFor(h, "verify_email", "ml3@example.org").length, 0, "a refused registration sends nothing");
-  assert.equal((await registerMagic(h, "ml3@example.org")).statusCode, 200, "another IP is not affected");
-
-  // 3 attempts per email per hour, from any IP.
-  for (let i = 1; i <= 3; i++) assert.equal((await registerMagic(h, "grace@example.org")).statusCode, 200, `attempt ${i}`);
-  const fourth = await registerMagic(h, "Grace@Example.org");
-  assertError(fourth, 429, "rate_limited");
-  retryAfterOf(fourth);
-
-  h.clock.advance(HOUR);
-  assert.equal((await registerMagic(h, "ml4@example.org", { ip })).statusCode, 200);
-  assert.equal((await registerMagic(h, "grace@example.org")).statusCode, 200);
 });
 
 // ---------------------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ import {
   nextIp,
   OTHER_DOMAIN,
   register,
+  registerMagic,
   registerPending,
   requestResetLink,
   resetPassword,
@@ -253,46 +254,64 @@ test("resend-verification: the 11th request from one IP within an hour is 429 wi
 });
 
 // ---------------------------------------------------------------------------------------------
-// Registration rate limits (spec 8.2)
+// Registration rate limits (spec 8.2): register-password and register-magic-link count together
 // ---------------------------------------------------------------------------------------------
 
-test("rate limit: the 6th registration from one IP within an hour is 429 with Retry-After; after an hour it passes", async (t) => {
+test("rate limit: the 6th registration from one IP within an hour, of either kind, is 429 with Retry-After; after an hour it passes", async (t) => {
   const h = await createHarness();
   t.after(() => h.close());
   const ip = "192.0.2.77";
-  for (let i = 1; i <= 5; i++) {
+  // Spec 8.2: 5 registrations of both kinds together per IP.
+  for (let i = 1; i <= 3; i++) {
     const res = await register(h, `user${i}@example.org`, STRONG_PASSWORD, { ip });
     assert.equal(res.statusCode, 200, `registration ${i}: ${res.body}`);
   }
-  const sixth = await register(h, "user6@example.org", STRONG_PASSWORD, { ip });
-  assertError(sixth, 429, "rate_limited");
-  const retryAfter = retryAfterOf(sixth);
-  assert.ok(retryAfter >= 1 && retryAfter <= 3600, `Retry-After ${retryAfter}`);
+  for (let i = 4; i <= 5; i++) {
+    const res = await registerMagic(h, `user${i}@example.org`, { ip });
+    assert.equal(res.statusCode, 200, `registration ${i}: ${res.body}`);
+  }
+  const sixthByPassword = await register(h, "user6@example.org", STRONG_PASSWORD, { ip });
+  const sixthByMagicLink = await registerMagic(h, "magic6@example.org", { ip });
+  for (const sixth of [sixthByPassword, sixthByMagicLink]) {
+    assertError(sixth, 429, "rate_limited");
+    const retryAfter = retryAfterOf(sixth);
+    assert.ok(retryAfter >= 1 && retryAfter <= 3600, `Retry-After ${retryAfter}`);
+  }
   await deliverWebhooks(h);
-  assert.equal(webhooksFor(h, "verify_email", "user6@example.org").length, 0);
+  assert.equal(webhooksFor(h, "verify_email", "user6@example.org").length, 0, "a refused registration sends nothing");
+  assert.equal(webhooksFor(h, "verify_email", "magic6@example.org").length, 0, "a refused registration sends nothing");
   // Another IP is not affected.
   assert.equal((await register(h, "user7@example.org")).statusCode, 200);
+  assert.equal((await registerMagic(h, "magic6@example.org")).statusCode, 200, "another IP is not affected");
 
   h.clock.advance(HOUR);
   const later = await register(h, "user6@example.org", STRONG_PASSWORD, { ip });
   assert.equal(later.statusCode, 200, later.body);
+  assert.equal((await registerMagic(h, "magic8@example.org", { ip })).statusCode, 200);
 });
 
-test("rate limit: the 4th registration attempt of one email within an hour is 429, also from other IPs; after an hour it passes", async (t) => {
+test("rate limit: the 4th registration attempt of one email within an hour, of either kind, is 429, also from other IPs; after an hour it passes", async (t) => {
   const h = await createHarness();
   t.after(() => h.close());
-  for (let i = 1; i <= 3; i++) {
+  // Spec 8.2: 3 attempts per email per hour, both kinds together, each from its own IP.
+  for (let i = 1; i <= 2; i++) {
     const res = await register(h, "ada@example.org");
     assert.equal(res.statusCode, 200, `attempt ${i}: ${res.body}`);
   }
+  const third = await registerMagic(h, "ada@example.org");
+  assert.equal(third.statusCode, 200, `attempt 3: ${third.body}`);
   const fourth = await register(h, "Ada@Example.org");
   assertError(fourth, 429, "rate_limited");
   const retryAfter = retryAfterOf(fourth);
   assert.ok(retryAfter >= 1 && retryAfter <= 3600, `Retry-After ${retryAfter}`);
+  const fourthByMagicLink = await registerMagic(h, "Ada@Example.org");
+  assertError(fourthByMagicLink, 429, "rate_limited");
+  retryAfterOf(fourthByMagicLink);
   // Another email is not affected.
   assert.equal((await register(h, "bob@example.org")).statusCode, 200);
 
   h.clock.advance(HOUR);
   const later = await register(h, "ada@example.org");
   assert.equal(later.statusCode, 200, later.body);
+  assert.equal((await registerMagic(h, "ada@example.org")).statusCode, 200);
 });

@@ -1,6 +1,6 @@
 /**
  * Small request helpers shared by the test files: client addresses, the tenant's admin key and
- * the operator key, registering by password and verifying, logging in, locking a
+ * the operator key, registering (by password or magic link) and verifying, logging in, locking a
  * member, forgot/reset password, webhook lookups, the session, a second tenant, and the
  * transaction patch the concurrency tests use.
  */
@@ -69,6 +69,11 @@ export async function registerPending(h: Harness, email: string, password = STRO
   await deliverWebhooks(h);
   const link = parseLink(lastWebhookFor(h, "verify_email", email, options.domain ?? h.tenant.domain).body.verificationLink!);
   return { recordId: link.recordId, token: link.token };
+}
+
+/** POST /auth/register-magic-link as "Grace Hopper", from a fresh IP unless options say otherwise. */
+export async function registerMagic(h: Harness, email: string, options: PostOptions = {}): Promise<LightMyRequestResponse> {
+  return post(h, "/auth/register-magic-link", { email, name: "Grace Hopper", "bot-challenge-response": "x" }, { ip: nextIp(), ...options });
 }
 
 /** POST /auth/verify-email with a link's parts. */
