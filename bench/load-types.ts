@@ -12,8 +12,11 @@ export interface LoadRequest {
 }
 
 export interface LoadSpec {
-  /** Origin, e.g. "http://127.0.0.1:40123". */
-  url: string;
+  /**
+   * Origin, e.g. "http://127.0.0.1:40123"; or several (closed loop only), the connections spread
+   * over them round-robin as behind a load balancer, requests still handed out through one index.
+   */
+  url: string | string[];
   connections: number;
   /** Run for this long ... (exactly one of durationSeconds and amount) */
   durationSeconds?: number;
@@ -30,8 +33,15 @@ export interface LoadSpec {
    *  from the first entry, so not for single-use requests. With a rate, the warm-up runs at that
    *  rate and the measured run follows it without a gap. */
   warmupSeconds?: number;
-  /** Handed out round-robin through one shared index. */
+  /**
+   * Handed out round-robin through one shared index. In a path, a header value or a body,
+   * `{{seq}}` becomes the request's sequence number (warm-up included, from seqStart) and `{{ip}}`
+   * the IPv4 address numbered seq in 10.0.0.0/8: a fresh email or client IP per request however
+   * long the run, without a list that long.
+   */
   requests: LoadRequest[];
+  /** The first `{{seq}}` (default 0), so that runs of the same template get distinct numbers. */
+  seqStart?: number;
 }
 
 export interface LoadResult {
@@ -46,6 +56,8 @@ export interface LoadResult {
   p99: number;
   /** Responses with a status outside 2xx. */
   non2xx: number;
+  /** Responses by status code, e.g. {"200": 950, "429": 3}: whoever drives the run judges them. */
+  statuses: Record<string, number>;
   /** Connection errors, timeouts included. A request unanswered after 10 s is a timeout. */
   errors: number;
   timeouts: number;

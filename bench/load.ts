@@ -4,13 +4,14 @@
  *   node --import tsx bench/load.ts <spec.json>
  *
  * Reads a LoadSpec (load-types.ts) and prints one line of JSON, a LoadResult. The spec's requests
- * are handed out round-robin through one shared index.
+ * are handed out round-robin through one shared index, their `{{seq}}` and `{{ip}}` filled in.
  *  - Without a rate: closed loop, autocannon (pipelining 1) keeps every connection busy.
  *  - With a rate: open loop, paced() below sends one request every 1000/rate ms over raw keep-alive
  *    sockets with a minimal HTTP/1.1 client of its own, cheap enough per request that the generator
  *    keeps its schedule at thousands of requests/s (autocannon's overallRate would send each second's
  *    quota in a burst at its start; node:http's client costs too much CPU per request).
- * Latency percentiles are exact (sorted samples, sub-millisecond), over responses of any status.
+ * Latency percentiles are exact (sorted samples, sub-millisecond), over responses of any status;
+ * responses are counted by status, which the caller judges.
  * Exits 2 with a message on stderr if the spec is invalid, 1 if the run fails.
  */
 import type { EventEmitter } from "node:events";
@@ -32,7 +33,8 @@ interface AutocannonRequest {
   setupRequest?: (request: AutocannonRequest) => AutocannonRequest;
 }
 interface AutocannonOptions {
-  url: string;
+  /** Several URLs: connection i goes to url[i % length] (autocannon/lib/run.js). */
+  url: string | string[];
   connections: number;
   pipelining: number;
   duration?: number;
@@ -59,10 +61,14 @@ const isPositiveNumber = (value: unknown): value is number => typeof value === "
 const isStringRecord = (value: unknown): value is Record<string, string> =>
   typeof value === "object" && value !== null && !Array.isArray(value) && Object.values(value).every((v) => typeof v === "string");
 
+const isHttpUrl = (value: unknown): value is string => typeof value === "string" && /^https?:$/.test(URL.canParse(value) ? new URL(value).protocol : "");
+
 function parseLoadSpec(value: unknown): LoadSpec {
   check(typeof value === "object" && value !== null && !Array.isArray(value), "not an object");
   const spec = value as Partial<LoadSpec>;
-  check(typeof spec.url === "string" && /^https?:$/.test(URL.canParse(spec.url) ? new URL(spec.url).protocol : ""), "url must be an http(s) URL");
+  check(isHttpUrl(spec.url) || (Array.isArray(spec.url) && spec.url.length > 0 && spec.url.every(isHttpUrl)), "url must be an http(s) URL or a non-empty array of them");
+  check(!Array.isArray(spec.url) || spec.url.length === 1 || spec.rate === undefined, "several urls are for closed-loop runs (no rate)");
+  check(spec.seqStart === undefined || (Number.isInteger(spec.seqStart) && spec.seqStart >= 0), "seqStart must be an integer >= 0");
   check(isPositiveInteger(spec.connections), "connections must be an integer >= 1");
   check((spec.durationSeconds === undefined) !== (spec.amount === undefined), "give exactly one of durationSeconds and amount");
   check(spec.durationSeconds === undefined || isPositiveNumber(spec.durationSeconds), "durationSeconds must be > 0");
@@ -84,6 +90,36 @@ function parseLoadSpec(value: unknown): LoadSpec {
     check(r.body === undefined || typeof r.body === "string", `requests[${i}].body must be a string`);
   });
   return spec as LoadSpec;
+}
+
+const PLACEHOLDER = /\{\{(seq|ip)\}\}/g;
+
+/** The IPv4 address numbered n (mod 2^24) in 10.0.0.0/8. */
+function ipOf(n: number): string {
+  const i = n % 2 ** 24;
+  return `10.${(i >>> 16) & 255}.${(i >>> 8) & 255}.${i & 255}`;
+}
+
+const fill = (text: string, seq: number) => text.replace(PLACEHOLDER, (_, name: string) => (name === "seq" ? String(seq) : ipOf(seq)));
+
+function isTemplate(entry: LoadRequest): boolean {
+  return [entry.path, entry.body ?? "", ...Object.values(entry.headers ?? {})].some((text) => text.includes("{{"));
+}
+
+/** The request as sent as number `seq`: `{{seq}}` and `{{ip}}` filled in (see LoadSpec.requests). */
+function instantiate(entry: LoadRequest, seq: number): LoadRequest {
+  if (!isTemplate(entry)) return entry;
+  return {
+    method: entry.method,
+    path: fill(entry.path, seq),
+    ...(entry.headers && { headers: Object.fromEntries(Object.entries(entry.headers).map(([name, value]) => [name, fill(value, seq)])) }),
+    ...(entry.body !== undefined && { body: fill(entry.body, seq) }),
+  };
+}
+
+/** Responses by status code. */
+function countStatus(statuses: Record<string, number>, status: number): void {
+  statuses[status] = (statuses[status] ?? 0) + 1;
 }
 
 /** A request gets this long from its send (paced: its scheduled send) to the end of its response. */
@@ -114,12 +150,13 @@ class Latencies {
 /**
  * One closed-loop autocannon run; counts and times responses itself (autocannon's duration overshoots
  * an amount run by up to 1 s, and its histogram keeps whole milliseconds of 2xx responses only).
+ * `seq` numbers the requests for `{{seq}}`, shared with the warm-up run before this one.
  */
-function cannon(spec: LoadSpec, limit: { durationSeconds: number } | { amount: number }): Promise<LoadResult> {
+function cannon(spec: LoadSpec, limit: { durationSeconds: number } | { amount: number }, seq: { next: number }): Promise<LoadResult> {
   let next = 0; // one index shared by every connection
   const pick: AutocannonRequest = {
     setupRequest: (request) => {
-      const entry = spec.requests[next++ % spec.requests.length]!;
+      const entry = instantiate(spec.requests[next++ % spec.requests.length]!, seq.next++);
       // Fresh headers object: autocannon adds Content-Length to it.
       return { ...request, method: entry.method, path: entry.path, headers: { ...entry.headers }, body: entry.body ?? "" };
     },
@@ -136,6 +173,7 @@ function cannon(spec: LoadSpec, limit: { durationSeconds: number } | { amount: n
   let completed = 0;
   let lastResponseAt = 0;
   const latencies = new Latencies();
+  const statuses: Record<string, number> = {};
   const startedAt = performance.now();
   return new Promise((resolve, reject) => {
     const instance = autocannon(options, (error, result) => {
@@ -146,6 +184,7 @@ function cannon(spec: LoadSpec, limit: { durationSeconds: number } | { amount: n
         rps: seconds > 0 ? completed / seconds : 0,
         ...latencies.percentiles(),
         non2xx: result.non2xx,
+        statuses,
         errors: result.errors,
         timeouts: result.timeouts,
         seconds,
@@ -153,8 +192,9 @@ function cannon(spec: LoadSpec, limit: { durationSeconds: number } | { amount: n
     });
     // responseTime: ms as a float, process.hrtime() from writing the request to its last byte
     // (autocannon/lib/pipelinedRequestsQueue.js terminateRequest).
-    instance.on("response", (_client: unknown, _statusCode: number, _resBytes: number, responseTime: number) => {
+    instance.on("response", (_client: unknown, statusCode: number, _resBytes: number, responseTime: number) => {
       completed++;
+      countStatus(statuses, statusCode);
       lastResponseAt = performance.now();
       latencies.add(responseTime);
     });
@@ -320,12 +360,14 @@ function serialise(entry: LoadRequest, host: string): Buffer {
  * more than 1% of sends were over 5 ms late. stderr also gets this process's CPU time for the run.
  */
 function paced(spec: LoadSpec & { rate: number }): Promise<LoadResult> {
-  const target = new URL(spec.url);
+  const target = new URL(Array.isArray(spec.url) ? spec.url[0]! : spec.url);
   const secure = target.protocol === "https:";
   const hostname = target.hostname.replace(/^\[(.*)\]$/, "$1");
   const port = Number(target.port || (secure ? 443 : 80));
   const distinct = new Map<string, Buffer>(); // each distinct request serialised once
+  // A template is serialised at each send, with its sequence number filled in.
   const prepared = spec.requests.map((entry) => {
+    if (isTemplate(entry)) return (seq: number) => serialise(instantiate(entry, seq), target.host);
     const bytes = serialise(entry, target.host);
     const key = bytes.toString("latin1");
     const known = distinct.get(key);
@@ -363,6 +405,7 @@ function paced(spec: LoadSpec & { rate: number }): Promise<LoadResult> {
   const latencies = new Latencies();
   let completed = 0;
   let non2xx = 0;
+  const statuses: Record<string, number> = {};
   let errors = 0;
   let timeouts = 0;
   let lastResponseAt = 0;
@@ -387,7 +430,7 @@ function paced(spec: LoadSpec & { rate: number }): Promise<LoadResult> {
       const cpuMs = (cpu.user + cpu.system) / 1000;
       console.error(`load.ts: paced run used ${cpuMs.toFixed(0)} ms CPU (user ${(cpu.user / 1000).toFixed(0)}, system ${(cpu.system / 1000).toFixed(0)}) for ${totalSlots} requests, ${((cpuMs * 1000) / totalSlots).toFixed(1)} µs each`);
       const seconds = ((completed > 0 ? lastResponseAt : performance.now()) - measuredStart) / 1000;
-      resolve({ requests: completed, rps: seconds > 0 ? completed / seconds : 0, ...latencies.percentiles(), non2xx, errors, timeouts, seconds });
+      resolve({ requests: completed, rps: seconds > 0 ? completed / seconds : 0, ...latencies.percentiles(), non2xx, statuses, errors, timeouts, seconds });
     };
 
     const settle = (flight: Flight, status: number | undefined) => {
@@ -401,6 +444,7 @@ function paced(spec: LoadSpec & { rate: number }): Promise<LoadResult> {
           lastResponseAt = now;
           latencies.add(now - flight.from);
           if (status < 200 || status > 299) non2xx++;
+          countStatus(statuses, status);
         } else {
           // Like autocannon: a timeout is an error too.
           errors++;
@@ -491,7 +535,8 @@ function paced(spec: LoadSpec & { rate: number }): Promise<LoadResult> {
 
     const send = (slot: number, now: number) => {
       const measured = slot >= warmupSlots;
-      const bytes = prepared[(measured ? slot - warmupSlots : slot) % prepared.length]!;
+      const entry = prepared[(measured ? slot - warmupSlots : slot) % prepared.length]!;
+      const bytes = typeof entry === "function" ? entry((spec.seqStart ?? 0) + slot) : entry;
       const due = start + slot * interval;
       if (now - due > 5) lateSends++;
       const flight: Flight = { measured, from: Math.min(due, now), bytes, conn: undefined, timedOut: false, settled: false };
@@ -528,8 +573,9 @@ function paced(spec: LoadSpec & { rate: number }): Promise<LoadResult> {
 async function main(specFile: string): Promise<LoadResult> {
   const spec = parseLoadSpec(JSON.parse(readFileSync(specFile, "utf8")));
   if (spec.rate !== undefined) return paced({ ...spec, rate: spec.rate });
-  if (spec.warmupSeconds !== undefined) await cannon(spec, { durationSeconds: spec.warmupSeconds });
-  return cannon(spec, spec.amount !== undefined ? { amount: spec.amount } : { durationSeconds: spec.durationSeconds! });
+  const seq = { next: spec.seqStart ?? 0 };
+  if (spec.warmupSeconds !== undefined) await cannon(spec, { durationSeconds: spec.warmupSeconds }, seq);
+  return cannon(spec, spec.amount !== undefined ? { amount: spec.amount } : { durationSeconds: spec.durationSeconds! }, seq);
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
