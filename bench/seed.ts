@@ -1,5 +1,5 @@
 /**
- * Seeds a Latch SQLite database for a benchmark, through Latch's own store, schema and flows:
+ * Seeds a Latch database (SQLite, or an empty PostgreSQL database) for a benchmark, through Latch's own store, schema and flows:
  * tenants (createTenant), members (bulk inserts into the migrated `members` table, verified,
  * sharing one Argon2id hash of BENCH_PASSWORD), live sessions (createSession) and single-use
  * tokens (issueOneTimeToken). Returns what the load generator needs: cookies, emails, tokens.
@@ -23,7 +23,10 @@ export const BENCH_PASSWORD = "Correct-Horse-42-Battery";
 export const BENCH_SECRETS_KEY = "42".repeat(32);
 
 export interface SeedPlan {
-  dataDir: string;
+  /** SQLite: the database is `latch.db` in this directory ... */
+  dataDir?: string;
+  /** ... unless this DATABASE_URL is given (PostgreSQL: an empty database, migrated here). */
+  databaseUrl?: string;
   tenants: number;
   /** Verified password members per tenant, `m<i>@bench.example` (logins and sessions use them). */
   membersPerTenant: number;
@@ -120,7 +123,8 @@ async function seedPasskeyLogins(db: Kysely<Database>, tenant: Tenant, members: 
 }
 
 export async function seedLatch(plan: SeedPlan): Promise<Seeded> {
-  const databaseUrl = `sqlite:${join(plan.dataDir, "latch.db")}`;
+  if ((plan.dataDir === undefined) === (plan.databaseUrl === undefined)) throw new Error("seedLatch: give exactly one of dataDir and databaseUrl");
+  const databaseUrl = plan.databaseUrl ?? `sqlite:${join(plan.dataDir!, "latch.db")}`;
   const config = loadConfig({ DATABASE_URL: databaseUrl, SECRETS_KEY: BENCH_SECRETS_KEY, BREACH_CHECK_MODE: "offline", LOG_LEVEL: "silent", WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true" });
   const deps: Deps = await createDeps(config, { log: createLogger("silent") });
   const { db, reader } = openDatabase(databaseUrl);
