@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { buildApp } from "../src/app.js";
 import { loadConfig } from "../src/config.js";
-import { createDeps } from "../src/deps.js";
+import { createDeps } from "../src/create-deps.js";
 
 export const OPENAPI_FILE = fileURLToPath(new URL("../docs/openapi.json", import.meta.url));
 
