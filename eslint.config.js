@@ -9,6 +9,36 @@ const bannedClockAndRandom = [
   { selector: "CallExpression[callee.object.name='Math'][callee.property.name='random']", message: "Use deps.random (src/core/random.ts)." },
 ];
 
+// Issue 18: the layers, lowest first (docs/architecture.md). A file imports from its own layer and
+// the ones below, type imports included. Matched on the import's text, so a layer is its folder
+// name or, for the files at the top of src/, the file's name.
+const LAYERS = [
+  { name: "core", files: ["src/core/**/*.ts", "src/errors.ts", "src/rules.ts", "src/model.ts"], imports: ["core/"] },
+  { name: "security", files: ["src/security/**/*.ts"], imports: ["security/"] },
+  { name: "providers", files: ["src/providers/**/*.ts", "src/config.ts", "src/logging.ts", "src/metrics.ts"], imports: ["providers/", "config.js", "logging.js", "metrics.js"] },
+  { name: "store", files: ["src/store/**/*.ts"], imports: ["store/"] },
+  { name: "events", files: ["src/events/**/*.ts"], imports: ["events/"] },
+  { name: "the Deps type", files: ["src/deps.ts"], imports: ["deps.js"] },
+  { name: "flows", files: ["src/flows/**/*.ts"], imports: ["flows/"] },
+  { name: "wiring", files: ["src/create-deps.ts", "src/start-up.ts"], imports: ["create-deps.js", "start-up.js"] },
+  { name: "http and hosted pages", files: ["src/http/**/*.ts", "src/ui/**/*.ts"], imports: ["http/", "ui/"] },
+  { name: "app", files: ["src/app.ts", "src/server.ts"], imports: ["app.js", "server.js"] },
+  { name: "entries: dev mode, CLI", files: ["src/dev/**/*.ts", "src/cli/**/*.ts", "src/main.ts"], imports: ["dev/", "cli/", "main.js"] },
+];
+const escape = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+const layerConfigs = LAYERS.map((layer, index) => ({
+  files: layer.files,
+  ignores: ["src/ui/browser/**"],
+  rules: {
+    "@typescript-eslint/no-restricted-imports": ["error", {
+      patterns: LAYERS.slice(index + 1).flatMap((above) => above.imports.map((target) => ({
+        regex: `(^|/)${escape(target)}${target.endsWith("/") ? "" : "$"}`,
+        message: `${layer.name} sits below ${above.name}: import from your layer or the ones below (docs/architecture.md).`,
+      }))),
+    }],
+  },
+}));
+
 export default tseslint.config(
   { ignores: ["dist/", "packages/client/dist/", "node_modules/", "coverage/"] },
   js.configs.recommended,
@@ -51,4 +81,5 @@ export default tseslint.config(
       }],
     },
   },
+  ...layerConfigs,
 );

@@ -7,7 +7,8 @@
 import { join } from "node:path";
 import type { Kysely } from "kysely";
 import { loadConfig } from "../src/config.js";
-import { createDeps, type Deps } from "../src/deps.js";
+import { createDeps } from "../src/create-deps.js";
+import type { Deps } from "../src/deps.js";
 import { createSession } from "../src/flows/sessions.js";
 import { issueOneTimeToken } from "../src/flows/one-time-tokens.js";
 import { createTenant, findTenantOrThrow } from "../src/flows/tenants.js";

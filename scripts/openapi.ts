@@ -15,7 +15,7 @@ import { fileURLToPath } from "node:url";
 import openapiTS, { astToString } from "openapi-typescript";
 import { buildApp } from "../src/app.js";
 import { loadConfig } from "../src/config.js";
-import { createDeps } from "../src/deps.js";
+import { createDeps } from "../src/create-deps.js";
 
 export const OPENAPI_FILE = fileURLToPath(new URL("../docs/openapi.json", import.meta.url));
 export const OPENAPI_TYPES_FILE = fileURLToPath(new URL("../test/support/openapi-types.ts", import.meta.url));

@@ -3,7 +3,7 @@
  * caller owns listening, the dispatcher and shutdown, so tests drive it through app.inject.
  */
 import cookie from "@fastify/cookie";
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RouteOptions } from "fastify";
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync, type RouteOptions } from "fastify";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { Deps } from "./deps.js";
 import { clientErrorHandler, handleFrameworkError, registerErrorHandling } from "./http/errors.js";
@@ -13,7 +13,6 @@ import { AuthError } from "./errors.js";
 import { registerObservability } from "./http/observability.js";
 import { adminRoutes } from "./http/routes/admin.js";
 import { botChallengeRoutes } from "./http/routes/bot-challenge.js";
-import { devInboxRoutes } from "./http/routes/dev-inbox.js";
 import { healthRoutes } from "./http/routes/health.js";
 import { loginRoutes } from "./http/routes/login.js";
 import { registerOpenApi } from "./http/openapi.js";
@@ -35,6 +34,8 @@ export const MAX_URL_LENGTH = 2048;
 export interface BuildAppOptions {
   /** Called for every route as it is registered; test/openapi.test.ts checks them against the document. */
   onRoute?: (route: RouteOptions) => void;
+  /** Routes an entry adds, each given { deps }: dev mode's inbox (src/dev/main.ts, the test harness in dev mode). */
+  plugins?: FastifyPluginAsync<{ deps: Deps }>[];
 }
 
 function nulRefused(): AuthError {
@@ -112,7 +113,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
   await registerOpenApi(app);
   await app.register(healthRoutes, { deps });
   await app.register(operatorRoutes, { deps });
-  if (deps.dev) await app.register(devInboxRoutes, { deps, dev: deps.dev }); // DEV_MODE only: 404 otherwise
+  for (const plugin of options.plugins ?? []) await app.register(plugin, { deps }); // dev mode's inbox (src/dev/main.ts)
   await app.register(async (scope) => {
     registerTenantResolution(scope, deps);
     registerCorsPreflight(scope);

@@ -1,34 +1,27 @@
 /**
- * Everything a flow may touch, built once at start-up. Tests build the same object with a manual
- * clock, seeded random and local provider URLs, so no flow reaches for a global.
+ * Everything a flow may touch: the Deps type, and what dev mode lends (DevLinks). Built once at
+ * start-up by create-deps.ts, which sits above the flows (it wires the email worker into the
+ * dispatcher); tests build the same object with a manual clock, seeded random and local provider
+ * URLs, so no flow reaches for a global. Types only: nothing here runs.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
 import type { Logger } from "pino";
-import { ConfigError, StartError, type Config } from "./config.js";
-import { systemClock, type Clock } from "./core/clock.js";
-import { cryptoRandom, type Random } from "./core/random.js";
-import { BackgroundTasks } from "./events/background.js";
-import { WebhookDispatcher } from "./events/dispatcher.js";
-import { processEmailRequests } from "./flows/email-requests.js";
-import { createAltchaProvider, DEFAULT_ALTCHA_DIFFICULTY, type AltchaDifficulty, type AltchaProvider } from "./providers/altcha.js";
-import { createBotVerifier, type BotVerifier } from "./providers/bot.js";
-import { openGeoLocator, type GeoLocator } from "./providers/geoip.js";
-import { createBreachChecker, type BreachChecker } from "./providers/breach.js";
-import { createPasswordHasher, type PasswordHasher } from "./security/password.js";
-import { createSecretBox, type SecretBox } from "./security/secret-box.js";
-import { keyedSubjectHasher, type SubjectHasher } from "./security/hashing.js";
-import { describeDatabase, migrateToLatest, openDatabase, type OpenedDatabase } from "./store/database.js";
-import { asStartError } from "./start-up.js";
-import { Store } from "./store/index.js";
-import { SessionTouches } from "./store/session-touches.js";
-import { LAST_SEEN_RESOLUTION_MS } from "./rules.js";
+import type { Config } from "./config.js";
+import type { Clock } from "./core/clock.js";
+import type { Random } from "./core/random.js";
+import type { BackgroundTasks } from "./events/background.js";
+import type { WebhookDispatcher } from "./events/dispatcher.js";
+import type { AltchaProvider } from "./providers/altcha.js";
+import type { BotVerifier } from "./providers/bot.js";
+import type { GeoLocator } from "./providers/geoip.js";
+import type { BreachChecker } from "./providers/breach.js";
+import type { PasswordHasher } from "./security/password.js";
+import type { SecretBox } from "./security/secret-box.js";
+import type { SubjectHasher } from "./security/hashing.js";
+import type { Store } from "./store/index.js";
 import type { Counters } from "./store/counters.js";
-import { RedisCounters } from "./store/redis-counters.js";
-import { createLogger } from "./logging.js";
-import { Metrics } from "./metrics.js";
-import { TenantCache } from "./store/tenant-cache.js";
-import { DevMode } from "./dev/dev-mode.js";
+import type { RedisCounters } from "./store/redis-counters.js";
+import type { Metrics } from "./metrics.js";
+import type { TenantCache } from "./store/tenant-cache.js";
 
 export interface Deps {
   config: Config;
@@ -52,115 +45,16 @@ export interface Deps {
   webhooks: WebhookDispatcher;
   background: BackgroundTasks;
   geo: GeoLocator;
-  /** DEV_MODE=true only: the dev inbox and the dev tenant's link base (src/dev/). */
-  dev: DevMode | undefined;
+  /** DEV_MODE=true only: where the dev tenant's links point (src/dev/ lends it through createDeps). */
+  dev: DevLinks | undefined;
   /** Prometheus series of this app (a registry of its own), served by GET /metrics. */
   metrics: Metrics;
 }
 
-export interface DepsOverrides {
-  clock?: Clock;
-  random?: Random;
-  log?: Logger;
-  hasher?: PasswordHasher;
-  bot?: BotVerifier;
-  /** Tests lower the proof-of-work cost; production keeps altcha-lib's recommended one. */
-  altchaDifficulty?: AltchaDifficulty;
-  /** Run pending migrations now; defaults to MIGRATE_ON_START (`latch migrate` forces it). */
-  migrate?: boolean;
-}
-
-/** SECRETS_KEY, or a key generated once into the data directory (D14), with a warning. */
-function loadSecretsKey(config: Config, dataDir: string, random: Random, log: Logger): Buffer {
-  if (config.secretsKey) return config.secretsKey;
-  const file = join(dataDir, "secrets.key");
-  if (!existsSync(file)) {
-    mkdirSync(dataDir, { recursive: true });
-    writeFileSync(file, random.bytes(32).toString("hex") + "\n", { mode: 0o600, flag: "wx" });
-    log.warn({ file }, "SECRETS_KEY is not set: generated a key into the data directory; back it up with the database");
-  }
-  return Buffer.from(readFileSync(file, "utf8").trim(), "hex");
-}
-
-/** The box seals with the current key and also opens with SECRETS_KEY_PREVIOUS during a rotation. */
-function openSecretBox(config: Config, key: Buffer, random: Random, log: Logger): SecretBox {
-  // config.ts catches this when SECRETS_KEY is set; the generated key file is only known here.
-  if (config.secretsKeyPrevious.some((k) => k.equals(key))) throw new ConfigError(["SECRETS_KEY_PREVIOUS must not contain the current key (secrets.key)"]);
-  if (config.secretsKeyPrevious.length > 0) {
-    log.info({ previousKeys: config.secretsKeyPrevious.length }, "SECRETS_KEY_PREVIOUS is set: values sealed under it still open; run `latch secrets reseal`, then remove it");
-  }
-  return createSecretBox(key, random, config.secretsKeyPrevious);
-}
-
-export async function createDeps(config: Config, overrides: DepsOverrides = {}): Promise<Deps> {
-  const clock = overrides.clock ?? systemClock;
-  const random = overrides.random ?? cryptoRandom;
-  const log = overrides.log ?? createLogger(config.logLevel);
-  const database = describeDatabase(config.databaseUrl);
-  let opened: OpenedDatabase;
-  try {
-    opened = openDatabase(config.databaseUrl, {
-      poolSize: config.databasePoolSize,
-      statementTimeoutMs: config.databaseStatementTimeoutMs,
-      onConnectionError: (err) => log.warn({ err }, "database connection lost; the pool will reconnect"),
-    });
-  } catch (err) {
-    throw asStartError(err, `the database (${database})`);
-  }
-  const { db, dialect, reader, dataDir } = opened;
-  let redis: RedisCounters | undefined;
-  let secrets: SecretBox;
-  try {
-    secrets = openSecretBox(config, loadSecretsKey(config, dataDir, random, log), random, log);
-    if (overrides.migrate ?? config.migrateOnStart) await migrateToLatest(db).catch((err: unknown) => Promise.reject(asStartError(err, `the database (${database})`)));
-    if (config.redisUrl) {
-      redis = await RedisCounters.connect({
-        url: config.redisUrl,
-        keyPrefix: config.redisKeyPrefix,
-        commandTimeoutMs: config.redisCommandTimeoutMs,
-        onConnectionError: (err) => log.warn({ err }, "Redis connection lost; reconnecting"),
-      }).catch((err: unknown) => Promise.reject(new StartError(`cannot reach Redis (REDIS_URL): ${((err as Error).cause as Error | undefined)?.message ?? (err as Error).message}`, { cause: err })));
-    }
-  } catch (err) {
-    await db.destroy(); // an open pool would keep the process alive after the failure
-    reader?.close();
-    throw err;
-  }
-  const subjects = keyedSubjectHasher(secrets.deriveSecret("lockout-and-limit-subjects"));
-  const touches = new SessionTouches(db, (err) => log.warn({ err }, "writing sessions' last-seen times failed; kept for the next try"), LAST_SEEN_RESOLUTION_MS);
-  const store = new Store(db, dialect, reader, subjects, touches);
-  const counters = redis ?? store.limits;
-  const metrics = new Metrics({ countOutboxBacklog: () => store.outbox.countPendingDeliveries(), log });
-  const altcha = createAltchaProvider({
-    signatureSecret: secrets.deriveSecret("altcha-challenge"),
-    keySignatureSecret: secrets.deriveSecret("altcha-key"),
-    difficulty: overrides.altchaDifficulty ?? DEFAULT_ALTCHA_DIFFICULTY,
-    random,
-    claimOnce: (tenantId, challengeId, expiresAt, now) => counters.claimOnce(tenantId, "altcha_solved", challengeId, expiresAt, now),
-  });
-  const deps: Deps = {
-    config,
-    clock,
-    random,
-    log,
-    store,
-    counters,
-    redis,
-    tenantCache: new TenantCache(store.tenants, clock),
-    hasher: overrides.hasher ?? createPasswordHasher(),
-    breach: createBreachChecker({ mode: config.breachCheckMode, url: config.breachCheckUrl, log }),
-    bot: overrides.bot ?? createBotVerifier({ log, altcha, secrets, allowPrivateNetworks: config.webhookAllowPrivateNetworks }),
-    secrets,
-    subjects,
-    altcha,
-    background: new BackgroundTasks(log),
-    geo: await openGeoLocator(config.geoipDb),
-    metrics,
-    webhooks: new WebhookDispatcher({
-      store, clock, random, secrets, log, metrics, allowPrivateNetworks: config.webhookAllowPrivateNetworks,
-      beforePass: () => processEmailRequests(deps),
-    }),
-    dev: config.devMode ? new DevMode() : undefined,
-  };
-  return deps;
+/**
+ * What dev mode lends the layers below it (src/dev/dev-mode.ts implements it): the dev tenant's
+ * links point at this process. Declared here so that nothing below src/dev/ imports from it.
+ */
+export interface DevLinks {
+  linkBaseFor(domain: string): string | undefined;
 }

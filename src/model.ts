@@ -1,5 +1,19 @@
 /** Domain types shared by the store and the flows. Field names follow the spec where it names them. */
-import type { BotProtectionSettings } from "./providers/bot.js";
+
+/** Bot protection per tenant (DECISIONS D10); providers/bot.ts checks it. */
+export type BotProviderName = "turnstile" | "hcaptcha" | "recaptcha" | "altcha" | "none";
+
+/**
+ * A tenant's `botProtection` setting. `secretKey` is for the siteverify providers (stored sealed
+ * under SECRETS_KEY, see flows/tenants.ts), `minScore` for reCAPTCHA v3.
+ */
+export interface BotProtectionSettings {
+  provider: BotProviderName;
+  secretKey?: string;
+  siteKey?: string;
+  verifyUrl?: string;
+  minScore?: number;
+}
 
 export const MemberStatus = {
   pending: "Email Verification Pending",

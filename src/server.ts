@@ -1,12 +1,17 @@
-/** config -> deps -> app -> listen; the dispatcher and sweeper; graceful shutdown on signals. */
+/**
+ * config -> deps -> app -> listen; the dispatcher and sweeper; graceful shutdown on signals. The
+ * entries call runServer: src/main.ts as it is, src/dev/main.ts with dev mode's wiring, so nothing
+ * here imports from src/dev/ (it sits above the app in the layers: docs/architecture.md).
+ */
 import { availableParallelism } from "node:os";
-import { buildApp } from "./app.js";
+import type { FastifyInstance } from "fastify";
+import { buildApp, type BuildAppOptions } from "./app.js";
 import { ConfigError, loadConfig, StartError } from "./config.js";
 import { DAY, MINUTE } from "./core/clock.js";
-import { createDeps } from "./deps.js";
+import { createDeps } from "./create-deps.js";
+import type { Deps, DevLinks } from "./deps.js";
 import { erasePendingAccounts } from "./flows/member-admin.js";
 import { sealStoredBotSecrets, warnIfUnprotected } from "./flows/tenants.js";
-import { startDevMode } from "./dev/start.js";
 import { checkDatabaseLocation, listenProblem } from "./start-up.js";
 
 const SWEEP_INTERVAL_MS = 5 * MINUTE;
@@ -27,51 +32,60 @@ async function orExitOnStartProblem<T>(work: () => T | Promise<T>): Promise<T> {
   }
 }
 
-const config = await orExitOnStartProblem(() => loadConfig());
-const database = await orExitOnStartProblem(() => checkDatabaseLocation(config.databaseUrl, { mayCreate: true }));
-const deps = await orExitOnStartProblem(() => createDeps(config));
-const app = await buildApp(deps);
-if (await deps.store.isReady().catch(() => false)) {
-  const tenants = await deps.store.tenants.listTenants();
-  deps.log.info({ database: database.description, tenants: tenants.length }, database.isNew ? "created a new, empty database" : "opened the database");
-  // The first thing a newcomer meets otherwise is "This site is not known" on every page.
-  if (tenants.length === 0 && !config.devMode) deps.log.warn("no tenant yet: every call and page answers unknown_tenant until one exists. Create one with `npm run latch -- tenant create --domain <host> --settings '<json>'` (same DATABASE_URL)");
-  for (const tenant of tenants) warnIfUnprotected(deps, tenant.domain, tenant.settings);
-  const sealed = await sealStoredBotSecrets(deps);
-  if (sealed > 0) deps.log.info({ tenants: sealed }, "sealed bot secretKeys stored in the clear by an older version");
-  const rekeyed = await deps.store.limits.rekeyClearLockouts();
-  if (rekeyed > 0) deps.log.info({ lockouts: rekeyed }, "re-keyed lockout rows that held an email in clear (D25)");
-} else {
-  deps.log.warn({ database: database.description }, "the database is not migrated or not reachable at start: /readyz answers 503 until it is (with MIGRATE_ON_START=false, run `latch migrate`)");
+/** What an entry adds to the plain server: dev mode's links, its routes, and what it does once listening. */
+export interface ServerWiring {
+  dev?: DevLinks;
+  app?: BuildAppOptions;
+  afterListen?: (deps: Deps, app: FastifyInstance) => Promise<unknown>;
 }
-if (config.breachCheckMode !== "remote") deps.log.warn({ mode: config.breachCheckMode }, "breached-password check is not using the remote range API");
-else deps.log.info({ url: config.breachCheckUrl }, "breached-password check: each new password's SHA-1 prefix (5 hex characters, k-anonymity) goes to the range API; BREACH_CHECK_MODE=offline keeps it local");
-const threadPool = Number(process.env.UV_THREADPOOL_SIZE ?? 4);
-if (threadPool < availableParallelism()) deps.log.warn({ threadPool, cores: availableParallelism() }, "UV_THREADPOOL_SIZE is below the core count: set it in the environment so password hashing can use every core");
-if (!config.rateLimits) deps.log.warn("RATE_LIMITS=off: the per-IP and per-email request limits are lifted (benchmarks only); lockouts still apply");
-if (config.webhookAllowPrivateNetworks) deps.log.warn("WEBHOOK_ALLOW_PRIVATE_NETWORKS=true: webhooks may reach internal addresses (development only)");
 
-await orExitOnStartProblem(() => app.listen({ port: config.port, host: config.host }).catch((err: unknown) => Promise.reject(listenProblem(err, config.host, config.port))));
-if (config.devMode) await startDevMode(deps, app);
-deps.webhooks.start();
-const sweeper = setInterval(() => {
-  deps.store.sweepExpired(deps.clock.now(), config.auditRetentionDays * DAY).catch((err: unknown) => deps.log.error({ err }, "sweeping expired rows failed"));
-  erasePendingAccounts(deps, deps.clock.now(), config.pendingRetentionDays * DAY).catch((err: unknown) => deps.log.error({ err }, "erasing expired pending accounts failed"));
-}, SWEEP_INTERVAL_MS);
-sweeper.unref();
+export async function runServer(wiring: ServerWiring = {}): Promise<void> {
+  const config = await orExitOnStartProblem(() => loadConfig());
+  const database = await orExitOnStartProblem(() => checkDatabaseLocation(config.databaseUrl, { mayCreate: true }));
+  const deps = await orExitOnStartProblem(() => createDeps(config, { dev: wiring.dev }));
+  const app = await buildApp(deps, wiring.app);
+  if (await deps.store.isReady().catch(() => false)) {
+    const tenants = await deps.store.tenants.listTenants();
+    deps.log.info({ database: database.description, tenants: tenants.length }, database.isNew ? "created a new, empty database" : "opened the database");
+    // The first thing a newcomer meets otherwise is "This site is not known" on every page.
+    if (tenants.length === 0 && !config.devMode) deps.log.warn("no tenant yet: every call and page answers unknown_tenant until one exists. Create one with `npm run latch -- tenant create --domain <host> --settings '<json>'` (same DATABASE_URL)");
+    for (const tenant of tenants) warnIfUnprotected(deps, tenant.domain, tenant.settings);
+    const sealed = await sealStoredBotSecrets(deps);
+    if (sealed > 0) deps.log.info({ tenants: sealed }, "sealed bot secretKeys stored in the clear by an older version");
+    const rekeyed = await deps.store.limits.rekeyClearLockouts();
+    if (rekeyed > 0) deps.log.info({ lockouts: rekeyed }, "re-keyed lockout rows that held an email in clear (D25)");
+  } else {
+    deps.log.warn({ database: database.description }, "the database is not migrated or not reachable at start: /readyz answers 503 until it is (with MIGRATE_ON_START=false, run `latch migrate`)");
+  }
+  if (config.breachCheckMode !== "remote") deps.log.warn({ mode: config.breachCheckMode }, "breached-password check is not using the remote range API");
+  else deps.log.info({ url: config.breachCheckUrl }, "breached-password check: each new password's SHA-1 prefix (5 hex characters, k-anonymity) goes to the range API; BREACH_CHECK_MODE=offline keeps it local");
+  const threadPool = Number(process.env.UV_THREADPOOL_SIZE ?? 4);
+  if (threadPool < availableParallelism()) deps.log.warn({ threadPool, cores: availableParallelism() }, "UV_THREADPOOL_SIZE is below the core count: set it in the environment so password hashing can use every core");
+  if (!config.rateLimits) deps.log.warn("RATE_LIMITS=off: the per-IP and per-email request limits are lifted (benchmarks only); lockouts still apply");
+  if (config.webhookAllowPrivateNetworks) deps.log.warn("WEBHOOK_ALLOW_PRIVATE_NETWORKS=true: webhooks may reach internal addresses (development only)");
 
-let stopping = false;
-async function shutdown(signal: string): Promise<void> {
-  if (stopping) return;
-  stopping = true;
-  deps.log.info({ signal }, "shutting down: draining requests and webhook deliveries");
-  clearInterval(sweeper);
-  await app.close();
-  await deps.background.drain();
-  await deps.webhooks.stop();
-  await deps.store.close();
-  await deps.redis?.close();
-  process.exit(0);
+  await orExitOnStartProblem(() => app.listen({ port: config.port, host: config.host }).catch((err: unknown) => Promise.reject(listenProblem(err, config.host, config.port))));
+  await wiring.afterListen?.(deps, app);
+  deps.webhooks.start();
+  const sweeper = setInterval(() => {
+    deps.store.sweepExpired(deps.clock.now(), config.auditRetentionDays * DAY).catch((err: unknown) => deps.log.error({ err }, "sweeping expired rows failed"));
+    erasePendingAccounts(deps, deps.clock.now(), config.pendingRetentionDays * DAY).catch((err: unknown) => deps.log.error({ err }, "erasing expired pending accounts failed"));
+  }, SWEEP_INTERVAL_MS);
+  sweeper.unref();
+
+  let stopping = false;
+  async function shutdown(signal: string): Promise<void> {
+    if (stopping) return;
+    stopping = true;
+    deps.log.info({ signal }, "shutting down: draining requests and webhook deliveries");
+    clearInterval(sweeper);
+    await app.close();
+    await deps.background.drain();
+    await deps.webhooks.stop();
+    await deps.store.close();
+    await deps.redis?.close();
+    process.exit(0);
+  }
+  process.on("SIGTERM", () => void shutdown("SIGTERM"));
+  process.on("SIGINT", () => void shutdown("SIGINT"));
 }
-process.on("SIGTERM", () => void shutdown("SIGTERM"));
-process.on("SIGINT", () => void shutdown("SIGINT"));

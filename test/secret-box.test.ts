@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
-import { createDeps } from "../src/deps.js";
+import { createDeps } from "../src/create-deps.js";
 import { createLogger } from "../src/logging.js";
 import { ConfigError, loadConfig } from "../src/config.js";
 import { cryptoRandom } from "../src/core/random.js";

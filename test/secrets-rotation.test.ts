@@ -15,7 +15,7 @@ import { buildApp } from "../src/app.js";
 import { resealSecrets, type ResealReport } from "../src/cli/reseal.js";
 import { MINUTE, SECOND } from "../src/core/clock.js";
 import { seededRandom } from "../src/core/random.js";
-import { createDeps } from "../src/deps.js";
+import { createDeps } from "../src/create-deps.js";
 import { createLogger } from "../src/logging.js";
 import { createSecretBox, keyId } from "../src/security/secret-box.js";
 import { addOtherTenant, OTHER_DOMAIN, sessionStatus } from "./support/flows.js";

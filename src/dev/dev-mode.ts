@@ -2,12 +2,13 @@
  * What dev mode (DEV_MODE=true, `npm run dev`) keeps in the process: the dev inbox and where the
  * dev tenant's page links point. Deps carries it only in dev mode; in production it is undefined.
  */
+import type { DevLinks } from "../deps.js";
 import { DevInbox } from "./inbox.js";
 
 /** The tenant dev mode creates at start. A browser on http://localhost:<port> resolves to it by Host (D2). */
 export const DEV_TENANT_DOMAIN = "localhost";
 
-export class DevMode {
+export class DevMode implements DevLinks {
   readonly inbox = new DevInbox();
   /** http://localhost:<port>, set once the server listens (startDevMode); until then links keep https://. */
   linkBase: string | undefined;

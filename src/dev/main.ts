@@ -1,6 +1,13 @@
 /**
  * `npm run dev`: the server in dev mode (DEV_MODE=true; see src/dev/start.ts and README "Try it in
- * a browser"). Like src/main.ts, the server is imported only after the environment is set.
+ * a browser"), wired here: the dev tenant's links, the dev inbox routes, the dev tenant at start.
+ * Like src/main.ts, the server is imported only after the environment is set.
  */
+import { DevMode } from "./dev-mode.js";
+import { devInboxRoutes } from "./inbox-routes.js";
+import { startDevMode } from "./start.js";
+
 process.env.DEV_MODE = "true";
-await import("../server.js");
+const { runServer } = await import("../server.js");
+const dev = new DevMode();
+await runServer({ dev, app: { plugins: [devInboxRoutes(dev)] }, afterListen: (deps, app) => startDevMode(deps, app) });

@@ -1,11 +1,12 @@
 /**
  * Dev mode at start, once the server listens: the dev tenant, its links aimed at this process, a
- * loud warning, and the line that says what to open. server.ts calls it when DEV_MODE=true.
+ * loud warning, and the line that says what to open. src/dev/main.ts runs it once the server listens.
  */
 import type { AddressInfo } from "node:net";
 import type { FastifyInstance } from "fastify";
 import type { Config } from "../config.js";
 import type { Deps } from "../deps.js";
+import { DevMode } from "./dev-mode.js";
 import { ensureDevTenant, type DevTenant } from "./dev-tenant.js";
 
 const WILDCARD_OR_LOOPBACK = new Set(["0.0.0.0", "::", "127.0.0.1", "::1"]);
@@ -27,7 +28,7 @@ function breachCheckLine(config: Config): string {
 
 /** `print` writes plain lines, apart from the JSON log, so the URL to open is easy to spot. */
 export async function startDevMode(deps: Deps, app: FastifyInstance, print: (line: string) => void = (line) => void process.stdout.write(line + "\n")): Promise<DevModeStart> {
-  if (!deps.dev) throw new Error("startDevMode needs DEV_MODE=true");
+  if (!(deps.dev instanceof DevMode)) throw new Error("startDevMode needs the DevMode that src/dev/main.ts wires in");
   deps.log.warn("DEV_MODE=true: a `localhost` tenant whose admin key is printed, and a dev inbox at /dev/inbox that shows every link it is sent. Development only: never run this in production");
   const { address, port } = app.server.address() as AddressInfo;
   // The dispatcher calls back into this process; a wildcard listener is reached on loopback.

@@ -16,8 +16,7 @@ import { enqueueWebhook, memberFields } from "../events/outbox.js";
 import { MemberStatus, type Member, type RequestContext, type Tenant, type WebhookEventType, type AuditEventType } from "../model.js";
 import type { EmailRequest, EmailRequestKind, NewEmailRequest } from "../store/email-requests.js";
 import type { Store } from "../store/index.js";
-import { issueOneTimeToken, tokenLifetimeMs } from "./one-time-tokens.js";
-import { newLoginCode } from "./login-code.js";
+import { issueOneTimeToken, newLoginCode, tokenLifetimeMs } from "./one-time-tokens.js";
 import { newRecordId } from "./record-ids.js";
 
 /** Written for an unknown email; no member has it (D8 record ids are >= 10^14). */
@@ -99,7 +98,7 @@ async function handleLinkRequest(tx: Store, deps: Deps, tenant: Tenant, request:
   const target = member && rule.eligible(member) ? member : undefined;
   const recordId = target?.recordId ?? NO_MEMBER;
   // D26: a magic link's email carries a 6-digit code too, on the same row (drawn for a dummy as well: the same work).
-  const code = rule.tokenKind === "magic_login" ? newLoginCode(deps) : undefined;
+  const code = rule.tokenKind === "magic_login" ? newLoginCode(deps.random) : undefined;
   const link = await issueOneTimeToken(tx, deps, tenant, recordId, rule.tokenKind, now, { dummy: !target, code });
   const fields = memberFields(target ?? { recordId, email: request.email, name: "" });
   const payload = { ...fields, [rule.linkField]: link, ...(code === undefined ? {} : { code }) };

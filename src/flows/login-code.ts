@@ -14,7 +14,6 @@
  * email gets alike, and takes no lock; only a right code, which an attacker doesn't have, opens a
  * transaction on the member's row.
  */
-import { randomIntBetween } from "../core/random.js";
 import type { Deps } from "../deps.js";
 import { AuthError } from "../errors.js";
 import type { RequestContext, Tenant } from "../model.js";
@@ -28,11 +27,6 @@ const NO_MEMBER = 0;
 const CODE_MESSAGE = "This code is invalid or has expired.";
 /** Compared against when there is no live code, so a miss costs what a wrong code costs. */
 const NO_CODE_HASH = "0".repeat(32);
-
-/** Six decimal digits, uniform (rejection sampling), leading zeros kept. */
-export function newLoginCode(deps: Deps): string {
-  return String(randomIntBetween(deps.random, 0, 1_000_000)).padStart(6, "0");
-}
 
 export interface VerifyLoginCodeInput {
   email: string;

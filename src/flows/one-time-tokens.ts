@@ -1,6 +1,6 @@
 /** Issuing one-time tokens (spec 2.3, D7) and the links that carry them. */
 import { MINUTE } from "../core/clock.js";
-import { randomToken } from "../core/random.js";
+import { randomIntBetween, randomToken, type Random } from "../core/random.js";
 import type { Deps } from "../deps.js";
 import { AuthError } from "../errors.js";
 import { linkPages, type Tenant, type TokenKind } from "../model.js";
@@ -11,6 +11,11 @@ import type { Store } from "../store/index.js";
 
 /** Every kind but the password reset has a fixed lifetime (rules.ts). */
 const fixedLifetimes: Partial<Record<TokenKind, number>> = TOKEN_LIFETIMES_MS;
+
+/** D26: the code mailed beside a magic link: six decimal digits, uniform (rejection sampling), leading zeros kept. */
+export function newLoginCode(random: Random): string {
+  return String(randomIntBetween(random, 0, 1_000_000)).padStart(6, "0");
+}
 
 export function tokenLifetimeMs(tenant: Tenant, kind: TokenKind): number {
   const fixed = fixedLifetimes[kind];

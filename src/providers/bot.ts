@@ -1,23 +1,12 @@
 import type { Logger } from "pino";
 import { AuthError } from "../errors.js";
+import type { BotProtectionSettings, BotProviderName } from "../model.js";
 import { guardedPost } from "../security/outbound.js";
 import { isSealed, type SecretBox } from "../security/secret-box.js";
 import type { AltchaProvider } from "./altcha.js";
 
-/** Bot protection per tenant (DECISIONS D10). */
-export type BotProviderName = "turnstile" | "hcaptcha" | "recaptcha" | "altcha" | "none";
-
-/**
- * A tenant's `botProtection` setting. `secretKey` is for the siteverify providers (stored sealed
- * under SECRETS_KEY, see flows/tenants.ts), `minScore` for reCAPTCHA v3.
- */
-export interface BotProtectionSettings {
-  provider: BotProviderName;
-  secretKey?: string;
-  siteKey?: string;
-  verifyUrl?: string;
-  minScore?: number;
-}
+// The setting's shape is part of a tenant's settings, so it lives in model.ts with them.
+export type { BotProtectionSettings, BotProviderName };
 
 type SiteverifyProviderName = "turnstile" | "hcaptcha" | "recaptcha";
 

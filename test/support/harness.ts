@@ -13,7 +13,10 @@ import { buildApp } from "../../src/app.js";
 import { loadConfig, type Config } from "../../src/config.js";
 import { ManualClock } from "../../src/core/clock.js";
 import { seededRandom } from "../../src/core/random.js";
-import { createDeps, type Deps } from "../../src/deps.js";
+import { createDeps } from "../../src/create-deps.js";
+import type { Deps } from "../../src/deps.js";
+import { DevMode } from "../../src/dev/dev-mode.js";
+import { devInboxRoutes } from "../../src/dev/inbox-routes.js";
 import type { NewTenantSettings } from "../../src/flows/tenant-settings.js";
 import { createTenant, type CreatedTenant } from "../../src/flows/tenants.js";
 import { processEmailRequests } from "../../src/flows/email-requests.js";
@@ -138,8 +141,10 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
   const receiver = await new WebhookReceiver().start();
   let seed = 0;
   const build = async () => {
-    const deps = await createDeps(config, { clock, random: seededRandom(`latch-test-${seed++}`), log: createLogger(config.logLevel, sink), altchaDifficulty: CHEAP_ALTCHA });
-    return { deps, app: await buildApp(deps) };
+    // Dev mode is wired as src/dev/main.ts wires it: the dev tenant's links and the dev inbox routes.
+    const dev = config.devMode ? new DevMode() : undefined;
+    const deps = await createDeps(config, { clock, random: seededRandom(`latch-test-${seed++}`), log: createLogger(config.logLevel, sink), altchaDifficulty: CHEAP_ALTCHA, dev });
+    return { deps, app: await buildApp(deps, { plugins: dev ? [devInboxRoutes(dev)] : [] }) };
   };
   let { deps, app } = await build();
   const domain = options.domain ?? "members.example.com";

@@ -1,16 +1,16 @@
 /**
- * The dev inbox (dev mode only; app.ts registers it only then, so it is 404 otherwise):
+ * The dev inbox (dev mode only; src/dev/main.ts adds it then, so it is 404 otherwise):
  * POST /dev/inbox/webhook receives the webhooks of this server's tenants (the dev tenant's, and any
  * other pointed here) and keeps those whose Standard Webhooks signature verifies; GET /dev/inbox shows them as the tenant's emails; GET /dev/inbox.json lists them;
  * GET / redirects to the hosted pages.
  */
 import type { FastifyPluginAsync } from "fastify";
-import type { Deps } from "../../deps.js";
-import type { DevMode } from "../../dev/dev-mode.js";
-import { describeMessage } from "../../dev/inbox.js";
-import { INBOX_PAGE_CSP, renderInboxPage } from "../../dev/inbox-page.js";
-import { isWebhookSignatureValid } from "../../dev/verify-webhook.js";
-import { AuthError } from "../../errors.js";
+import type { Deps } from "../deps.js";
+import { AuthError } from "../errors.js";
+import type { DevMode } from "./dev-mode.js";
+import { describeMessage } from "./inbox.js";
+import { INBOX_PAGE_CSP, renderInboxPage } from "./inbox-page.js";
+import { isWebhookSignatureValid } from "./verify-webhook.js";
 
 /**
  * Every tenant's current webhook secret, read like the dispatcher reads it (store + secret box).
@@ -37,7 +37,8 @@ function headerText(value: string | string[] | undefined): string | undefined {
   return typeof value === "string" ? value : undefined;
 }
 
-export const devInboxRoutes: FastifyPluginAsync<{ deps: Deps; dev: DevMode }> = async (app, { deps, dev }) => {
+/** The dev inbox routes for buildApp's `plugins`: src/dev/main.ts and the test harness add them in dev mode only. */
+export const devInboxRoutes = (dev: DevMode): FastifyPluginAsync<{ deps: Deps }> => async (app, { deps }) => {
   // The signature covers the exact bytes sent, so this scope keeps the body as a string.
   app.removeContentTypeParser("application/json");
   app.addContentTypeParser("application/json", { parseAs: "string" }, (_request, body, done) => done(null, body));

@@ -1,0 +1,39 @@
+/**
+ * Issue 18: the layers of docs/architecture.md are enforced by lint. These lint a made-up file in
+ * each place through the project's own ESLint config, so they fail if the rule is loosened.
+ */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { ESLint } from "eslint";
+
+const eslint = new ESLint();
+
+async function layerErrors(filePath: string, code: string): Promise<string[]> {
+  const [result] = await eslint.lintText(code, { filePath });
+  return result!.messages.filter((m) => m.ruleId === "@typescript-eslint/no-restricted-imports").map((m) => m.message);
+}
+
+test("an import that runs back up the layers fails lint, value or type alike", async () => {
+  const refused: Array<[string, string]> = [
+    ["src/store/new.ts", 'import { login } from "../flows/login.js";\nexport const x = login;\n'],
+    ["src/flows/new.ts", 'import { createDeps } from "../create-deps.js";\nexport const x = createDeps;\n'],
+    ["src/flows/new.ts", 'import type { FastifyInstance } from "fastify";\nimport { sendPage } from "../ui/layout.js";\nexport type X = FastifyInstance;\nexport const y = sendPage;\n'],
+    ["src/model.ts", 'import type { BotVerifier } from "./providers/bot.js";\nexport type X = BotVerifier;\n'],
+    ["src/deps.ts", 'import type { Reauthentication } from "./flows/self-service.js";\nexport type X = Reauthentication;\n'],
+    ["src/app.ts", 'import { startDevMode } from "./dev/start.js";\nexport const x = startDevMode;\n'],
+    ["src/http/new.ts", 'import { runServer } from "../server.js";\nexport const x = runServer;\n'],
+  ];
+  for (const [file, code] of refused) {
+    const errors = await layerErrors(file, code);
+    assert.ok(errors.some((e) => /sits below .*docs\/architecture\.md/.test(e)), `${file}: ${code}\n${errors.join("\n")}`);
+  }
+});
+
+test("imports from the same layer or below pass", async () => {
+  const allowed: Array<[string, string]> = [
+    ["src/flows/new.ts", 'import type { Deps } from "../deps.js";\nimport { rateRules } from "../rules.js";\nimport { sha256Hex } from "../security/hashing.js";\nexport type X = Deps;\nexport const y = [rateRules, sha256Hex];\n'],
+    ["src/dev/new.ts", 'import { html } from "../ui/html.js";\nimport { runServer } from "../server.js";\nexport const x = [html, runServer];\n'],
+    ["src/create-deps.ts", 'import { processEmailRequests } from "./flows/email-requests.js";\nexport const x = processEmailRequests;\n'],
+  ];
+  for (const [file, code] of allowed) assert.deepEqual(await layerErrors(file, code), [], `${file}: ${code}`);
+});
