@@ -1,4 +1,5 @@
 /** Domain types shared by the store and the flows. Field names follow the spec where it names them. */
+import type { sessionTiers } from "./rules.js";
 
 /** Bot protection per tenant (DECISIONS D10); providers/bot.ts checks it. */
 export type BotProviderName = "turnstile" | "hcaptcha" | "recaptcha" | "altcha" | "none";
@@ -26,7 +27,6 @@ export type MemberStatus = (typeof MemberStatus)[keyof typeof MemberStatus];
 export type TwoFactorStatus = "Disabled" | "Enabled";
 export type AuthenticationType = "Password" | "Magic Link";
 
-export const sessionTiers = { "15m": 15 * 60, "1h": 3600, "8h": 8 * 3600, "1d": 86400, "7d": 7 * 86400, "30d": 30 * 86400 } as const;
 export type SessionTier = keyof typeof sessionTiers;
 
 export interface TenantSettings {

@@ -7,7 +7,7 @@ import { AuthError } from "../errors.js";
 import { MemberStatus, type Member, type RequestContext, type Tenant } from "../model.js";
 import { normalizeEmail, parseRecordId } from "../security/identity.js";
 import { sha256Hex } from "../security/hashing.js";
-import { rateRules } from "../security/rate-limit.js";
+import { rateRules } from "../rules.js";
 import type { StoredAuditEvent } from "../store/audit.js";
 import type { Store } from "../store/index.js";
 import { enforceRateLimit } from "./guards.js";

@@ -16,7 +16,7 @@ import type { Deps } from "../deps.js";
 import { AuthError } from "../errors.js";
 import { MemberStatus, type Member, type RequestContext, type Tenant } from "../model.js";
 import { normalizeEmail } from "../security/identity.js";
-import { rateRules } from "../security/rate-limit.js";
+import { rateRules } from "../rules.js";
 import { isUniqueViolation } from "../store/dialects.js";
 import type { Store } from "../store/index.js";
 import { enqueueWebhook, memberFields } from "../events/outbox.js";

@@ -3,7 +3,8 @@ import type { Deps } from "../deps.js";
 import { AuthError, isAuthError } from "../errors.js";
 import type { RequestContext, Tenant } from "../model.js";
 import type { SubjectHasher } from "../security/hashing.js";
-import { decideRateLimit, type RateRule } from "../security/rate-limit.js";
+import { decideRateLimit } from "../security/rate-limit.js";
+import { type RateRule } from "../rules.js";
 import type { Counters } from "../store/counters.js";
 
 /** The counter's key: the rule and the keyed hash of its subject (D25: no address, not even an unkeyed hash of one). */

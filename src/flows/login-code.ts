@@ -19,7 +19,7 @@ import { AuthError } from "../errors.js";
 import type { RequestContext, Tenant } from "../model.js";
 import { constantTimeEqual, loginCodeHash } from "../security/hashing.js";
 import { normalizeEmail } from "../security/identity.js";
-import { rateRules } from "../security/rate-limit.js";
+import { rateRules } from "../rules.js";
 import { enforceRateLimit, verifyBotChallenge } from "./guards.js";
 import { answerMagicLogin, finishMagicLogin, type MagicLinkResult } from "./magic-link.js";
 

@@ -9,7 +9,7 @@ import { MemberStatus, type Member, type RequestContext, type Tenant } from "../
 import type { AuditEvent } from "../store/audit.js";
 import { normalizeEmail } from "../security/identity.js";
 import { normalizePassword } from "../security/password.js";
-import { distinctIpRules } from "../security/rate-limit.js";
+import { distinctIpRules } from "../rules.js";
 import { verifyBotChallenge } from "./guards.js";
 import { holdingPlace, passwordCheckPassed, recordFailedPasswordCheck, reservePasswordAttempt, type PasswordAttempt } from "./password-attempts.js";
 import { hashNewPassword } from "./passwords.js";

@@ -8,7 +8,7 @@ import { AuthError } from "../errors.js";
 import type { LoginMethod } from "../metrics.js";
 import { MemberStatus, type Member, type RequestContext, type Tenant } from "../model.js";
 import { normalizeEmail } from "../security/identity.js";
-import { distinctIpRules, rateRules } from "../security/rate-limit.js";
+import { distinctIpRules, rateRules } from "../rules.js";
 import { enforceRateLimit, refuseManyIpsForOneEmail, verifyBotChallenge } from "./guards.js";
 import { enqueueEmailRequest } from "./email-requests.js";
 import { checkRegistration, requestRegistration, type RegistrationRequest, type RegistrationResult } from "./registration.js";

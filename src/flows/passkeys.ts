@@ -16,13 +16,11 @@ import {
   generateAuthenticationOptions, generateRegistrationOptions, verifyAuthenticationResponse, verifyRegistrationResponse,
   type AuthenticationResponseJSON, type PublicKeyCredentialCreationOptionsJSON, type PublicKeyCredentialRequestOptionsJSON, type RegistrationResponseJSON,
 } from "@simplewebauthn/server";
-import { MINUTE } from "../core/clock.js";
 import { randomToken } from "../core/random.js";
 import type { Deps } from "../deps.js";
 import { AuthError } from "../errors.js";
 import { MemberStatus, type RequestContext, type Tenant } from "../model.js";
 import { sha256Hex } from "../security/hashing.js";
-import { rateRules } from "../security/rate-limit.js";
 import type { ChallengePurpose, Passkey } from "../store/passkeys.js";
 import { enforceRateLimit, verifyBotChallenge } from "./guards.js";
 import { recordSuccessfulLogin } from "./login-context.js";
@@ -30,10 +28,8 @@ import { iso } from "./member-admin.js";
 import { enqueueSecurityAlert } from "./security-alerts.js";
 import { lockSessionMember, reauthenticate, type Reauthentication } from "./self-service.js";
 import { createSession, findSessionMember, type ActiveSession, type IssuedSession } from "./sessions.js";
+import { MAX_PASSKEYS_PER_MEMBER, PASSKEY_CHALLENGE_LIFETIME_MS, rateRules } from "../rules.js";
 
-export const CHALLENGE_LIFETIME_MS = 5 * MINUTE;
-/** A member keeps at most this many passkeys (each is a way in to watch over). */
-export const MAX_PASSKEYS_PER_MEMBER = 20;
 const NAME_MAX = 64;
 const NO_MEMBER = 0;
 /** Ed25519, ES256, RS256: what platform and roaming authenticators offer. */
@@ -130,7 +126,7 @@ export async function startPasskeyRegistration(deps: Deps, tenant: Tenant, sessi
     userName: member.email,
     userDisplayName: member.name || member.email,
     challenge: new Uint8Array(deps.random.bytes(32)),
-    timeout: CHALLENGE_LIFETIME_MS,
+    timeout: PASSKEY_CHALLENGE_LIFETIME_MS,
     attestationType: "none",
     excludeCredentials: existing.map((p) => ({ id: p.credentialId, transports: p.transports })),
     authenticatorSelection: { residentKey: "required", userVerification: "required" },
@@ -142,7 +138,7 @@ export async function startPasskeyRegistration(deps: Deps, tenant: Tenant, sessi
     const fresh = await lockSessionMember(tx, tenant, session, now);
     if (fresh.passwordHash !== member.passwordHash) throw new AuthError("unauthorized");
     await tx.passkeys.deleteMemberChallenges(tenant.id, member.recordId);
-    await tx.passkeys.insertChallenge(tenant.id, sha256Hex(options.challenge), "registration", member.recordId, now, now + CHALLENGE_LIFETIME_MS);
+    await tx.passkeys.insertChallenge(tenant.id, sha256Hex(options.challenge), "registration", member.recordId, now, now + PASSKEY_CHALLENGE_LIFETIME_MS);
   });
   return options;
 }
@@ -224,8 +220,8 @@ export async function startPasskeyLogin(deps: Deps, tenant: Tenant, botToken: st
   const now = deps.clock.now();
   await verifyBotChallenge(deps, tenant, botToken, context);
   await enforceRateLimit(deps, tenant, rateRules.passkeyLoginPerIp, context.ip, now);
-  const options = await generateAuthenticationOptions({ rpID: relyingParty(deps, tenant).rpID, userVerification: "required", challenge: new Uint8Array(deps.random.bytes(32)), timeout: CHALLENGE_LIFETIME_MS });
-  await deps.store.passkeys.insertChallenge(tenant.id, sha256Hex(options.challenge), "login", NO_MEMBER, now, now + CHALLENGE_LIFETIME_MS);
+  const options = await generateAuthenticationOptions({ rpID: relyingParty(deps, tenant).rpID, userVerification: "required", challenge: new Uint8Array(deps.random.bytes(32)), timeout: PASSKEY_CHALLENGE_LIFETIME_MS });
+  await deps.store.passkeys.insertChallenge(tenant.id, sha256Hex(options.challenge), "login", NO_MEMBER, now, now + PASSKEY_CHALLENGE_LIFETIME_MS);
   return options;
 }
 

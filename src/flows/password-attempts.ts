@@ -7,7 +7,7 @@ import type { Deps } from "../deps.js";
 import { AuthError } from "../errors.js";
 import type { RequestContext, Tenant } from "../model.js";
 import { finishFailedCheck, lockoutRemainingMs, noLockout, startPasswordCheck } from "../security/lockout.js";
-import { distinctIpRules, VELOCITY_LOCKOUT_MS } from "../security/rate-limit.js";
+import { distinctIpRules, VELOCITY_LOCKOUT_MS } from "../rules.js";
 import type { Store } from "../store/index.js";
 import { normalizePassword } from "../security/password.js";
 import { countDistinctIps } from "./guards.js";

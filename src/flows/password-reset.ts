@@ -7,7 +7,7 @@ import type { Deps } from "../deps.js";
 import { AuthError } from "../errors.js";
 import type { RequestContext, Tenant } from "../model.js";
 import { normalizeEmail } from "../security/identity.js";
-import { distinctIpRules, rateRules } from "../security/rate-limit.js";
+import { distinctIpRules, rateRules } from "../rules.js";
 import { enforceRateLimit, refuseManyIpsForOneEmail, verifyBotChallenge } from "./guards.js";
 import { enqueueEmailRequest } from "./email-requests.js";
 import { enqueueStatusEvent } from "./member-events.js";

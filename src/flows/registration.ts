@@ -8,7 +8,7 @@
 import type { Deps } from "../deps.js";
 import type { AuthenticationType, RequestContext, Tenant } from "../model.js";
 import { normalizeEmail, normalizeName } from "../security/identity.js";
-import { distinctIpRules, rateRules } from "../security/rate-limit.js";
+import { distinctIpRules, rateRules } from "../rules.js";
 import { enqueueEmailRequest } from "./email-requests.js";
 import { countDistinctIps, enforceRateLimit, verifyBotChallenge } from "./guards.js";
 import { checkNewPassword, hashNewPassword } from "./passwords.js";

@@ -3,7 +3,6 @@
  * are signed in and end those sessions, and delete their account. Every call runs on the member of
  * the session (never a record id from the request), so no call can reach another member or tenant.
  */
-import { MINUTE } from "../core/clock.js";
 import type { Deps } from "../deps.js";
 import { AuthError } from "../errors.js";
 import { MemberStatus, type Member, type RequestContext, type Tenant } from "../model.js";
@@ -14,9 +13,8 @@ import { enqueueMemberEvent } from "./member-events.js";
 import { checkCurrentPassword } from "./password-attempts.js";
 import { findSessionMember, type ActiveSession } from "./sessions.js";
 import { verifySecondFactor } from "./two-factor.js";
+import { FRESH_SESSION_MS } from "../rules.js";
 
-/** A member without a password re-authenticates with a session at most this old (D24). */
-export const FRESH_SESSION_MS = 10 * MINUTE;
 
 export interface Reauthentication {
   password?: string;

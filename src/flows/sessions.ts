@@ -2,10 +2,10 @@
 import { randomToken } from "../core/random.js";
 import type { Deps } from "../deps.js";
 import { AuthError } from "../errors.js";
-import { MemberStatus, sessionTiers, type Member, type RequestContext, type Tenant } from "../model.js";
+import { MemberStatus, type Member, type RequestContext, type Tenant } from "../model.js";
 import { sha256Hex } from "../security/hashing.js";
 import type { Store } from "../store/index.js";
-import { LAST_SEEN_RESOLUTION_MS } from "../rules.js";
+import { LAST_SEEN_RESOLUTION_MS, sessionTiers } from "../rules.js";
 import { enqueueMemberEvent } from "./member-events.js";
 
 /** The longest user agent kept with a session; longer ones are cut (they are shown, not parsed). */

@@ -4,7 +4,6 @@
  * network, so replay marks, single-use recovery codes and the failure counter stay consistent.
  */
 import QRCode from "qrcode";
-import { MINUTE } from "../core/clock.js";
 import type { Deps } from "../deps.js";
 import { AuthError } from "../errors.js";
 import type { Member, RequestContext, Tenant } from "../model.js";
@@ -14,9 +13,8 @@ import type { Store } from "../store/index.js";
 import { checkCurrentPassword } from "./password-attempts.js";
 import { enqueueSecurityAlert } from "./security-alerts.js";
 import { findSessionMember, type ActiveSession } from "./sessions.js";
+import { TWO_FACTOR_FAILURES_BEFORE_LOCKOUT, TWO_FACTOR_LOCKOUT_MS } from "../rules.js";
 
-export const TWO_FACTOR_FAILURES_BEFORE_LOCKOUT = 3;
-export const TWO_FACTOR_LOCKOUT_MS = 15 * MINUTE;
 
 type CodeCheck = { ok: true; method: "totp" | "recovery"; step: number } | { ok: false; lockedForMs: number };
 

@@ -9,8 +9,6 @@
  */
 import { CHECK_ABANDONED_AFTER_MS, FAILURES_BEFORE_LOCKOUT, LOCKOUT_DURATIONS_MS } from "../rules.js";
 
-export { CHECK_ABANDONED_AFTER_MS };
-
 export interface LockoutState {
   failures: number;
   /** How many lockouts have been served; picks the next duration. */

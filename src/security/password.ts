@@ -3,8 +3,8 @@
  * thread pool, never on the event loop; main.ts sizes the pool to the cores.
  */
 import { argon2id, hash, needsRehash, verify } from "argon2";
+import { PASSWORD_MIN_LENGTH } from "../rules.js";
 
-export const PASSWORD_MIN_LENGTH = 8;
 export const PASSWORD_MAX_LENGTH = 256;
 export const SALT_BYTES = 32;
 

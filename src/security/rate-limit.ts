@@ -4,10 +4,6 @@
  */
 import type { RateRule } from "../rules.js";
 
-// The rules themselves (names, limits, windows) live in rules.ts with the rest of the numbers.
-// Re-exported until every flow imports them from there (issue 18).
-export { distinctIpRules, rateRules, VELOCITY_LOCKOUT_MS, type RateRule } from "../rules.js";
-
 export interface RateDecision {
   allowed: boolean;
   /** Whole seconds until the window ends, at least 1, for Retry-After. */

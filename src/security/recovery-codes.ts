@@ -8,7 +8,6 @@ import type { Random } from "../core/random.js";
 import { RECOVERY_CODE_COUNT } from "../rules.js";
 import { sha256Hex } from "./hashing.js";
 
-export { RECOVERY_CODE_COUNT };
 const CODE_LENGTH = 16;
 const ALPHABET = "abcdefghjkmnpqrstuvwxyz023456789"; // 32 symbols, no o/1/l/i: read back from paper
 

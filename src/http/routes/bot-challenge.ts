@@ -4,7 +4,7 @@ import { Type } from "typebox";
 import type { Deps } from "../../deps.js";
 import { AuthError } from "../../errors.js";
 import { enforceRateLimit } from "../../flows/guards.js";
-import { rateRules } from "../../security/rate-limit.js";
+import { rateRules } from "../../rules.js";
 import { errorResponses, TENANT_ERRORS } from "../openapi.js";
 import { described } from "../schemas.js";
 
