@@ -94,6 +94,14 @@ export const RECOVERY_CODE_COUNT = 10;
 /** D26: how long a passkey ceremony's challenge lives, and how many passkeys a member keeps. */
 export const PASSKEY_CHALLENGE_LIFETIME_MS = 5 * MINUTE;
 export const MAX_PASSKEYS_PER_MEMBER = 20;
+/**
+ * D10: ALTCHA's proof of work. The widget tries counters from 0 up, one PBKDF2 of `cost`
+ * iterations each, until it finds the one the server drew: 1,500 tries on average, about a second
+ * in a browser on 2 cores (bench/altcha-solve.ts). altcha-lib's README suggests a counter of
+ * 5,000-10,000, which measured 4.7 s here (issue 16); a bot pays what a member pays either way,
+ * answers are single use, and the rate limits are the throttle, so the member's wait decides.
+ */
+export const ALTCHA_PROOF_OF_WORK = { algorithm: "PBKDF2/SHA-256", cost: 5_000, counterMin: 1_000, counterMax: 2_000 } as const;
 /** D10: how long an ALTCHA challenge may be solved and sent. */
 export const ALTCHA_CHALLENGE_TTL_MS = 10 * MINUTE;
 
@@ -169,6 +177,7 @@ export const RULE_TABLE: readonly RuleRow[] = [
   { rule: "Passkey challenge", value: describeDuration(PASSKEY_CHALLENGE_LIFETIME_MS), source: "D26; the number is Latch's" },
   { rule: "Passkeys per member", value: String(MAX_PASSKEYS_PER_MEMBER), source: "D26; the number is Latch's" },
   { rule: "ALTCHA challenge", value: describeDuration(ALTCHA_CHALLENGE_TTL_MS), source: "D10; the number is Latch's" },
+  { rule: "ALTCHA proof of work", value: `${ALTCHA_PROOF_OF_WORK.algorithm}, cost ${ALTCHA_PROOF_OF_WORK.cost}, counter ${ALTCHA_PROOF_OF_WORK.counterMin}–${ALTCHA_PROOF_OF_WORK.counterMax}`, source: "D10; the numbers are Latch's" },
   { rule: "Webhook retries", value: `for ${describeDuration(WEBHOOK_RETRY_FOR_MS)}, from ${describeDuration(WEBHOOK_FIRST_RETRY_MS)} apart, tripling, at most ${describeDuration(WEBHOOK_MAX_RETRY_DELAY_MS)} apart`, source: "D9 (at least 24 hours, 10 s per attempt); the steps are Latch's" },
   { rule: "Finished webhook deliveries and idle lockout rows kept", value: describeDuration(RETENTION_MS), source: "D25; the number is Latch's" },
   { rule: "Audit events kept (AUDIT_RETENTION_DAYS)", value: `${DEFAULT_AUDIT_RETENTION_DAYS} days by default`, source: "D25" },

@@ -9,7 +9,7 @@ import { createChallenge, verifySolution, type Challenge, type Payload } from "a
 import { deriveKey as derivePbkdf2 } from "altcha-lib/algorithms/pbkdf2";
 import { deriveKey as deriveSha } from "altcha-lib/algorithms/sha";
 import { randomIntBetween, type Random } from "../core/random.js";
-import { ALTCHA_CHALLENGE_TTL_MS } from "../rules.js";
+import { ALTCHA_CHALLENGE_TTL_MS, ALTCHA_PROOF_OF_WORK } from "../rules.js";
 import { sha256Hex } from "../security/hashing.js";
 
 export interface AltchaDifficulty {
@@ -19,12 +19,8 @@ export interface AltchaDifficulty {
   counterMax: number;
 }
 
-/**
- * The setting in altcha-lib's README. The widget tries counters from 0 up, one PBKDF2 of `cost`
- * iterations each, so a solve is ~7,500 derivations on average: seconds, not one (README, "Bot
- * protection", has the measured time; bench/altcha-solve.ts measures it).
- */
-export const DEFAULT_ALTCHA_DIFFICULTY: AltchaDifficulty = { algorithm: "PBKDF2/SHA-256", cost: 5_000, counterMin: 5_000, counterMax: 10_000 };
+/** rules.ts says why these numbers (about a second in a browser). */
+export const DEFAULT_ALTCHA_DIFFICULTY: AltchaDifficulty = ALTCHA_PROOF_OF_WORK;
 
 export interface AltchaOptions {
   /** HMAC secrets: one signs the challenge, one the derived key (altcha-lib's deterministic mode). */
