@@ -1,0 +1,56 @@
+/**
+ * The requests of each scenario, as the load generator sends them. Latch runs behind a trusted
+ * proxy (TRUST_PROXY=127.0.0.1), so X-Forwarded-For names the simulated client: each member always
+ * logs in from the IP numbered by its place in the list (the same one in every scenario, so login
+ * velocity, D13, never sees a member on two IPs), and the other flows give every request an IP of
+ * its own from a block of `{{ip}}` numbers (load-types.ts) that no other scenario uses.
+ */
+import type { LoadRequest } from "./load-types.js";
+import { BENCH_PASSWORD, type Seeded } from "./seed.js";
+
+/** Where each scenario's `{{seq}}` (and so its `{{ip}}`) starts: blocks of 2^20 in 10.0.0.0/8. */
+export const SEQ_BLOCKS = { logins: 0, registration: 1 << 20, forgot: 2 << 20, verify: 3 << 20, magic: 4 << 20, passkey: 5 << 20, spray: 8 << 20 } as const;
+
+/** The client IP numbered n in 10.0.0.0/8, as load.ts fills `{{ip}}`. */
+export function clientIp(n: number): string {
+  const i = n % 2 ** 24;
+  return `10.${(i >>> 16) & 255}.${(i >>> 8) & 255}.${i & 255}`;
+}
+
+const post = (path: string, domain: string, body: unknown, ip: string): LoadRequest => ({
+  method: "POST",
+  path,
+  headers: { "content-type": "application/json", "x-tenant-domain": domain, "x-forwarded-for": ip },
+  body: JSON.stringify(body),
+});
+
+export const sessionChecks = (seeded: Seeded): LoadRequest[] =>
+  seeded.sessions.map((s, i) => ({ method: "GET", path: "/auth/session", headers: { "x-tenant-domain": s.domain, cookie: `session_id=${s.cookie}`, "x-forwarded-for": clientIp(SEQ_BLOCKS.logins + i) } }));
+
+/** One login per seeded member, each from its member's IP. */
+export const logins = (seeded: Seeded, password = BENCH_PASSWORD): LoadRequest[] =>
+  seeded.logins.map((l, i) => post("/auth/login", l.domain, { email: l.email, password, "bot-challenge-response": "x" }, clientIp(SEQ_BLOCKS.logins + i)));
+
+export const registrations = (domain: string): LoadRequest[] => [
+  post("/auth/register-password", domain, { email: "new{{seq}}@bench.example", name: "New Member", password: BENCH_PASSWORD, "bot-challenge-response": "x" }, "{{ip}}"),
+];
+
+/** Unknown emails, a new one and a new IP each time (10 per IP and 5 IPs per email an hour, spec 8.2). */
+export const forgotPasswords = (domain: string, prefix = "nobody"): LoadRequest[] => [
+  post("/auth/forgot-password", domain, { email: `${prefix}{{seq}}@bench.example`, "bot-challenge-response": "x" }, "{{ip}}"),
+];
+
+/** forgot-password and request-magic-link in turn, each for an email and from an IP of its own. */
+export const spray = (domain: string): LoadRequest[] => [
+  ...forgotPasswords(domain, "spray"),
+  post("/auth/request-magic-link", domain, { email: "spray{{seq}}@bench.example", "bot-challenge-response": "x" }, "{{ip}}"),
+];
+
+export const verifyEmails = (seeded: Seeded): LoadRequest[] =>
+  seeded.verifyTokens.map((t) => post("/auth/verify-email", t.domain, { recordId: t.recordId, token: t.token }, "{{ip}}"));
+
+export const verifyMagicLinks = (seeded: Seeded): LoadRequest[] =>
+  seeded.magicTokens.map((t) => post(`/auth/verify-magic-link/${t.recordId}/${t.token}`, t.domain, { "bot-challenge-response": "x" }, "{{ip}}"));
+
+export const passkeyLogins = (seeded: Seeded): LoadRequest[] =>
+  seeded.passkeyLogins.map((p) => post("/auth/passkeys/login/verify", p.domain, p.body, "{{ip}}"));

@@ -1,0 +1,215 @@
+/**
+ * The measurements of `npm run bench`, one function per group: the peer (Better Auth), Latch's
+ * scenarios on one store (SQLite or PostgreSQL, the same code for both), the memory spray. Every
+ * run is judged against the status its answers should have (report.ts judge()).
+ */
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { join } from "node:path";
+import { runLoad } from "./load-client.js";
+import type { LoadRequest, LoadResult, LoadSpec } from "./load-types.js";
+import { judge } from "./report.js";
+import * as requests from "./requests.js";
+import { BENCH_PASSWORD, type Seeded } from "./seed.js";
+import { eventLoopDelay, log, type EventLoopDelay, ROOT, scrapeMetrics, startLatch, startServer, THREAD_POOL, type LatchStore, type Running } from "./servers.js";
+
+export const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+export const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 20);
+export const SPRAY_SECONDS = Number(process.env.BENCH_SPRAY_SECONDS ?? 60);
+export const WARMUP = Math.min(3, Math.max(1, Math.round(SECONDS / 4)));
+/** BENCH_ONLY=session,login,...: run only these groups (for development; the report says so). */
+export const ONLY = process.env.BENCH_ONLY?.split(",").map((s) => s.trim()).filter(Boolean);
+export const GROUPS = ["session", "peer", "login", "writes", "spray", "growth", "postgres"] as const;
+export const runs = (group: (typeof GROUPS)[number]) => ONLY === undefined || ONLY.includes(group);
+
+/** One run of the load generator, judged: every answer must have status `expect`. */
+export function load(scenario: string, expect: number, url: string | string[], list: LoadRequest[], options: Partial<LoadSpec> = {}): Promise<LoadResult> {
+  return runLoad({ url, connections: CONNECTIONS, durationSeconds: SECONDS, warmupSeconds: WARMUP, requests: list, ...options }).then((result) => judge(scenario, result, expect));
+}
+
+/** Each request of the list once, no warm-up: for single-use requests. */
+const eachOnce = (list: LoadRequest[]): Partial<LoadSpec> => ({ durationSeconds: undefined, warmupSeconds: undefined, amount: list.length });
+
+/** The run with the median throughput. */
+export function median(results: LoadResult[]): LoadResult {
+  return [...results].sort((a, b) => a.rps - b.rps)[Math.floor(results.length / 2)]!;
+}
+
+async function hashFloor(): Promise<number> {
+  const child = spawn(process.execPath, ["--import", "tsx", "bench/hash-floor.ts", String(SECONDS), THREAD_POOL], { cwd: ROOT, env: { ...process.env, UV_THREADPOOL_SIZE: THREAD_POOL }, stdio: ["ignore", "pipe", "inherit"] });
+  let out = "";
+  child.stdout!.on("data", (chunk: Buffer) => (out += chunk.toString()));
+  const [code] = (await once(child, "exit")) as [number];
+  if (code !== 0) throw new Error(`hash floor exited with ${code}`);
+  return (JSON.parse(out.trim().split("\n").pop()!) as { verifiesPerSecond: number }).verifiesPerSecond;
+}
+
+export interface PeerFigures {
+  session: LoadResult;
+  login: LoadResult;
+}
+
+/** Better Auth on its own SQLite file: 100 users signed up, then the session check and the login. */
+export async function measurePeer(dir: string): Promise<PeerFigures> {
+  log("Better Auth: seeding");
+  const peer = await startServer("better-auth", ["--import", "tsx", "bench/peer/better-auth-server.ts"], { BENCH_DB_FILE: join(dir, "peer.db") }, "/api/auth/ok");
+  const users = Array.from({ length: 100 }, (_, i) => `u${i}@bench.example`);
+  const cookies: string[] = [];
+  for (const email of users) {
+    const res = await fetch(`${peer.url}/api/auth/sign-up/email`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email, password: BENCH_PASSWORD, name: "Bench" }) });
+    if (!res.ok) throw new Error(`Better Auth sign-up failed: ${res.status} ${await res.text()}`);
+    cookies.push(/better-auth\.session_token=[^;]+/.exec(res.headers.get("set-cookie") ?? "")![0]);
+  }
+  log("Better Auth: session check");
+  const session = await load("Better Auth: session check", 200, peer.url, cookies.map((cookie) => ({ method: "GET", path: "/api/auth/get-session", headers: { cookie } })));
+  log("Better Auth: login");
+  const login = await load("Better Auth: login", 200, peer.url, users.map((email) => ({ method: "POST", path: "/api/auth/sign-in/email", headers: { "content-type": "application/json" }, body: JSON.stringify({ email, password: BENCH_PASSWORD }) })));
+  await peer.stop();
+  return { session, login };
+}
+
+export interface LatchFigures {
+  store: string;
+  floorRuns: LoadResult[];
+  sessionRuns: LoadResult[];
+  halfRate?: { result: LoadResult; rate: number; floor: LoadResult; loop: EventLoopDelay };
+  hashRuns: number[];
+  loginRuns: LoadResult[];
+  burstOneMember?: LoadResult;
+  burstTenMembers?: LoadResult;
+  wrong?: LoadResult;
+  register?: LoadResult;
+  forgot?: LoadResult;
+  verify?: LoadResult;
+  magic?: LoadResult;
+  passkey?: LoadResult;
+  /** PostgreSQL: the session check on one instance and on two behind the generator, medians of 3. */
+  instances?: { one: LoadResult[]; two: LoadResult[] };
+  spray?: SprayFigures;
+}
+
+const FLOOR_REQUEST: LoadRequest = { method: "GET", path: "/auth/session", headers: { cookie: "session_id=x" } };
+
+/**
+ * Latch's scenarios on one store. The framework floor and the session check are measured three
+ * times in alternation and the median of each kept (a single pair is too noisy on a shared 2-core
+ * machine); the hash floor and the login likewise.
+ */
+export async function measureLatch(store: string, seeded: Seeded, latchStore: LatchStore, options: { twoInstances: boolean; spray: boolean }): Promise<LatchFigures> {
+  const figures: LatchFigures = { store, floorRuns: [], sessionRuns: [], hashRuns: [], loginRuns: [] };
+  const latch = await startLatch(latchStore);
+  const scenario = (name: string) => `${store}: ${name}`;
+  if (runs("session")) {
+    const floorServer = await startServer("floor", ["--import", "tsx", "bench/floor-server.ts"], {}, "/auth/session");
+    for (let round = 1; round <= 3; round++) {
+      log(`${store}: framework floor and session check, round ${round} of 3`);
+      figures.floorRuns.push(await load("Floor: bare Fastify route", 200, floorServer.url, [FLOOR_REQUEST]));
+      figures.sessionRuns.push(await load(scenario("session check"), 200, latch.url, requests.sessionChecks(seeded)));
+    }
+    const rate = Math.max(1, Math.floor(median(figures.sessionRuns).rps / 2));
+    log(`${store}: session check at half the peak rate, ${rate} req/s`);
+    await eventLoopDelay(latch.url); // the histogram restarts at each scrape: this one starts the window
+    const result = await load(scenario("session check at half its peak rate"), 200, latch.url, requests.sessionChecks(seeded), { rate });
+    const loop = await eventLoopDelay(latch.url);
+    // The same paced load on the bare floor server: what this machine and generator add on their own.
+    const floor = await load("Floor at the same paced rate", 200, floorServer.url, [FLOOR_REQUEST], { rate });
+    figures.halfRate = { result, rate, floor, loop };
+    await floorServer.stop();
+  }
+  if (runs("session") && options.twoInstances) {
+    const second = await startLatch(latchStore);
+    figures.instances = { one: [], two: [] };
+    for (let round = 1; round <= 3; round++) {
+      log(`${store}: session check on one instance and on two, round ${round} of 3`);
+      figures.instances.one.push(await load(scenario("session check, one instance"), 200, latch.url, requests.sessionChecks(seeded)));
+      figures.instances.two.push(await load(scenario("session check, two instances"), 200, [latch.url, second.url], requests.sessionChecks(seeded)));
+    }
+    await second.stop();
+  }
+  if (runs("login")) await measureLogins(figures, latch, seeded, scenario);
+  if (runs("writes")) await measureWrites(figures, latch, seeded, scenario);
+  if (options.spray && runs("spray")) figures.spray = await sprayMemory(latch, seeded.domains[0]!, scenario("memory spray"));
+  await latch.stop();
+  return figures;
+}
+
+async function measureLogins(figures: LatchFigures, latch: Running, seeded: Seeded, scenario: (name: string) => string): Promise<void> {
+  const store = figures.store;
+  for (let round = 1; round <= 3; round++) {
+    log(`${store}: hash floor and login, round ${round} of 3`);
+    figures.hashRuns.push(await hashFloor());
+    figures.loginRuns.push(await load(scenario("password login, distinct members and IPs"), 200, latch.url, requests.logins(seeded)));
+  }
+  // Issue 17: a member's own concurrent logins must all succeed (D20: a correct password never
+  // counts as a failure; a check past the budget of three waits for a place). One member is one
+  // client, so one IP: ten IPs for one email within 15 minutes is D13's velocity lockout.
+  log(`${store}: ten concurrent logins of one member, then of ten members`);
+  const all = requests.logins(seeded);
+  const burst = { connections: 10, durationSeconds: undefined, warmupSeconds: undefined, amount: 10 };
+  figures.burstOneMember = await load(scenario("ten concurrent logins of one member"), 200, latch.url, Array.from({ length: 10 }, () => all[0]!), burst);
+  figures.burstTenMembers = await load(scenario("ten concurrent logins of ten members"), 200, latch.url, all.slice(10, 20), burst);
+  // Lockouts stay on: each member gets at most two wrong passwords (three lock it, and the answer
+  // becomes 429), so the run is sized to about SECONDS of hashing and no warm-up.
+  log(`${store}: wrong password`);
+  const wrongList = requests.logins(seeded, "Wrong-Password-42");
+  const hashes = Math.max(...figures.hashRuns);
+  figures.wrong = await load(scenario("password login, wrong password"), 401, latch.url, wrongList, { ...eachOnce(wrongList), amount: Math.min(2 * wrongList.length, Math.max(CONNECTIONS, Math.round(SECONDS * hashes))) });
+}
+
+async function measureWrites(figures: LatchFigures, latch: Running, seeded: Seeded, scenario: (name: string) => string): Promise<void> {
+  const store = figures.store;
+  const domain = seeded.domains[0]!;
+  log(`${store}: registration`);
+  figures.register = await load(scenario("registration"), 200, latch.url, requests.registrations(domain), { seqStart: requests.SEQ_BLOCKS.registration });
+  log(`${store}: forgot-password, unknown emails`);
+  figures.forgot = await load(scenario("forgot-password"), 200, latch.url, requests.forgotPasswords(domain), { seqStart: requests.SEQ_BLOCKS.forgot });
+  log(`${store}: verify-email`);
+  const verify = requests.verifyEmails(seeded);
+  if (verify.length > 0) figures.verify = await load(scenario("verify email"), 200, latch.url, verify, { ...eachOnce(verify), seqStart: requests.SEQ_BLOCKS.verify });
+  log(`${store}: verify-magic-link`);
+  const magic = requests.verifyMagicLinks(seeded);
+  if (magic.length > 0) figures.magic = await load(scenario("verify magic link"), 200, latch.url, magic, { ...eachOnce(magic), seqStart: requests.SEQ_BLOCKS.magic });
+  log(`${store}: passkey login`);
+  const passkey = requests.passkeyLogins(seeded);
+  if (passkey.length > 0) figures.passkey = await load(scenario("passkey login"), 200, latch.url, passkey, { ...eachOnce(passkey), seqStart: requests.SEQ_BLOCKS.passkey });
+}
+
+export interface MemorySample {
+  seconds: number;
+  rssMiB: number;
+  heapMiB: number;
+}
+
+export interface SprayFigures {
+  result: LoadResult;
+  samples: MemorySample[];
+}
+
+/**
+ * Issue 17: forgot-password and request-magic-link for a new random email and a new client IP
+ * each, for SPRAY_SECONDS flat out, while the server's RSS (/proc VmRSS) and used heap
+ * (nodejs_heap_size_used_bytes from /metrics) are sampled every few seconds.
+ */
+async function sprayMemory(latch: Running, domain: string, scenario: string): Promise<SprayFigures> {
+  log(`spray of forgot-password and magic-link requests, ${SPRAY_SECONDS} s`);
+  const samples: MemorySample[] = [];
+  const startedAt = performance.now();
+  const sample = async () => {
+    const heap = (await scrapeMetrics(latch.url)).get("nodejs_heap_size_used_bytes") ?? NaN;
+    samples.push({ seconds: (performance.now() - startedAt) / 1000, rssMiB: latch.rssMiB(), heapMiB: heap / 2 ** 20 });
+  };
+  await sample();
+  const every = Math.min(3, Math.max(1, SPRAY_SECONDS / 20)) * 1000;
+  let pending = Promise.resolve();
+  const timer = setInterval(() => {
+    pending = pending.then(sample).catch((error: unknown) => log(`memory sample failed: ${String(error)}`));
+  }, every);
+  try {
+    const result = await load(scenario, 200, latch.url, requests.spray(domain), { durationSeconds: SPRAY_SECONDS, warmupSeconds: undefined, seqStart: requests.SEQ_BLOCKS.spray });
+    return { result, samples };
+  } finally {
+    clearInterval(timer);
+    await pending;
+    await sample();
+  }
+}
