@@ -37,3 +37,19 @@ test("imports from the same layer or below pass", async () => {
   ];
   for (const [file, code] of allowed) assert.deepEqual(await layerErrors(file, code), [], `${file}: ${code}`);
 });
+
+test("hosted pages decide by an error's code, never by its words (issue 18)", async () => {
+  const { readdirSync, readFileSync } = await import("node:fs");
+  const { formErrorsOf } = await import("../src/ui/forms.js");
+  const { AuthError } = await import("../src/errors.js");
+  const [reworded] = formErrorsOf(new AuthError("email_not_verified", { message: "Any other words." }), ["email"]);
+  assert.equal(reworded!.code, "email_not_verified", "the form error carries the code the page decides by");
+
+  const readsWords = /\.test\([^)]*\bmessage\b|\bmessage\s*[!=]==|[!=]==\s*[A-Za-z_.]*MESSAGE\b|\bmessage\.(includes|startsWith|endsWith|match)\(/;
+  const offenders = ["src/ui", "src/ui/pages"].flatMap((dir) =>
+    readdirSync(dir).filter((name) => name.endsWith(".ts")).flatMap((name) => {
+      const lines = readFileSync(`${dir}/${name}`, "utf8").split("\n");
+      return lines.flatMap((line, i) => (readsWords.test(line) ? [`${dir}/${name}:${i + 1}: ${line.trim()}`] : []));
+    }));
+  assert.deepEqual(offenders, []);
+});

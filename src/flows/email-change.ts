@@ -31,7 +31,7 @@ import { findSessionMember, type ActiveSession } from "./sessions.js";
 
 export const EMAIL_CHANGE_MESSAGE = "If that address can be used, we have sent a confirmation link to it.";
 export const EMAIL_CHANGED_MESSAGE = "Your email address has been changed.";
-export const ACCOUNT_SECURED_MESSAGE = "Every session has ended and every link is void. Choose a new password to sign in again.";
+const ACCOUNT_SECURED_MESSAGE = "Every session has ended and every link is void. Choose a new password to sign in again.";
 export const EMAIL_NOT_RESTORED_MESSAGE = "Your old email address could not be given back: another account uses it now. Contact the site's support.";
 
 export interface ChangeEmailInput extends Reauthentication {
@@ -108,9 +108,10 @@ export async function confirmEmailChange(deps: Deps, tenant: Tenant, input: Link
  * password is required, and a second factor turned on since the alert's link was issued is turned
  * off (else an attacker's authenticator would keep the owner out). That lockdown commits on its own;
  * then, after an `email_changed` alert, the old address is given back in a second transaction, so
- * a failed restore never undoes the lockdown. Returns the message, which says when it could not be.
+ * a failed restore never undoes the lockdown. Returns the message, which says when it could not be,
+ * and whether the email was kept for that reason (the hosted page words its notice by it).
  */
-export async function secureAccount(deps: Deps, tenant: Tenant, input: LinkInput, context: RequestContext): Promise<string> {
+export async function secureAccount(deps: Deps, tenant: Tenant, input: LinkInput, context: RequestContext): Promise<{ message: string; emailNotRestored: boolean }> {
   const now = deps.clock.now();
   const { recordId, tokenHash } = await peekLink(deps.store, tenant, input, "secure_account", now);
   const secured = await deps.store.transaction(async (tx) => {
@@ -137,7 +138,8 @@ export async function secureAccount(deps: Deps, tenant: Tenant, input: LinkInput
   });
   const restored = secured.restore === null || secured.restore === secured.email ? undefined : await restoreEmail(deps, tenant, recordId, secured.email, secured.restore, context, now);
   deps.webhooks.notify();
-  return restored === false ? `${ACCOUNT_SECURED_MESSAGE} ${EMAIL_NOT_RESTORED_MESSAGE}` : ACCOUNT_SECURED_MESSAGE;
+  const emailNotRestored = restored === false;
+  return { message: emailNotRestored ? `${ACCOUNT_SECURED_MESSAGE} ${EMAIL_NOT_RESTORED_MESSAGE}` : ACCOUNT_SECURED_MESSAGE, emailNotRestored };
 }
 
 /**

@@ -54,7 +54,7 @@ export function formErrorsOf(error: unknown, fieldsInForm: string[]): FormError[
   // Errors a person can act on come back with the form; a bug or a foreign request does not.
   if (!(error instanceof AuthError) || ["internal_error", "unknown_tenant", "origin_mismatch", "payload_too_large", "unsupported_media_type"].includes(error.code)) throw error;
   const field = fieldForError(error.code, error.details, fieldsInForm);
-  return [{ ...(field ? { field } : {}), message: messageForError(error.code, error.message, error.details) }];
+  return [{ ...(field ? { field } : {}), code: error.code, message: messageForError(error.code, error.message, error.details) }];
 }
 
 /** The status a refused form is answered with: the flow's, or 400 for FormInvalid. */

@@ -3,6 +3,7 @@
  * the error summary, labelled fields, the bot widget, and the headers every page is sent with.
  */
 import type { FastifyReply } from "fastify";
+import type { ErrorCode } from "../errors.js";
 import type { Tenant } from "../model.js";
 import { html, raw, type Html } from "./html.js";
 import { pagePaths } from "./paths.js";
@@ -31,9 +32,13 @@ export const PAGE_CSP = [
  */
 export const REFERRER_POLICY = "same-origin";
 
-/** One error of a form: `field` is the input's name when the error is about one field. */
+/**
+ * One error of a form: `field` is the input's name when the error is about one field; `code` the
+ * D4 code when a flow refused it. Pages decide by the code, never by the message's words.
+ */
 export interface FormError {
   field?: string;
+  code?: ErrorCode;
   message: string;
 }
 

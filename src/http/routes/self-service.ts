@@ -103,7 +103,7 @@ export const selfServiceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
       response: { 200: described(MessageBody, "The account is secured; `Set-Cookie` clears `session_id`."), ...errorResponses(...TENANT_ERRORS, ...BODY_ERRORS, "invalid_token") },
     },
   }, async (request, reply) => {
-    const message = await secureAccount(deps, request.tenant, request.body, contextOf(request));
+    const { message } = await secureAccount(deps, request.tenant, request.body, contextOf(request));
     clearSessionCookie(reply);
     return { success: true as const, message };
   });

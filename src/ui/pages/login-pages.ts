@@ -63,7 +63,7 @@ ${botWidget(request.tenant)}`,
 }
 
 function magicLinkRequestForm(request: FastifyRequest, values: FormValues, errors: FormError[]): Html {
-  const unverified = errors.some((e) => e.field === "email" && /verify/i.test(e.message));
+  const unverified = errors.some((e) => e.code === "email_not_verified");
   return html`<p>We will email you a link that logs you in once, within 15 minutes.</p>
 ${form({
     operation: "requestMagicLink",

@@ -6,7 +6,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { AuthError } from "../../errors.js";
-import { ACCOUNT_SECURED_MESSAGE, confirmEmailChange, requestEmailChange, secureAccount } from "../../flows/email-change.js";
+import { confirmEmailChange, requestEmailChange, secureAccount } from "../../flows/email-change.js";
 import { changeName, deleteAccount, getMe, listSessions, revokeOtherSessions, revokeSession, type MeView, type Reauthentication } from "../../flows/self-service.js";
 import type { ActiveSession } from "../../flows/sessions.js";
 import { clearSessionCookie } from "../../http/session-cookie.js";
@@ -174,9 +174,9 @@ ${form({ operation: "secureAccount", submit: "Secure my account", submitClass: "
       const render = (errors: FormError[], error: unknown) => page(deps, request, { title: "This wasn't me", body: secureForm(errors, link !== undefined && !isInvalidToken(error)), errors });
       return handleForm(reply, [], render, async () => {
         if (!link) throw new AuthError("invalid_token");
-        const message = await secureAccount(deps, request.tenant, link, contextOf(request));
+        const { emailNotRestored } = await secureAccount(deps, request.tenant, link, contextOf(request));
         clearSessionCookie(reply);
-        return reply.redirect(withNotice(pagePaths.forgotPassword, message === ACCOUNT_SECURED_MESSAGE ? "account-secured" : "account-secured-email-kept"), 303);
+        return reply.redirect(withNotice(pagePaths.forgotPassword, emailNotRestored ? "account-secured-email-kept" : "account-secured"), 303);
       });
     },
   });
