@@ -76,23 +76,50 @@ export const linkPages = {
 export type WebhookEventType = "verify_email" | "account_exists" | "password_reset" | "magic_login" | "security_alert" | "email_change" | "member.created" | "member.updated" | "member.deleted" | "session.created";
 
 /**
- * Every audit event type a flow writes (the admin audit log and the member export show them). The
- * store's insert takes only these, so a new one must be added here, and the OpenAPI document lists
- * them as the `type` enum. Not yet a catalogue with meanings: rows written by an older version may
- * hold a type no longer listed.
+ * The audit event catalogue (issue 18): every type a flow writes, with what it means. The store's
+ * insert takes only these, the OpenAPI document lists them as the audit log's `type` enum, and
+ * docs/audit-events.md is generated from this object (test/rules.test.ts checks it). Rows written by
+ * an older version may hold a type no longer listed.
  */
-export const AUDIT_EVENT_TYPES = [
-  "registered", "registration_repeated", "verification_resent", "email_verified",
-  "login_succeeded", "login_failed", "login_anomaly", "suspicious_login_velocity", "logout",
-  "two_factor_setup_started", "two_factor_enabled", "two_factor_disabled", "two_factor_passed", "two_factor_failed",
-  "recovery_code_used", "recovery_codes_regenerated",
-  "password_reset_requested", "password_reset", "password_changed", "password_change_failed", "password_change_required",
-  "magic_link_requested", "account_locked", "account_unlocked",
-  "name_changed", "email_change_requested", "email_changed", "email_restored", "account_secured",
-  "session_revoked", "sessions_revoked", "member_deleted",
-  "passkey_added", "passkey_removed", "passkey_counter_regressed",
-] as const;
-export type AuditEventType = (typeof AUDIT_EVENT_TYPES)[number];
+export const AUDIT_EVENTS = {
+  registered: "A registration created a pending account.",
+  registration_repeated: "A registration named an email that already has an account (D18): no account changed.",
+  verification_resent: "A new verification link was sent (public resend or admin).",
+  email_verified: "The member confirmed their email.",
+  login_succeeded: "A login opened a session (password, magic link, email code or passkey).",
+  login_failed: "A password login failed; written alike for known and unknown emails (no member then).",
+  login_anomaly: "A login came from a country or network not seen for the member before (D16).",
+  suspicious_login_velocity: "5 or more IPs tried to log in to one account within 15 minutes (D13).",
+  logout: "The member logged out.",
+  two_factor_setup_started: "The member started setting up two-factor authentication.",
+  two_factor_enabled: "Two-factor authentication was turned on.",
+  two_factor_disabled: "Two-factor authentication was turned off.",
+  two_factor_passed: "A second-factor code was accepted.",
+  two_factor_failed: "A second-factor code was refused.",
+  recovery_code_used: "A recovery code was used in place of a code.",
+  recovery_codes_regenerated: "A new set of recovery codes replaced the old one.",
+  password_reset_requested: "A password reset link was sent.",
+  password_reset: "The password was reset by link.",
+  password_changed: "The member changed their password.",
+  password_change_failed: "A password change was refused (wrong current password).",
+  password_change_required: "An admin required a password change (D15).",
+  magic_link_requested: "A magic login link (with its email code) was sent.",
+  account_locked: "An admin locked the account.",
+  account_unlocked: "An admin unlocked the account.",
+  name_changed: "The member changed their name (D24).",
+  email_change_requested: "The member asked to change their email; a link went to the new address (D24).",
+  email_changed: "The new email was confirmed and replaced the old one.",
+  email_restored: "\"This wasn't me\" gave the old email back.",
+  account_secured: "\"This wasn't me\": every session, link and passkey ended; a new password is needed.",
+  session_revoked: "One session was ended by the member.",
+  sessions_revoked: "Every session (or every other one) was ended.",
+  member_deleted: "The account was erased (by the member, an admin, or the pending-account sweep).",
+  passkey_added: "The member added a passkey (D26).",
+  passkey_removed: "The member removed a passkey.",
+  passkey_counter_regressed: "A passkey's signature counter went back: a cloned key may be in use; the login was refused.",
+} as const satisfies Record<string, string>;
+export type AuditEventType = keyof typeof AUDIT_EVENTS;
+export const AUDIT_EVENT_TYPES = Object.keys(AUDIT_EVENTS) as [AuditEventType, ...AuditEventType[]];
 
 /** Who did it and from where: kept on audit events, never a secret. */
 export interface RequestContext {

@@ -2,7 +2,7 @@
  * Every number a rule of Latch is made of, in one place, each with the row of the interface spec
  * (`spec 8.2`) or of DECISIONS (`D13`) it implements. Flows, security and the store import the
  * numbers from here and nowhere else writes them. docs/limits.md is generated from RULE_TABLE
- * (`npm run docs:limits`), and test/rules.test.ts fails when the two disagree.
+ * (`npm run docs`), and test/rules.test.ts fails when the two disagree.
  */
 import { DAY, HOUR, MINUTE, SECOND } from "./core/clock.js";
 
@@ -193,7 +193,7 @@ export function renderLimitsDocument(): string {
     "# Limits",
     "",
     "Every number a rule of Latch is made of, with the row of the interface spec or of DECISIONS it implements.",
-    "Generated from `src/rules.ts` by `npm run docs:limits`; `test/rules.test.ts` fails when this file and the code disagree.",
+    "Generated from `src/rules.ts` by `npm run docs`; `test/rules.test.ts` fails when this file and the code disagree.",
     "Change a number there, never here.",
     "",
     "| Rule | Value | Source |",
