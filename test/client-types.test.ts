@@ -45,11 +45,6 @@ type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends (<T>() => T extends B 
 function assertType<T extends true>(): T | void {}
 
 type S<T extends TSchema> = Static<T>;
-/**
- * A query as the SDK takes it: every value as the text it is sent as (the SDK's `limit` is "digits",
- * packages/client/src/types.ts), where the route's schema coerces a number from it.
- */
-type QueryText<T> = { [K in keyof T]: NonNullable<T[K]> extends number ? string : T[K] };
 type Msg = S<typeof MessageBody>;
 type VerifyParams = S<typeof VerifyMagicLinkParams>;
 
@@ -89,13 +84,13 @@ interface RouteShapes {
   deletePasskey: [[id: S<typeof PasskeyParams>["id"]], Msg];
   startPasskeyLogin: [[body?: S<typeof LoginOptionsBody>], Record<string, unknown>];
   finishPasskeyLogin: [[body: S<typeof LoginVerifyBody>], S<typeof LoginAnswer>];
-  listTenants: [[query?: QueryText<S<typeof TenantListQuery>>], S<typeof TenantListBody>];
+  listTenants: [[query?: S<typeof TenantListQuery>], S<typeof TenantListBody>];
   deleteTenant: [[domain: S<typeof DomainParams>["domain"], confirm: S<typeof DeleteTenantQuery>["confirm"]], S<typeof DeletedTenantBody>];
   lockAccount: [[body: S<typeof LockAccountBody>], S<typeof StatusBody>];
   resendVerificationAsAdmin: [[body: S<typeof AdminResendVerificationBody>], Msg];
   requirePasswordChange: [[body: S<typeof RequirePasswordChangeBody>], S<typeof StatusBody>];
-  listAuditEvents: [[query: QueryText<S<typeof AuditLogQuery>>], S<typeof AuditLogBody>];
-  listMembers: [[query?: QueryText<S<typeof MemberListQuery>>], S<typeof MemberListBody>];
+  listAuditEvents: [[query: S<typeof AuditLogQuery>], S<typeof AuditLogBody>];
+  listMembers: [[query?: S<typeof MemberListQuery>], S<typeof MemberListBody>];
   getMember: [[recordId: S<typeof MemberParams>["recordId"]], S<typeof MemberBody>];
   exportMember: [[recordId: S<typeof MemberParams>["recordId"]], S<typeof MemberExportBody>];
   deleteMember: [[recordId: S<typeof MemberParams>["recordId"]], S<typeof RecordIdBody>];

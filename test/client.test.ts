@@ -133,7 +133,7 @@ test("a member's whole journey goes through the SDK, with the session kept by th
   assert.equal(locked.authentication_status, "Locked");
   await rejection(magic.getSession(), "unauthorized", 401);
   await rejection(client.loginWithPassword({ email, password: OTHER_STRONG_PASSWORD }), "account_locked", 403);
-  const audit = await admin.listAuditEvents({ recordId: registered.recordid, limit: "5" });
+  const audit = await admin.listAuditEvents({ recordId: registered.recordid, limit: 5 });
   assert.ok(audit.events.length > 0 && audit.events.length <= 5);
 
   // D22 through the SDK: find the member, read and export them, end their sessions, erase them.
@@ -179,7 +179,7 @@ test("D24 and D23 through the SDK: profile, sessions, email change, account dele
   const operatorSent: SentRequest[] = [];
   const operator = createLatchClient({ baseUrl, tenantDomain: h.tenant.domain, operatorKey: OPERATOR_KEY, apiKey: "admin-key-that-must-not-go-to-the-operator-api", fetch: recordingFetch(operatorSent) });
   await operator.listTenants();
-  const listed = await operator.listTenants({ limit: "1" });
+  const listed = await operator.listTenants({ limit: 1 });
   assert.equal(listed.tenants.length, 1);
   const created = await fetch(`${baseUrl}/operator/tenants`, {
     method: "POST",
@@ -305,8 +305,9 @@ test("requests: browser credentials, JSON only with a body, the key only on admi
   await client.getSession();
   await client.lockAccount({ recordId: "r1", action: "unlock" });
   await client.listAuditEvents({ recordId: "r 1&x", limit: undefined });
+  await client.listMembers({ status: "Locked", limit: 20 });
 
-  const [magic, session, lock, audit] = sent;
+  const [magic, session, lock, audit, members] = sent;
   assert.equal(magic!.url, "https://auth.example.com/auth/verify-magic-link/a%2Fb/c%3Fd%23e");
   assert.equal(magic!.method, "POST");
   assert.equal(magic!.headers.get("content-type"), "application/json");
@@ -321,6 +322,7 @@ test("requests: browser credentials, JSON only with a body, the key only on admi
   assert.equal(session!.headers.get("authorization"), null);
   assert.equal(lock!.headers.get("authorization"), "Bearer admin-key");
   assert.equal(audit!.url, "https://auth.example.com/auth/admin/audit-log?recordId=r+1%26x");
+  assert.equal(members!.url, "https://auth.example.com/auth/admin/members?status=Locked&limit=20", "a number goes as its digits");
 
   // A listed origin of the same site opts in to sending the cookie cross-origin.
   const included: SentRequest[] = [];

@@ -6,7 +6,7 @@ import type { LatchClient, LatchClientOptions } from "./types.js";
 
 interface CallInput {
   body?: object;
-  query?: Record<string, string | undefined>;
+  query?: Record<string, string | number | undefined>;
   pathParams?: Record<string, string>;
 }
 
@@ -17,9 +17,10 @@ function fillPath(template: string, params: Record<string, string> = {}): string
   return template.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(params[name] ?? ""));
 }
 
-function queryString(query: Record<string, string | undefined> = {}): string {
+/** The query as text: a number (`limit`) goes as its digits, which the route's schema reads back as a number. */
+function queryString(query: Record<string, string | number | undefined> = {}): string {
   const search = new URLSearchParams();
-  for (const [name, value] of Object.entries(query)) if (value !== undefined) search.append(name, value);
+  for (const [name, value] of Object.entries(query)) if (value !== undefined) search.append(name, String(value));
   const text = search.toString();
   return text === "" ? "" : `?${text}`;
 }

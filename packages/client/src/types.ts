@@ -30,11 +30,11 @@ export type RegenerateRecoveryCodesRequest = { code: string };
 export type LockAccountRequest = { recordId: string; action: "lock" | "unlock"; email?: string };
 export type ResendVerificationAsAdminRequest = { recordId: string; email: string };
 export type RequirePasswordChangeRequest = { recordId: string };
-/** `limit` as sent in the query string: digits, 1–200 (default 50). */
-export type ListAuditEventsQuery = { recordId: string; limit?: string };
+/** `limit` an integer 0–999, kept within 1–200 (default 50); the client sends it in the query string. */
+export type ListAuditEventsQuery = { recordId: string; limit?: number };
 export type MemberStatus = "Email Verification Pending" | "Unlocked" | "Locked" | "Password Change Pending";
-/** `email` exact, or a prefix ending in `*`; `limit` digits, at most 100 (default 50); `cursor` the previous page's `nextCursor`. */
-export type ListMembersQuery = { email?: string; status?: MemberStatus; limit?: string; cursor?: string };
+/** `email` exact, or a prefix ending in `*`; `limit` an integer 0–999, kept within 1–100 (default 50); `cursor` the previous page's `nextCursor`. */
+export type ListMembersQuery = { email?: string; status?: MemberStatus; limit?: number; cursor?: string };
 export type RevokeMemberSessionsRequest = { recordId: string };
 export type UpdateMeRequest = { name: string };
 /** D24 re-authentication: `password` when the member has one, `twoFACode` when 2FA is on; neither for a magic-link-only member with a session under 10 minutes old. */
@@ -62,8 +62,8 @@ export type StartPasskeyLoginRequest = { "bot-challenge-response"?: string };
 export type FinishPasskeyLoginRequest = { response: PasskeyAuthenticationResponse };
 /** `recordId` and `token` are the last two segments of the emailed link. */
 export type LinkRequest = { recordId: string; token: string };
-/** D23. `limit` digits, 1–200 (default 50); `cursor` the previous page's `nextCursor`. */
-export type ListTenantsQuery = { limit?: string; cursor?: string };
+/** D23. `limit` an integer 0–999, kept within 1–200 (default 50); `cursor` the previous page's `nextCursor`. */
+export type ListTenantsQuery = { limit?: number; cursor?: string };
 
 // ---- Answers (2xx bodies) ----
 
