@@ -8,9 +8,10 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
 import type { Static, TSchema } from "typebox";
-import { createLatchClient, LATCH_ERROR_CODES, operations, type LatchClient, type LatchErrorCode } from "../packages/client/src/index.js";
+import { createLatchClient, LATCH_ERROR_CODES, operations, type AuditEventType as ClientAuditEventType, type LatchClient, type LatchErrorCode, type MemberStatus as ClientMemberStatus } from "../packages/client/src/index.js";
 import { OPENAPI_FILE } from "../scripts/openapi.js";
 import { errorStatus, type ErrorCode } from "../src/errors.js";
+import type { AuditEventType, MemberStatus } from "../src/model.js";
 import type {
   AdminResendVerificationBody,
   AuditLogBody,
@@ -108,6 +109,10 @@ assertType<Equal<Verdicts, AllTrue>>();
 assertType<Equal<keyof RouteShapes, keyof LatchClient>>();
 // The SDK's codes are the service's codes plus its own network_error, no more and no fewer.
 assertType<Equal<LatchErrorCode, ErrorCode | "network_error">>();
+// The unions the SDK copies from src/model.ts (it can't import the service), by name as well as
+// inside the answers above.
+assertType<Equal<ClientAuditEventType, AuditEventType>>();
+assertType<Equal<ClientMemberStatus, MemberStatus>>();
 
 // ---- Runtime checks against the committed OpenAPI document ----
 

@@ -135,6 +135,7 @@ test("a member's whole journey goes through the SDK, with the session kept by th
   await rejection(client.loginWithPassword({ email, password: OTHER_STRONG_PASSWORD }), "account_locked", 403);
   const audit = await admin.listAuditEvents({ recordId: registered.recordid, limit: 5 });
   assert.ok(audit.events.length > 0 && audit.events.length <= 5);
+  assert.ok(audit.events.some((event) => event.type === "account_locked"), "the lock is in the log");
 
   // D22 through the SDK: find the member, read and export them, end their sessions, erase them.
   const found = await admin.listMembers({ email: `${email.slice(0, 3)}*` });

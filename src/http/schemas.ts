@@ -78,14 +78,14 @@ export function LimitQueryField(defaultSize: number, maxSize: number, what: stri
   return Type.Integer({ minimum: 0, maximum: 999, description: `${what} per page: ${defaultSize} by default; kept within 1–${maxSize}.` });
 }
 
-/**
- * An audit event's `type`: one of model.ts AUDIT_EVENT_TYPES. Its TypeScript type stays `string`
- * (the SDK's, test/client-types.test.ts): a stored row may predate the current list.
- */
-export const AuditEventTypeField = StringEnum<string>(AUDIT_EVENT_TYPES, { description: "What happened (`src/model.ts` AUDIT_EVENT_TYPES)." });
+/** An audit event's `type`: one of model.ts AUDIT_EVENT_TYPES, as the document's `enum` and the SDK's union. */
+export const AuditEventTypeField = StringEnum(AUDIT_EVENT_TYPES, { description: "What happened (`src/model.ts` AUDIT_EVENT_TYPES)." });
 
-/** A member's `authentication_status`, typed `string` where the SDK's answer type says so (test/client-types.test.ts). */
-export const MemberStatusText = StringEnum<string>(Object.values(MemberStatus));
+/**
+ * A member's `authentication_status` as an `enum` (the admin's `StatusBody`). memberIdentityFields'
+ * MemberStatusField is the same four values as `anyOf`; one form for both would change the document.
+ */
+export const MemberStatusEnumField = StringEnum(Object.values(MemberStatus));
 
 export const TenantHeaders = Type.Object({ "x-tenant-domain": Type.Optional(Type.String({ maxLength: 253 })) });
 

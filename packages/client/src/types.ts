@@ -94,10 +94,24 @@ export type TwoFactorSetupResponse = { success: true; secret: string; otpauthUrl
 export type RecoveryCodesResponse = { success: true; recoveryCodes: string[] };
 /** altcha-lib's challenge (more fields than typed here): hand the whole object to the ALTCHA widget. */
 export type BotChallengeResponse = { parameters: object; signature?: string };
-export type AccountStatusResponse = { success: true; recordid: string; authentication_status: string };
+export type AccountStatusResponse = { success: true; recordid: string; authentication_status: MemberStatus };
+/**
+ * What an audit event records: the service's AUDIT_EVENT_TYPES, copied here because the SDK can't
+ * import the service (test/client-types.test.ts proves the two equal). Later versions may add types.
+ */
+export type AuditEventType =
+  | "registered" | "registration_repeated" | "verification_resent" | "email_verified"
+  | "login_succeeded" | "login_failed" | "login_anomaly" | "suspicious_login_velocity" | "logout"
+  | "two_factor_setup_started" | "two_factor_enabled" | "two_factor_disabled" | "two_factor_passed" | "two_factor_failed"
+  | "recovery_code_used" | "recovery_codes_regenerated"
+  | "password_reset_requested" | "password_reset" | "password_changed" | "password_change_failed" | "password_change_required"
+  | "magic_link_requested" | "account_locked" | "account_unlocked"
+  | "name_changed" | "email_change_requested" | "email_changed" | "email_restored" | "account_secured"
+  | "session_revoked" | "sessions_revoked" | "member_deleted"
+  | "passkey_added" | "passkey_removed" | "passkey_counter_regressed";
 export type AuditEvent = {
   id: number;
-  type: string;
+  type: AuditEventType;
   /** ISO 8601. */
   at: string;
   ip: string | null;
@@ -128,7 +142,7 @@ export type MemberExportResponse = {
   member: With<Member, { emailVerified: boolean; hasPassword: boolean }>;
   sessions: SessionSummary[];
   loginHistory: { kind: "country" | "network"; value: string; firstSeen: string; lastSeen: string }[];
-  auditEvents: { type: string; at: string; ip: string | null; userAgent: string | null; details: { [key: string]: string | number | boolean | null } }[];
+  auditEvents: { type: AuditEventType; at: string; ip: string | null; userAgent: string | null; details: { [key: string]: string | number | boolean | null } }[];
   passkeys: { name: string; createdAt: string; lastUsedAt: string | null }[];
 };
 export type RecordIdResponse = { success: true; recordid: string };

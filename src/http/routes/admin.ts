@@ -1,13 +1,14 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
 import type { Deps } from "../../deps.js";
+import type { AuditEventType } from "../../model.js";
 import { authenticateAdmin, listAuditEvents, lockAccount, requirePasswordChange, resendVerificationAsAdmin } from "../../flows/admin.js";
 import { deleteMember, exportMember, getMember, listMembers, MEMBER_PAGE_DEFAULT, MEMBER_PAGE_MAX, revokeMemberSessions } from "../../flows/member-admin.js";
 import { ADMIN_ERRORS, BODY_ERRORS, errorResponses, security, TENANT_ERRORS } from "../openapi.js";
-import { AuditEventTypeField, described, EmailField, LimitQueryField, MemberStatusField, MemberStatusText, memberIdentityFields, MessageBody, RecordIdField, SessionFields, Timestamp } from "../schemas.js";
+import { AuditEventTypeField, described, EmailField, LimitQueryField, MemberStatusField, MemberStatusEnumField, memberIdentityFields, MessageBody, RecordIdField, SessionFields, Timestamp } from "../schemas.js";
 import { contextOf } from "../tenant.js";
 
-export const StatusBody = Type.Object({ success: Type.Literal(true), recordid: Type.String(), authentication_status: MemberStatusText });
+export const StatusBody = Type.Object({ success: Type.Literal(true), recordid: Type.String(), authentication_status: MemberStatusEnumField });
 export const AuditLogBody = described(Type.Object({
   success: Type.Literal(true),
   recordid: Type.String(),
@@ -67,6 +68,15 @@ export const RevokeSessionsBody = Type.Object({ recordId: RecordIdField });
 
 /** The key is checked before the body is read (onRequest), and the member must belong to the tenant. */
 const ADMIN_CALL_ERRORS = [...TENANT_ERRORS, ...ADMIN_ERRORS, "not_found"] as const;
+
+/**
+ * A stored audit row's `type` as the document's enum and the SDK's union say it: the store reads it
+ * back as `string`, but rows are only written from model.ts AUDIT_EVENT_TYPES (store AuditEvent),
+ * and that list only grows, since dropping a type would break the enum clients were promised.
+ */
+function auditEventTypeOf(type: string): AuditEventType {
+  return type as AuditEventType;
+}
 
 export function bearerToken(header: string | undefined): string | undefined {
   const match = header?.match(/^Bearer ([\x21-\x7e]{1,512})$/);
@@ -139,7 +149,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
     return {
       success: true as const,
       recordid: request.query.recordId,
-      events: events.map((e) => ({ id: e.id, type: e.type, at: new Date(e.at).toISOString(), ip: e.ip, userAgent: e.userAgent, details: e.details })),
+      events: events.map((e) => ({ id: e.id, type: auditEventTypeOf(e.type), at: new Date(e.at).toISOString(), ip: e.ip, userAgent: e.userAgent, details: e.details })),
     };
   });
 
@@ -181,7 +191,10 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
       params: MemberParams,
       response: { 200: MemberExportBody, ...errorResponses(...ADMIN_CALL_ERRORS, "validation_failed") },
     },
-  }, async (request) => ({ success: true as const, ...(await exportMember(deps, request.tenant, request.params.recordId)) }));
+  }, async (request) => {
+    const { auditEvents, ...rest } = await exportMember(deps, request.tenant, request.params.recordId);
+    return { success: true as const, ...rest, auditEvents: auditEvents.map((e) => ({ ...e, type: auditEventTypeOf(e.type) })) };
+  });
 
   app.delete("/auth/admin/members/:recordId", {
     schema: {
