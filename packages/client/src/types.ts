@@ -92,8 +92,31 @@ export type MagicLinkLoginResponse =
   | { success: false; requires2FA: true; message: string };
 export type TwoFactorSetupResponse = { success: true; secret: string; otpauthUrl: string; qrCodeDataUrl: string };
 export type RecoveryCodesResponse = { success: true; recoveryCodes: string[] };
-/** altcha-lib's challenge (more fields than typed here): hand the whole object to the ALTCHA widget. */
-export type BotChallengeResponse = { parameters: object; signature?: string };
+/**
+ * altcha-lib's v2 challenge, HMAC-signed, valid for 10 minutes: hand the whole object to the ALTCHA
+ * widget as it came. altcha-lib may add fields; the signature covers them, so don't rebuild it.
+ */
+export type BotChallengeResponse = {
+  parameters: {
+    /** `PBKDF2/SHA-256` (or `SHA-256`). */
+    algorithm: string;
+    /** Iterations of the key derivation. */
+    cost: number;
+    /** Signed with the parameters: `exp` in Unix milliseconds, `tenant` the tenant's id. */
+    data?: { exp: number; tenant: string };
+    expiresAt?: number;
+    keyLength: number;
+    /** Hex: the derived key the widget searches for starts with it. */
+    keyPrefix: string;
+    keySignature?: string;
+    memoryCost?: number;
+    nonce: string;
+    parallelism?: number;
+    salt: string;
+  };
+  /** HMAC-SHA-256 of the parameters, hex. */
+  signature?: string;
+};
 export type AccountStatusResponse = { success: true; recordid: string; authentication_status: MemberStatus };
 /**
  * What an audit event records: the service's AUDIT_EVENT_TYPES, copied here because the SDK can't

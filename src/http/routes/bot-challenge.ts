@@ -12,7 +12,7 @@ import { described } from "../schemas.js";
  * altcha-lib's challenge (v2 `Challenge`), passed through as it is: the widget's format, owned by
  * altcha-lib. Its fields are typed for the document, in the key order altcha-lib sends (sorted,
  * as it signs them), and the objects stay open, so the serialiser neither drops nor reorders a
- * field the signature covers. The TypeScript type stays the SDK's (test/client-types.test.ts).
+ * field the signature covers. The SDK's BotChallengeResponse is this type (test/client-types.test.ts).
  */
 const ChallengeParameters = Type.Object({
   algorithm: Type.String({ description: "The key derivation: `PBKDF2/SHA-256` (or `SHA-256`)." }),
@@ -31,10 +31,10 @@ const ChallengeParameters = Type.Object({
   salt: Type.String(),
 }, { additionalProperties: true });
 export const ChallengeBody = described(
-  Type.Unsafe<{ parameters: object; signature?: string }>(Type.Object({
+  Type.Object({
     parameters: ChallengeParameters,
     signature: Type.Optional(Type.String({ description: "HMAC-SHA-256 of the parameters, hex." })),
-  }, { additionalProperties: true })),
+  }, { additionalProperties: true }),
   "An HMAC-signed ALTCHA v2 challenge, valid for 10 minutes. Give it to the ALTCHA widget; its solution goes in `bot-challenge-response`, once.",
 );
 
