@@ -24,8 +24,8 @@ export type VerifyMagicLinkRequest = { twoFACode?: string; "bot-challenge-respon
 /** D26: the `code` of the latest `magic_login` webhook for the email. */
 export type VerifyLoginCodeRequest = { email: string; code: string; twoFACode?: string; "bot-challenge-response"?: string };
 export type EnableTwoFactorRequest = { code: string };
-/** The password or a current code: one of the two is needed. */
-export type DisableTwoFactorRequest = { password?: string; code?: string };
+/** The password or a current code (TOTP or recovery), at least one; the password wins when both come. */
+export type DisableTwoFactorRequest = { password: string; code?: string } | { password?: string; code: string };
 export type RegenerateRecoveryCodesRequest = { code: string };
 export type LockAccountRequest = { recordId: string; action: "lock" | "unlock"; email?: string };
 export type ResendVerificationAsAdminRequest = { recordId: string; email: string };

@@ -18,15 +18,11 @@ export const SetupBody = described(
   "A pending TOTP secret (base32), its `otpauth://` URI, and that URI as a PNG data URL. It takes effect only after `/auth/2fa/enable`.",
 );
 export const EnableTwoFactorBody = Type.Object({ code: CodeField });
-/**
- * The password or a current code, at least one (the password wins when both come). Its TypeScript
- * type stays the SDK's `{ password?, code? }` (test/client-types.test.ts); the schema, which Fastify
- * validates and the document shows, requires one of them.
- */
-export const DisableTwoFactorBody = Type.Unsafe<{ password?: string; code?: string }>(Type.Union([
+/** The password or a current code, at least one (the password wins when both come). */
+export const DisableTwoFactorBody = Type.Union([
   Type.Object({ password: PasswordField, code: Type.Optional(CodeField) }),
   Type.Object({ password: Type.Optional(PasswordField), code: described(CodeField, "A TOTP or recovery code.") }),
-]));
+]);
 export const RegenerateRecoveryCodesBody = Type.Object({ code: CodeField });
 const SESSION_ERRORS = [...TENANT_ERRORS, ...BODY_ERRORS, "unauthorized", "invalid_state"] as const;
 
