@@ -21,8 +21,12 @@ export const BotField = Type.Optional(Type.String({
 }));
 export const TwoFactorCodeField = Type.Optional(Type.String({ minLength: 1, maxLength: 32 }));
 
-/** A string out of a fixed list, as the document's `enum` (TypeBox's union of literals reads as anyOf there). */
-export function StringEnum<T extends string>(values: readonly T[], options: { description?: string } = {}) {
+/**
+ * A string out of a fixed list, as the document's `enum` (TypeBox's union of literals reads as anyOf
+ * there), typed as the union of the list. A list typed `string[]` is refused: its type would be
+ * wider than the document, and test/client-types.test.ts would pass a wide SDK type against it.
+ */
+export function StringEnum<T extends string>(values: string extends T ? never : readonly T[], options: { description?: string } = {}) {
   return Type.Unsafe<T>({ type: "string", enum: [...values], ...options });
 }
 
