@@ -120,7 +120,8 @@ export type BotChallengeResponse = {
 export type AccountStatusResponse = { success: true; recordid: string; authentication_status: MemberStatus };
 /**
  * What an audit event records: the service's AUDIT_EVENT_TYPES, copied here because the SDK can't
- * import the service (test/client-types.test.ts proves the two equal). Later versions may add types.
+ * import the service (test/client-types.test.ts proves the two equal). What each means: the
+ * service's docs/audit-events.md. Later versions may add types.
  */
 export type AuditEventType =
   | "registered" | "registration_repeated" | "verification_resent" | "email_verified"
