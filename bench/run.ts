@@ -56,10 +56,9 @@ async function measureGrowth(dir: (name: string) => string, sink: string, label:
   return { label, session, login };
 }
 
-
 /** The event-loop delay over a paced run (its warm-up included), as scraped before and after it. */
 function loopNote(loop: EventLoopDelay): string {
-  return `event-loop delay p99 ${loop.p99.toFixed(2)} ms, max ${loop.max.toFixed(2)} ms (prom-client read p99 ${loop.raw.p99.toFixed(2)}, max ${loop.raw.max.toFixed(2)}, min ${loop.raw.min.toFixed(2)}: each sample includes its 10 ms interval)`;
+  return `event-loop delay p50 ${loop.p50.toFixed(2)} ms, p99 ${loop.p99.toFixed(2)} ms, max ${loop.max.toFixed(2)} ms (latch_event_loop_delay_seconds)`;
 }
 const mib = (n: number) => `${n.toFixed(0)} MiB`;
 

@@ -124,42 +124,30 @@ export async function startWebhookSink(): Promise<string> {
   return `http://127.0.0.1:${address.port}`;
 }
 
-/**
- * One scrape of Latch's GET /metrics: every unlabelled sample, by name. Scraping resets
- * prom-client's event-loop delay histogram (nodejs_eventloop_lag_*), so each scrape's figures
- * cover the time since the one before.
- */
+/** One scrape of Latch's GET /metrics: every sample, by name with its labels as written (`name{stat="p99"}`). */
 export async function scrapeMetrics(url: string): Promise<Map<string, number>> {
   const res = await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
   if (res.status !== 200) throw new Error(`GET /metrics answered ${res.status}`);
   const samples = new Map<string, number>();
   for (const line of (await res.text()).split("\n")) {
-    const match = /^([a-zA-Z_:][\w:]*) (\S+)$/.exec(line);
+    const match = /^([a-zA-Z_:][\w:]*(?:\{[^}]*\})?) (\S+)$/.exec(line);
     if (match) samples.set(match[1]!, Number(match[2]));
   }
   return samples;
 }
 
 /**
- * prom-client's default eventLoopMonitoringPrecision (src/metrics.ts passes none). Node's
- * monitorEventLoopDelay records the time between its timer's runs, so every sample is this interval
- * plus the delay: an idle loop reads min ≈ p50 ≈ 10 ms.
- */
-const EVENT_LOOP_SAMPLING_MS = 10;
-
-/**
- * Event-loop delay since the last scrape, in ms: prom-client's nodejs_eventloop_lag_p99_seconds and
- * _max_seconds less the sampling interval, and the raw figures as read.
+ * Event-loop delay since the last scrape, in ms: Latch's latch_event_loop_delay_seconds, sampled
+ * every 1 ms with that interval taken off (src/metrics.ts watchEventLoop); each scrape resets it.
  */
 export interface EventLoopDelay {
+  p50: number;
   p99: number;
   max: number;
-  raw: { p99: number; max: number; min: number };
 }
 
 export async function eventLoopDelay(url: string): Promise<EventLoopDelay> {
   const samples = await scrapeMetrics(url);
-  const ms = (name: string) => (samples.get(name) ?? NaN) * 1000;
-  const raw = { p99: ms("nodejs_eventloop_lag_p99_seconds"), max: ms("nodejs_eventloop_lag_max_seconds"), min: ms("nodejs_eventloop_lag_min_seconds") };
-  return { p99: Math.max(0, raw.p99 - EVENT_LOOP_SAMPLING_MS), max: Math.max(0, raw.max - EVENT_LOOP_SAMPLING_MS), raw };
+  const ms = (stat: string) => (samples.get(`latch_event_loop_delay_seconds{stat="${stat}"}`) ?? NaN) * 1000;
+  return { p50: ms("p50"), p99: ms("p99"), max: ms("max") };
 }

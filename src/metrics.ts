@@ -7,6 +7,7 @@
  * codes. No tenant label (the tenant count is not bounded), and never an email, IP, token or id.
  */
 import type { Logger } from "pino";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 import { isAuthError, type ErrorCode } from "./errors.js";
 import type { BotProviderName } from "./providers/bot.js";
@@ -137,6 +138,32 @@ export class Metrics {
   /** The provider comes from stored settings: an unexpected value is counted as `unknown`. */
   botCheck(provider: string, result: BotCheckResult): void {
     this.botChecks.inc({ provider: BOT_PROVIDERS.includes(provider) ? provider : "unknown", result });
+  }
+
+  /**
+   * Issue 17: the event loop's delay since the last scrape, what every request waits behind (GC, a
+   * synchronous SQLite commit). Node's monitor samples every `resolutionMs` and records each whole
+   * interval, so the resolution is taken off: an idle loop reads 0. prom-client's own
+   * nodejs_eventloop_lag_* samples every 10 ms and keeps those 10 ms in. Started by the server when
+   * /metrics is served (runServer), so tests and the CLI run no timer. Returns what stops it.
+   */
+  watchEventLoop(resolutionMs = 1): () => void {
+    const monitor = monitorEventLoopDelay({ resolution: resolutionMs });
+    monitor.enable();
+    const seconds = (nanoseconds: number) => Math.max(0, nanoseconds / 1e9 - resolutionMs / 1000);
+    const delay = new Gauge({
+      name: "latch_event_loop_delay_seconds",
+      help: `Event-loop delay since the last scrape, sampled every ${resolutionMs} ms (the interval taken off): stat p50, p99 or max.`,
+      labelNames: ["stat"],
+      registers: [this.registry],
+      collect: () => {
+        delay.set({ stat: "p50" }, seconds(monitor.percentile(50)));
+        delay.set({ stat: "p99" }, seconds(monitor.percentile(99)));
+        delay.set({ stat: "max" }, seconds(monitor.max));
+        monitor.reset();
+      },
+    });
+    return () => monitor.disable();
   }
 
   /** The Prometheus text exposition of this app's series and the process's default metrics. */

@@ -66,6 +66,7 @@ export async function runServer(wiring: ServerWiring = {}): Promise<void> {
 
   await orExitOnStartProblem(() => app.listen({ port: config.port, host: config.host }).catch((err: unknown) => Promise.reject(listenProblem(err, config.host, config.port))));
   await wiring.afterListen?.(deps, app);
+  if (config.metricsToken !== undefined) deps.metrics.watchEventLoop();
   deps.webhooks.start();
   const sweeper = setInterval(() => {
     deps.store.sweepExpired(deps.clock.now(), config.auditRetentionDays * DAY).catch((err: unknown) => deps.log.error({ err }, "sweeping expired rows failed"));

@@ -60,6 +60,24 @@ test("with METRICS_TOKEN /metrics needs exactly that bearer token", async (t) =>
   assert.ok(ok.body.includes("nodejs_eventloop_lag_seconds"));
 });
 
+test("issue 17: latch_event_loop_delay_seconds shows a stall of the event loop once, then starts again from the scrape", async (t) => {
+  const h = await createHarness({ env: { METRICS_TOKEN } });
+  t.after(() => h.close());
+  const stop = h.deps.metrics.watchEventLoop();
+  t.after(stop);
+  await new Promise((resolve) => setTimeout(resolve, 20)); // a few samples first
+  const blockUntil = performance.now() + 60;
+  while (performance.now() < blockUntil); // a synchronous stall, as a blocking commit or a long GC would be
+  await new Promise((resolve) => setTimeout(resolve, 5));
+  const stalled = (await scrape(h)).body;
+  const max = sample(stalled, "latch_event_loop_delay_seconds", { stat: "max" });
+  assert.ok(max !== undefined && max >= 0.05, `the 60 ms stall is seen: max ${max}`);
+  for (const stat of ["p50", "p99"]) assert.ok(sample(stalled, "latch_event_loop_delay_seconds", { stat }) !== undefined, stat);
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  const after = sample((await scrape(h)).body, "latch_event_loop_delay_seconds", { stat: "max" });
+  assert.ok(after !== undefined && after < 0.05, `the scrape reset the window: max ${after}`);
+});
+
 test("after real flows each series has its labels and counts, and nothing identifying", async (t) => {
   const h = await createHarness({ env: { METRICS_TOKEN } });
   t.after(() => h.close());
