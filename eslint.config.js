@@ -15,7 +15,11 @@ const bannedClockAndRandom = [
 const LAYERS = [
   { name: "core", files: ["src/core/**/*.ts", "src/errors.ts", "src/rules.ts", "src/model.ts"], imports: ["core/"] },
   { name: "security", files: ["src/security/**/*.ts"], imports: ["security/"] },
-  { name: "providers", files: ["src/providers/**/*.ts", "src/config.ts", "src/logging.ts", "src/metrics.ts"], imports: ["providers/", "config.js", "logging.js", "metrics.js"] },
+  {
+    name: "providers",
+    files: ["src/providers/**/*.ts", "src/config.ts", "src/logging.ts", "src/metrics.ts"],
+    imports: ["providers/", "config.js", "logging.js", "metrics.js"],
+  },
   { name: "store", files: ["src/store/**/*.ts"], imports: ["store/"] },
   { name: "events", files: ["src/events/**/*.ts"], imports: ["events/"] },
   { name: "the Deps type", files: ["src/deps.ts"], imports: ["deps.js"] },
@@ -30,12 +34,17 @@ const layerConfigs = LAYERS.map((layer, index) => ({
   files: layer.files,
   ignores: ["src/ui/browser/**"],
   rules: {
-    "@typescript-eslint/no-restricted-imports": ["error", {
-      patterns: LAYERS.slice(index + 1).flatMap((above) => above.imports.map((target) => ({
-        regex: `(^|/)${escape(target)}${target.endsWith("/") ? "" : "$"}`,
-        message: `${layer.name} sits below ${above.name}: import from your layer or the ones below (docs/architecture.md).`,
-      }))),
-    }],
+    "@typescript-eslint/no-restricted-imports": [
+      "error",
+      {
+        patterns: LAYERS.slice(index + 1).flatMap((above) =>
+          above.imports.map((target) => ({
+            regex: `(^|/)${escape(target)}${target.endsWith("/") ? "" : "$"}`,
+            message: `${layer.name} sits below ${above.name}: import from your layer or the ones below (docs/architecture.md).`,
+          })),
+        ),
+      },
+    ],
   },
 }));
 
@@ -58,27 +67,41 @@ export default tseslint.config(
     ignores: ["src/core/**"],
     rules: {
       "no-restricted-syntax": ["error", ...bannedClockAndRandom],
-      "no-restricted-imports": ["error", {
-        paths: [{ name: "node:crypto", importNames: ["randomBytes", "randomInt", "randomUUID"], message: "Use deps.random (src/core/random.ts)." }],
-      }],
+      "no-restricted-imports": [
+        "error",
+        {
+          paths: [{ name: "node:crypto", importNames: ["randomBytes", "randomInt", "randomUUID"], message: "Use deps.random (src/core/random.ts)." }],
+        },
+      ],
     },
   },
   {
     // The client SDK ships on its own and runs in browsers: web-standard APIs only, nothing from the service.
     files: ["packages/client/src/**/*.ts"],
     rules: {
-      "no-restricted-imports": ["error", {
-        patterns: [{ group: ["node:*", "**/src/**", "../../../*"], message: "The SDK runs in browsers and ships apart from the service: fetch, Headers, URL and URLSearchParams only." }],
-      }],
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            {
+              group: ["node:*", "**/src/**", "../../../*"],
+              message: "The SDK runs in browsers and ships apart from the service: fetch, Headers, URL and URLSearchParams only.",
+            },
+          ],
+        },
+      ],
     },
   },
   {
     files: ["src/flows/**/*.ts"],
     rules: {
-      "no-restricted-imports": ["error", {
-        patterns: [{ group: ["fastify", "@fastify/*", "**/http/**"], message: "Flows don't know HTTP (STYLE habit 1)." }],
-        paths: [{ name: "node:crypto", importNames: ["randomBytes", "randomInt", "randomUUID"], message: "Use deps.random (src/core/random.ts)." }],
-      }],
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [{ group: ["fastify", "@fastify/*", "**/http/**"], message: "Flows don't know HTTP (STYLE habit 1)." }],
+          paths: [{ name: "node:crypto", importNames: ["randomBytes", "randomInt", "randomUUID"], message: "Use deps.random (src/core/random.ts)." }],
+        },
+      ],
     },
   },
   ...layerConfigs,

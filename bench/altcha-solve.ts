@@ -54,14 +54,16 @@ try {
     );
   }
   const sorted = results.map((r) => r.ms).sort((a, b) => a - b);
-  console.log(JSON.stringify({
-    medianMs: sorted[Math.floor(sorted.length / 2)],
-    minMs: sorted[0],
-    maxMs: sorted.at(-1),
-    workers,
-    solves: results,
-    loadAverage1m: { before: loadBefore[0], after: loadavg()[0] },
-  }));
+  console.log(
+    JSON.stringify({
+      medianMs: sorted[Math.floor(sorted.length / 2)],
+      minMs: sorted[0],
+      maxMs: sorted.at(-1),
+      workers,
+      solves: results,
+      loadAverage1m: { before: loadBefore[0], after: loadavg()[0] },
+    }),
+  );
 } finally {
   await browser.close();
   await server.stop();

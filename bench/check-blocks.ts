@@ -67,21 +67,33 @@ async function runLoadWithStderr(spec: LoadSpec): Promise<{ result: LoadResult; 
     assert(result.non2xx === 0, `non2xx ${result.non2xx}`);
     assert(result.errors === 0, `errors ${result.errors}`);
     assert(result.rps > 0, "rps must be > 0");
-    assert(result.statuses["200"] === result.requests && Object.keys(result.statuses).length === 1, `statuses ${JSON.stringify(result.statuses)} for ${result.requests} responses`);
+    assert(
+      result.statuses["200"] === result.requests && Object.keys(result.statuses).length === 1,
+      `statuses ${JSON.stringify(result.statuses)} for ${result.requests} responses`,
+    );
     // Sub-millisecond resolution: autocannon's histogram would say 0 or a whole number here.
     assert(result.p50 > 0 && result.p50 < 5, `p50 ${result.p50} ms must be > 0 and < 5`);
     assert(!Number.isInteger(result.p50) || !Number.isInteger(result.p99), `p50 ${result.p50} and p99 ${result.p99} look like whole ms`);
 
     // The paced generator keeps up with a high rate: its own CPU per request must leave headroom.
     const rate = 2000;
-    const paced = await runLoadWithStderr({ url, connections: 10, durationSeconds: 3, rate, requests: [{ method: "GET", path: "/auth/session", headers: { cookie: "session_id=x" } }] });
+    const paced = await runLoadWithStderr({
+      url,
+      connections: 10,
+      durationSeconds: 3,
+      rate,
+      requests: [{ method: "GET", path: "/auth/session", headers: { cookie: "session_id=x" } }],
+    });
     const cpu = /paced run used (\d+) ms CPU .*? for (\d+) requests, ([\d.]+) µs each/.exec(paced.stderr);
     console.log(
       `floor-server, paced at ${rate}/s, 10 connections, 3 s:`,
       JSON.stringify(paced.result),
-      cpu ? `generator CPU ${cpu[1]} ms for ${cpu[2]} requests (${cpu[3]} µs each, ${((Number(cpu[1]) / 3000) * 100).toFixed(0)}% of a core)` : "generator CPU not reported",
+      cpu
+        ? `generator CPU ${cpu[1]} ms for ${cpu[2]} requests (${cpu[3]} µs each, ${((Number(cpu[1]) / 3000) * 100).toFixed(0)}% of a core)`
+        : "generator CPU not reported",
     );
-    for (const line of paced.stderr.split("\n")) if (line !== "" && !line.includes("paced run used")) console.log(`  load.ts: ${line.replace(/^load\.ts: /, "")}`);
+    for (const line of paced.stderr.split("\n"))
+      if (line !== "" && !line.includes("paced run used")) console.log(`  load.ts: ${line.replace(/^load\.ts: /, "")}`);
     assert(cpu, `load.ts printed no CPU line: ${paced.stderr.trim()}`);
     assert(paced.result.errors === 0 && paced.result.non2xx === 0, `errors ${paced.result.errors}, non2xx ${paced.result.non2xx}`);
     assert(paced.result.requests >= 0.95 * rate * 3, `${paced.result.requests} responses, expected at least 95% of ${rate * 3}`);
@@ -225,7 +237,9 @@ async function runLoadWithStderr(spec: LoadSpec): Promise<{ result: LoadResult; 
       connections: 3,
       rate: 400,
       amount: names.length * rounds,
-      requests: names.map((name, i) => (i % 2 ? { method: "GET", path: `/${name}`, headers: { "x-check": name } } : { method: "POST", path: `/${name}`, body: `{"style":"${name}"}` })),
+      requests: names.map((name, i) =>
+        i % 2 ? { method: "GET", path: `/${name}`, headers: { "x-check": name } } : { method: "POST", path: `/${name}`, body: `{"style":"${name}"}` },
+      ),
     });
     console.log(`paced client vs ${names.length} response styles x ${rounds}:`, JSON.stringify(result), `${connections} connections opened`);
     assert(arrived.length === names.length * rounds, `${arrived.length} requests arrived, expected ${names.length * rounds}`);
@@ -239,7 +253,10 @@ async function runLoadWithStderr(spec: LoadSpec): Promise<{ result: LoadResult; 
     assert(result.requests === (names.length - 2) * rounds, `requests ${result.requests}, expected ${(names.length - 2) * rounds}`);
     assert(result.non2xx === rounds, `non2xx ${result.non2xx}, expected ${rounds}`);
     const statuses = JSON.stringify(result.statuses);
-    assert(statuses === JSON.stringify({ 200: 4 * rounds, 204: rounds, 404: rounds }), `statuses ${statuses}: expected 200 x${4 * rounds}, 204 x${rounds}, 404 x${rounds}`);
+    assert(
+      statuses === JSON.stringify({ 200: 4 * rounds, 204: rounds, 404: rounds }),
+      `statuses ${statuses}: expected 200 x${4 * rounds}, 204 x${rounds}, 404 x${rounds}`,
+    );
   } finally {
     server.close();
   }
@@ -249,14 +266,16 @@ async function runLoadWithStderr(spec: LoadSpec): Promise<{ result: LoadResult; 
 //    share the connections (closed loop), and each status is counted apart.
 {
   const seen: Array<{ server: number; seq: number; ip: string | undefined }> = [];
-  const servers = [200, 201].map((status, server) => createServer((req, res) => {
-    let body = "";
-    req.setEncoding("utf8").on("data", (chunk: string) => (body += chunk));
-    req.on("end", () => {
-      seen.push({ server, seq: (JSON.parse(body) as { n: number }).n, ip: req.headers["x-forwarded-for"] as string | undefined });
-      res.writeHead(status, { "content-type": "application/json" }).end("{}");
-    });
-  }));
+  const servers = [200, 201].map((status, server) =>
+    createServer((req, res) => {
+      let body = "";
+      req.setEncoding("utf8").on("data", (chunk: string) => (body += chunk));
+      req.on("end", () => {
+        seen.push({ server, seq: (JSON.parse(body) as { n: number }).n, ip: req.headers["x-forwarded-for"] as string | undefined });
+        res.writeHead(status, { "content-type": "application/json" }).end("{}");
+      });
+    }),
+  );
   const urls: string[] = [];
   for (const server of servers) {
     server.listen(0, "127.0.0.1");
@@ -264,11 +283,16 @@ async function runLoadWithStderr(spec: LoadSpec): Promise<{ result: LoadResult; 
     urls.push(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
   }
   const ipOf = (n: number) => `10.${(n >>> 16) & 255}.${(n >>> 8) & 255}.${n & 255}`;
-  const template = [{ method: "POST" as const, path: "/t", headers: { "content-type": "application/json", "x-forwarded-for": "{{ip}}" }, body: '{"n":{{seq}}}' }];
+  const template = [
+    { method: "POST" as const, path: "/t", headers: { "content-type": "application/json", "x-forwarded-for": "{{ip}}" }, body: '{"n":{{seq}}}' },
+  ];
   const expectEach = (from: number, count: number) => {
     const seqs = seen.map((s) => s.seq).sort((a, b) => a - b);
     assert(seqs.length === count && seqs.every((seq, i) => seq === from + i), `seqs ${seqs.join(",")}: expected ${from}..${from + count - 1} once each`);
-    assert(seen.every((s) => s.ip === ipOf(s.seq)), `an X-Forwarded-For is not the IP of its seq: ${JSON.stringify(seen.find((s) => s.ip !== ipOf(s.seq)))}`);
+    assert(
+      seen.every((s) => s.ip === ipOf(s.seq)),
+      `an X-Forwarded-For is not the IP of its seq: ${JSON.stringify(seen.find((s) => s.ip !== ipOf(s.seq)))}`,
+    );
   };
   try {
     const closed = await runLoad({ url: urls, connections: 4, amount: 40, requests: template, seqStart: 65_790 });
@@ -276,13 +300,19 @@ async function runLoadWithStderr(spec: LoadSpec): Promise<{ result: LoadResult; 
     expectEach(65_790, 40);
     const perServer = [0, 1].map((server) => seen.filter((s) => s.server === server).length);
     assert(perServer[0]! > 0 && perServer[1]! > 0, `requests per server ${perServer.join(", ")}: both must get some`);
-    assert(closed.statuses["200"] === perServer[0] && closed.statuses["201"] === perServer[1], `statuses ${JSON.stringify(closed.statuses)} vs arrivals ${perServer.join(", ")}`);
+    assert(
+      closed.statuses["200"] === perServer[0] && closed.statuses["201"] === perServer[1],
+      `statuses ${JSON.stringify(closed.statuses)} vs arrivals ${perServer.join(", ")}`,
+    );
     seen.length = 0;
     const paced = await runLoad({ url: urls[0]!, connections: 2, rate: 400, amount: 20, requests: template, seqStart: 7 });
     console.log("template, paced:", JSON.stringify(paced));
     expectEach(7, 20);
     assert(paced.statuses["200"] === 20, `paced statuses ${JSON.stringify(paced.statuses)}`);
-    const refused = await runLoad({ url: urls, connections: 2, rate: 10, amount: 2, requests: template }).then(() => "", (error: Error) => error.message);
+    const refused = await runLoad({ url: urls, connections: 2, rate: 10, amount: 2, requests: template }).then(
+      () => "",
+      (error: Error) => error.message,
+    );
     assert(refused.includes("several urls are for closed-loop runs"), `several urls with a rate must be refused, got ${JSON.stringify(refused)}`);
   } finally {
     for (const server of servers) {

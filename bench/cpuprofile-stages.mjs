@@ -12,7 +12,12 @@ export const STAGES = [
   ["session rules (flow)", (f) => /\/dist\/flows\/sessions\.js/.test(f.url)],
   ["session id hash (SHA-256)", (f) => /\/dist\/security\/hashing\.js/.test(f.url) || /node:internal\/crypto\/hash/.test(f.url)],
   ["tenant lookup, CORS, origin", (f) => /\/dist\/(http\/tenant|store\/tenant-cache)\.js/.test(f.url)],
-  ["logging (pino, child logger, redaction)", (f) => /~?\/(pino|@pinojs|pino-std-serializers|sonic-boom)\//.test(f.url) || /logger-factory\.js|\/dist\/logging\.js|\/dist\/http\/observability\.js/.test(f.url)],
+  [
+    "logging (pino, child logger, redaction)",
+    (f) =>
+      /~?\/(pino|@pinojs|pino-std-serializers|sonic-boom)\//.test(f.url) ||
+      /logger-factory\.js|\/dist\/logging\.js|\/dist\/http\/observability\.js/.test(f.url),
+  ],
   ["metrics (prom-client)", (f) => /prom-client|\/dist\/metrics\.js/.test(f.url)],
   ["cookie parse and set", (f) => /@fastify\/cookie|\/cookie\/dist\//.test(f.url)],
   ["response serialization", (f) => /fast-json-stringify|serialize/.test(`${f.url} ${f.functionName}`)],
@@ -20,7 +25,11 @@ export const STAGES = [
   ["route handler (session route)", (f) => /\/dist\/http\//.test(f.url)],
   ["routing (find-my-way)", (f) => /find-my-way/.test(f.url)],
   ["Fastify core (hooks, reply, request)", (f) => /~?\/fastify\/|\/avvio\//.test(f.url)],
-  ["Node HTTP parse and write", (f) => /^node:(_http|net|internal\/streams|internal\/stream_base)/.test(f.url) || ["writev", "writeUtf8String", "writeBuffer", "read"].includes(f.functionName)],
+  [
+    "Node HTTP parse and write",
+    (f) =>
+      /^node:(_http|net|internal\/streams|internal\/stream_base)/.test(f.url) || ["writev", "writeUtf8String", "writeBuffer", "read"].includes(f.functionName),
+  ],
   ["garbage collection", (f) => f.functionName === "(garbage collector)"],
 ];
 const START_UP = /node:internal\/modules|compileSchemasFor|avvio\/lib\/plugin|Boot\._loadPlugin|ajv\/dist\/(core|compile)/;
@@ -69,6 +78,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const { totals } = stagesOf(JSON.parse(readFileSync(file, "utf8")));
   const busy = [...totals.values()].reduce((a, b) => a + b, 0);
   console.log("\n| Stage | µs per request | share |\n|---|---:|---:|");
-  for (const [name, t] of [...totals].sort((a, b) => b[1] - a[1])) console.log(`| ${name} | ${(t / requests).toFixed(1)} | ${((100 * t) / busy).toFixed(0)} % |`);
+  for (const [name, t] of [...totals].sort((a, b) => b[1] - a[1]))
+    console.log(`| ${name} | ${(t / requests).toFixed(1)} | ${((100 * t) / busy).toFixed(0)} % |`);
   console.log(`| **total CPU on the server's main thread** | **${(busy / requests).toFixed(1)}** | |`);
 }

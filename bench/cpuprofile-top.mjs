@@ -41,7 +41,11 @@ for (const [id, t] of sampled) {
 }
 const print = (title, map) => {
   console.log(`\n${title}`);
-  for (const [k, t] of [...map].filter(([k]) => filter.test(k)).sort((a, b) => b[1] - a[1]).slice(0, count)) console.log(`${((100 * t) / total).toFixed(1).padStart(6)} %  ${k}`);
+  for (const [k, t] of [...map]
+    .filter(([k]) => filter.test(k))
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, count))
+    console.log(`${((100 * t) / total).toFixed(1).padStart(6)} %  ${k}`);
 };
 print("self time", self);
 print("inclusive time", inclusive);

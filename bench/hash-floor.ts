@@ -33,9 +33,11 @@ await Promise.all(
 );
 const elapsed = (performance.now() - startedAt) / 1000;
 
-console.log(JSON.stringify({
-  verifiesPerSecond: count / elapsed,
-  count,
-  seconds: elapsed,
-  threadPool: process.env.UV_THREADPOOL_SIZE ?? "4 (default)",
-}));
+console.log(
+  JSON.stringify({
+    verifiesPerSecond: count / elapsed,
+    count,
+    seconds: elapsed,
+    threadPool: process.env.UV_THREADPOOL_SIZE ?? "4 (default)",
+  }),
+);

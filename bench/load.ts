@@ -66,7 +66,10 @@ const isHttpUrl = (value: unknown): value is string => typeof value === "string"
 function parseLoadSpec(value: unknown): LoadSpec {
   check(typeof value === "object" && value !== null && !Array.isArray(value), "not an object");
   const spec = value as Partial<LoadSpec>;
-  check(isHttpUrl(spec.url) || (Array.isArray(spec.url) && spec.url.length > 0 && spec.url.every(isHttpUrl)), "url must be an http(s) URL or a non-empty array of them");
+  check(
+    isHttpUrl(spec.url) || (Array.isArray(spec.url) && spec.url.length > 0 && spec.url.every(isHttpUrl)),
+    "url must be an http(s) URL or a non-empty array of them",
+  );
   check(!Array.isArray(spec.url) || spec.url.length === 1 || spec.rate === undefined, "several urls are for closed-loop runs (no rate)");
   check(spec.seqStart === undefined || (Number.isInteger(spec.seqStart) && spec.seqStart >= 0), "seqStart must be an integer >= 0");
   check(isPositiveInteger(spec.connections), "connections must be an integer >= 1");
@@ -423,12 +426,16 @@ function paced(spec: LoadSpec & { rate: number }): Promise<LoadResult> {
       clearInterval(sweeper);
       for (const conn of conns) detach(conn);
       if (lateSends > totalSlots / 100) {
-        console.error(`load.ts: ${lateSends} of ${totalSlots} requests were sent over 5 ms after their slot (this process fell behind); latencies include that`);
+        console.error(
+          `load.ts: ${lateSends} of ${totalSlots} requests were sent over 5 ms after their slot (this process fell behind); latencies include that`,
+        );
       }
       if (protocolError !== undefined) console.error(`load.ts: unreadable response (counted as an error, socket reopened): ${protocolError}`);
       const cpu = process.cpuUsage(cpuAtStart);
       const cpuMs = (cpu.user + cpu.system) / 1000;
-      console.error(`load.ts: paced run used ${cpuMs.toFixed(0)} ms CPU (user ${(cpu.user / 1000).toFixed(0)}, system ${(cpu.system / 1000).toFixed(0)}) for ${totalSlots} requests, ${((cpuMs * 1000) / totalSlots).toFixed(1)} µs each`);
+      console.error(
+        `load.ts: paced run used ${cpuMs.toFixed(0)} ms CPU (user ${(cpu.user / 1000).toFixed(0)}, system ${(cpu.system / 1000).toFixed(0)}) for ${totalSlots} requests, ${((cpuMs * 1000) / totalSlots).toFixed(1)} µs each`,
+      );
       const seconds = ((completed > 0 ? lastResponseAt : performance.now()) - measuredStart) / 1000;
       resolve({ requests: completed, rps: seconds > 0 ? completed / seconds : 0, ...latencies.percentiles(), non2xx, statuses, errors, timeouts, seconds });
     };
@@ -561,7 +568,8 @@ function paced(spec: LoadSpec & { rate: number }): Promise<LoadResult> {
       for (const flight of inFlight) {
         if (now - flight.from < TIMEOUT_MS) break;
         flight.timedOut = true;
-        if (flight.conn) fail(flight.conn); // its socket may hold a late response: start afresh
+        if (flight.conn)
+          fail(flight.conn); // its socket may hold a late response: start afresh
         else settle(flight, undefined); // still queued: release() skips it
       }
     }, 100);

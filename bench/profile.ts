@@ -26,24 +26,53 @@ const port = 40_000 + Math.floor(Math.random() * 20_000);
 const entry = scenario === "floor" ? ["--import", "tsx", "bench/floor-server.ts"] : ["dist/main.js"];
 const child = spawn(process.execPath, ["--cpu-prof", `--cpu-prof-dir=${work}`, ...entry], {
   cwd: ROOT,
-  env: { ...process.env, DATABASE_URL: seeded.databaseUrl, SECRETS_KEY: BENCH_SECRETS_KEY, PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "warn", RATE_LIMITS: "off", BREACH_CHECK_MODE: "offline", UV_THREADPOOL_SIZE: String(Math.max(4, availableParallelism())) },
+  env: {
+    ...process.env,
+    DATABASE_URL: seeded.databaseUrl,
+    SECRETS_KEY: BENCH_SECRETS_KEY,
+    PORT: String(port),
+    HOST: "127.0.0.1",
+    LOG_LEVEL: "warn",
+    RATE_LIMITS: "off",
+    BREACH_CHECK_MODE: "offline",
+    UV_THREADPOOL_SIZE: String(Math.max(4, availableParallelism())),
+  },
   stdio: ["ignore", "ignore", "inherit"],
 });
 const url = `http://127.0.0.1:${port}`;
 const readyPath = scenario === "floor" ? "/auth/session" : "/readyz";
-for (let i = 0; !(await fetch(`${url}${readyPath}`).then((r) => r.status < 500, () => false)); i++) {
+for (
+  let i = 0;
+  !(await fetch(`${url}${readyPath}`).then(
+    (r) => r.status < 500,
+    () => false,
+  ));
+  i++
+) {
   if (i > 300) throw new Error("Latch did not start");
   await new Promise((r) => setTimeout(r, 100));
 }
-const requests = scenario !== "login"
-  ? seeded.sessions.map((s) => ({ method: "GET" as const, path: "/auth/session", headers: { "x-tenant-domain": s.domain, cookie: `session_id=${s.cookie}` } }))
-  : seeded.logins.map((l) => ({ method: "POST" as const, path: "/auth/login", headers: { "content-type": "application/json", "x-tenant-domain": l.domain }, body: JSON.stringify({ email: l.email, password: BENCH_PASSWORD, "bot-challenge-response": "x" }) }));
+const requests =
+  scenario !== "login"
+    ? seeded.sessions.map((s) => ({
+        method: "GET" as const,
+        path: "/auth/session",
+        headers: { "x-tenant-domain": s.domain, cookie: `session_id=${s.cookie}` },
+      }))
+    : seeded.logins.map((l) => ({
+        method: "POST" as const,
+        path: "/auth/login",
+        headers: { "content-type": "application/json", "x-tenant-domain": l.domain },
+        body: JSON.stringify({ email: l.email, password: BENCH_PASSWORD, "bot-challenge-response": "x" }),
+      }));
 // No warm-up run: every request served is in the profile, so the stage table can divide by them.
 const result = await runLoad({ url, connections: 20, durationSeconds: Number(secondsArg), requests });
 console.log(`${scenario}: ${result.rps.toFixed(0)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms (under --cpu-prof, which slows it)`);
 child.kill("SIGTERM");
 await once(child, "exit");
-const profile = readdirSync(work).filter((f) => f.endsWith(".cpuprofile")).map((f) => join(work, f))[0];
+const profile = readdirSync(work)
+  .filter((f) => f.endsWith(".cpuprofile"))
+  .map((f) => join(work, f))[0];
 if (!profile) throw new Error("no profile written");
 console.log(`profile: ${profile}`);
 spawnSync(process.execPath, [join(ROOT, "bench/cpuprofile-top.mjs"), profile, "25"], { stdio: "inherit" });

@@ -42,7 +42,9 @@ export function judge(scenario: string, result: LoadResult, expect: number): Loa
 }
 
 function statusList(result: LoadResult): string {
-  return Object.entries(result.statuses).map(([status, count]) => `${status}×${count}`).join(", ");
+  return Object.entries(result.statuses)
+    .map(([status, count]) => `${status}×${count}`)
+    .join(", ");
 }
 
 /** One line per run with an unexpected answer; empty when every answer was as expected. */
@@ -79,7 +81,10 @@ export function renderComparison(pairs: Array<{ scenario: string; sqlite?: LoadR
   return [
     "| Scenario | SQLite req/s | SQLite p99 ms | PostgreSQL req/s | PostgreSQL p99 ms | PostgreSQL/SQLite | Notes |",
     "|---|---:|---:|---:|---:|---:|---|",
-    ...pairs.map((p) => `| ${p.scenario} | ${cell(p.sqlite)} | ${cell(p.postgres)} | ${p.sqlite && p.postgres ? ratio(p.postgres.rps, p.sqlite.rps) : ""} | ${p.note ?? ""} |`),
+    ...pairs.map(
+      (p) =>
+        `| ${p.scenario} | ${cell(p.sqlite)} | ${cell(p.postgres)} | ${p.sqlite && p.postgres ? ratio(p.postgres.rps, p.sqlite.rps) : ""} | ${p.note ?? ""} |`,
+    ),
   ].join("\n");
 }
 

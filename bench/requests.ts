@@ -25,14 +25,23 @@ const post = (path: string, domain: string, body: unknown, ip: string): LoadRequ
 });
 
 export const sessionChecks = (seeded: Seeded): LoadRequest[] =>
-  seeded.sessions.map((s, i) => ({ method: "GET", path: "/auth/session", headers: { "x-tenant-domain": s.domain, cookie: `session_id=${s.cookie}`, "x-forwarded-for": clientIp(SEQ_BLOCKS.logins + i) } }));
+  seeded.sessions.map((s, i) => ({
+    method: "GET",
+    path: "/auth/session",
+    headers: { "x-tenant-domain": s.domain, cookie: `session_id=${s.cookie}`, "x-forwarded-for": clientIp(SEQ_BLOCKS.logins + i) },
+  }));
 
 /** One login per seeded member, each from its member's IP. */
 export const logins = (seeded: Seeded, password = BENCH_PASSWORD): LoadRequest[] =>
   seeded.logins.map((l, i) => post("/auth/login", l.domain, { email: l.email, password, "bot-challenge-response": "x" }, clientIp(SEQ_BLOCKS.logins + i)));
 
 export const registrations = (domain: string): LoadRequest[] => [
-  post("/auth/register-password", domain, { email: "new{{seq}}@bench.example", name: "New Member", password: BENCH_PASSWORD, "bot-challenge-response": "x" }, "{{ip}}"),
+  post(
+    "/auth/register-password",
+    domain,
+    { email: "new{{seq}}@bench.example", name: "New Member", password: BENCH_PASSWORD, "bot-challenge-response": "x" },
+    "{{ip}}",
+  ),
 ];
 
 /** Unknown emails, a new one and a new IP each time (10 per IP and 5 IPs per email an hour, spec 8.2). */

@@ -20,9 +20,34 @@ import { availableParallelism, cpus, tmpdir, totalmem, type } from "node:os";
 import { join } from "node:path";
 import type { LoadResult } from "./load-types.js";
 import { createBenchStore } from "./postgres.js";
-import { percent, ratio, renderComparison, renderRows, renderTargets, renderUnexpected, unexpectedAnswers, writeReport, type Row, type Target } from "./report.js";
+import {
+  percent,
+  ratio,
+  renderComparison,
+  renderRows,
+  renderTargets,
+  renderUnexpected,
+  unexpectedAnswers,
+  writeReport,
+  type Row,
+  type Target,
+} from "./report.js";
 import { logins, sessionChecks } from "./requests.js";
-import { CONNECTIONS, load, measureLatch, measurePeer, median, ONLY, runs, SECONDS, SPRAY_SECONDS, WARMUP, type LatchFigures, type PeerFigures, type SprayFigures } from "./scenarios.js";
+import {
+  CONNECTIONS,
+  load,
+  measureLatch,
+  measurePeer,
+  median,
+  ONLY,
+  runs,
+  SECONDS,
+  SPRAY_SECONDS,
+  WARMUP,
+  type LatchFigures,
+  type PeerFigures,
+  type SprayFigures,
+} from "./scenarios.js";
 import { seedLatch } from "./seed.js";
 import { cleanups, log, runCleanups, startLatch, startWebhookSink, THREAD_POOL, type EventLoopDelay } from "./servers.js";
 
@@ -88,28 +113,74 @@ function latchRows(f: LatchFigures, peer: PeerFigures | undefined): Row[] {
   const of3 = (list: LoadResult[]) => `median of 3: ${list.map((r) => r.rps.toFixed(0)).join(", ")}`;
   if (framework && session) {
     rows.push({ scenario: "Floor: bare Fastify route reading the cookie", result: framework, note: of3(f.floorRuns) });
-    rows.push({ scenario: "Session check (`GET /auth/session`)", result: session, floor: percent(session.rps, framework.rps), peer: peer && ratio(session.rps, peer.session.rps), note: of3(f.sessionRuns) });
+    rows.push({
+      scenario: "Session check (`GET /auth/session`)",
+      result: session,
+      floor: percent(session.rps, framework.rps),
+      peer: peer && ratio(session.rps, peer.session.rps),
+      note: of3(f.sessionRuns),
+    });
   }
   if (f.halfRate) {
     const { result, rate, floor, loop } = f.halfRate;
-    rows.push({ scenario: "Session check at half its peak rate", result, note: `evenly paced at ${rate} req/s, latency from each request's scheduled time; ${loopNote(loop)}` });
+    rows.push({
+      scenario: "Session check at half its peak rate",
+      result,
+      note: `evenly paced at ${rate} req/s, latency from each request's scheduled time; ${loopNote(loop)}`,
+    });
     rows.push({ scenario: "Floor at the same paced rate", result: floor, note: "the machine's and the generator's own share of that latency" });
   }
   if (login) {
-    rows.push({ scenario: "Floor: Argon2id verify (19456 KiB, t=2, p=1), raw", value: `${hashes.toFixed(1)} verifies/s`, note: `median of 3: ${f.hashRuns.map((h) => h.toFixed(1)).join(", ")}` });
-    rows.push({ scenario: "Password login, distinct members, one IP each", result: login, floor: percent(login.rps, hashes), peer: peer && ratio(login.rps, peer.login.rps), note: `median of 3: ${f.loginRuns.map((r) => r.rps.toFixed(1)).join(", ")}` });
+    rows.push({
+      scenario: "Floor: Argon2id verify (19456 KiB, t=2, p=1), raw",
+      value: `${hashes.toFixed(1)} verifies/s`,
+      note: `median of 3: ${f.hashRuns.map((h) => h.toFixed(1)).join(", ")}`,
+    });
+    rows.push({
+      scenario: "Password login, distinct members, one IP each",
+      result: login,
+      floor: percent(login.rps, hashes),
+      peer: peer && ratio(login.rps, peer.login.rps),
+      note: `median of 3: ${f.loginRuns.map((r) => r.rps.toFixed(1)).join(", ")}`,
+    });
   }
   const burstNote = (r?: LoadResult) => r && `${r.statuses["200"] ?? 0} of 10 answered 200; p99 is the slowest's wait`;
   if (f.burstOneMember) rows.push({ scenario: "Ten concurrent logins of one member (one IP)", result: f.burstOneMember, note: burstNote(f.burstOneMember) });
-  if (f.burstTenMembers) rows.push({ scenario: "Ten concurrent logins of ten members (an IP each)", result: f.burstTenMembers, note: burstNote(f.burstTenMembers) });
-  if (f.wrong) rows.push({ scenario: "Password login, wrong password", result: f.wrong, floor: percent(f.wrong.rps, hashes), note: "401 expected; at most two per member (a third locks it)" });
-  if (f.register) rows.push({ scenario: "Registration with password", result: f.register, floor: percent(f.register.rps, hashes), note: "one Argon2id hash each; a new email and IP each" });
+  if (f.burstTenMembers)
+    rows.push({ scenario: "Ten concurrent logins of ten members (an IP each)", result: f.burstTenMembers, note: burstNote(f.burstTenMembers) });
+  if (f.wrong)
+    rows.push({
+      scenario: "Password login, wrong password",
+      result: f.wrong,
+      floor: percent(f.wrong.rps, hashes),
+      note: "401 expected; at most two per member (a third locks it)",
+    });
+  if (f.register)
+    rows.push({
+      scenario: "Registration with password",
+      result: f.register,
+      floor: percent(f.register.rps, hashes),
+      note: "one Argon2id hash each; a new email and IP each",
+    });
   const vsFramework = (r: LoadResult) => (framework ? percent(r.rps, framework.rps) : undefined);
-  if (f.forgot) rows.push({ scenario: "Forgot-password, unknown emails", result: f.forgot, floor: vsFramework(f.forgot), note: "a new email and IP each: the limits are counted, never reached" });
+  if (f.forgot)
+    rows.push({
+      scenario: "Forgot-password, unknown emails",
+      result: f.forgot,
+      floor: vsFramework(f.forgot),
+      note: "a new email and IP each: the limits are counted, never reached",
+    });
   if (f.verify) rows.push({ scenario: "Verify email (pre-issued tokens, each used once)", result: f.verify, floor: vsFramework(f.verify) });
   if (f.magic) rows.push({ scenario: "Verify magic link (pre-issued tokens, each used once)", result: f.magic, floor: vsFramework(f.magic) });
-  if (f.passkey) rows.push({ scenario: "Passkey login (pre-signed answers, each challenge used once)", result: f.passkey, floor: vsFramework(f.passkey), note: login && `${ratio(f.passkey.rps, login.rps)} password login: no Argon2, one ECDSA verify` });
-  if (f.spray) rows.push({ scenario: `Spray of forgot-password and magic-link requests, ${SPRAY_SECONDS} s`, result: f.spray.result, note: memorySummary(f.spray).note });
+  if (f.passkey)
+    rows.push({
+      scenario: "Passkey login (pre-signed answers, each challenge used once)",
+      result: f.passkey,
+      floor: vsFramework(f.passkey),
+      note: login && `${ratio(f.passkey.rps, login.rps)} password login: no Argon2, one ECDSA verify`,
+    });
+  if (f.spray)
+    rows.push({ scenario: `Spray of forgot-password and magic-link requests, ${SPRAY_SECONDS} s`, result: f.spray.result, note: memorySummary(f.spray).note });
   return rows;
 }
 
@@ -118,8 +189,14 @@ function comparisonPairs(sqlite: LatchFigures, pg: LatchFigures) {
     session: f.sessionRuns.length > 0 ? median(f.sessionRuns) : undefined,
     half: f.halfRate?.result,
     login: f.loginRuns.length > 0 ? median(f.loginRuns) : undefined,
-    burstOne: f.burstOneMember, burstTen: f.burstTenMembers, wrong: f.wrong,
-    register: f.register, forgot: f.forgot, verify: f.verify, magic: f.magic, passkey: f.passkey,
+    burstOne: f.burstOneMember,
+    burstTen: f.burstTenMembers,
+    wrong: f.wrong,
+    register: f.register,
+    forgot: f.forgot,
+    verify: f.verify,
+    magic: f.magic,
+    passkey: f.passkey,
   });
   const s = pick(sqlite);
   const p = pick(pg);
@@ -140,8 +217,18 @@ function comparisonPairs(sqlite: LatchFigures, pg: LatchFigures) {
   if (pg.instances) {
     const one = median(pg.instances.one);
     const two = median(pg.instances.two);
-    pairs.push({ scenario: "Session check, one instance (alternating with two)", sqlite: undefined, postgres: one, note: `median of 3: ${pg.instances.one.map((r) => r.rps.toFixed(0)).join(", ")}` });
-    pairs.push({ scenario: "Session check, two instances on one database", sqlite: undefined, postgres: two, note: `${ratio(two.rps, one.rps)} one instance; median of 3: ${pg.instances.two.map((r) => r.rps.toFixed(0)).join(", ")}; one generator, connections alternating over both` });
+    pairs.push({
+      scenario: "Session check, one instance (alternating with two)",
+      sqlite: undefined,
+      postgres: one,
+      note: `median of 3: ${pg.instances.one.map((r) => r.rps.toFixed(0)).join(", ")}`,
+    });
+    pairs.push({
+      scenario: "Session check, two instances on one database",
+      sqlite: undefined,
+      postgres: two,
+      note: `${ratio(two.rps, one.rps)} one instance; median of 3: ${pg.instances.two.map((r) => r.rps.toFixed(0)).join(", ")}; one generator, connections alternating over both`,
+    });
   }
   return pairs;
 }
@@ -151,32 +238,82 @@ function targetsOf(sqlite: LatchFigures | undefined, pg: LatchFigures | undefine
   const framework = sqlite && sqlite.floorRuns.length > 0 ? median(sqlite.floorRuns) : undefined;
   const session = sqlite && sqlite.sessionRuns.length > 0 ? median(sqlite.sessionRuns) : undefined;
   const both = <T>(a: T | undefined, b: T | undefined): [T, T] | undefined => (a !== undefined && b !== undefined ? [a, b] : undefined);
-  const measure = (target: string, values: [number, number] | undefined, show: (a: number, b: number) => string, met: (a: number, b: number) => boolean, beside?: string): Target =>
-    values ? { target, measured: show(...values), met: met(...values), beside } : { target };
+  const measure = (
+    target: string,
+    values: [number, number] | undefined,
+    show: (a: number, b: number) => string,
+    met: (a: number, b: number) => boolean,
+    beside?: string,
+  ): Target => (values ? { target, measured: show(...values), met: met(...values), beside } : { target });
   targets.push(measure("Session check ≥ 60 % of the framework floor", both(session?.rps, framework?.rps), percent, (a, b) => a >= 0.6 * b));
   targets.push(measure("Session check ≥ 10× Better Auth", both(session && session.rps, peer?.session.rps), ratio, (a, b) => a >= 10 * b));
   const half = sqlite?.halfRate;
-  targets.push(half
-    ? { target: "Session-check p99 ≤ 5 ms at half its peak rate", measured: `${half.result.p99.toFixed(2)} ms`, met: half.result.p99 <= 5, beside: `event-loop delay p99 ${half.loop.p99.toFixed(2)} ms, max ${half.loop.max.toFixed(2)} ms (beyond prom-client's 10 ms sampling); the floor's p99 at the same rate ${half.floor.p99.toFixed(2)} ms` }
-    : { target: "Session-check p99 ≤ 5 ms at half its peak rate" });
-  const hashes = sqlite && sqlite.hashRuns.length > 0 ? [...sqlite.hashRuns].sort((a, b) => a - b)[1] ?? sqlite.hashRuns[0] : undefined;
+  targets.push(
+    half
+      ? {
+          target: "Session-check p99 ≤ 5 ms at half its peak rate",
+          measured: `${half.result.p99.toFixed(2)} ms`,
+          met: half.result.p99 <= 5,
+          beside: `event-loop delay p99 ${half.loop.p99.toFixed(2)} ms, max ${half.loop.max.toFixed(2)} ms (beyond prom-client's 10 ms sampling); the floor's p99 at the same rate ${half.floor.p99.toFixed(2)} ms`,
+        }
+      : { target: "Session-check p99 ≤ 5 ms at half its peak rate" },
+  );
+  const hashes = sqlite && sqlite.hashRuns.length > 0 ? ([...sqlite.hashRuns].sort((a, b) => a - b)[1] ?? sqlite.hashRuns[0]) : undefined;
   const login = sqlite && sqlite.loginRuns.length > 0 ? median(sqlite.loginRuns).rps : undefined;
-  targets.push(measure("Password login (rate limits on, distinct members and IPs) ≥ 90 % of the hash floor", both(login, hashes), percent, (a, b) => a >= 0.9 * b));
+  targets.push(
+    measure("Password login (rate limits on, distinct members and IPs) ≥ 90 % of the hash floor", both(login, hashes), percent, (a, b) => a >= 0.9 * b),
+  );
   targets.push(measure("Password login ≥ 1.1× Better Auth at equal hash cost", both(login, peer?.login.rps), ratio, (a, b) => a >= 1.1 * b));
-  for (const [label, burst] of [["one member", sqlite?.burstOneMember], ["ten members", sqlite?.burstTenMembers]] as const) {
-    targets.push(burst ? { target: `Ten concurrent logins of ${label}: all 200`, measured: `${burst.statuses["200"] ?? 0} of 10`, met: (burst.statuses["200"] ?? 0) === 10 } : { target: `Ten concurrent logins of ${label}: all 200` });
+  for (const [label, burst] of [
+    ["one member", sqlite?.burstOneMember],
+    ["ten members", sqlite?.burstTenMembers],
+  ] as const) {
+    targets.push(
+      burst
+        ? { target: `Ten concurrent logins of ${label}: all 200`, measured: `${burst.statuses["200"] ?? 0} of 10`, met: (burst.statuses["200"] ?? 0) === 10 }
+        : { target: `Ten concurrent logins of ${label}: all 200` },
+    );
   }
   for (const g of growth) {
-    targets.push(measure(`Large/small ≥ 0.8, session check, ${g.label}`, both(g.session.rps, session?.rps), (a, b) => (a / b).toFixed(2), (a, b) => a >= 0.8 * b));
-    targets.push(measure(`Large/small ≥ 0.8, password login, ${g.label}`, both(g.login.rps, login), (a, b) => (a / b).toFixed(2), (a, b) => a >= 0.8 * b));
+    targets.push(
+      measure(
+        `Large/small ≥ 0.8, session check, ${g.label}`,
+        both(g.session.rps, session?.rps),
+        (a, b) => (a / b).toFixed(2),
+        (a, b) => a >= 0.8 * b,
+      ),
+    );
+    targets.push(
+      measure(
+        `Large/small ≥ 0.8, password login, ${g.label}`,
+        both(g.login.rps, login),
+        (a, b) => (a / b).toFixed(2),
+        (a, b) => a >= 0.8 * b,
+      ),
+    );
   }
   const memory = sqlite?.spray && memorySummary(sqlite.spray);
-  targets.push(memory ? { target: `Memory flat over a ${SPRAY_SECONDS} s spray (last third's peak within 10 % of the first third's)`, measured: memory.measured, met: memory.flat } : { target: "Memory flat over the spray" });
+  targets.push(
+    memory
+      ? {
+          target: `Memory flat over a ${SPRAY_SECONDS} s spray (last third's peak within 10 % of the first third's)`,
+          measured: memory.measured,
+          met: memory.flat,
+        }
+      : { target: "Memory flat over the spray" },
+  );
   if (STORE === "postgres") {
     const pgSession = pg && pg.sessionRuns.length > 0 ? median(pg.sessionRuns).rps : undefined;
     targets.push(measure("Session check on PostgreSQL ≥ 50 % of SQLite, one instance", both(pgSession, session?.rps), percent, (a, b) => a >= 0.5 * b));
     const instances = pg?.instances;
-    targets.push(measure("Two instances on one PostgreSQL database faster than one (session check)", instances && [median(instances.two).rps, median(instances.one).rps], ratio, (a, b) => a > b));
+    targets.push(
+      measure(
+        "Two instances on one PostgreSQL database faster than one (session check)",
+        instances && [median(instances.two).rps, median(instances.one).rps],
+        ratio,
+        (a, b) => a > b,
+      ),
+    );
   }
   return targets;
 }
@@ -215,7 +352,11 @@ async function main(): Promise<void> {
   }
 
   const rows: Row[] = [...latchRows(sqlite, peer)];
-  if (peer) rows.push({ scenario: "Better Auth: session check (`get-session`)", result: peer.session }, { scenario: "Better Auth: password login (`sign-in/email`)", result: peer.login });
+  if (peer)
+    rows.push(
+      { scenario: "Better Auth: session check (`get-session`)", result: peer.session },
+      { scenario: "Better Auth: password login (`sign-in/email`)", result: peer.login },
+    );
   const session = sqlite.sessionRuns.length > 0 ? median(sqlite.sessionRuns) : undefined;
   const login = sqlite.loginRuns.length > 0 ? median(sqlite.loginRuns) : undefined;
   for (const g of growth) {

@@ -11,20 +11,35 @@ import type { LoadRequest, LoadResult, LoadSpec } from "./load-types.js";
 import { judge } from "./report.js";
 import * as requests from "./requests.js";
 import { BENCH_PASSWORD, type Seeded } from "./seed.js";
-import { eventLoopDelay, log, type EventLoopDelay, ROOT, scrapeMetrics, startLatch, startServer, THREAD_POOL, type LatchStore, type Running } from "./servers.js";
+import {
+  eventLoopDelay,
+  log,
+  type EventLoopDelay,
+  ROOT,
+  scrapeMetrics,
+  startLatch,
+  startServer,
+  THREAD_POOL,
+  type LatchStore,
+  type Running,
+} from "./servers.js";
 
 export const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 export const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 20);
 export const SPRAY_SECONDS = Number(process.env.BENCH_SPRAY_SECONDS ?? 60);
 export const WARMUP = Math.min(3, Math.max(1, Math.round(SECONDS / 4)));
 /** BENCH_ONLY=session,login,...: run only these groups (for development; the report says so). */
-export const ONLY = process.env.BENCH_ONLY?.split(",").map((s) => s.trim()).filter(Boolean);
+export const ONLY = process.env.BENCH_ONLY?.split(",")
+  .map((s) => s.trim())
+  .filter(Boolean);
 export const GROUPS = ["session", "peer", "login", "writes", "spray", "growth", "postgres"] as const;
 export const runs = (group: (typeof GROUPS)[number]) => ONLY === undefined || ONLY.includes(group);
 
 /** One run of the load generator, judged: every answer must have status `expect`. */
 export function load(scenario: string, expect: number, url: string | string[], list: LoadRequest[], options: Partial<LoadSpec> = {}): Promise<LoadResult> {
-  return runLoad({ url, connections: CONNECTIONS, durationSeconds: SECONDS, warmupSeconds: WARMUP, requests: list, ...options }).then((result) => judge(scenario, result, expect));
+  return runLoad({ url, connections: CONNECTIONS, durationSeconds: SECONDS, warmupSeconds: WARMUP, requests: list, ...options }).then((result) =>
+    judge(scenario, result, expect),
+  );
 }
 
 /** Each request of the list once, no warm-up: for single-use requests. */
@@ -36,7 +51,11 @@ export function median(results: LoadResult[]): LoadResult {
 }
 
 async function hashFloor(): Promise<number> {
-  const child = spawn(process.execPath, ["--import", "tsx", "bench/hash-floor.ts", String(SECONDS), THREAD_POOL], { cwd: ROOT, env: { ...process.env, UV_THREADPOOL_SIZE: THREAD_POOL }, stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawn(process.execPath, ["--import", "tsx", "bench/hash-floor.ts", String(SECONDS), THREAD_POOL], {
+    cwd: ROOT,
+    env: { ...process.env, UV_THREADPOOL_SIZE: THREAD_POOL },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   let out = "";
   child.stdout!.on("data", (chunk: Buffer) => (out += chunk.toString()));
   const [code] = (await once(child, "exit")) as [number];
@@ -52,18 +71,42 @@ export interface PeerFigures {
 /** Better Auth on its own SQLite file: 100 users signed up, then the session check and the login. */
 export async function measurePeer(dir: string): Promise<PeerFigures> {
   log("Better Auth: seeding");
-  const peer = await startServer("better-auth", ["--import", "tsx", "bench/peer/better-auth-server.ts"], { BENCH_DB_FILE: join(dir, "peer.db") }, "/api/auth/ok");
+  const peer = await startServer(
+    "better-auth",
+    ["--import", "tsx", "bench/peer/better-auth-server.ts"],
+    { BENCH_DB_FILE: join(dir, "peer.db") },
+    "/api/auth/ok",
+  );
   const users = Array.from({ length: 100 }, (_, i) => `u${i}@bench.example`);
   const cookies: string[] = [];
   for (const email of users) {
-    const res = await fetch(`${peer.url}/api/auth/sign-up/email`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email, password: BENCH_PASSWORD, name: "Bench" }) });
+    const res = await fetch(`${peer.url}/api/auth/sign-up/email`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email, password: BENCH_PASSWORD, name: "Bench" }),
+    });
     if (!res.ok) throw new Error(`Better Auth sign-up failed: ${res.status} ${await res.text()}`);
     cookies.push(/better-auth\.session_token=[^;]+/.exec(res.headers.get("set-cookie") ?? "")![0]);
   }
   log("Better Auth: session check");
-  const session = await load("Better Auth: session check", 200, peer.url, cookies.map((cookie) => ({ method: "GET", path: "/api/auth/get-session", headers: { cookie } })));
+  const session = await load(
+    "Better Auth: session check",
+    200,
+    peer.url,
+    cookies.map((cookie) => ({ method: "GET", path: "/api/auth/get-session", headers: { cookie } })),
+  );
   log("Better Auth: login");
-  const login = await load("Better Auth: login", 200, peer.url, users.map((email) => ({ method: "POST", path: "/api/auth/sign-in/email", headers: { "content-type": "application/json" }, body: JSON.stringify({ email, password: BENCH_PASSWORD }) })));
+  const login = await load(
+    "Better Auth: login",
+    200,
+    peer.url,
+    users.map((email) => ({
+      method: "POST",
+      path: "/api/auth/sign-in/email",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email, password: BENCH_PASSWORD }),
+    })),
+  );
   await peer.stop();
   return { session, login };
 }
@@ -95,7 +138,12 @@ const FLOOR_REQUEST: LoadRequest = { method: "GET", path: "/auth/session", heade
  * times in alternation and the median of each kept (a single pair is too noisy on a shared 2-core
  * machine); the hash floor and the login likewise.
  */
-export async function measureLatch(store: string, seeded: Seeded, latchStore: LatchStore, options: { twoInstances: boolean; spray: boolean }): Promise<LatchFigures> {
+export async function measureLatch(
+  store: string,
+  seeded: Seeded,
+  latchStore: LatchStore,
+  options: { twoInstances: boolean; spray: boolean },
+): Promise<LatchFigures> {
   const figures: LatchFigures = { store, floorRuns: [], sessionRuns: [], hashRuns: [], loginRuns: [] };
   const latch = await startLatch(latchStore);
   const scenario = (name: string) => `${store}: ${name}`;
@@ -146,14 +194,23 @@ async function measureLogins(figures: LatchFigures, latch: Running, seeded: Seed
   log(`${store}: ten concurrent logins of one member, then of ten members`);
   const all = requests.logins(seeded);
   const burst = { connections: 10, durationSeconds: undefined, warmupSeconds: undefined, amount: 10 };
-  figures.burstOneMember = await load(scenario("ten concurrent logins of one member"), 200, latch.url, Array.from({ length: 10 }, () => all[0]!), burst);
+  figures.burstOneMember = await load(
+    scenario("ten concurrent logins of one member"),
+    200,
+    latch.url,
+    Array.from({ length: 10 }, () => all[0]!),
+    burst,
+  );
   figures.burstTenMembers = await load(scenario("ten concurrent logins of ten members"), 200, latch.url, all.slice(10, 20), burst);
   // Lockouts stay on: each member gets at most two wrong passwords (three lock it, and the answer
   // becomes 429), so the run is sized to about SECONDS of hashing and no warm-up.
   log(`${store}: wrong password`);
   const wrongList = requests.logins(seeded, "Wrong-Password-42");
   const hashes = Math.max(...figures.hashRuns);
-  figures.wrong = await load(scenario("password login, wrong password"), 401, latch.url, wrongList, { ...eachOnce(wrongList), amount: Math.min(2 * wrongList.length, Math.max(CONNECTIONS, Math.round(SECONDS * hashes))) });
+  figures.wrong = await load(scenario("password login, wrong password"), 401, latch.url, wrongList, {
+    ...eachOnce(wrongList),
+    amount: Math.min(2 * wrongList.length, Math.max(CONNECTIONS, Math.round(SECONDS * hashes))),
+  });
 }
 
 async function measureWrites(figures: LatchFigures, latch: Running, seeded: Seeded, scenario: (name: string) => string): Promise<void> {
@@ -165,13 +222,16 @@ async function measureWrites(figures: LatchFigures, latch: Running, seeded: Seed
   figures.forgot = await load(scenario("forgot-password"), 200, latch.url, requests.forgotPasswords(domain), { seqStart: requests.SEQ_BLOCKS.forgot });
   log(`${store}: verify-email`);
   const verify = requests.verifyEmails(seeded);
-  if (verify.length > 0) figures.verify = await load(scenario("verify email"), 200, latch.url, verify, { ...eachOnce(verify), seqStart: requests.SEQ_BLOCKS.verify });
+  if (verify.length > 0)
+    figures.verify = await load(scenario("verify email"), 200, latch.url, verify, { ...eachOnce(verify), seqStart: requests.SEQ_BLOCKS.verify });
   log(`${store}: verify-magic-link`);
   const magic = requests.verifyMagicLinks(seeded);
-  if (magic.length > 0) figures.magic = await load(scenario("verify magic link"), 200, latch.url, magic, { ...eachOnce(magic), seqStart: requests.SEQ_BLOCKS.magic });
+  if (magic.length > 0)
+    figures.magic = await load(scenario("verify magic link"), 200, latch.url, magic, { ...eachOnce(magic), seqStart: requests.SEQ_BLOCKS.magic });
   log(`${store}: passkey login`);
   const passkey = requests.passkeyLogins(seeded);
-  if (passkey.length > 0) figures.passkey = await load(scenario("passkey login"), 200, latch.url, passkey, { ...eachOnce(passkey), seqStart: requests.SEQ_BLOCKS.passkey });
+  if (passkey.length > 0)
+    figures.passkey = await load(scenario("passkey login"), 200, latch.url, passkey, { ...eachOnce(passkey), seqStart: requests.SEQ_BLOCKS.passkey });
 }
 
 export interface MemorySample {
@@ -205,7 +265,11 @@ async function sprayMemory(latch: Running, domain: string, scenario: string): Pr
     pending = pending.then(sample).catch((error: unknown) => log(`memory sample failed: ${String(error)}`));
   }, every);
   try {
-    const result = await load(scenario, 200, latch.url, requests.spray(domain), { durationSeconds: SPRAY_SECONDS, warmupSeconds: undefined, seqStart: requests.SEQ_BLOCKS.spray });
+    const result = await load(scenario, 200, latch.url, requests.spray(domain), {
+      durationSeconds: SPRAY_SECONDS,
+      warmupSeconds: undefined,
+      seqStart: requests.SEQ_BLOCKS.spray,
+    });
     return { result, samples };
   } finally {
     clearInterval(timer);

@@ -61,7 +61,17 @@ function linkParts(link: string): { recordId: string; token: string } {
   return { recordId: recordId!, token: token! };
 }
 
-async function insertMembers(db: Kysely<Database>, tenant: Tenant, first: number, count: number, prefix: string, phc: string, salt: string, now: number, magic = false): Promise<void> {
+async function insertMembers(
+  db: Kysely<Database>,
+  tenant: Tenant,
+  first: number,
+  count: number,
+  prefix: string,
+  phc: string,
+  salt: string,
+  now: number,
+  magic = false,
+): Promise<void> {
   for (let start = 0; start < count; start += BATCH) {
     const rows = [];
     for (let i = start; i < Math.min(count, start + BATCH); i++) {
@@ -100,22 +110,50 @@ async function seedPasskeyLogins(db: Kysely<Database>, tenant: Tenant, members: 
   const credentialIds: string[] = [];
   for (let m = 0; m < members; m++) {
     const memberId = 100_000_000_000_000 + m;
-    const creation = { rp: { id: tenant.domain, name: tenant.domain }, user: { id: Buffer.from(String(memberId)).toString("base64url"), name: `m${m}`, displayName: "Bench" }, challenge: "AAAA", pubKeyCredParams: [{ type: "public-key" as const, alg: -7 }] };
+    const creation = {
+      rp: { id: tenant.domain, name: tenant.domain },
+      user: { id: Buffer.from(String(memberId)).toString("base64url"), name: `m${m}`, displayName: "Bench" },
+      challenge: "AAAA",
+      pubKeyCredParams: [{ type: "public-key" as const, alg: -7 }],
+    };
     const id = auth.createCredential(creation, origin).id;
     const credential = auth.credentials.find((c) => c.id === id)!;
     credentialIds.push(id);
-    await db.insertInto("passkeys").values({
-      tenant_id: tenant.id, id: `bench${m}`, member_id: memberId, credential_id: id, public_key: Buffer.from(credential.publicKey).toString("base64url"),
-      counter: 0, backup_eligible: 0, backed_up: 0, transports: "[]", name: "Bench", created_at: now, last_used_at: null,
-    }).execute();
+    await db
+      .insertInto("passkeys")
+      .values({
+        tenant_id: tenant.id,
+        id: `bench${m}`,
+        member_id: memberId,
+        credential_id: id,
+        public_key: Buffer.from(credential.publicKey).toString("base64url"),
+        counter: 0,
+        backup_eligible: 0,
+        backed_up: 0,
+        transports: "[]",
+        name: "Bench",
+        created_at: now,
+        last_used_at: null,
+      })
+      .execute();
   }
   const out: Seeded["passkeyLogins"] = [];
   for (let start = 0; start < count; start += BATCH) {
     const rows = [];
     for (let i = start; i < Math.min(count, start + BATCH); i++) {
       const challenge = Buffer.from(`bench-challenge-${i}-${now}`).toString("base64url");
-      rows.push({ tenant_id: tenant.id, challenge_hash: sha256Hex(challenge), purpose: "login", member_id: 0, created_at: now, expires_at: now + 2 * 3600_000 });
-      const response = auth.getAssertion({ challenge, rpId: tenant.domain, userVerification: "required" }, origin, { credentialId: credentialIds[i % credentialIds.length]!, signCount: 0 });
+      rows.push({
+        tenant_id: tenant.id,
+        challenge_hash: sha256Hex(challenge),
+        purpose: "login",
+        member_id: 0,
+        created_at: now,
+        expires_at: now + 2 * 3600_000,
+      });
+      const response = auth.getAssertion({ challenge, rpId: tenant.domain, userVerification: "required" }, origin, {
+        credentialId: credentialIds[i % credentialIds.length]!,
+        signCount: 0,
+      });
       out.push({ domain: tenant.domain, body: { response } });
     }
     await db.insertInto("passkey_challenges").values(rows).execute();
@@ -126,7 +164,13 @@ async function seedPasskeyLogins(db: Kysely<Database>, tenant: Tenant, members: 
 export async function seedLatch(plan: SeedPlan): Promise<Seeded> {
   if ((plan.dataDir === undefined) === (plan.databaseUrl === undefined)) throw new Error("seedLatch: give exactly one of dataDir and databaseUrl");
   const databaseUrl = plan.databaseUrl ?? `sqlite:${join(plan.dataDir!, "latch.db")}`;
-  const config = loadConfig({ DATABASE_URL: databaseUrl, SECRETS_KEY: BENCH_SECRETS_KEY, BREACH_CHECK_MODE: "offline", LOG_LEVEL: "silent", WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true" });
+  const config = loadConfig({
+    DATABASE_URL: databaseUrl,
+    SECRETS_KEY: BENCH_SECRETS_KEY,
+    BREACH_CHECK_MODE: "offline",
+    LOG_LEVEL: "silent",
+    WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true",
+  });
   const deps: Deps = await createDeps(config, { log: createLogger("silent") });
   const { db, reader } = openDatabase(databaseUrl);
   try {
@@ -175,7 +219,12 @@ export async function seedLatch(plan: SeedPlan): Promise<Seeded> {
       if (kind === "magic_login") await insertMembers(db, first, base, count, "magic", phc, "", now, true);
       else {
         await insertMembers(db, first, base, count, "pending", phc, salt.toString("base64"), now);
-        await db.updateTable("members").set({ status: "Email Verification Pending", email_verified: 0 }).where("tenant_id", "=", first.id).where("email", "like", "pending%").execute();
+        await db
+          .updateTable("members")
+          .set({ status: "Email Verification Pending", email_verified: 0 })
+          .where("tenant_id", "=", first.id)
+          .where("email", "like", "pending%")
+          .execute();
       }
       for (let start = 0; start < count; start += BATCH) {
         await deps.store.transaction(async (tx) => {

@@ -59,11 +59,18 @@ const DECIDED_HERE = ["RATE_LIMITS", "TRUST_PROXY", "METRICS_TOKEN", "REDIS_URL"
 export async function startServer(name: string, args: string[], env: Record<string, string>, readyPath: string): Promise<Running> {
   const port = await freePort();
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([key]) => !DECIDED_HERE.includes(key)));
-  const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...inherited, ...env, PORT: String(port), HOST: "127.0.0.1", UV_THREADPOOL_SIZE: THREAD_POOL }, stdio: ["ignore", "ignore", "inherit"] });
+  const child = spawn(process.execPath, args, {
+    cwd: ROOT,
+    env: { ...inherited, ...env, PORT: String(port), HOST: "127.0.0.1", UV_THREADPOOL_SIZE: THREAD_POOL },
+    stdio: ["ignore", "ignore", "inherit"],
+  });
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; ; i++) {
     if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}`);
-    const ok = await fetch(`${url}${readyPath}`).then((r) => r.status < 500, () => false);
+    const ok = await fetch(`${url}${readyPath}`).then(
+      (r) => r.status < 500,
+      () => false,
+    );
     if (ok) break;
     if (i > 600) throw new Error(`${name} did not start`);
     await new Promise((r) => setTimeout(r, 100));
@@ -96,16 +103,21 @@ export interface LatchStore {
  * them at the first scrape), so the event-loop monitor runs from the start.
  */
 export async function startLatch(store: LatchStore): Promise<Running> {
-  const latch = await startServer("latch", ["dist/main.js"], {
-    DATABASE_URL: store.databaseUrl,
-    SECRETS_KEY: BENCH_SECRETS_KEY,
-    TRUST_PROXY: "127.0.0.1",
-    METRICS_TOKEN,
-    BREACH_CHECK_MODE: "offline",
-    WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true",
-    LOG_LEVEL: "warn",
-    ...(store.redis && { REDIS_URL: store.redis.url, REDIS_KEY_PREFIX: store.redis.keyPrefix }),
-  }, "/readyz");
+  const latch = await startServer(
+    "latch",
+    ["dist/main.js"],
+    {
+      DATABASE_URL: store.databaseUrl,
+      SECRETS_KEY: BENCH_SECRETS_KEY,
+      TRUST_PROXY: "127.0.0.1",
+      METRICS_TOKEN,
+      BREACH_CHECK_MODE: "offline",
+      WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true",
+      LOG_LEVEL: "warn",
+      ...(store.redis && { REDIS_URL: store.redis.url, REDIS_KEY_PREFIX: store.redis.keyPrefix }),
+    },
+    "/readyz",
+  );
   await scrapeMetrics(latch.url);
   return latch;
 }

@@ -30,7 +30,9 @@ function oldestOutput() {
 const built = oldestOutput();
 const changed = Math.max(...SOURCES.map((path) => newest(path)));
 if (built === 0 || changed > built) {
-  process.stderr.write(built === 0 ? "latch: no build yet: building (npm run build)\n" : "latch: sources changed since the last build: rebuilding (npm run build)\n");
+  process.stderr.write(
+    built === 0 ? "latch: no build yet: building (npm run build)\n" : "latch: sources changed since the last build: rebuilding (npm run build)\n",
+  );
   const result = spawnSync("npm", ["run", "-s", "build"], { stdio: "inherit" });
   process.exit(result.status ?? 1);
 }

@@ -9,13 +9,25 @@ import { readdirSync } from "node:fs";
 // Files that test no store (providers, pure units), run every backend themselves (the contract
 // suites), or drive a SQLite file on purpose (the CLI and server-process tests).
 const STORE_INDEPENDENT = new Set([
-  "bot.test.ts", "breach.test.ts", "webhook-sender.test.ts", "mmdb-writer.test.ts", "units.test.ts",
-  "store-contract.test.ts", "counters-contract.test.ts", "cli.test.ts", "operations.test.ts",
-  "secret-box.test.ts", "client-types.test.ts", "webauthn-authenticator.test.ts",
+  "bot.test.ts",
+  "breach.test.ts",
+  "webhook-sender.test.ts",
+  "mmdb-writer.test.ts",
+  "units.test.ts",
+  "store-contract.test.ts",
+  "counters-contract.test.ts",
+  "cli.test.ts",
+  "operations.test.ts",
+  "secret-box.test.ts",
+  "client-types.test.ts",
+  "webauthn-authenticator.test.ts",
 ]);
 
 const { TEST_DATABASE_URL, TEST_REDIS_URL } = process.env;
-const testFiles = (dir, filter = () => true) => readdirSync(dir).filter((f) => f.endsWith(".test.ts") && filter(f)).map((f) => `${dir}/${f}`);
+const testFiles = (dir, filter = () => true) =>
+  readdirSync(dir)
+    .filter((f) => f.endsWith(".test.ts") && filter(f))
+    .map((f) => `${dir}/${f}`);
 const storeBacked = testFiles("test", (f) => !STORE_INDEPENDENT.has(f));
 
 /** Drops the schemas test harnesses made. */
@@ -45,7 +57,10 @@ async function dropTestKeys() {
 
 function runPass(label, files, env) {
   console.log(`\n# ${label}`);
-  const result = spawnSync(process.execPath, ["--import", "tsx", "--test", "--test-concurrency=2", ...files], { stdio: "inherit", env: { ...process.env, ...env } });
+  const result = spawnSync(process.execPath, ["--import", "tsx", "--test", "--test-concurrency=2", ...files], {
+    stdio: "inherit",
+    env: { ...process.env, ...env },
+  });
   return result.status ?? 1;
 }
 
@@ -60,7 +75,10 @@ if (TEST_DATABASE_URL) {
 }
 if (TEST_REDIS_URL) {
   const store = TEST_DATABASE_URL ? "postgres" : "sqlite";
-  const redisStatus = runPass(`Redis pass (counters in Redis, store ${store})`, [...storeBacked, ...testFiles("test/redis")], { LATCH_TEST_STORE: store, LATCH_TEST_REDIS: "1" });
+  const redisStatus = runPass(`Redis pass (counters in Redis, store ${store})`, [...storeBacked, ...testFiles("test/redis")], {
+    LATCH_TEST_STORE: store,
+    LATCH_TEST_REDIS: "1",
+  });
   status ||= redisStatus;
 } else {
   console.log("TEST_REDIS_URL is not set: the Redis pass does not run (see README, Development).");

@@ -106,14 +106,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (metricsToken !== undefined && metricsToken.length < 32) problems.push("METRICS_TOKEN must be at least 32 characters");
 
   const allowPrivate = oneOf("WEBHOOK_ALLOW_PRIVATE_NETWORKS", ["true", "false"], devMode ? "true" : "false");
-  if (devMode && /^postgres/.test(databaseUrl)) problems.push("DEV_MODE=true is refused with a PostgreSQL DATABASE_URL: dev mode is for a local SQLite file, never production");
+  if (devMode && /^postgres/.test(databaseUrl))
+    problems.push("DEV_MODE=true is refused with a PostgreSQL DATABASE_URL: dev mode is for a local SQLite file, never production");
 
   const secretsKeyText = text("SECRETS_KEY");
   const secretsKey = secretsKeyText === undefined ? undefined : parseSecretsKey("SECRETS_KEY", secretsKeyText, problems);
-  const secretsKeyPrevious = (text("SECRETS_KEY_PREVIOUS") ?? "").split(",").map((s) => s.trim()).filter(Boolean)
+  const secretsKeyPrevious = (text("SECRETS_KEY_PREVIOUS") ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean)
     .map((value, i) => parseSecretsKey(`SECRETS_KEY_PREVIOUS (key ${i + 1})`, value, problems));
   // The usual slip is setting the old key in both: nothing would be rotated, so refuse it.
-  if (secretsKey && secretsKeyPrevious.some((k) => k.equals(secretsKey))) problems.push("SECRETS_KEY_PREVIOUS must not contain SECRETS_KEY itself: set SECRETS_KEY to the new key and the old one here");
+  if (secretsKey && secretsKeyPrevious.some((k) => k.equals(secretsKey)))
+    problems.push("SECRETS_KEY_PREVIOUS must not contain SECRETS_KEY itself: set SECRETS_KEY to the new key and the old one here");
 
   const redisUrl = text("REDIS_URL");
   if (redisUrl !== undefined && !/^rediss?:\/\//.test(redisUrl)) problems.push("REDIS_URL must start with redis:// or rediss://");
@@ -121,10 +126,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const migrateOnStart = oneOf("MIGRATE_ON_START", ["true", "false"], "true");
   // Instances of one PostgreSQL must seal and open with the same key; a key generated per host
   // would make each instance unable to read what another sealed (decisions #11).
-  if (/^postgres/.test(databaseUrl) && secretsKey === undefined) problems.push("SECRETS_KEY is required when DATABASE_URL is PostgreSQL: every instance and the CLI must share one key");
+  if (/^postgres/.test(databaseUrl) && secretsKey === undefined)
+    problems.push("SECRETS_KEY is required when DATABASE_URL is PostgreSQL: every instance and the CLI must share one key");
 
   const trustProxyText = text("TRUST_PROXY");
-  const trustProxy = trustProxyText === undefined ? false : trustProxyText.split(",").map((s) => s.trim()).filter(Boolean);
+  const trustProxy =
+    trustProxyText === undefined
+      ? false
+      : trustProxyText
+          .split(",")
+          .map((s) => s.trim())
+          .filter(Boolean);
 
   const config: Config = {
     port,

@@ -60,7 +60,10 @@ function openSecretBox(config: Config, key: Buffer, random: Random, log: Logger)
   // config.ts catches this when SECRETS_KEY is set; the generated key file is only known here.
   if (config.secretsKeyPrevious.some((k) => k.equals(key))) throw new ConfigError(["SECRETS_KEY_PREVIOUS must not contain the current key (secrets.key)"]);
   if (config.secretsKeyPrevious.length > 0) {
-    log.info({ previousKeys: config.secretsKeyPrevious.length }, "SECRETS_KEY_PREVIOUS is set: values sealed under it still open; run `latch secrets reseal`, then remove it");
+    log.info(
+      { previousKeys: config.secretsKeyPrevious.length },
+      "SECRETS_KEY_PREVIOUS is set: values sealed under it still open; run `latch secrets reseal`, then remove it",
+    );
   }
   return createSecretBox(key, random, config.secretsKeyPrevious);
 }
@@ -85,14 +88,19 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
   let secrets: SecretBox;
   try {
     secrets = openSecretBox(config, loadSecretsKey(config, dataDir, random, log), random, log);
-    if (overrides.migrate ?? config.migrateOnStart) await migrateToLatest(db).catch((err: unknown) => Promise.reject(asStartError(err, `the database (${database})`)));
+    if (overrides.migrate ?? config.migrateOnStart)
+      await migrateToLatest(db).catch((err: unknown) => Promise.reject(asStartError(err, `the database (${database})`)));
     if (config.redisUrl) {
       redis = await RedisCounters.connect({
         url: config.redisUrl,
         keyPrefix: config.redisKeyPrefix,
         commandTimeoutMs: config.redisCommandTimeoutMs,
         onConnectionError: (err) => log.warn({ err }, "Redis connection lost; reconnecting"),
-      }).catch((err: unknown) => Promise.reject(new StartError(`cannot reach Redis (REDIS_URL): ${((err as Error).cause as Error | undefined)?.message ?? (err as Error).message}`, { cause: err })));
+      }).catch((err: unknown) =>
+        Promise.reject(
+          new StartError(`cannot reach Redis (REDIS_URL): ${((err as Error).cause as Error | undefined)?.message ?? (err as Error).message}`, { cause: err }),
+        ),
+      );
     }
   } catch (err) {
     await db.destroy(); // an open pool would keep the process alive after the failure
@@ -100,7 +108,11 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     throw err;
   }
   const subjects = keyedSubjectHasher(secrets.deriveSecret("lockout-and-limit-subjects"));
-  const touches = new SessionTouches(db, (err) => log.warn({ err }, "writing sessions' last-seen times failed; kept for the next try"), LAST_SEEN_RESOLUTION_MS);
+  const touches = new SessionTouches(
+    db,
+    (err) => log.warn({ err }, "writing sessions' last-seen times failed; kept for the next try"),
+    LAST_SEEN_RESOLUTION_MS,
+  );
   const store = new Store(db, dialect, reader, subjects, touches);
   const counters = redis ?? store.limits;
   const metrics = new Metrics({ countOutboxBacklog: () => store.outbox.countPendingDeliveries(), log });
@@ -130,7 +142,13 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     geo: await openGeoLocator(config.geoipDb),
     metrics,
     webhooks: new WebhookDispatcher({
-      store, clock, random, secrets, log, metrics, allowPrivateNetworks: config.webhookAllowPrivateNetworks,
+      store,
+      clock,
+      random,
+      secrets,
+      log,
+      metrics,
+      allowPrivateNetworks: config.webhookAllowPrivateNetworks,
       beforePass: () => processEmailRequests(deps),
     }),
     dev: overrides.dev,

@@ -72,8 +72,14 @@ export interface ValidationIssue {
 export type ErrorDetails = readonly ValidationIssue[] | readonly string[];
 
 /** The issue a JSON Schema validator (ajv, TypeBox) reports: its pointer, keyword and params made into a field name. */
-export function validationIssueOf(error: { instancePath: string; keyword: string; message?: string; params?: Record<string, unknown> }, prefix = ""): ValidationIssue {
-  const names = error.instancePath.split("/").slice(1).map((part) => part.replace(/~1/g, "/").replace(/~0/g, "~"));
+export function validationIssueOf(
+  error: { instancePath: string; keyword: string; message?: string; params?: Record<string, unknown> },
+  prefix = "",
+): ValidationIssue {
+  const names = error.instancePath
+    .split("/")
+    .slice(1)
+    .map((part) => part.replace(/~1/g, "/").replace(/~0/g, "~"));
   const named = error.params?.missingProperty ?? error.params?.additionalProperty;
   if (typeof named === "string") names.push(named);
   return { field: [prefix, ...names].filter(Boolean).join("."), rule: error.keyword, message: error.message ?? "is not valid" };

@@ -75,11 +75,36 @@ export class Metrics {
       buckets: REQUEST_SECONDS_BUCKETS,
       registers,
     });
-    this.logins = new Counter({ name: "latch_logins_total", help: "Login attempts that reached the login flow, by method and outcome.", labelNames: ["method", "outcome"], registers });
-    this.lockouts = new Counter({ name: "latch_lockouts_total", help: "Lockouts started: password (3 wrong passwords), velocity (10 IPs for one email), two_factor (3 wrong codes).", labelNames: ["kind"], registers });
-    this.rateLimitRefusals = new Counter({ name: "latch_rate_limit_refusals_total", help: "Requests refused by a rate limit, by rule name.", labelNames: ["rule"], registers });
-    this.webhookDeliveries = new Counter({ name: "latch_webhook_deliveries_total", help: "Webhook delivery attempts by outcome: delivered, retry (failed, will retry) or abandoned (failed for good).", labelNames: ["outcome"], registers });
-    this.botChecks = new Counter({ name: "latch_bot_checks_total", help: "Bot checks by provider and result (provider none checks nothing and is not counted).", labelNames: ["provider", "result"], registers });
+    this.logins = new Counter({
+      name: "latch_logins_total",
+      help: "Login attempts that reached the login flow, by method and outcome.",
+      labelNames: ["method", "outcome"],
+      registers,
+    });
+    this.lockouts = new Counter({
+      name: "latch_lockouts_total",
+      help: "Lockouts started: password (3 wrong passwords), velocity (10 IPs for one email), two_factor (3 wrong codes).",
+      labelNames: ["kind"],
+      registers,
+    });
+    this.rateLimitRefusals = new Counter({
+      name: "latch_rate_limit_refusals_total",
+      help: "Requests refused by a rate limit, by rule name.",
+      labelNames: ["rule"],
+      registers,
+    });
+    this.webhookDeliveries = new Counter({
+      name: "latch_webhook_deliveries_total",
+      help: "Webhook delivery attempts by outcome: delivered, retry (failed, will retry) or abandoned (failed for good).",
+      labelNames: ["outcome"],
+      registers,
+    });
+    this.botChecks = new Counter({
+      name: "latch_bot_checks_total",
+      help: "Bot checks by provider and result (provider none checks nothing and is not counted).",
+      labelNames: ["provider", "result"],
+      registers,
+    });
     // Known label values start at 0, so rate() and alerts see the series before the first event.
     for (const kind of LOCKOUT_KINDS) this.lockouts.inc({ kind }, 0);
     for (const outcome of WEBHOOK_OUTCOMES) this.webhookDeliveries.inc({ outcome }, 0);

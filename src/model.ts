@@ -73,7 +73,17 @@ export const linkPages = {
   secure_account: "secure-account",
 } as const satisfies Record<TokenKind, string>;
 
-export type WebhookEventType = "verify_email" | "account_exists" | "password_reset" | "magic_login" | "security_alert" | "email_change" | "member.created" | "member.updated" | "member.deleted" | "session.created";
+export type WebhookEventType =
+  | "verify_email"
+  | "account_exists"
+  | "password_reset"
+  | "magic_login"
+  | "security_alert"
+  | "email_change"
+  | "member.created"
+  | "member.updated"
+  | "member.deleted"
+  | "session.created";
 
 /**
  * The audit event catalogue (issue 18): every type a flow writes, with what it means. The store's
@@ -109,8 +119,8 @@ export const AUDIT_EVENTS = {
   name_changed: "The member changed their name (D24).",
   email_change_requested: "The member asked to change their email; a link went to the new address (D24).",
   email_changed: "The new email was confirmed and replaced the old one.",
-  email_restored: "\"This wasn't me\" gave the old email back.",
-  account_secured: "\"This wasn't me\": every session, link and passkey ended; a new password is needed.",
+  email_restored: '"This wasn\'t me" gave the old email back.',
+  account_secured: '"This wasn\'t me": every session, link and passkey ended; a new password is needed.',
   session_revoked: "One session was ended by the member.",
   sessions_revoked: "Every session (or every other one) was ended.",
   member_deleted: "The account was erased (by the member, an admin, or the pending-account sweep).",

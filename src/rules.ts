@@ -129,7 +129,12 @@ export interface RuleRow {
 
 /** "1 hour", "15 minutes", "7 days": for the table. */
 export function describeDuration(ms: number): string {
-  const units: [number, string][] = [[DAY, "day"], [HOUR, "hour"], [MINUTE, "minute"], [SECOND, "second"]];
+  const units: [number, string][] = [
+    [DAY, "day"],
+    [HOUR, "hour"],
+    [MINUTE, "minute"],
+    [SECOND, "second"],
+  ];
   for (const [size, name] of units) {
     if (ms % size === 0) return `${ms / size} ${name}${ms / size === 1 ? "" : "s"}`;
   }
@@ -159,31 +164,69 @@ export const RULE_TABLE: readonly RuleRow[] = [
   { rule: "Email codes compared per email (kept with RATE_LIMITS=off)", value: per(rateRules.loginCodeComparisons), source: "D26" },
   { rule: "Passkey login options per IP", value: per(rateRules.passkeyLoginPerIp), source: "D26; the number is Latch's" },
   { rule: "IPs logging in to one account: logged as suspicious", value: ips(distinctIpRules.suspiciousLoginIps), source: "spec 8.2, D13" },
-  { rule: "IPs logging in to one account: password login locked", value: `${ips(distinctIpRules.lockingLoginIps)}, locked ${describeDuration(VELOCITY_LOCKOUT_MS)}`, source: "spec 8.2, D13" },
+  {
+    rule: "IPs logging in to one account: password login locked",
+    value: `${ips(distinctIpRules.lockingLoginIps)}, locked ${describeDuration(VELOCITY_LOCKOUT_MS)}`,
+    source: "spec 8.2, D13",
+  },
   { rule: "Failed passwords before a lockout", value: String(FAILURES_BEFORE_LOCKOUT), source: "spec 8.2, D13" },
   { rule: "Password lockouts in turn (the last repeats)", value: LOCKOUT_DURATIONS_MS.map(describeDuration).join(", "), source: "spec 8.2, D13" },
   { rule: "A password check in flight counts as lost after", value: describeDuration(CHECK_ABANDONED_AFTER_MS), source: "D20; the number is Latch's" },
-  { rule: "Failed second-factor codes before it locks", value: `${TWO_FACTOR_FAILURES_BEFORE_LOCKOUT}, locked ${describeDuration(TWO_FACTOR_LOCKOUT_MS)}`, source: "spec 8.2, D13" },
+  {
+    rule: "Failed second-factor codes before it locks",
+    value: `${TWO_FACTOR_FAILURES_BEFORE_LOCKOUT}, locked ${describeDuration(TWO_FACTOR_LOCKOUT_MS)}`,
+    source: "spec 8.2, D13",
+  },
   { rule: "Email verification link", value: describeDuration(TOKEN_LIFETIMES_MS.verify_email), source: "spec 8.1, D7" },
   { rule: "Magic login link (and its email code)", value: describeDuration(TOKEN_LIFETIMES_MS.magic_login), source: "spec 8.1, D7, D26" },
-  { rule: "Password reset link", value: `${describeDuration(RESET_TOKEN_LIFETIME_MS.default)} by default; resetTokenTtlMinutes within ${describeDuration(RESET_TOKEN_LIFETIME_MS.min)}–${describeDuration(RESET_TOKEN_LIFETIME_MS.max)}`, source: "spec 8.1, D7" },
+  {
+    rule: "Password reset link",
+    value: `${describeDuration(RESET_TOKEN_LIFETIME_MS.default)} by default; resetTokenTtlMinutes within ${describeDuration(RESET_TOKEN_LIFETIME_MS.min)}–${describeDuration(RESET_TOKEN_LIFETIME_MS.max)}`,
+    source: "spec 8.1, D7",
+  },
   { rule: "Email change link", value: describeDuration(TOKEN_LIFETIMES_MS.email_change), source: "D24; the number is Latch's" },
-  { rule: "\"This wasn't me\" link", value: describeDuration(TOKEN_LIFETIMES_MS.secure_account), source: "D24; the number is Latch's" },
-  { rule: "Session lifetime by sessionTier", value: Object.entries(sessionTiers).map(([tier, seconds]) => `${tier} = ${describeDuration(seconds * SECOND)}`).join(", "), source: "spec 8.1, D6" },
+  { rule: '"This wasn\'t me" link', value: describeDuration(TOKEN_LIFETIMES_MS.secure_account), source: "D24; the number is Latch's" },
+  {
+    rule: "Session lifetime by sessionTier",
+    value: Object.entries(sessionTiers)
+      .map(([tier, seconds]) => `${tier} = ${describeDuration(seconds * SECOND)}`)
+      .join(", "),
+    source: "spec 8.1, D6",
+  },
   { rule: "A session's last-seen time moves at most every", value: describeDuration(LAST_SEEN_RESOLUTION_MS), source: "D24; the number is Latch's (issue 14)" },
-  { rule: "Re-authentication by a young session (member without a password)", value: `session at most ${describeDuration(FRESH_SESSION_MS)} old`, source: "D24; the number is Latch's" },
+  {
+    rule: "Re-authentication by a young session (member without a password)",
+    value: `session at most ${describeDuration(FRESH_SESSION_MS)} old`,
+    source: "D24; the number is Latch's",
+  },
   { rule: "Shortest password", value: `${PASSWORD_MIN_LENGTH} characters`, source: "spec 8.3, D12" },
   { rule: "Recovery codes in a set", value: String(RECOVERY_CODE_COUNT), source: "D14" },
   { rule: "Passkey challenge", value: describeDuration(PASSKEY_CHALLENGE_LIFETIME_MS), source: "D26; the number is Latch's" },
   { rule: "Passkeys per member", value: String(MAX_PASSKEYS_PER_MEMBER), source: "D26; the number is Latch's" },
   { rule: "ALTCHA challenge", value: describeDuration(ALTCHA_CHALLENGE_TTL_MS), source: "D10; the number is Latch's" },
-  { rule: "ALTCHA proof of work", value: `${ALTCHA_PROOF_OF_WORK.algorithm}, cost ${ALTCHA_PROOF_OF_WORK.cost}, counter ${ALTCHA_PROOF_OF_WORK.counterMin}–${ALTCHA_PROOF_OF_WORK.counterMax}`, source: "D10; the numbers are Latch's" },
-  { rule: "Webhook retries", value: `for ${describeDuration(WEBHOOK_RETRY_FOR_MS)}, from ${describeDuration(WEBHOOK_FIRST_RETRY_MS)} apart, tripling, at most ${describeDuration(WEBHOOK_MAX_RETRY_DELAY_MS)} apart`, source: "D9 (at least 24 hours, 10 s per attempt); the steps are Latch's" },
+  {
+    rule: "ALTCHA proof of work",
+    value: `${ALTCHA_PROOF_OF_WORK.algorithm}, cost ${ALTCHA_PROOF_OF_WORK.cost}, counter ${ALTCHA_PROOF_OF_WORK.counterMin}–${ALTCHA_PROOF_OF_WORK.counterMax}`,
+    source: "D10; the numbers are Latch's",
+  },
+  {
+    rule: "Webhook retries",
+    value: `for ${describeDuration(WEBHOOK_RETRY_FOR_MS)}, from ${describeDuration(WEBHOOK_FIRST_RETRY_MS)} apart, tripling, at most ${describeDuration(WEBHOOK_MAX_RETRY_DELAY_MS)} apart`,
+    source: "D9 (at least 24 hours, 10 s per attempt); the steps are Latch's",
+  },
   { rule: "Finished webhook deliveries and idle lockout rows kept", value: describeDuration(RETENTION_MS), source: "D25; the number is Latch's" },
   { rule: "Audit events kept (AUDIT_RETENTION_DAYS)", value: `${DEFAULT_AUDIT_RETENTION_DAYS} days by default`, source: "D25" },
-  { rule: "Pending accounts erased after their last link expired (PENDING_RETENTION_DAYS)", value: `${DEFAULT_PENDING_RETENTION_DAYS} days by default`, source: "D25" },
+  {
+    rule: "Pending accounts erased after their last link expired (PENDING_RETENTION_DAYS)",
+    value: `${DEFAULT_PENDING_RETENTION_DAYS} days by default`,
+    source: "D25",
+  },
   { rule: "A login origin (network, country) is forgotten after", value: describeDuration(ORIGIN_MEMORY_MS), source: "D16; the number is Latch's" },
-  { rule: "A pending registration is remembered after its link expired", value: describeDuration(REGISTRATION_MEMORY_MS), source: "D18; the number is Latch's" },
+  {
+    rule: "A pending registration is remembered after its link expired",
+    value: describeDuration(REGISTRATION_MEMORY_MS),
+    source: "D18; the number is Latch's",
+  },
 ];
 
 /** docs/limits.md, whole. */

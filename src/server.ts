@@ -48,29 +48,47 @@ export async function runServer(wiring: ServerWiring = {}): Promise<void> {
     const tenants = await deps.store.tenants.listTenants();
     deps.log.info({ database: database.description, tenants: tenants.length }, database.isNew ? "created a new, empty database" : "opened the database");
     // The first thing a newcomer meets otherwise is "This site is not known" on every page.
-    if (tenants.length === 0 && !config.devMode) deps.log.warn("no tenant yet: every call and page answers unknown_tenant until one exists. Create one with `npm run latch -- tenant create --domain <host> --settings '<json>'` (same DATABASE_URL)");
+    if (tenants.length === 0 && !config.devMode)
+      deps.log.warn(
+        "no tenant yet: every call and page answers unknown_tenant until one exists. Create one with `npm run latch -- tenant create --domain <host> --settings '<json>'` (same DATABASE_URL)",
+      );
     for (const tenant of tenants) warnIfUnprotected(deps, tenant.domain, tenant.settings);
     const sealed = await sealStoredBotSecrets(deps);
     if (sealed > 0) deps.log.info({ tenants: sealed }, "sealed bot secretKeys stored in the clear by an older version");
     const rekeyed = await deps.store.limits.rekeyClearLockouts();
     if (rekeyed > 0) deps.log.info({ lockouts: rekeyed }, "re-keyed lockout rows that held an email in clear (D25)");
   } else {
-    deps.log.warn({ database: database.description }, "the database is not migrated or not reachable at start: /readyz answers 503 until it is (with MIGRATE_ON_START=false, run `latch migrate`)");
+    deps.log.warn(
+      { database: database.description },
+      "the database is not migrated or not reachable at start: /readyz answers 503 until it is (with MIGRATE_ON_START=false, run `latch migrate`)",
+    );
   }
   if (config.breachCheckMode !== "remote") deps.log.warn({ mode: config.breachCheckMode }, "breached-password check is not using the remote range API");
-  else deps.log.info({ url: config.breachCheckUrl }, "breached-password check: each new password's SHA-1 prefix (5 hex characters, k-anonymity) goes to the range API; BREACH_CHECK_MODE=offline keeps it local");
+  else
+    deps.log.info(
+      { url: config.breachCheckUrl },
+      "breached-password check: each new password's SHA-1 prefix (5 hex characters, k-anonymity) goes to the range API; BREACH_CHECK_MODE=offline keeps it local",
+    );
   const threadPool = Number(process.env.UV_THREADPOOL_SIZE ?? 4);
-  if (threadPool < availableParallelism()) deps.log.warn({ threadPool, cores: availableParallelism() }, "UV_THREADPOOL_SIZE is below the core count: set it in the environment so password hashing can use every core");
+  if (threadPool < availableParallelism())
+    deps.log.warn(
+      { threadPool, cores: availableParallelism() },
+      "UV_THREADPOOL_SIZE is below the core count: set it in the environment so password hashing can use every core",
+    );
   if (!config.rateLimits) deps.log.warn("RATE_LIMITS=off: the per-IP and per-email request limits are lifted (benchmarks only); lockouts still apply");
   if (config.webhookAllowPrivateNetworks) deps.log.warn("WEBHOOK_ALLOW_PRIVATE_NETWORKS=true: webhooks may reach internal addresses (development only)");
 
-  await orExitOnStartProblem(() => app.listen({ port: config.port, host: config.host }).catch((err: unknown) => Promise.reject(listenProblem(err, config.host, config.port))));
+  await orExitOnStartProblem(() =>
+    app.listen({ port: config.port, host: config.host }).catch((err: unknown) => Promise.reject(listenProblem(err, config.host, config.port))),
+  );
   await wiring.afterListen?.(deps, app);
   if (config.metricsToken !== undefined) deps.metrics.watchEventLoop();
   deps.webhooks.start();
   const sweeper = setInterval(() => {
     deps.store.sweepExpired(deps.clock.now(), config.auditRetentionDays * DAY).catch((err: unknown) => deps.log.error({ err }, "sweeping expired rows failed"));
-    erasePendingAccounts(deps, deps.clock.now(), config.pendingRetentionDays * DAY).catch((err: unknown) => deps.log.error({ err }, "erasing expired pending accounts failed"));
+    erasePendingAccounts(deps, deps.clock.now(), config.pendingRetentionDays * DAY).catch((err: unknown) =>
+      deps.log.error({ err }, "erasing expired pending accounts failed"),
+    );
   }, SWEEP_INTERVAL_MS);
   sweeper.unref();
 

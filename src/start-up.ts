@@ -34,19 +34,37 @@ export function checkDatabaseLocation(databaseUrl: string, options: { mayCreate:
   const devDatabase = resolve("data/dev.db");
   const devHint = existsSync(devDatabase) ? ` Dev mode's database is ${devDatabase}: DATABASE_URL=sqlite:./data/dev.db npm run latch -- …` : "";
   if (!options.mayCreate || (options.besideDevDatabase === false && devHint !== "" && file === resolve("data/latch.db"))) {
-    throw new ConfigError([`DATABASE_URL: there is no SQLite database at ${file}. The server creates it at its first start (or run \`latch migrate\`).${devHint}`]);
+    throw new ConfigError([
+      `DATABASE_URL: there is no SQLite database at ${file}. The server creates it at its first start (or run \`latch migrate\`).${devHint}`,
+    ]);
   }
   if (!existsSync(dirname(file)) && dirname(file) !== DEFAULT_DATA_DIR) {
-    throw new ConfigError([`DATABASE_URL names a SQLite file in ${dirname(file)}, a directory that does not exist: check it for a typo, or create the directory first`]);
+    throw new ConfigError([
+      `DATABASE_URL names a SQLite file in ${dirname(file)}, a directory that does not exist: check it for a typo, or create the directory first`,
+    ]);
   }
   return { description, isNew: true };
 }
 
 /** Network and access failures an operator fixes outside Latch; anything else is a bug and keeps its stack. */
 const OUT_OF_REACH_CODES = new Set([
-  "ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "ECONNRESET",
-  "28P01", "28000", "3D000", // PostgreSQL: password refused, no such role, no such database
-  "SQLITE_CANTOPEN", "SQLITE_NOTADB", "SQLITE_READONLY", "SQLITE_PERM", "SQLITE_AUTH", "EACCES", "EROFS",
+  "ECONNREFUSED",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ECONNRESET",
+  "28P01",
+  "28000",
+  "3D000", // PostgreSQL: password refused, no such role, no such database
+  "SQLITE_CANTOPEN",
+  "SQLITE_NOTADB",
+  "SQLITE_READONLY",
+  "SQLITE_PERM",
+  "SQLITE_AUTH",
+  "EACCES",
+  "EROFS",
 ]);
 
 function isOutOfReach(err: unknown): boolean {
@@ -66,8 +84,10 @@ export function asStartError(err: unknown, what: string): unknown {
 /** app.listen's refusal, in words; other errors pass through. */
 export function listenProblem(err: unknown, host: string, port: number): unknown {
   const code = (err as { code?: unknown } | null)?.code;
-  if (code === "EADDRINUSE") return new StartError(`port ${port} on ${host} is already in use (another Latch, or another program): stop it, or set PORT`, { cause: err });
-  if (code === "EACCES") return new StartError(`not allowed to listen on ${host}:${port}: set PORT to 1024 or above, or give the process the right`, { cause: err });
+  if (code === "EADDRINUSE")
+    return new StartError(`port ${port} on ${host} is already in use (another Latch, or another program): stop it, or set PORT`, { cause: err });
+  if (code === "EACCES")
+    return new StartError(`not allowed to listen on ${host}:${port}: set PORT to 1024 or above, or give the process the right`, { cause: err });
   if (code === "EADDRNOTAVAIL" || code === "ENOTFOUND") return new StartError(`HOST=${host} is not an address of this machine`, { cause: err });
   return err;
 }

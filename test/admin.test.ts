@@ -35,14 +35,26 @@ function adminRequestHeaders(h: Harness, options: AdminOptions): Record<string, 
 }
 
 function adminPost(h: Harness, url: string, body: unknown, options: AdminOptions = {}): Promise<LightMyRequestResponse> {
-  return h.app.inject({ method: "POST", url, payload: body as Record<string, unknown>, remoteAddress: "198.51.100.7", headers: adminRequestHeaders(h, options) });
+  return h.app.inject({
+    method: "POST",
+    url,
+    payload: body as Record<string, unknown>,
+    remoteAddress: "198.51.100.7",
+    headers: adminRequestHeaders(h, options),
+  });
 }
 
 function adminGet(h: Harness, url: string, options: AdminOptions = {}): Promise<LightMyRequestResponse> {
   return h.app.inject({ method: "GET", url, remoteAddress: "198.51.100.7", headers: adminRequestHeaders(h, options) });
 }
 
-function operator(h: Harness, method: "GET" | "POST" | "PATCH", url: string, body?: unknown, key: string | null = OPERATOR_KEY): Promise<LightMyRequestResponse> {
+function operator(
+  h: Harness,
+  method: "GET" | "POST" | "PATCH",
+  url: string,
+  body?: unknown,
+  key: string | null = OPERATOR_KEY,
+): Promise<LightMyRequestResponse> {
   return h.app.inject({
     method,
     url,
@@ -153,7 +165,12 @@ test("admin key checks: missing 401, wrong 401, other application's key 403, unk
     const body = { recordId, action: "lock" };
     assertErrorNoExtras(await adminPost(h, "/auth/lock-account", body, { key: null }), 401, "unauthorized");
     assertErrorNoExtras(await adminPost(h, "/auth/lock-account", body, { key: "latch_not-a-real-key-0000000000000000000000000" }), 401, "unauthorized");
-    const basic = await h.app.inject({ method: "POST", url: "/auth/lock-account", payload: body, headers: { "x-tenant-domain": h.tenant.domain, authorization: `Basic ${internalApiKeyOf(h)}` } });
+    const basic = await h.app.inject({
+      method: "POST",
+      url: "/auth/lock-account",
+      payload: body,
+      headers: { "x-tenant-domain": h.tenant.domain, authorization: `Basic ${internalApiKeyOf(h)}` },
+    });
     assertErrorNoExtras(basic, 401, "unauthorized");
 
     const other = await createTenant(h.deps, { domain: "b.example.com", settings: receiverSettings(h) });
@@ -162,7 +179,11 @@ test("admin key checks: missing 401, wrong 401, other application's key 403, unk
     assert.notEqual(other.internalApiKey, internalApiKeyOf(h));
     // spec 5.1 rule 4: a real key used with a domain of another application -> 403.
     assertErrorNoExtras(await adminPost(h, "/auth/lock-account", body, { key: other.internalApiKey }), 403, "forbidden");
-    assertErrorNoExtras(await adminPost(h, "/auth/admin/resend-verification-email", { recordId, email: "keys@example.org" }, { key: other.internalApiKey }), 403, "forbidden");
+    assertErrorNoExtras(
+      await adminPost(h, "/auth/admin/resend-verification-email", { recordId, email: "keys@example.org" }, { key: other.internalApiKey }),
+      403,
+      "forbidden",
+    );
     assertErrorNoExtras(await adminPost(h, "/auth/admin/require-password-change", { recordId }, { key: other.internalApiKey }), 403, "forbidden");
     assertErrorNoExtras(await adminGet(h, `/auth/admin/audit-log?recordId=${recordId}`, { key: other.internalApiKey }), 403, "forbidden");
     // The other application's key works on its own domain (and finds no such member there).
@@ -171,9 +192,19 @@ test("admin key checks: missing 401, wrong 401, other application's key 403, unk
     assertErrorNoExtras(await adminPost(h, "/auth/lock-account", body, { domain: "unknown.example.net" }), 404, "unknown_tenant");
 
     // The key is checked before the body is read: a caller without a key learns nothing from validation.
-    const malformed = await h.app.inject({ method: "POST", url: "/auth/lock-account", payload: '{"recordId":', headers: { "x-tenant-domain": h.tenant.domain, "content-type": "application/json" } });
+    const malformed = await h.app.inject({
+      method: "POST",
+      url: "/auth/lock-account",
+      payload: '{"recordId":',
+      headers: { "x-tenant-domain": h.tenant.domain, "content-type": "application/json" },
+    });
     assertErrorNoExtras(malformed, 401, "unauthorized");
-    const tooBig = await h.app.inject({ method: "POST", url: "/auth/lock-account", payload: { recordId, action: "lock", pad: "p".repeat(20_000) }, headers: { "x-tenant-domain": h.tenant.domain } });
+    const tooBig = await h.app.inject({
+      method: "POST",
+      url: "/auth/lock-account",
+      payload: { recordId, action: "lock", pad: "p".repeat(20_000) },
+      headers: { "x-tenant-domain": h.tenant.domain },
+    });
     assertErrorNoExtras(tooBig, 401, "unauthorized");
 
     // None of the refused calls locked the member.
@@ -192,7 +223,12 @@ test("two domains of one application share the key; a recordId of the sibling do
 
     const mainMember = await registerVerifiedMember(h, "main@example.org");
     // Register on the sibling domain.
-    const reg = await post(h, "/auth/register-password", { email: "sib@example.org", name: "Sib", password: STRONG_PASSWORD, "bot-challenge-response": "x" }, { domain: "c.example.com" });
+    const reg = await post(
+      h,
+      "/auth/register-password",
+      { email: "sib@example.org", name: "Sib", password: STRONG_PASSWORD, "bot-challenge-response": "x" },
+      { domain: "c.example.com" },
+    );
     assert.equal(reg.statusCode, 200, reg.body);
     await deliverWebhooks(h);
     const sibLink = parseLink(h.receiver.last("verify_email").body.verificationLink!);
@@ -276,7 +312,11 @@ test("admin resend-verification-email with an email that is not the member's is 
   try {
     const recordId = await registerPending(h, "right@example.org");
     assertErrorNoExtras(await adminPost(h, "/auth/admin/resend-verification-email", { recordId, email: "wrong@example.org" }), 404, "not_found");
-    assertErrorNoExtras(await adminPost(h, "/auth/admin/resend-verification-email", { recordId: "123456789012345", email: "right@example.org" }), 404, "not_found");
+    assertErrorNoExtras(
+      await adminPost(h, "/auth/admin/resend-verification-email", { recordId: "123456789012345", email: "right@example.org" }),
+      404,
+      "not_found",
+    );
     assert.equal(await deliverWebhooks(h), 0);
   } finally {
     await h.close();
@@ -362,18 +402,39 @@ test("audit log: the member's events, newest first, with no secrets", async () =
     assert.equal(body.success, true);
     assert.equal(body.recordid, recordId);
     const types = body.events.map((e) => e.type);
-    assert.deepEqual(types, ["account_unlocked", "account_locked", "password_reset_requested", "login_failed", "login_succeeded", "email_verified", "registered"]);
+    assert.deepEqual(types, [
+      "account_unlocked",
+      "account_locked",
+      "password_reset_requested",
+      "login_failed",
+      "login_succeeded",
+      "email_verified",
+      "registered",
+    ]);
     // Newest first by id and by time.
     for (let i = 1; i < body.events.length; i++) {
       assert.ok(body.events[i - 1]!.id > body.events[i]!.id);
       assert.ok(Date.parse(body.events[i - 1]!.at) >= Date.parse(body.events[i]!.at));
     }
-    for (const secret of [STRONG_PASSWORD, "Wrong-Password-99", verifyToken, verifyLink, parseLink(resetLink).token, resetLink, sessionId, internalApiKeyOf(h), h.tenant.webhookSecret]) {
+    for (const secret of [
+      STRONG_PASSWORD,
+      "Wrong-Password-99",
+      verifyToken,
+      verifyLink,
+      parseLink(resetLink).token,
+      resetLink,
+      sessionId,
+      internalApiKeyOf(h),
+      h.tenant.webhookSecret,
+    ]) {
       assert.ok(!audit.body.includes(secret), `audit log leaks a secret: ${secret.slice(0, 8)}...`);
     }
 
     const limited = await adminGet(h, `/auth/admin/audit-log?recordId=${recordId}&limit=2`);
-    assert.deepEqual(limited.json<{ events: { type: string }[] }>().events.map((e) => e.type), ["account_unlocked", "account_locked"]);
+    assert.deepEqual(
+      limited.json<{ events: { type: string }[] }>().events.map((e) => e.type),
+      ["account_unlocked", "account_locked"],
+    );
     assertErrorNoExtras(await adminGet(h, "/auth/admin/audit-log"), 400, "validation_failed");
     assertErrorNoExtras(await adminGet(h, `/auth/admin/audit-log?recordId=${recordId}`, { key: null }), 401, "unauthorized");
   } finally {
@@ -384,7 +445,10 @@ test("audit log: the member's events, newest first, with no secrets", async () =
 test("operator: create tenant 201 with secrets once; duplicate 409; show leaves secrets out", async () => {
   const h = await createHarness();
   try {
-    const settings = { ...receiverSettings(h), botProtection: { provider: "turnstile", secretKey: "turnstile-secret-DO-NOT-SHOW", siteKey: "site-key-public" } };
+    const settings = {
+      ...receiverSettings(h),
+      botProtection: { provider: "turnstile", secretKey: "turnstile-secret-DO-NOT-SHOW", siteKey: "site-key-public" },
+    };
     const created = await operator(h, "POST", "/operator/tenants", { domain: "New.Example.com", settings });
     assert.equal(created.statusCode, 201, created.body);
     const body = created.json<Record<string, string>>();
@@ -396,15 +460,28 @@ test("operator: create tenant 201 with secrets once; duplicate 409; show leaves 
     assert.match(body.internalApiKey!, /^\S{32,}$/);
 
     // The new key is an admin key for the new tenant (and finds no such member there).
-    const adminCall = await adminPost(h, "/auth/lock-account", { recordId: "123456789012345", action: "lock" }, { key: body.internalApiKey!, domain: "new.example.com" });
+    const adminCall = await adminPost(
+      h,
+      "/auth/lock-account",
+      { recordId: "123456789012345", action: "lock" },
+      { key: body.internalApiKey!, domain: "new.example.com" },
+    );
     assertErrorNoExtras(adminCall, 404, "not_found");
-    assertErrorNoExtras(await adminPost(h, "/auth/lock-account", { recordId: "123456789012345", action: "lock" }, { key: body.internalApiKey! }), 403, "forbidden");
+    assertErrorNoExtras(
+      await adminPost(h, "/auth/lock-account", { recordId: "123456789012345", action: "lock" }, { key: body.internalApiKey! }),
+      403,
+      "forbidden",
+    );
 
     assertErrorNoExtras(await operator(h, "POST", "/operator/tenants", { domain: "new.example.com", settings: receiverSettings(h) }), 409, "conflict");
     assertErrorNoExtras(await operator(h, "POST", "/operator/tenants", { domain: h.tenant.domain, settings: receiverSettings(h) }), 409, "conflict");
 
     // Joining an existing application: no new key.
-    const joined = await operator(h, "POST", "/operator/tenants", { domain: "join.example.com", applicationId: body.applicationId, settings: receiverSettings(h) });
+    const joined = await operator(h, "POST", "/operator/tenants", {
+      domain: "join.example.com",
+      applicationId: body.applicationId,
+      settings: receiverSettings(h),
+    });
     assert.equal(joined.statusCode, 201, joined.body);
     assert.equal(joined.json().applicationId, body.applicationId);
     assert.equal(joined.json().internalApiKey, undefined);
@@ -441,7 +518,14 @@ test("operator: PATCH changes settings (sessionTier reaches the cookie) and reje
     const loggedIn = await login(h, "tier@example.org");
     assert.equal(loggedIn.cookies.find((c) => c.name === "session_id")?.maxAge, 15 * 60);
 
-    for (const settings of [{ sessionTier: "2h" }, { sessionTier: 7 }, { loginSuccessRedirect: "//evil.example" }, { resetTokenTtlMinutes: 5 }, { emailVerificationWebhook: "not a url" }, { botProtection: { provider: "nope" } }]) {
+    for (const settings of [
+      { sessionTier: "2h" },
+      { sessionTier: 7 },
+      { loginSuccessRedirect: "//evil.example" },
+      { resetTokenTtlMinutes: 5 },
+      { emailVerificationWebhook: "not a url" },
+      { botProtection: { provider: "nope" } },
+    ]) {
       assertErrorNoExtras(await operator(h, "PATCH", `/operator/tenants/${h.tenant.domain}`, { settings }), 400, "validation_failed");
     }
     assert.equal((await operator(h, "GET", `/operator/tenants/${h.tenant.domain}`)).json().settings.sessionTier, "15m", "refused patches change nothing");
@@ -505,7 +589,11 @@ test("operator: rotate-webhook-secret -> the next delivery is signed with the ne
 
     assert.equal(await deliverWebhooks(h), 1);
     const hook = h.receiver.last("verify_email");
-    const [id, ts, sig] = [hook.headers["webhook-id"], hook.headers["webhook-timestamp"], hook.headers["webhook-signature"]].map(String) as [string, string, string];
+    const [id, ts, sig] = [hook.headers["webhook-id"], hook.headers["webhook-timestamp"], hook.headers["webhook-signature"]].map(String) as [
+      string,
+      string,
+      string,
+    ];
     assert.ok(signatureMatches(newSecret, id, ts, hook.rawBody, sig), "signed with the new secret");
     assert.ok(!signatureMatches(oldSecret, id, ts, hook.rawBody, sig), "not with the old one");
   } finally {
@@ -568,7 +656,11 @@ test("operator: wrong or missing operator key -> 401; member/admin keys are not 
   try {
     for (const key of [null, "wrong-operator-key-0123456789abcdef-xyz", `${OPERATOR_KEY}x`, OPERATOR_KEY.slice(0, -1), internalApiKeyOf(h)]) {
       assertErrorNoExtras(await operator(h, "GET", `/operator/tenants/${h.tenant.domain}`, undefined, key), 401, "unauthorized");
-      assertErrorNoExtras(await operator(h, "POST", "/operator/tenants", { domain: "sneaky.example.com", settings: receiverSettings(h) }, key), 401, "unauthorized");
+      assertErrorNoExtras(
+        await operator(h, "POST", "/operator/tenants", { domain: "sneaky.example.com", settings: receiverSettings(h) }, key),
+        401,
+        "unauthorized",
+      );
       assertErrorNoExtras(await operator(h, "POST", `/operator/applications/${h.tenant.applicationId}/rotate-key`, undefined, key), 401, "unauthorized");
     }
     // Nothing was created or rotated.

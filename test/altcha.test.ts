@@ -31,7 +31,10 @@ const forgot = (h: Harness, payload: string | undefined, domain?: string) =>
 test("a new tenant without a bot setting gets ALTCHA (D10)", async (t) => {
   const h = await createHarness();
   t.after(() => h.close());
-  await createTenant(h.deps, { domain: "fresh.example.com", settings: { emailVerificationWebhook: "https://h.example/v", passwordResetWebhook: "https://h.example/r", magicLoginWebhook: "https://h.example/m" } });
+  await createTenant(h.deps, {
+    domain: "fresh.example.com",
+    settings: { emailVerificationWebhook: "https://h.example/v", passwordResetWebhook: "https://h.example/r", magicLoginWebhook: "https://h.example/m" },
+  });
   const tenant = await h.deps.store.tenants.findTenantByDomain("fresh.example.com");
   assert.deepEqual(tenant!.settings.botProtection, { provider: "altcha" });
   assert.equal((await get(h, "/auth/bot-challenge", { domain: "fresh.example.com" })).statusCode, 200);
@@ -47,14 +50,22 @@ test("a solved challenge passes once; the replay fails", async (t) => {
   assert.equal(replay.statusCode, 403);
   assert.equal(replay.json().code, "bot_check_failed");
   // Registration works end to end with a fresh solution.
-  const registered = await post(h, "/auth/register-password", { email: "alt@example.org", name: "A", password: STRONG_PASSWORD, "bot-challenge-response": await solve(await fetchChallenge(h)) });
+  const registered = await post(h, "/auth/register-password", {
+    email: "alt@example.org",
+    name: "A",
+    password: STRONG_PASSWORD,
+    "bot-challenge-response": await solve(await fetchChallenge(h)),
+  });
   assert.equal(registered.statusCode, 200, registered.body);
 });
 
 test("missing, garbage, unsolved, expired, tampered and foreign-tenant payloads fail", async (t) => {
   const h = await altchaHarness();
   t.after(() => h.close());
-  await createTenant(h.deps, { domain: "other.example.com", settings: { emailVerificationWebhook: "https://h.example/v", passwordResetWebhook: "https://h.example/r", magicLoginWebhook: "https://h.example/m" } });
+  await createTenant(h.deps, {
+    domain: "other.example.com",
+    settings: { emailVerificationWebhook: "https://h.example/v", passwordResetWebhook: "https://h.example/r", magicLoginWebhook: "https://h.example/m" },
+  });
   const refused = async (payload: string | undefined, domain?: string) => {
     const res = await forgot(h, payload, domain);
     assert.equal(res.statusCode, 403, res.body);
@@ -65,13 +76,18 @@ test("missing, garbage, unsolved, expired, tampered and foreign-tenant payloads 
   await refused(Buffer.from(JSON.stringify({ hello: "world" })).toString("base64"));
 
   const challenge = await fetchChallenge(h);
-  const solved = JSON.parse(Buffer.from(await solve(challenge), "base64").toString()) as { challenge: Challenge; solution: { counter: number; derivedKey: string } };
+  const solved = JSON.parse(Buffer.from(await solve(challenge), "base64").toString()) as {
+    challenge: Challenge;
+    solution: { counter: number; derivedKey: string };
+  };
   const encode = (value: unknown) => Buffer.from(JSON.stringify(value)).toString("base64");
   // The proof is the derived key (the counter only leads to it): a wrong key is an unsolved challenge.
   const key = solved.solution.derivedKey;
   await refused(encode({ ...solved, solution: { ...solved.solution, derivedKey: (key[0] === "0" ? "1" : "0") + key.slice(1) } }));
   const params = solved.challenge.parameters;
-  await refused(encode({ ...solved, challenge: { ...solved.challenge, parameters: { ...params, data: { ...params.data, exp: Number(params.data!.exp) + 60 * MINUTE } } } }));
+  await refused(
+    encode({ ...solved, challenge: { ...solved.challenge, parameters: { ...params, data: { ...params.data, exp: Number(params.data!.exp) + 60 * MINUTE } } } }),
+  );
   await refused(encode(solved), "other.example.com");
 
   h.clock.advance(10 * MINUTE);

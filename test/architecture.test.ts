@@ -17,7 +17,10 @@ test("an import that runs back up the layers fails lint, value or type alike", a
   const refused: Array<[string, string]> = [
     ["src/store/new.ts", 'import { login } from "../flows/login.js";\nexport const x = login;\n'],
     ["src/flows/new.ts", 'import { createDeps } from "../create-deps.js";\nexport const x = createDeps;\n'],
-    ["src/flows/new.ts", 'import type { FastifyInstance } from "fastify";\nimport { sendPage } from "../ui/layout.js";\nexport type X = FastifyInstance;\nexport const y = sendPage;\n'],
+    [
+      "src/flows/new.ts",
+      'import type { FastifyInstance } from "fastify";\nimport { sendPage } from "../ui/layout.js";\nexport type X = FastifyInstance;\nexport const y = sendPage;\n',
+    ],
     ["src/model.ts", 'import type { BotVerifier } from "./providers/bot.js";\nexport type X = BotVerifier;\n'],
     ["src/deps.ts", 'import type { Reauthentication } from "./flows/self-service.js";\nexport type X = Reauthentication;\n'],
     ["src/app.ts", 'import { startDevMode } from "./dev/start.js";\nexport const x = startDevMode;\n'],
@@ -25,13 +28,19 @@ test("an import that runs back up the layers fails lint, value or type alike", a
   ];
   for (const [file, code] of refused) {
     const errors = await layerErrors(file, code);
-    assert.ok(errors.some((e) => /sits below .*docs\/architecture\.md/.test(e)), `${file}: ${code}\n${errors.join("\n")}`);
+    assert.ok(
+      errors.some((e) => /sits below .*docs\/architecture\.md/.test(e)),
+      `${file}: ${code}\n${errors.join("\n")}`,
+    );
   }
 });
 
 test("imports from the same layer or below pass", async () => {
   const allowed: Array<[string, string]> = [
-    ["src/flows/new.ts", 'import type { Deps } from "../deps.js";\nimport { rateRules } from "../rules.js";\nimport { sha256Hex } from "../security/hashing.js";\nexport type X = Deps;\nexport const y = [rateRules, sha256Hex];\n'],
+    [
+      "src/flows/new.ts",
+      'import type { Deps } from "../deps.js";\nimport { rateRules } from "../rules.js";\nimport { sha256Hex } from "../security/hashing.js";\nexport type X = Deps;\nexport const y = [rateRules, sha256Hex];\n',
+    ],
     ["src/dev/new.ts", 'import { html } from "../ui/html.js";\nimport { runServer } from "../server.js";\nexport const x = [html, runServer];\n'],
     ["src/create-deps.ts", 'import { processEmailRequests } from "./flows/email-requests.js";\nexport const x = processEmailRequests;\n'],
   ];
@@ -47,9 +56,12 @@ test("hosted pages decide by an error's code, never by its words (issue 18)", as
 
   const readsWords = /\.test\([^)]*\bmessage\b|\bmessage\s*[!=]==|[!=]==\s*[A-Za-z_.]*MESSAGE\b|\bmessage\.(includes|startsWith|endsWith|match)\(/;
   const offenders = ["src/ui", "src/ui/pages"].flatMap((dir) =>
-    readdirSync(dir).filter((name) => name.endsWith(".ts")).flatMap((name) => {
-      const lines = readFileSync(`${dir}/${name}`, "utf8").split("\n");
-      return lines.flatMap((line, i) => (readsWords.test(line) ? [`${dir}/${name}:${i + 1}: ${line.trim()}`] : []));
-    }));
+    readdirSync(dir)
+      .filter((name) => name.endsWith(".ts"))
+      .flatMap((name) => {
+        const lines = readFileSync(`${dir}/${name}`, "utf8").split("\n");
+        return lines.flatMap((line, i) => (readsWords.test(line) ? [`${dir}/${name}:${i + 1}: ${line.trim()}`] : []));
+      }),
+  );
   assert.deepEqual(offenders, []);
 });

@@ -20,7 +20,17 @@ import {
   type Harness,
 } from "./support/harness.js";
 
-const TABLES = ["applications", "tenants", "members", "one_time_tokens", "sessions", "webhook_deliveries", "audit_events", "rate_limit_counters", "login_lockouts"];
+const TABLES = [
+  "applications",
+  "tenants",
+  "members",
+  "one_time_tokens",
+  "sessions",
+  "webhook_deliveries",
+  "audit_events",
+  "rate_limit_counters",
+  "login_lockouts",
+];
 const LONG = "a".repeat(10_000);
 
 type Auth = "none" | "cookie" | "admin" | "operator";
@@ -195,7 +205,10 @@ function assertErrorBody(response: LightMyRequestResponse, status: number, code:
 async function countRows(h: Harness): Promise<Record<string, number>> {
   const counts: Record<string, number> = {};
   for (const table of TABLES) {
-    const row = await h.db.selectFrom(table as "members").select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirstOrThrow();
+    const row = await h.db
+      .selectFrom(table as "members")
+      .select((eb) => eb.fn.countAll<number>().as("n"))
+      .executeTakeFirstOrThrow();
     counts[table] = Number(row.n);
   }
   return counts;
@@ -272,7 +285,13 @@ test("wrong types (number, boolean, null, array, object) -> 400 validation_faile
     }
     const operatorCreate = endpoints.find((e) => e.url === "/operator/tenants")!;
     for (const settings of ["none", 1, [], null]) {
-      assertErrorBody(await sendJson(f, operatorCreate, { ...operatorCreate.body(f), settings }), 400, "validation_failed", operatorCreate.url, `settings=${JSON.stringify(settings)}`);
+      assertErrorBody(
+        await sendJson(f, operatorCreate, { ...operatorCreate.body(f), settings }),
+        400,
+        "validation_failed",
+        operatorCreate.url,
+        `settings=${JSON.stringify(settings)}`,
+      );
     }
   });
 });
@@ -366,7 +385,10 @@ test("the requestId of an error is in the log line of that request", async () =>
     const endpoint = endpoints[0]!;
     const response = await send(f, endpoint, { payload: '{"email":', contentType: "application/json" });
     const { requestId } = assertErrorBody(response, 400, "validation_failed", endpoint.url, "malformed");
-    assert.ok(f.h.logs.some((line) => line.includes(String(requestId))), "requestId appears in the logs");
+    assert.ok(
+      f.h.logs.some((line) => line.includes(String(requestId))),
+      "requestId appears in the logs",
+    );
   });
 });
 
@@ -394,7 +416,10 @@ test("unknown routes and methods -> 404 with the D4 body", async () => {
 /** The request's own log lines hold its id and a line saying why it was refused. */
 function assertLoggedRefusal(h: Harness, requestId: unknown, where: string): void {
   const lines = h.logs.filter((line) => line.includes(`"reqId":"${String(requestId)}"`));
-  assert.ok(lines.some((line) => /"msg":"(request refused|no route)"/.test(line)), `no log line for ${where}`);
+  assert.ok(
+    lines.some((line) => /"msg":"(request refused|no route)"/.test(line)),
+    `no log line for ${where}`,
+  );
 }
 
 test("D21: router errors (bad URL, over-long parameter or URL) answer the D4 body with a requestId, are logged and change nothing", async () => {
@@ -456,7 +481,12 @@ test("D21: over a real socket, path traversal out of /docs/static is 404 (not 50
   t.after(() => h.close());
   await h.app.listen({ port: 0, host: "127.0.0.1" });
   const { port } = h.app.server.address() as AddressInfo;
-  const paths = { "/docs/static/../../package.json": 404, "/docs/static/%2e%2e/%2e%2e/package.json": 404, "/docs/static/a/../../../x": 404, "/docs/static/%00": 400 };
+  const paths = {
+    "/docs/static/../../package.json": 404,
+    "/docs/static/%2e%2e/%2e%2e/package.json": 404,
+    "/docs/static/a/../../../x": 404,
+    "/docs/static/%00": 400,
+  };
   for (const [path, status] of Object.entries(paths)) {
     const response = await rawRequest(port, path);
     assert.equal(response.status, status, `${path}: ${response.body}`);
@@ -471,7 +501,10 @@ test("D21: over a real socket, path traversal out of /docs/static is 404 (not 50
   assert.deepEqual(Object.keys(body).sort(), ["code", "message", "requestId", "success"]);
   assert.equal(body.code, "validation_failed");
   assert.equal(body.requestId, huge.headers["x-request-id"]);
-  assert.ok(h.logs.some((line) => line.includes(`"reqId":"${String(body.requestId)}"`) && line.includes("HPE_HEADER_OVERFLOW")), "logged");
+  assert.ok(
+    h.logs.some((line) => line.includes(`"reqId":"${String(body.requestId)}"`) && line.includes("HPE_HEADER_OVERFLOW")),
+    "logged",
+  );
   assert.ok(!h.logs.some((line) => line.includes("yyyyyyyyyy")), "the raw request is not logged");
   assert.ok(!h.logs.some((line) => line.includes('"level":50')), "no error-level line");
 });
@@ -486,7 +519,12 @@ test("origin check (D2): a cookie-carrying request from a foreign origin -> 403 
     for (const origin of ["https://evil.example", "null", "https://members.example.com.evil.example", "https://evil.example:443", "not a url"]) {
       const session = await get(h, "/auth/session", { cookie, headers: { origin } });
       assertErrorBody(session, 403, "origin_mismatch", "/auth/session", `origin ${origin}`);
-      const change = await post(h, "/auth/change-password", { currentPassword: STRONG_PASSWORD, newPassword: OTHER_STRONG_PASSWORD }, { cookie, headers: { origin } });
+      const change = await post(
+        h,
+        "/auth/change-password",
+        { currentPassword: STRONG_PASSWORD, newPassword: OTHER_STRONG_PASSWORD },
+        { cookie, headers: { origin } },
+      );
       assertErrorBody(change, 403, "origin_mismatch", "/auth/change-password", `origin ${origin}`);
       const logout = await post(h, "/auth/logout", {}, { cookie, headers: { origin } });
       assertErrorBody(logout, 403, "origin_mismatch", "/auth/logout", `origin ${origin}`);
@@ -499,7 +537,12 @@ test("origin check (D2): a cookie-carrying request from a foreign origin -> 403 
       const session = await get(h, "/auth/session", { cookie, headers: { origin } });
       assert.equal(session.statusCode, 200, `${origin}: ${session.body}`);
     }
-    const change = await post(h, "/auth/change-password", { currentPassword: STRONG_PASSWORD, newPassword: OTHER_STRONG_PASSWORD }, { cookie, headers: { origin: "https://members.example.com" } });
+    const change = await post(
+      h,
+      "/auth/change-password",
+      { currentPassword: STRONG_PASSWORD, newPassword: OTHER_STRONG_PASSWORD },
+      { cookie, headers: { origin: "https://members.example.com" } },
+    );
     assert.equal(change.statusCode, 200, change.body);
 
     // Without the cookie an odd origin is not refused (no ambient credential to abuse).
@@ -537,7 +580,13 @@ test("issue 16: Content-Type application/json with an empty body is no body: log
   t.after(() => h.close());
   await registerVerifiedMember(h, "empty.body@example.org");
   const cookie = sessionCookieOf(await login(h, "empty.body@example.org"))!;
-  const send = (url: string) => h.app.inject({ method: "POST", url, payload: "", headers: { "x-tenant-domain": h.tenant.domain, "content-type": "application/json", cookie: `session_id=${cookie}` } });
+  const send = (url: string) =>
+    h.app.inject({
+      method: "POST",
+      url,
+      payload: "",
+      headers: { "x-tenant-domain": h.tenant.domain, "content-type": "application/json", cookie: `session_id=${cookie}` },
+    });
   const setup = await send("/auth/2fa/setup");
   assert.equal(setup.statusCode, 200, setup.body);
   assert.equal((await send("/auth/logout")).statusCode, 200);

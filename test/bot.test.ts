@@ -30,17 +30,28 @@ function answerSiteverify(request: IncomingMessage, response: ServerResponse, bo
     response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(value));
   };
   switch (behaviour) {
-    case "pass": return json({ success: true, score: 0.9 });
-    case "noscore": return json({ success: true });
-    case "low": return json({ success: true, score: 0.1 });
-    case "fail": return json({ success: false, "error-codes": ["invalid-input-response"] });
-    case "badsecret": return json({ success: false, "error-codes": ["invalid-input-secret"] });
-    case "weird": return json({ ok: true });
-    case "500": return void response.writeHead(500).end("oops");
-    case "garbage": return void response.writeHead(200, { "content-type": "text/html" }).end("<html>nope</html>");
-    case "hang": return; // never answers: only the client's timeout ends this
-    case "redirect": return void response.writeHead(307, { location: request.url ?? "/" }).end();
-    default: return void response.writeHead(400).end();
+    case "pass":
+      return json({ success: true, score: 0.9 });
+    case "noscore":
+      return json({ success: true });
+    case "low":
+      return json({ success: true, score: 0.1 });
+    case "fail":
+      return json({ success: false, "error-codes": ["invalid-input-response"] });
+    case "badsecret":
+      return json({ success: false, "error-codes": ["invalid-input-secret"] });
+    case "weird":
+      return json({ ok: true });
+    case "500":
+      return void response.writeHead(500).end("oops");
+    case "garbage":
+      return void response.writeHead(200, { "content-type": "text/html" }).end("<html>nope</html>");
+    case "hang":
+      return; // never answers: only the client's timeout ends this
+    case "redirect":
+      return void response.writeHead(307, { location: request.url ?? "/" }).end();
+    default:
+      return void response.writeHead(400).end();
   }
 }
 

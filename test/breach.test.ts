@@ -82,7 +82,12 @@ let logLines: string[] = [];
 function captureLogger(): Logger {
   const stream = new Writable({
     write(chunk: Buffer, _encoding, callback) {
-      logLines.push(...chunk.toString("utf8").split("\n").filter((line) => line !== ""));
+      logLines.push(
+        ...chunk
+          .toString("utf8")
+          .split("\n")
+          .filter((line) => line !== ""),
+      );
       callback();
     },
   });
@@ -96,9 +101,7 @@ function checker(mode: BreachCheckMode, options: { url?: string; timeoutMs?: num
 const FALLBACK_MESSAGE = "breach check unavailable, using offline list";
 
 function fallbackWarnings(): Array<Record<string, unknown>> {
-  return logLines
-    .map((line) => JSON.parse(line) as Record<string, unknown>)
-    .filter((entry) => entry.level === 40 && entry.msg === FALLBACK_MESSAGE);
+  return logLines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((entry) => entry.level === 40 && entry.msg === FALLBACK_MESSAGE);
 }
 
 /** No request and no log line ever carries a tested password or its full hash. */

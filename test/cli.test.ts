@@ -11,7 +11,11 @@ import { createHarness, post } from "./support/harness.js";
 const run = promisify(execFile);
 const SECRETS_KEY = "11".repeat(32);
 
-async function latch(dataDir: string, args: string[], keys: Record<string, string> = { SECRETS_KEY }): Promise<{ code: number; stdout: string; stderr: string }> {
+async function latch(
+  dataDir: string,
+  args: string[],
+  keys: Record<string, string> = { SECRETS_KEY },
+): Promise<{ code: number; stdout: string; stderr: string }> {
   const env = { ...process.env, DATABASE_URL: `sqlite:${join(dataDir, "latch.db")}`, SECRETS_KEY_PREVIOUS: "", LOG_LEVEL: "warn", ...keys };
   try {
     const { stdout, stderr } = await run(process.execPath, ["--import", "tsx", "src/cli/main.ts", ...args], { env });
@@ -94,7 +98,11 @@ test("latch secrets reseal: counts per kind, never values; idempotent; unreadabl
   assert.doesNotMatch(rotated.stdout + rotated.stderr, /cli-bot-secret|whsec_|v2\./, "counts only");
 
   const again = countsOf((await latch(dataDir, ["secrets", "reseal"], { SECRETS_KEY: NEW_KEY })).stdout);
-  assert.deepEqual([again.webhookSecrets!.resealed, again.webhookSecrets!.current, again.botSecrets!.current], [0, 1, 1], "the new key alone opens all; nothing left to do");
+  assert.deepEqual(
+    [again.webhookSecrets!.resealed, again.webhookSecrets!.current, again.botSecrets!.current],
+    [0, 1, 1],
+    "the new key alone opens all; nothing left to do",
+  );
 
   const wrongKey = await latch(dataDir, ["secrets", "reseal"], { SECRETS_KEY });
   assert.equal(wrongKey.code, 1, "values no key opens make the run fail");
@@ -117,7 +125,10 @@ test("D23: latch tenant list|delete; stdout is JSON and nothing else, for result
   }
   type Page = { tenants: { domain: string }[]; nextCursor: string | null };
   const first = JSON.parse((await latch(dataDir, ["tenant", "list", "--limit", "2"])).stdout) as Page;
-  assert.deepEqual(first.tenants.map((x) => x.domain), ["a.example.com", "b.example.com"]);
+  assert.deepEqual(
+    first.tenants.map((x) => x.domain),
+    ["a.example.com", "b.example.com"],
+  );
   const rest = JSON.parse((await latch(dataDir, ["tenant", "list", "--cursor", first.nextCursor!])).stdout) as Page;
   assert.deepEqual([rest.tenants.map((x) => x.domain), rest.nextCursor], [["c.example.com"], null]);
 
@@ -128,7 +139,12 @@ test("D23: latch tenant list|delete; stdout is JSON and nothing else, for result
   assert.equal((JSON.parse(mistyped.stderr) as { code: string }).code, "validation_failed", "errors are JSON too, on stderr");
   const deleted = await latch(dataDir, ["tenant", "delete", "b.example.com", "--confirm", "b.example.com"]);
   assert.equal(deleted.code, 0, deleted.stderr);
-  assert.deepEqual(JSON.parse(deleted.stdout), { success: true, domain: "b.example.com", applicationId: (JSON.parse(deleted.stdout) as { applicationId: string }).applicationId, applicationDeleted: true });
+  assert.deepEqual(JSON.parse(deleted.stdout), {
+    success: true,
+    domain: "b.example.com",
+    applicationId: (JSON.parse(deleted.stdout) as { applicationId: string }).applicationId,
+    applicationDeleted: true,
+  });
   const unknown = await latch(dataDir, ["tenant", "show", "b.example.com"]);
   assert.deepEqual([unknown.code, unknown.stdout, (JSON.parse(unknown.stderr) as { code: string }).code], [1, "", "unknown_tenant"]);
 
@@ -142,5 +158,8 @@ test("D23: latch tenant list|delete; stdout is JSON and nothing else, for result
   // The call the README documents: npm's banner would break `| jq`; -s keeps stdout to the result.
   const env = { ...process.env, DATABASE_URL: `sqlite:${join(dataDir, "latch.db")}`, SECRETS_KEY, SECRETS_KEY_PREVIOUS: "", LOG_LEVEL: "warn" };
   const { stdout } = await run("npm", ["run", "-s", "latch", "--", "tenant", "list"], { env });
-  assert.deepEqual((JSON.parse(stdout) as Page).tenants.map((x) => x.domain), ["a.example.com", "c.example.com"]);
+  assert.deepEqual(
+    (JSON.parse(stdout) as Page).tenants.map((x) => x.domain),
+    ["a.example.com", "c.example.com"],
+  );
 });

@@ -4,7 +4,12 @@ import { test } from "node:test";
 import { createHarness, post, STRONG_PASSWORD, type Harness } from "./support/harness.js";
 
 const register = (h: Harness, n: number, remote: string, forwardedFor: string) =>
-  post(h, "/auth/register-password", { email: `m${n}@example.org`, name: "M", password: STRONG_PASSWORD, "bot-challenge-response": "x" }, { ip: remote, headers: { "x-forwarded-for": forwardedFor } });
+  post(
+    h,
+    "/auth/register-password",
+    { email: `m${n}@example.org`, name: "M", password: STRONG_PASSWORD, "bot-challenge-response": "x" },
+    { ip: remote, headers: { "x-forwarded-for": forwardedFor } },
+  );
 
 test("through a trusted proxy, X-Forwarded-For names the client: per-IP limits count each client", async (t) => {
   const h = await createHarness({ env: { TRUST_PROXY: "10.0.0.1" } });

@@ -74,7 +74,9 @@ function exportTargets(value: unknown): string[] {
 
 test("the installed tarball has dist/*.js and dist/*.d.ts for every source file, and exports point only at them", () => {
   const files = filesUnder(installed);
-  const modules = readdirSync(join(CLIENT_DIR, "src")).filter((name) => name.endsWith(".ts")).map((name) => name.slice(0, -3));
+  const modules = readdirSync(join(CLIENT_DIR, "src"))
+    .filter((name) => name.endsWith(".ts"))
+    .map((name) => name.slice(0, -3));
   assert.ok(modules.includes("index"));
   for (const module of modules) {
     assert.ok(files.includes(`dist/${module}.js`), `dist/${module}.js is not in the tarball: ${files.join(", ")}`);
@@ -186,7 +188,13 @@ export async function readToken(): Promise<string> {
 /** The consumer's settings: a browser app (DOM), a Node app (@types/node, no DOM), and a bundler's resolution. */
 const CONSUMERS: Record<string, Record<string, unknown>> = {
   "NodeNext with DOM": { module: "NodeNext", moduleResolution: "NodeNext", lib: ["ES2022", "DOM"], types: [] },
-  "NodeNext with @types/node, no DOM": { module: "NodeNext", moduleResolution: "NodeNext", lib: ["ES2022"], types: ["node"], typeRoots: [fileURLToPath(new URL("../node_modules/@types", import.meta.url))] },
+  "NodeNext with @types/node, no DOM": {
+    module: "NodeNext",
+    moduleResolution: "NodeNext",
+    lib: ["ES2022"],
+    types: ["node"],
+    typeRoots: [fileURLToPath(new URL("../node_modules/@types", import.meta.url))],
+  },
   "Bundler resolution": { module: "ESNext", moduleResolution: "Bundler", lib: ["ES2022", "DOM"], types: [] },
 };
 
@@ -201,7 +209,14 @@ test("a TypeScript consumer type-checks against the shipped .d.ts, not the sourc
       assert.fail(`${name}: the consumer does not type-check:\n${err.stdout}`);
     });
     const fromPackage = checked.stdout.split("\n").filter((file) => file.includes("node_modules/@latch/client/"));
-    assert.ok(fromPackage.some((file) => file.endsWith("/dist/index.d.ts")), `${name}: dist/index.d.ts was not used`);
-    assert.deepEqual(fromPackage.filter((file) => !file.endsWith(".d.ts")), [], `${name}: TypeScript read the package's sources`);
+    assert.ok(
+      fromPackage.some((file) => file.endsWith("/dist/index.d.ts")),
+      `${name}: dist/index.d.ts was not used`,
+    );
+    assert.deepEqual(
+      fromPackage.filter((file) => !file.endsWith(".d.ts")),
+      [],
+      `${name}: TypeScript read the package's sources`,
+    );
   }
 });

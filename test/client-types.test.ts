@@ -8,7 +8,15 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
 import type { Static, TSchema } from "typebox";
-import { createLatchClient, LATCH_ERROR_CODES, operations, type AuditEventType as ClientAuditEventType, type LatchClient, type LatchErrorCode, type MemberStatus as ClientMemberStatus } from "../packages/client/src/index.js";
+import {
+  createLatchClient,
+  LATCH_ERROR_CODES,
+  operations,
+  type AuditEventType as ClientAuditEventType,
+  type LatchClient,
+  type LatchErrorCode,
+  type MemberStatus as ClientMemberStatus,
+} from "../packages/client/src/index.js";
 import { OPENAPI_FILE } from "../scripts/openapi.js";
 import { errorStatus, type ErrorCode } from "../src/errors.js";
 import type { AuditEventType, MemberStatus } from "../src/model.js";
@@ -29,19 +37,35 @@ import type {
 } from "../src/http/routes/admin.js";
 import type { ChallengeBody } from "../src/http/routes/bot-challenge.js";
 import type { LoginAnswer, LoginBody, SessionAnswer } from "../src/http/routes/login.js";
-import type { MagicLoginAnswer, RegisterMagicLinkBody, RequestMagicLinkBody, VerifyLoginCodeBody, VerifyMagicLinkBody, VerifyMagicLinkParams } from "../src/http/routes/magic-link.js";
+import type {
+  MagicLoginAnswer,
+  RegisterMagicLinkBody,
+  RequestMagicLinkBody,
+  VerifyLoginCodeBody,
+  VerifyMagicLinkBody,
+  VerifyMagicLinkParams,
+} from "../src/http/routes/magic-link.js";
 import type { ChangePasswordBody, ForgotPasswordBody, ResetPasswordBody } from "../src/http/routes/password.js";
 import type { RegisterPasswordBody, RegistrationBody, ResendVerificationBody, VerifyEmailAnswer, VerifyEmailBody } from "../src/http/routes/registration.js";
 import type { DisableTwoFactorBody, EnableTwoFactorBody, RecoveryCodesBody, RegenerateRecoveryCodesBody, SetupBody } from "../src/http/routes/two-factor.js";
 import type { DeletedTenantBody, DeleteTenantQuery, DomainParams, TenantListBody, TenantListQuery } from "../src/http/routes/operator.js";
-import type { LoginOptionsBody, LoginVerifyBody, PasskeyBody, PasskeyListBody, PasskeyParams, RegistrationOptionsBody, RegistrationVerifyBody, RenamePasskeyBody } from "../src/http/routes/passkeys.js";
+import type {
+  LoginOptionsBody,
+  LoginVerifyBody,
+  PasskeyBody,
+  PasskeyListBody,
+  PasskeyParams,
+  RegistrationOptionsBody,
+  RegistrationVerifyBody,
+  RenamePasskeyBody,
+} from "../src/http/routes/passkeys.js";
 import type { ChangeEmailBody, DeleteAccountBody, LinkBody, MeBody, SessionListBody, SessionParams, UpdateMeBody } from "../src/http/routes/self-service.js";
 import type { MessageBody } from "../src/http/schemas.js";
 
 // ---- Type-level equality ----
 
 /** Exact type identity (the compiler's own check): optional vs required, readonly, literal vs wide all differ. */
-type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends (<T>() => T extends B ? 1 : 2) ? true : false;
+type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
 /** A compile error unless T is `true`. */
 function assertType<T extends true>(): T | void {}
 
@@ -148,12 +172,20 @@ test("the client has a method for every member and admin operation, with its met
 
 test("exactly the admin-tagged operations carry the API key, and the operator calls the operator key", () => {
   const document = JSON.parse(readFileSync(OPENAPI_FILE, "utf8")) as { paths: Record<string, Record<string, Json>> };
-  const adminIds = Object.values(document.paths).flatMap((item) => Object.values(item))
+  const adminIds = Object.values(document.paths)
+    .flatMap((item) => Object.values(item))
     .filter((op) => ((op.tags ?? []) as string[]).includes("admin"))
-    .map((op) => op.operationId as string).sort();
-  const keyed = Object.entries(operations).filter(([, op]) => "admin" in op).map(([id]) => id).sort();
+    .map((op) => op.operationId as string)
+    .sort();
+  const keyed = Object.entries(operations)
+    .filter(([, op]) => "admin" in op)
+    .map(([id]) => id)
+    .sort();
   assert.deepStrictEqual(keyed, adminIds);
-  const operatorKeyed = Object.entries(operations).filter(([, op]) => "operator" in op).map(([id]) => id).sort();
+  const operatorKeyed = Object.entries(operations)
+    .filter(([, op]) => "operator" in op)
+    .map(([id]) => id)
+    .sort();
   assert.deepStrictEqual(operatorKeyed, [...SDK_OPERATOR_CALLS].sort());
 });
 

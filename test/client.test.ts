@@ -135,11 +135,17 @@ test("a member's whole journey goes through the SDK, with the session kept by th
   await rejection(client.loginWithPassword({ email, password: OTHER_STRONG_PASSWORD }), "account_locked", 403);
   const audit = await admin.listAuditEvents({ recordId: registered.recordid, limit: 5 });
   assert.ok(audit.events.length > 0 && audit.events.length <= 5);
-  assert.ok(audit.events.some((event) => event.type === "account_locked"), "the lock is in the log");
+  assert.ok(
+    audit.events.some((event) => event.type === "account_locked"),
+    "the lock is in the log",
+  );
 
   // D22 through the SDK: find the member, read and export them, end their sessions, erase them.
   const found = await admin.listMembers({ email: `${email.slice(0, 3)}*` });
-  assert.deepEqual(found.members.map((m) => m.recordid), [registered.recordid]);
+  assert.deepEqual(
+    found.members.map((m) => m.recordid),
+    [registered.recordid],
+  );
   assert.equal(found.nextCursor, null);
   assert.equal((await admin.getMember(registered.recordid)).authentication_status, "Locked");
   assert.equal((await admin.exportMember(registered.recordid)).member.email, email);
@@ -147,7 +153,10 @@ test("a member's whole journey goes through the SDK, with the session kept by th
   assert.deepEqual(await admin.deleteMember(registered.recordid), { success: true, recordid: registered.recordid });
   await rejection(admin.getMember(registered.recordid), "not_found", 404);
 
-  assert.ok(sent.every((request) => request.headers.get("authorization") === null), "member calls never carry a key");
+  assert.ok(
+    sent.every((request) => request.headers.get("authorization") === null),
+    "member calls never carry a key",
+  );
   assert.ok(sent.every((request) => request.headers.get("x-tenant-domain") === h.tenant.domain));
 });
 
@@ -175,17 +184,34 @@ test("D24 and D23 through the SDK: profile, sessions, email change, account dele
   await member.deleteAccount({ password: STRONG_PASSWORD });
   await rejection(member.getMe(), "unauthorized", 401);
   assert.ok(sent.some((r) => r.method === "PATCH") && sent.some((r) => r.method === "DELETE"));
-  assert.ok(sent.every((request) => request.headers.get("authorization") === null), "member calls never carry a key");
+  assert.ok(
+    sent.every((request) => request.headers.get("authorization") === null),
+    "member calls never carry a key",
+  );
 
   const operatorSent: SentRequest[] = [];
-  const operator = createLatchClient({ baseUrl, tenantDomain: h.tenant.domain, operatorKey: OPERATOR_KEY, apiKey: "admin-key-that-must-not-go-to-the-operator-api", fetch: recordingFetch(operatorSent) });
+  const operator = createLatchClient({
+    baseUrl,
+    tenantDomain: h.tenant.domain,
+    operatorKey: OPERATOR_KEY,
+    apiKey: "admin-key-that-must-not-go-to-the-operator-api",
+    fetch: recordingFetch(operatorSent),
+  });
   await operator.listTenants();
   const listed = await operator.listTenants({ limit: 1 });
   assert.equal(listed.tenants.length, 1);
   const created = await fetch(`${baseUrl}/operator/tenants`, {
     method: "POST",
     headers: { "content-type": "application/json", authorization: `Bearer ${OPERATOR_KEY}` },
-    body: JSON.stringify({ domain: "sdk-gone.example.com", settings: { emailVerificationWebhook: "https://h.example/v", passwordResetWebhook: "https://h.example/r", magicLoginWebhook: "https://h.example/m", botProtection: { provider: "none" } } }),
+    body: JSON.stringify({
+      domain: "sdk-gone.example.com",
+      settings: {
+        emailVerificationWebhook: "https://h.example/v",
+        passwordResetWebhook: "https://h.example/r",
+        magicLoginWebhook: "https://h.example/m",
+        botProtection: { provider: "none" },
+      },
+    }),
   });
   assert.equal(created.status, 201);
   await rejection(operator.deleteTenant("sdk-gone.example.com", "other.example.com"), "validation_failed", 400);
@@ -206,10 +232,16 @@ test("D26 through the SDK: add a passkey, list, rename, log in with it, remove i
   const auth = new SoftAuthenticator();
   const origin = `https://${h.tenant.domain}`;
   const creation = await client.startPasskeyRegistration({ password: STRONG_PASSWORD });
-  const added = await client.finishPasskeyRegistration({ response: auth.createCredential(creation as unknown as PublicKeyCredentialCreationOptionsJSON, origin), name: "Laptop" });
+  const added = await client.finishPasskeyRegistration({
+    response: auth.createCredential(creation as unknown as PublicKeyCredentialCreationOptionsJSON, origin),
+    name: "Laptop",
+  });
   assert.equal(added.passkey.name, "Laptop");
   assert.equal((await client.renamePasskey(added.passkey.id, { name: "Old laptop" })).passkey.name, "Old laptop");
-  assert.deepEqual((await client.listPasskeys()).passkeys.map((p) => p.name), ["Old laptop"]);
+  assert.deepEqual(
+    (await client.listPasskeys()).passkeys.map((p) => p.name),
+    ["Old laptop"],
+  );
 
   const fresh = memberClient();
   const request = await fresh.startPasskeyLogin();
@@ -243,7 +275,11 @@ test("refusals are LatchErrors with the D4 code, status and request id", async (
   assert.ok(Array.isArray(invalid.details) && invalid.details.length > 0, `details: ${JSON.stringify(invalid.details)}`);
 
   await rejection(createLatchClient({ baseUrl, tenantDomain: "nobody.example.net" }).getSession(), "unknown_tenant", 404);
-  await rejection(createLatchClient({ baseUrl, tenantDomain: h.tenant.domain, apiKey: "not-the-key" }).requirePasswordChange({ recordId: "x" }), "unauthorized", 401);
+  await rejection(
+    createLatchClient({ baseUrl, tenantDomain: h.tenant.domain, apiKey: "not-the-key" }).requirePasswordChange({ recordId: "x" }),
+    "unauthorized",
+    401,
+  );
 });
 
 test("rate_limited carries Retry-After as retryAfterSeconds", async () => {
@@ -253,7 +289,10 @@ test("rate_limited carries Retry-After as retryAfterSeconds", async () => {
   const admin = createLatchClient({ baseUrl, tenantDomain: h.tenant.domain, apiKey: internalApiKeyOf(h) });
   await admin.resendVerificationAsAdmin({ recordId: registered.recordid, email });
   const limited = await rejection(admin.resendVerificationAsAdmin({ recordId: registered.recordid, email }), "rate_limited", 429);
-  assert.ok(Number.isInteger(limited.retryAfterSeconds) && limited.retryAfterSeconds! > 0 && limited.retryAfterSeconds! <= 300, `retryAfterSeconds ${limited.retryAfterSeconds}`);
+  assert.ok(
+    Number.isInteger(limited.retryAfterSeconds) && limited.retryAfterSeconds! > 0 && limited.retryAfterSeconds! <= 300,
+    `retryAfterSeconds ${limited.retryAfterSeconds}`,
+  );
 });
 
 async function listen(server: Server): Promise<number> {
@@ -299,8 +338,14 @@ test("a D4 body with a code newer than the SDK keeps its message and request id,
 
 test("requests: browser credentials, JSON only with a body, the key only on admin calls, path params encoded", async () => {
   const sent: SentRequest[] = [];
-  const answer = () => new Response(JSON.stringify({ success: true, message: "ok" }), { headers: { "content-type": "application/json", "set-cookie": "session_id=abc; Path=/" } });
-  const client = createLatchClient({ baseUrl: "https://auth.example.com/", tenantDomain: "members.example.com", apiKey: "admin-key", fetch: recordingFetch(sent, answer) });
+  const answer = () =>
+    new Response(JSON.stringify({ success: true, message: "ok" }), { headers: { "content-type": "application/json", "set-cookie": "session_id=abc; Path=/" } });
+  const client = createLatchClient({
+    baseUrl: "https://auth.example.com/",
+    tenantDomain: "members.example.com",
+    apiKey: "admin-key",
+    fetch: recordingFetch(sent, answer),
+  });
 
   await client.verifyMagicLink("a/b", "c?d#e", { twoFACode: "123456" });
   await client.getSession();
@@ -333,7 +378,14 @@ test("requests: browser credentials, JSON only with a body, the key only on admi
 
 test("the memory jar keeps the newest session_id and drops it on Max-Age=0 or a past Expires", async () => {
   const sent: SentRequest[] = [];
-  const cookies = ["session_id=first; Max-Age=3600; Path=/; HttpOnly", "other=1", "session_id=second; Path=/", "session_id=; Max-Age=0; Path=/", "session_id=third", "session_id=gone; Expires=Thu, 01 Jan 1970 00:00:00 GMT"];
+  const cookies = [
+    "session_id=first; Max-Age=3600; Path=/; HttpOnly",
+    "other=1",
+    "session_id=second; Path=/",
+    "session_id=; Max-Age=0; Path=/",
+    "session_id=third",
+    "session_id=gone; Expires=Thu, 01 Jan 1970 00:00:00 GMT",
+  ];
   let next = 0;
   const answer = () => {
     const headers = new Headers({ "content-type": "application/json" });
@@ -343,5 +395,8 @@ test("the memory jar keeps the newest session_id and drops it on Max-Age=0 or a 
   };
   const client = createLatchClient({ cookies: "memory", fetch: recordingFetch(sent, answer) });
   for (let i = 0; i <= cookies.length; i++) await client.getSession();
-  assert.deepEqual(sent.map((request) => request.headers.get("cookie")), [null, "session_id=first", "session_id=first", "session_id=second", null, "session_id=third", null]);
+  assert.deepEqual(
+    sent.map((request) => request.headers.get("cookie")),
+    [null, "session_id=first", "session_id=first", "session_id=second", null, "session_id=third", null],
+  );
 });

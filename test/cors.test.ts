@@ -42,7 +42,11 @@ test("preflight: an allowed origin may POST JSON with credentials; nothing wider
       assert.equal(response.headers["access-control-allow-methods"], undefined, String(origin));
     }
     // The listed origin asking for a method Latch has no route for, the admin key's header or X-Tenant-Domain: refused.
-    for (const [method, headers] of [["PUT", undefined], ["POST", "content-type, authorization"], ["POST", "x-tenant-domain"]] as const) {
+    for (const [method, headers] of [
+      ["PUT", undefined],
+      ["POST", "content-type, authorization"],
+      ["POST", "x-tenant-domain"],
+    ] as const) {
       const response = await preflight(h, ALLOWED, method, headers);
       assertError(response, 403, "origin_mismatch");
       assert.equal(response.headers["access-control-allow-origin"], undefined, `${method} ${headers}: a refusal grants nothing`);
@@ -104,7 +108,11 @@ test("a tenant without allowedOrigins grants no origin", async () => {
   try {
     const response = await preflight(h, "https://app.example.org");
     assertError(response, 403, "origin_mismatch");
-    assert.equal((await h.app.inject({ method: "GET", url: "/auth/bot-challenge", headers: { host: h.tenant.domain } })).headers.vary, undefined, "nothing varies without listed origins");
+    assert.equal(
+      (await h.app.inject({ method: "GET", url: "/auth/bot-challenge", headers: { host: h.tenant.domain } })).headers.vary,
+      undefined,
+      "nothing varies without listed origins",
+    );
   } finally {
     await h.close();
   }

@@ -46,8 +46,14 @@ function countersContract(name: string, make: () => Promise<MadeCounters>): void
       const { counters, dispose } = await make();
       t.after(dispose);
       const hits = await Promise.all(Array.from({ length: 20 }, () => counters.hitCounter("ten_a", "ip:1", 1000, now)));
-      assert.deepEqual(hits.map((h) => h.count).sort((a, b) => a - b), Array.from({ length: 20 }, (_, i) => i + 1));
-      assert.ok(hits.every((h) => h.windowEndsAt === now + 1000), "every hit reports the same window end");
+      assert.deepEqual(
+        hits.map((h) => h.count).sort((a, b) => a - b),
+        Array.from({ length: 20 }, (_, i) => i + 1),
+      );
+      assert.ok(
+        hits.every((h) => h.windowEndsAt === now + 1000),
+        "every hit reports the same window end",
+      );
       assert.equal((await counters.hitCounter("ten_b", "ip:1", 1000, now)).count, 1, "other tenant");
       assert.equal((await counters.hitCounter("ten_a", "ip:2", 1000, now)).count, 1, "other key");
       assert.deepEqual(await counters.hitCounter("ten_a", "ip:1", 1000, now + 999), { count: 21, windowEndsAt: now + 1000 }, "still in the window");
@@ -127,7 +133,10 @@ if (TEST_REDIS_URL) {
       // The client reconnects on its own (a short backoff); poll until it answers again.
       let count = 0;
       for (let i = 0; i < 100 && count === 0; i++) {
-        count = await made.counters.hitCounter("ten_a", "k", 60_000, now).then((h) => h.count, () => 0);
+        count = await made.counters.hitCounter("ten_a", "k", 60_000, now).then(
+          (h) => h.count,
+          () => 0,
+        );
         if (count === 0) await new Promise((r) => setTimeout(r, 50));
       }
       assert.ok(count >= 2, `${mode}: counting resumes after the outage and the earlier hits are kept (got ${count})`);

@@ -63,7 +63,12 @@ async function solveBotChallenge(h: Harness): Promise<string> {
 }
 
 async function registerDevMember(h: Harness, email: string, name: string): Promise<string> {
-  const response = await post(h, "/auth/register-password", { email, name, password: STRONG_PASSWORD, "bot-challenge-response": await solveBotChallenge(h) }, { domain: DEV_TENANT_DOMAIN });
+  const response = await post(
+    h,
+    "/auth/register-password",
+    { email, name, password: STRONG_PASSWORD, "bot-challenge-response": await solveBotChallenge(h) },
+    { domain: DEV_TENANT_DOMAIN },
+  );
   assert.equal(response.statusCode, 200, response.body);
   return response.json<{ recordid: string }>().recordid;
 }
@@ -103,7 +108,12 @@ test("without DEV_MODE the dev inbox routes answer 404 and no dev tenant exists"
   const h = await createHarness();
   t.after(() => h.close());
   assert.equal(h.deps.dev, undefined);
-  for (const [method, url] of [["GET", "/dev/inbox"], ["GET", "/dev/inbox.json"], ["POST", "/dev/inbox/webhook"], ["GET", "/"]] as const) {
+  for (const [method, url] of [
+    ["GET", "/dev/inbox"],
+    ["GET", "/dev/inbox.json"],
+    ["POST", "/dev/inbox/webhook"],
+    ["GET", "/"],
+  ] as const) {
     const response = await h.app.inject({ method, url, ...(method === "POST" ? { payload: {} } : {}) });
     assert.equal(response.statusCode, 404, `${method} ${url}`);
     assert.equal(response.json().code, "not_found");
@@ -151,7 +161,10 @@ test("the dev tenant exists after start: ALTCHA, every webhook at this process's
   assert.match(started.webhookUrl, /^http:\/\/127\.0\.0\.1:\d+\/dev\/inbox\/webhook$/);
   assert.match(dev.printed[0]!, /^Latch dev mode: open http:\/\/localhost:\d+\/ui\/register$/);
   assert.match(dev.printed[1]!, /^Dev inbox, where the emails arrive: http:\/\/localhost:\d+\/dev\/inbox$/);
-  assert.ok(dev.printed.some((line) => line.includes(started.internalApiKey!)), "the admin key is printed at creation");
+  assert.ok(
+    dev.printed.some((line) => line.includes(started.internalApiKey!)),
+    "the admin key is printed at creation",
+  );
   const tenant = await h.deps.store.tenants.findTenantByDomain(DEV_TENANT_DOMAIN);
   assert.deepEqual(tenant!.settings.botProtection, { provider: "altcha" });
   for (const name of ["emailVerificationWebhook", "passwordResetWebhook", "magicLoginWebhook", "securityAlertWebhook"] as const) {
@@ -159,7 +172,9 @@ test("the dev tenant exists after start: ALTCHA, every webhook at this process's
   }
   // The printed key works on the admin API.
   const admin = await h.app.inject({
-    method: "POST", url: "/auth/admin/require-password-change", payload: { recordId: "123456789012345" },
+    method: "POST",
+    url: "/auth/admin/require-password-change",
+    payload: { recordId: "123456789012345" },
     headers: { "x-tenant-domain": DEV_TENANT_DOMAIN, authorization: `Bearer ${started.internalApiKey}` },
   });
   assert.equal(admin.statusCode, 404, admin.body); // authenticated: only the member is unknown
@@ -170,7 +185,10 @@ test("the dev tenant exists after start: ALTCHA, every webhook at this process's
   assert.equal(again.created, false);
   assert.equal(again.internalApiKey, undefined, "the key is shown once");
   assert.equal(again.applicationId, started.applicationId);
-  assert.ok(dev.printed.some((line) => line.includes("rotate-key")), dev.printed.join("\n"));
+  assert.ok(
+    dev.printed.some((line) => line.includes("rotate-key")),
+    dev.printed.join("\n"),
+  );
   const tenants = (await h.deps.store.tenants.listTenants()).filter((row) => row.domain === DEV_TENANT_DOMAIN);
   assert.equal(tenants.length, 1);
   // The restart listens on another port: the inbox webhooks follow it.
@@ -250,7 +268,12 @@ test("the page shows each message as an email, newest first: subject, recipient,
   await registerDevMember(h, "ada@example.org", "Ada Lovelace");
   await deliverWebhooks(h);
   h.clock.advance(60_000);
-  const forgot = await post(h, "/auth/forgot-password", { email: "ada@example.org", "bot-challenge-response": await solveBotChallenge(h) }, { domain: DEV_TENANT_DOMAIN });
+  const forgot = await post(
+    h,
+    "/auth/forgot-password",
+    { email: "ada@example.org", "bot-challenge-response": await solveBotChallenge(h) },
+    { domain: DEV_TENANT_DOMAIN },
+  );
   assert.equal(forgot.statusCode, 200, forgot.body);
   await deliverWebhooks(h);
 
@@ -258,7 +281,7 @@ test("the page shows each message as an email, newest first: subject, recipient,
   assert.equal(reset!.eventType, "password_reset");
   assert.equal(verify!.eventType, "verify_email");
   const page = await inboxPage(h);
-  assert.ok(page.indexOf("<h3 id=\"m0-subject\">Reset your password</h3>") > 0, page);
+  assert.ok(page.indexOf('<h3 id="m0-subject">Reset your password</h3>') > 0, page);
   assert.ok(page.indexOf("Reset your password") < page.indexOf("Confirm your email address"), "newest first");
   assert.ok(page.includes("Ada Lovelace &lt;ada@example.org&gt;"), "the recipient");
   assert.ok(page.includes(`<a class="button" href="${reset!.link}"`), "the reset link as a button");
@@ -267,7 +290,7 @@ test("the page shows each message as an email, newest first: subject, recipient,
   // Says what it is, and is built to be read by everyone.
   assert.match(page, /This is a <strong>development inbox<\/strong>/);
   assert.match(page, /Latch never sends email itself/);
-  for (const landmark of ['<html lang="en">', "<header>", '<main id="messages"', "<nav aria-label=\"Inbox\">", "<footer>", "<h1>", "<h2>"]) {
+  for (const landmark of ['<html lang="en">', "<header>", '<main id="messages"', '<nav aria-label="Inbox">', "<footer>", "<h1>", "<h2>"]) {
     assert.ok(page.includes(landmark), landmark);
   }
   assert.ok(!page.includes("<script"), "no JavaScript");
@@ -279,7 +302,16 @@ test("the page shows each message as an email, newest first: subject, recipient,
 
 test("security alerts show as 'Security alert: …' without a button", async (t) => {
   const { h } = await createDevHarness(t);
-  const body = JSON.stringify({ event_type: "security_alert", recordid: "123456789012345", email: "ada@example.org", name: "Ada", alert: "password_changed", at: "2026-01-01T00:00:00.000Z", ip: "203.0.113.5", country: null });
+  const body = JSON.stringify({
+    event_type: "security_alert",
+    recordid: "123456789012345",
+    email: "ada@example.org",
+    name: "Ada",
+    alert: "password_changed",
+    at: "2026-01-01T00:00:00.000Z",
+    ip: "203.0.113.5",
+    country: null,
+  });
   assert.equal((await postToInbox(h, body, { secret: await devWebhookSecret(h) })).statusCode, 204);
   const [alert] = await inbox(h);
   assert.equal(alert!.subject, "Security alert: your password was changed");
@@ -292,9 +324,21 @@ test("security alerts show as 'Security alert: …' without a button", async (t)
 test("D26: a magic_login email shows its code beside the link; other emails have none", async (t) => {
   const { h } = await createDevHarness(t);
   const secret = await devWebhookSecret(h);
-  const body = JSON.stringify({ event_type: "magic_login", recordid: "123456789012345", email: "ada@example.org", name: "Ada", magicLoginLink: "http://localhost:1/verify-magic-link/123456789012345/x", code: "012345" });
+  const body = JSON.stringify({
+    event_type: "magic_login",
+    recordid: "123456789012345",
+    email: "ada@example.org",
+    name: "Ada",
+    magicLoginLink: "http://localhost:1/verify-magic-link/123456789012345/x",
+    code: "012345",
+  });
   assert.equal((await postToInbox(h, body, { secret, id: "msg_code" })).statusCode, 204);
-  const hostile = JSON.stringify({ event_type: "magic_login", email: "eve@example.org", magicLoginLink: "http://localhost:1/verify-magic-link/1/y", code: "<b>1</b>" });
+  const hostile = JSON.stringify({
+    event_type: "magic_login",
+    email: "eve@example.org",
+    magicLoginLink: "http://localhost:1/verify-magic-link/1/y",
+    code: "<b>1</b>",
+  });
   assert.equal((await postToInbox(h, hostile, { secret, id: "msg_hostile_code" })).statusCode, 204);
   const [escaped, email] = await inbox(h);
   assert.equal(email!.code, "012345", "in /dev/inbox.json, leading zero kept");
@@ -321,7 +365,13 @@ test("account_exists (D18) shows as an email without a button", async (t) => {
 test("a webhook whose signature doesn't verify is refused with 401 and not stored; a retry is kept once", async (t) => {
   const { h } = await createDevHarness(t);
   const secret = await devWebhookSecret(h);
-  const body = JSON.stringify({ event_type: "magic_login", recordid: "123456789012345", email: "ada@example.org", name: "Ada", magicLoginLink: "http://localhost:1/verify-magic-link/123456789012345/x" });
+  const body = JSON.stringify({
+    event_type: "magic_login",
+    recordid: "123456789012345",
+    email: "ada@example.org",
+    name: "Ada",
+    magicLoginLink: "http://localhost:1/verify-magic-link/123456789012345/x",
+  });
   const now = Math.floor(h.clock.now() / 1000);
   const refusals = [
     await postToInbox(h, body, { secret: "whsec_" + Buffer.alloc(32, 7).toString("base64") }), // another tenant's secret
@@ -353,9 +403,15 @@ test("every value is HTML-escaped; a link that isn't http(s) never becomes a but
   assert.ok(!page.includes("<script>"), "the raw tag");
 
   const secret = await devWebhookSecret(h);
-  const body = JSON.stringify({ event_type: "verify_email", recordid: "1", email: "a\"@example.org", name: "<b>bold</b>", verificationLink: "javascript:alert(3)" });
+  const body = JSON.stringify({
+    event_type: "verify_email",
+    recordid: "1",
+    email: 'a"@example.org',
+    name: "<b>bold</b>",
+    verificationLink: "javascript:alert(3)",
+  });
   assert.equal((await postToInbox(h, body, { secret, id: "msg_hostile" })).statusCode, 204);
-  const unknownEvent = JSON.stringify({ event_type: "x\"><img src=x onerror=alert(2)>", email: "b@example.org" });
+  const unknownEvent = JSON.stringify({ event_type: 'x"><img src=x onerror=alert(2)>', email: "b@example.org" });
   assert.equal((await postToInbox(h, unknownEvent, { secret, id: "msg_unknown" })).statusCode, 204);
   const hostile = await inboxPage(h);
   assert.ok(!hostile.includes("<img"), "no injected element");
@@ -395,11 +451,20 @@ test("`npm run dev`'s entry starts on a fresh data directory, prints the URL to 
   };
 
   const first = await startOnce();
-  assert.ok(first.lines.some((l) => /Dev tenant "localhost" created .*admin API key, shown this once: latch_/.test(l)), first.lines.join("\n"));
-  assert.ok(first.lines.some((l) => l.includes("DEV_MODE=true") && l.includes("never run this in production")), "the loud warning");
+  assert.ok(
+    first.lines.some((l) => /Dev tenant "localhost" created .*admin API key, shown this once: latch_/.test(l)),
+    first.lines.join("\n"),
+  );
+  assert.ok(
+    first.lines.some((l) => l.includes("DEV_MODE=true") && l.includes("never run this in production")),
+    "the loud warning",
+  );
   assert.ok(first.lines.includes("Breached-password check: offline, against the shipped list of common passwords."), "says where passwords are checked");
   assert.ok(existsSync(join(dataDir, "secrets.key")), "a generated key in the data directory, as without dev mode");
   const second = await startOnce();
-  assert.ok(second.lines.some((l) => l.startsWith('Dev tenant "localhost" is ready')), second.lines.join("\n"));
+  assert.ok(
+    second.lines.some((l) => l.startsWith('Dev tenant "localhost" is ready')),
+    second.lines.join("\n"),
+  );
   assert.ok(!second.lines.some((l) => l.includes("shown this once")));
 });

@@ -17,8 +17,15 @@ const KILL_AFTER_ANSWERS = 3;
 function startInstance(h: Harness): Promise<ServerProcess> {
   return startServerProcess({
     env: {
-      ...process.env, DATABASE_URL: h.config.databaseUrl, SECRETS_KEY: "11".repeat(32), PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info",
-      WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true", BREACH_CHECK_MODE: "offline", RATE_LIMITS: "off",
+      ...process.env,
+      DATABASE_URL: h.config.databaseUrl,
+      SECRETS_KEY: "11".repeat(32),
+      PORT: "0",
+      HOST: "127.0.0.1",
+      LOG_LEVEL: "info",
+      WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true",
+      BREACH_CHECK_MODE: "offline",
+      RATE_LIMITS: "off",
     },
   });
 }
@@ -26,19 +33,27 @@ function startInstance(h: Harness): Promise<ServerProcess> {
 /** Sends every request at once; SIGKILLs the process when the `killAfter`-th 200 arrives. Returns the emails answered 200. */
 async function sprayThenKill(server: ServerProcess, h: Harness, path: string, bodies: Record<string, unknown>[]): Promise<string[]> {
   const answered: string[] = [];
-  await Promise.all(bodies.map(async (body) => {
-    try {
-      const res = await fetch(`${server.url}${path}`, { method: "POST", headers: { "content-type": "application/json", "x-tenant-domain": h.tenant.domain }, body: JSON.stringify(body) });
-      await res.arrayBuffer();
-      if (res.status === 200) {
-        answered.push(String(body.email));
-        if (answered.length === KILL_AFTER_ANSWERS) server.child.kill("SIGKILL");
+  await Promise.all(
+    bodies.map(async (body) => {
+      try {
+        const res = await fetch(`${server.url}${path}`, {
+          method: "POST",
+          headers: { "content-type": "application/json", "x-tenant-domain": h.tenant.domain },
+          body: JSON.stringify(body),
+        });
+        await res.arrayBuffer();
+        if (res.status === 200) {
+          answered.push(String(body.email));
+          if (answered.length === KILL_AFTER_ANSWERS) server.child.kill("SIGKILL");
+        }
+      } catch {
+        // The connection died with the process: that request was never answered, so nothing was promised.
       }
-    } catch {
-      // The connection died with the process: that request was never answered, so nothing was promised.
-    }
-  }));
-  await new Promise<void>((resolve) => (server.child.exitCode !== null || server.child.signalCode !== null ? resolve() : server.child.once("exit", () => resolve())));
+    }),
+  );
+  await new Promise<void>((resolve) =>
+    server.child.exitCode !== null || server.child.signalCode !== null ? resolve() : server.child.once("exit", () => resolve()),
+  );
   return answered;
 }
 
@@ -76,7 +91,13 @@ test("forgot-password: no reset email is lost to a kill -9 after the 200 (D19)",
   t.after(() => h.close());
   const members = emails("reset");
   for (const [i, email] of members.entries()) await registerVerifiedMember(h, email, STRONG_PASSWORD, `198.51.100.${i + 10}`);
-  await checkDurable(t, h, "/auth/forgot-password", "password_reset", members.map((email) => ({ email, "bot-challenge-response": "x" })));
+  await checkDurable(
+    t,
+    h,
+    "/auth/forgot-password",
+    "password_reset",
+    members.map((email) => ({ email, "bot-challenge-response": "x" })),
+  );
 });
 
 test("request-magic-link: no login email is lost to a kill -9 after the 200 (D19)", async (t) => {
@@ -84,7 +105,13 @@ test("request-magic-link: no login email is lost to a kill -9 after the 200 (D19
   t.after(() => h.close());
   const members = emails("magic");
   for (const [i, email] of members.entries()) await registerVerifiedMember(h, email, STRONG_PASSWORD, `198.51.100.${i + 10}`);
-  await checkDurable(t, h, "/auth/request-magic-link", "magic_login", members.map((email) => ({ email, "bot-challenge-response": "x" })));
+  await checkDurable(
+    t,
+    h,
+    "/auth/request-magic-link",
+    "magic_login",
+    members.map((email) => ({ email, "bot-challenge-response": "x" })),
+  );
 });
 
 test("resend-verification: no verification email is lost to a kill -9 after the 200 (D19)", async (t) => {
@@ -97,7 +124,13 @@ test("resend-verification: no verification email is lost to a kill -9 after the 
   }
   await settle(h);
   const before = h.receiver.received.length;
-  await checkDurable(t, h, "/auth/resend-verification", "verify_email", members.map((email) => ({ email, "bot-challenge-response": "x" })));
+  await checkDurable(
+    t,
+    h,
+    "/auth/resend-verification",
+    "verify_email",
+    members.map((email) => ({ email, "bot-challenge-response": "x" })),
+  );
   assert.ok(h.receiver.received.length > before);
   // The resent link works: it came from the request committed before the kill.
   const link = parseLink(h.receiver.received.at(-1)!.body.verificationLink!);
@@ -107,5 +140,11 @@ test("resend-verification: no verification email is lost to a kill -9 after the 
 test("registration: no verification email is lost to a kill -9 after the 200 (D19)", async (t) => {
   const h = await createHarness();
   t.after(() => h.close());
-  await checkDurable(t, h, "/auth/register-magic-link", "verify_email", emails("new").map((email) => ({ email, name: "New", "bot-challenge-response": "x" })));
+  await checkDurable(
+    t,
+    h,
+    "/auth/register-magic-link",
+    "verify_email",
+    emails("new").map((email) => ({ email, name: "New", "bot-challenge-response": "x" })),
+  );
 });

@@ -13,7 +13,10 @@ const TABLES = ["one_time_tokens", "webhook_deliveries", "audit_events", "regist
 async function rowCounts(h: Harness): Promise<Record<string, number>> {
   const counts: Record<string, number> = {};
   for (const table of TABLES) {
-    const row = await h.db.selectFrom(table).select((eb) => eb.fn.countAll().as("n")).executeTakeFirstOrThrow();
+    const row = await h.db
+      .selectFrom(table)
+      .select((eb) => eb.fn.countAll().as("n"))
+      .executeTakeFirstOrThrow();
     counts[table] = Number(row.n);
   }
   return counts;
@@ -24,7 +27,12 @@ function difference(after: Record<string, number>, before: Record<string, number
 }
 
 /** Rows each request adds, by table: the request itself (unsettled), then after the worker. */
-async function footprint(h: Harness, path: string, body: Record<string, unknown>, ip: string): Promise<{ request: Record<string, number>; worker: Record<string, number> }> {
+async function footprint(
+  h: Harness,
+  path: string,
+  body: Record<string, unknown>,
+  ip: string,
+): Promise<{ request: Record<string, number>; worker: Record<string, number> }> {
   // The unknown email's expired token under member 0 would otherwise be voided by the next one (the
   // same DELETE runs for a known member, finding nothing): start each case from a swept store.
   await h.deps.store.sweepExpired(h.clock.now());
@@ -49,7 +57,11 @@ test("every email request writes the same rows, in the request and in the worker
     ["/auth/forgot-password", ["known@example.org", "nobody@example.org", "locked@example.org", "pending@example.org"], (email) => ({ email, ...bot })],
     ["/auth/request-magic-link", ["known@example.org", "nobody@example.org", "locked@example.org"], (email) => ({ email, ...bot })],
     ["/auth/resend-verification", ["pending@example.org", "nobody@example.org", "known@example.org", "locked@example.org"], (email) => ({ email, ...bot })],
-    ["/auth/register-password", ["new@example.org", "pending@example.org", "known@example.org"], (email) => ({ email, name: "N", password: "Correct-Horse-42-Battery", ...bot })],
+    [
+      "/auth/register-password",
+      ["new@example.org", "pending@example.org", "known@example.org"],
+      (email) => ({ email, name: "N", password: "Correct-Horse-42-Battery", ...bot }),
+    ],
   ];
   for (const [path, emails, body] of cases) {
     const footprints = [];
@@ -74,8 +86,14 @@ test("the rows written for an unknown email are never sent, hold no payload, and
   assert.equal(await deliverWebhooks(h), 0);
   assert.equal(h.receiver.received.length, 0);
   const tokens = await h.db.selectFrom("one_time_tokens").select(["member_id", "expires_at"]).execute();
-  assert.deepEqual(tokens.map((r) => Number(r.member_id)), [0]);
-  assert.ok(tokens.every((r) => Number(r.expires_at) <= h.clock.now()), "written already expired");
+  assert.deepEqual(
+    tokens.map((r) => Number(r.member_id)),
+    [0],
+  );
+  assert.ok(
+    tokens.every((r) => Number(r.expires_at) <= h.clock.now()),
+    "written already expired",
+  );
   await h.deps.store.sweepExpired(h.clock.now());
   assert.equal((await h.db.selectFrom("webhook_deliveries").select("id").execute()).length, 0);
   assert.equal((await h.db.selectFrom("one_time_tokens").select("token_hash").execute()).length, 0);
@@ -86,17 +104,30 @@ test("four forgot-password requests for one member handled by four concurrent wo
   t.after(() => h.close());
   const recordId = await registerVerifiedMember(h, "ada@example.org");
   for (let i = 0; i < 4; i++) {
-    const res = await h.app.inject({ method: "POST", url: "/auth/forgot-password", payload: { email: "ada@example.org", "bot-challenge-response": "x" }, remoteAddress: `198.51.100.${40 + i}`, headers: { "x-tenant-domain": h.tenant.domain } });
+    const res = await h.app.inject({
+      method: "POST",
+      url: "/auth/forgot-password",
+      payload: { email: "ada@example.org", "bot-challenge-response": "x" },
+      remoteAddress: `198.51.100.${40 + i}`,
+      headers: { "x-tenant-domain": h.tenant.domain },
+    });
     assert.equal(res.statusCode, 200, res.body);
   }
   // Four workers at once, as four instances would: each claims rows and issues in its own transaction.
   await Promise.all([1, 2, 3, 4].map(() => processEmailRequests(h.deps)));
-  const live = await h.db.selectFrom("one_time_tokens").select("token_hash").where("member_id", "=", Number(recordId)).where("kind", "=", "password_reset").where("expires_at", ">", h.clock.now()).execute();
+  const live = await h.db
+    .selectFrom("one_time_tokens")
+    .select("token_hash")
+    .where("member_id", "=", Number(recordId))
+    .where("kind", "=", "password_reset")
+    .where("expires_at", ">", h.clock.now())
+    .execute();
   assert.equal(live.length, 1, "one live reset token");
   await deliverWebhooks(h);
   const links = h.receiver.ofType("password_reset").map((w) => parseLink(w.body.resetLink!));
   assert.equal(links.length, 4, "each request still sent its email");
   const results = [];
-  for (const link of links) results.push((await post(h, "/auth/reset-password", { recordId: link.recordId, token: link.token, newPassword: "Brand-New-Pass-2026" })).statusCode);
+  for (const link of links)
+    results.push((await post(h, "/auth/reset-password", { recordId: link.recordId, token: link.token, newPassword: "Brand-New-Pass-2026" })).statusCode);
   assert.equal(results.filter((s) => s === 200).length, 1, `exactly one link works: ${results.join(",")}`);
 });

@@ -41,11 +41,11 @@ export function thresholdAccuracy(samples: { known: boolean; value: number }[]):
   let best = { threshold: 0, knownAbove: true, score: -1 };
   for (const candidate of train) {
     for (const knownAbove of [true, false]) {
-      const score = train.filter((s) => (s.value > candidate.value) === (knownAbove ? s.known : !s.known)).length;
+      const score = train.filter((s) => s.value > candidate.value === (knownAbove ? s.known : !s.known)).length;
       if (score > best.score) best = { threshold: candidate.value, knownAbove, score };
     }
   }
-  const right = check.filter((s) => (s.value > best.threshold) === (best.knownAbove ? s.known : !s.known)).length;
+  const right = check.filter((s) => s.value > best.threshold === (best.knownAbove ? s.known : !s.known)).length;
   return right / check.length;
 }
 
@@ -57,8 +57,18 @@ async function seedMembers(h: Harness, prefix: string, count: number, verified: 
   for (let i = 0; i < count; i++) {
     const email = `${prefix}-${i}@example.org`;
     const recordId = 10 ** 14 + i + (verified ? 0 : 10 ** 6);
-    await h.deps.store.members.insertMember(tenantId, { recordId, email, name: "Known", passwordHash: null, passwordSalt: null, authenticationType: "Password" }, 0);
-    if (verified) await h.deps.store.members.activatePendingMember(tenantId, recordId, { name: "Known", passwordHash: hash.passwordHash, passwordSalt: hash.passwordSalt, authenticationType: "Password" }, 0);
+    await h.deps.store.members.insertMember(
+      tenantId,
+      { recordId, email, name: "Known", passwordHash: null, passwordSalt: null, authenticationType: "Password" },
+      0,
+    );
+    if (verified)
+      await h.deps.store.members.activatePendingMember(
+        tenantId,
+        recordId,
+        { name: "Known", passwordHash: hash.passwordHash, passwordSalt: hash.passwordSalt, authenticationType: "Password" },
+        0,
+      );
     emails.push(email);
   }
   const member = await h.deps.store.members.findMemberByEmail(tenantId, emails[0]!);
@@ -81,7 +91,8 @@ function nextIp(): string {
 }
 
 async function measure(h: Harness, path: string, knownEmails: string[], expected: number, body: (email: string) => Record<string, unknown>): Promise<Sample[]> {
-  const send = (email: string) => h.app.inject({ method: "POST", url: path, payload: body(email), remoteAddress: nextIp(), headers: { "x-tenant-domain": h.tenant.domain } });
+  const send = (email: string) =>
+    h.app.inject({ method: "POST", url: path, payload: body(email), remoteAddress: nextIp(), headers: { "x-tenant-domain": h.tenant.domain } });
   const samples: Sample[] = [];
   let knownIndex = 0;
   for (const [i, known] of seededOrder(path).entries()) {
@@ -106,27 +117,41 @@ function assertNoOracle(t: TestContext, samples: Sample[], what: string): void {
 
 const bot = { "bot-challenge-response": "x" };
 
-test("forgot-password, magic link, resend-verification, a failed login and a wrong email code: no timing oracle in the answer or the next request (D19)", { timeout: 600_000 }, async (t) => {
-  const h = await createHarness({ env: { RATE_LIMITS: "off" } });
-  t.after(() => h.close());
-  h.deps.webhooks.start();
-  t.after(() => h.deps.webhooks.stop());
-  const verified = await seedMembers(h, "known", PAIRS / 2, true);
-  const pending = await seedMembers(h, "pending", PAIRS / 2, false);
+test(
+  "forgot-password, magic link, resend-verification, a failed login and a wrong email code: no timing oracle in the answer or the next request (D19)",
+  { timeout: 600_000 },
+  async (t) => {
+    const h = await createHarness({ env: { RATE_LIMITS: "off" } });
+    t.after(() => h.close());
+    h.deps.webhooks.start();
+    t.after(() => h.deps.webhooks.stop());
+    const verified = await seedMembers(h, "known", PAIRS / 2, true);
+    const pending = await seedMembers(h, "pending", PAIRS / 2, false);
 
-  assertNoOracle(t, await measure(h, "/auth/forgot-password", verified, 200, (email) => ({ email, ...bot })), "forgot-password");
-  assertNoOracle(t, await measure(h, "/auth/request-magic-link", verified, 200, (email) => ({ email, ...bot })), "request-magic-link");
-  assertNoOracle(t, await measure(h, "/auth/resend-verification", pending, 200, (email) => ({ email, ...bot })), "resend-verification");
-  assertNoOracle(t, await measure(h, "/auth/login", verified, 401, (email) => ({ email, password: "Wrong-Password-9", ...bot })), "failed login");
-  // The known ones really did get their emails: the test compared real work with none.
-  for (let i = 0; i < 100 && h.receiver.ofType("magic_login").length === 0; i++) await new Promise((r) => setTimeout(r, 50));
-  assert.ok(h.receiver.ofType("password_reset").length > 0 && h.receiver.ofType("magic_login").length > 0);
-  // D26: each known email now has a live link and code; a wrong code is compared against it, and
-  // against nothing for an unknown email. Neither answer nor next request may tell.
-  for (let i = 0; i < 200 && h.receiver.ofType("magic_login").length < verified.length; i++) await new Promise((r) => setTimeout(r, 50));
-  assert.equal(h.receiver.ofType("magic_login").length, verified.length);
-  assertNoOracle(t, await measure(h, "/auth/verify-login-code", verified, 400, (email) => ({ email, code: "000000", ...bot })), "verify-login-code (a wrong code)");
-  const live = await h.db.selectFrom("one_time_tokens").select("member_id").where("kind", "=", "magic_login").where("code_hash", "is not", null).where("member_id", ">", 0).execute();
-  assert.equal(live.length, verified.length, "every known email had a live code to compare with, and a wrong guess left it");
-  assert.equal((await login(h, verified[0]!)).statusCode, 200);
-});
+    assertNoOracle(t, await measure(h, "/auth/forgot-password", verified, 200, (email) => ({ email, ...bot })), "forgot-password");
+    assertNoOracle(t, await measure(h, "/auth/request-magic-link", verified, 200, (email) => ({ email, ...bot })), "request-magic-link");
+    assertNoOracle(t, await measure(h, "/auth/resend-verification", pending, 200, (email) => ({ email, ...bot })), "resend-verification");
+    assertNoOracle(t, await measure(h, "/auth/login", verified, 401, (email) => ({ email, password: "Wrong-Password-9", ...bot })), "failed login");
+    // The known ones really did get their emails: the test compared real work with none.
+    for (let i = 0; i < 100 && h.receiver.ofType("magic_login").length === 0; i++) await new Promise((r) => setTimeout(r, 50));
+    assert.ok(h.receiver.ofType("password_reset").length > 0 && h.receiver.ofType("magic_login").length > 0);
+    // D26: each known email now has a live link and code; a wrong code is compared against it, and
+    // against nothing for an unknown email. Neither answer nor next request may tell.
+    for (let i = 0; i < 200 && h.receiver.ofType("magic_login").length < verified.length; i++) await new Promise((r) => setTimeout(r, 50));
+    assert.equal(h.receiver.ofType("magic_login").length, verified.length);
+    assertNoOracle(
+      t,
+      await measure(h, "/auth/verify-login-code", verified, 400, (email) => ({ email, code: "000000", ...bot })),
+      "verify-login-code (a wrong code)",
+    );
+    const live = await h.db
+      .selectFrom("one_time_tokens")
+      .select("member_id")
+      .where("kind", "=", "magic_login")
+      .where("code_hash", "is not", null)
+      .where("member_id", ">", 0)
+      .execute();
+    assert.equal(live.length, verified.length, "every known email had a live code to compare with, and a wrong guess left it");
+    assert.equal((await login(h, verified[0]!)).statusCode, 200);
+  },
+);

@@ -37,7 +37,8 @@ test("registering a taken email answers like a free one, but for the decoy id", 
   t.after(() => h.close());
   await registerVerifiedMember(h, "taken@example.org");
   await lockMember(h, await registerVerifiedMember(h, "locked@example.org", STRONG_PASSWORD, "198.51.100.3"));
-  const register = (email: string) => post(h, "/auth/register-password", { email, name: "N", password: STRONG_PASSWORD, "bot-challenge-response": "x" }, { ip: "203.0.113.77" });
+  const register = (email: string) =>
+    post(h, "/auth/register-password", { email, name: "N", password: STRONG_PASSWORD, "bot-challenge-response": "x" }, { ip: "203.0.113.77" });
   const taken = await register("taken@example.org");
   const locked = await register("locked@example.org");
   const free = await register("free@example.org");
@@ -90,12 +91,24 @@ test("timing: login with an unknown email costs what a wrong password costs", as
   await registerVerifiedMember(h, "timed@example.org");
   const tenantId = (await h.deps.store.tenants.findTenantByDomain(h.tenant.domain))!.id;
   const inject = async (email: string) => {
-    const res = await h.app.inject({ method: "POST", url: "/auth/login", remoteAddress: "203.0.113.9", headers: { "x-tenant-domain": h.tenant.domain }, payload: { email, password: "Wrong-Password-1", "bot-challenge-response": "x" } });
+    const res = await h.app.inject({
+      method: "POST",
+      url: "/auth/login",
+      remoteAddress: "203.0.113.9",
+      headers: { "x-tenant-domain": h.tenant.domain },
+      payload: { email, password: "Wrong-Password-1", "bot-challenge-response": "x" },
+    });
     assert.equal(res.statusCode, 401, res.body);
   };
   const [wrong, ghost] = await compare(
     20,
-    { measured: () => inject("timed@example.org"), after: async () => { await h.deps.background.drain(); await h.deps.store.limits.clearLockout(tenantId, "timed@example.org"); } },
+    {
+      measured: () => inject("timed@example.org"),
+      after: async () => {
+        await h.deps.background.drain();
+        await h.deps.store.limits.clearLockout(tenantId, "timed@example.org");
+      },
+    },
     { measured: (i) => inject(`ghost-${i}@example.org`), after: () => h.deps.background.drain() },
   );
   t.diagnostic(`login medians over 20 samples: wrong password ${wrong.toFixed(1)} ms, unknown email ${ghost.toFixed(1)} ms`);
@@ -108,7 +121,13 @@ test("timing: forgot-password for an existing email costs what an unknown one co
   t.after(() => h.close());
   await registerVerifiedMember(h, "reset-me@example.org");
   const inject = async (email: string, i: number) => {
-    const res = await h.app.inject({ method: "POST", url: "/auth/forgot-password", remoteAddress: `203.0.113.${100 + (i % 100)}`, headers: { "x-tenant-domain": h.tenant.domain }, payload: { email, "bot-challenge-response": "x" } });
+    const res = await h.app.inject({
+      method: "POST",
+      url: "/auth/forgot-password",
+      remoteAddress: `203.0.113.${100 + (i % 100)}`,
+      headers: { "x-tenant-domain": h.tenant.domain },
+      payload: { email, "bot-challenge-response": "x" },
+    });
     assert.equal(res.statusCode, 200, res.body);
   };
   const settle = async () => {

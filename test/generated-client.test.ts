@@ -156,7 +156,11 @@ test("the member's own account: profile, sessions, password, email, logout", asy
   ok(await ada.api.POST("/auth/sessions/revoke-others"));
   refused(await anyone.api.POST("/auth/sessions/revoke-others"), 401, "unauthorized");
 
-  refused(await ada.api.POST("/auth/change-password", { body: { currentPassword: OTHER_STRONG_PASSWORD, newPassword: OTHER_STRONG_PASSWORD } }), 401, "invalid_credentials");
+  refused(
+    await ada.api.POST("/auth/change-password", { body: { currentPassword: OTHER_STRONG_PASSWORD, newPassword: OTHER_STRONG_PASSWORD } }),
+    401,
+    "invalid_credentials",
+  );
   ok(await ada.api.POST("/auth/change-password", { body: { currentPassword: STRONG_PASSWORD, newPassword: OTHER_STRONG_PASSWORD } }));
 
   refused(await ada.api.POST("/auth/change-email", { body: { newEmail: "ada.new@example.org", password: STRONG_PASSWORD } }), 401, "invalid_credentials");
@@ -177,15 +181,25 @@ test("forgot and reset password, magic links and email codes", async () => {
   ok(await anyone.api.POST("/auth/forgot-password", { body: { email: "bob@example.org" } }));
   refused(await anyone.api.POST("/auth/forgot-password", { body: { email: "x" } }), 400, "validation_failed");
   const reset = await emailed("password_reset", "resetLink", "bob@example.org");
-  refused(await anyone.api.POST("/auth/reset-password", { body: { recordId: reset.recordId, token: "wrong-token", newPassword: OTHER_STRONG_PASSWORD } }), 400, "invalid_token");
+  refused(
+    await anyone.api.POST("/auth/reset-password", { body: { recordId: reset.recordId, token: "wrong-token", newPassword: OTHER_STRONG_PASSWORD } }),
+    400,
+    "invalid_token",
+  );
   ok(await anyone.api.POST("/auth/reset-password", { body: { recordId: reset.recordId, token: reset.token, newPassword: OTHER_STRONG_PASSWORD } }));
 
   ok(await anyone.api.POST("/auth/request-magic-link", { body: { email: "grace@example.org" } }));
   refused(await anyone.api.POST("/auth/request-magic-link", { body: { email: "x" } }), 400, "validation_failed");
   const magic = await emailed("magic_login", "magicLoginLink", "grace@example.org");
   const grace = caller();
-  refused(await grace.api.POST("/auth/verify-magic-link/{recordId}/{token}", { params: { path: { recordId: magic.recordId, token: "wrong-token" } }, body: {} }), 400, "invalid_token");
-  const viaLink = ok(await grace.api.POST("/auth/verify-magic-link/{recordId}/{token}", { params: { path: { recordId: magic.recordId, token: magic.token } }, body: {} }));
+  refused(
+    await grace.api.POST("/auth/verify-magic-link/{recordId}/{token}", { params: { path: { recordId: magic.recordId, token: "wrong-token" } }, body: {} }),
+    400,
+    "invalid_token",
+  );
+  const viaLink = ok(
+    await grace.api.POST("/auth/verify-magic-link/{recordId}/{token}", { params: { path: { recordId: magic.recordId, token: magic.token } }, body: {} }),
+  );
   assert.ok(viaLink.success && grace.jar.session);
 
   h.clock.advance(4 * MINUTE);
@@ -290,14 +304,30 @@ test("operator calls, and the ALTCHA challenge of a tenant that uses it", async 
   ok(await operator.api.GET("/operator/tenants/{domain}", { params: { path: { domain: ALTCHA_DOMAIN } } }));
   refused(await operator.api.GET("/operator/tenants/{domain}", { params: { path: { domain: "nope.example.net" } } }), 404, "unknown_tenant");
   ok(await operator.api.PATCH("/operator/tenants/{domain}", { params: { path: { domain: ALTCHA_DOMAIN } }, body: { settings: { sessionTier: "1h" } } }));
-  refused(await operator.api.PATCH("/operator/tenants/{domain}", { params: { path: { domain: "nope.example.net" } }, body: { settings: { sessionTier: "1h" } } }), 404, "unknown_tenant");
+  refused(
+    await operator.api.PATCH("/operator/tenants/{domain}", { params: { path: { domain: "nope.example.net" } }, body: { settings: { sessionTier: "1h" } } }),
+    404,
+    "unknown_tenant",
+  );
   ok(await operator.api.POST("/operator/applications/{applicationId}/rotate-key", { params: { path: { applicationId: created.applicationId } } }));
-  refused(await caller().api.POST("/operator/applications/{applicationId}/rotate-key", { params: { path: { applicationId: created.applicationId } } }), 401, "unauthorized");
+  refused(
+    await caller().api.POST("/operator/applications/{applicationId}/rotate-key", { params: { path: { applicationId: created.applicationId } } }),
+    401,
+    "unauthorized",
+  );
   ok(await operator.api.POST("/operator/tenants/{domain}/rotate-webhook-secret", { params: { path: { domain: ALTCHA_DOMAIN } } }));
-  refused(await operator.api.POST("/operator/tenants/{domain}/rotate-webhook-secret", { params: { path: { domain: "nope.example.net" } } }), 404, "unknown_tenant");
+  refused(
+    await operator.api.POST("/operator/tenants/{domain}/rotate-webhook-secret", { params: { path: { domain: "nope.example.net" } } }),
+    404,
+    "unknown_tenant",
+  );
   ok(await operator.api.GET("/operator/tenants/{domain}/webhook-deliveries", { params: { path: { domain: h.tenant.domain }, query: { limit: 5 } } }));
   refused(await operator.api.GET("/operator/tenants/{domain}/webhook-deliveries", { params: { path: { domain: "nope.example.net" } } }), 404, "unknown_tenant");
-  refused(await operator.api.DELETE("/operator/tenants/{domain}", { params: { path: { domain: ALTCHA_DOMAIN }, query: { confirm: "other.example.net" } } }), 400, "validation_failed");
+  refused(
+    await operator.api.DELETE("/operator/tenants/{domain}", { params: { path: { domain: ALTCHA_DOMAIN }, query: { confirm: "other.example.net" } } }),
+    400,
+    "validation_failed",
+  );
   ok(await operator.api.DELETE("/operator/tenants/{domain}", { params: { path: { domain: ALTCHA_DOMAIN }, query: { confirm: ALTCHA_DOMAIN } } }));
 });
 
@@ -320,7 +350,8 @@ test("every operation of the document was called, with a success and (health asi
   for (const operation of checker.operations) {
     const statuses = [...(checker.seen.get(operation.key) ?? [])];
     if (!statuses.some((s) => s < 300)) missing.push(`${operation.key}: no success`);
-    if (!operation.path.startsWith("/healthz") && !operation.path.startsWith("/readyz") && !statuses.some((s) => s >= 400)) missing.push(`${operation.key}: no error`);
+    if (!operation.path.startsWith("/healthz") && !operation.path.startsWith("/readyz") && !statuses.some((s) => s >= 400))
+      missing.push(`${operation.key}: no error`);
   }
   assert.deepStrictEqual(missing, []);
   assert.ok(checker.operations.length >= 50, `only ${checker.operations.length} operations`);

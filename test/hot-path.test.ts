@@ -26,13 +26,22 @@ test("tenant cache: a change through this instance is seen at once, one made els
   const cookie = await signedIn(h);
   assert.equal((await sessionData(h, cookie)).require2FASetup, false);
 
-  const patched = await h.app.inject({ method: "PATCH", url: `/operator/tenants/${h.tenant.domain}`, headers: operatorHeaders(), payload: { settings: { require2FA: true } } });
+  const patched = await h.app.inject({
+    method: "PATCH",
+    url: `/operator/tenants/${h.tenant.domain}`,
+    headers: operatorHeaders(),
+    payload: { settings: { require2FA: true } },
+  });
   assert.equal(patched.statusCode, 200, patched.body);
   assert.equal((await sessionData(h, cookie)).require2FASetup, true, "seen at once after a change through this instance");
 
   // Another instance or the CLI turns it off again: this instance answers from its cache for at most 5 s.
   const row = await h.db.selectFrom("tenants").select(["id", "settings"]).where("domain", "=", h.tenant.domain).executeTakeFirstOrThrow();
-  await h.db.updateTable("tenants").set({ settings: JSON.stringify({ ...JSON.parse(row.settings), require2FA: false }) }).where("id", "=", row.id).execute();
+  await h.db
+    .updateTable("tenants")
+    .set({ settings: JSON.stringify({ ...JSON.parse(row.settings), require2FA: false }) })
+    .where("id", "=", row.id)
+    .execute();
   assert.equal((await sessionData(h, cookie)).require2FASetup, true, "still the cached settings");
   h.clock.advance(5 * SECOND);
   assert.equal((await sessionData(h, cookie)).require2FASetup, false, "the change arrives within the cache's 5 s");
@@ -70,10 +79,13 @@ test("prepared queries: each named value lands in its place, in any order, and a
   const db = (store as any).db;
   await store.tenants.createTenant({ id: "ten_a", domain: "a.example", applicationId: "app_a", settings: {} as never, webhookSecretEnc: "x" }, 5);
   const query = new PreparedQuery(["domain", "after"], (v: { domain: string; after: number }) =>
-    db.selectFrom("tenants").select("id").where("created_at", ">", v.after).where("domain", "=", v.domain));
+    db.selectFrom("tenants").select("id").where("created_at", ">", v.after).where("domain", "=", v.domain),
+  );
   assert.deepEqual(await query.execute(db, { after: 4, domain: "a.example" }), [{ id: "ten_a" }]);
   assert.deepEqual(await query.execute(db, { after: 5, domain: "a.example" }), []);
   assert.deepEqual(await query.execute(db, { after: 4, domain: "b.example" }), []);
-  const inlined = new PreparedQuery(["domain"], (v: { domain: string }) => db.selectFrom("tenants").select("id").where("domain", "=", v.domain).where("created_at", ">", 0));
+  const inlined = new PreparedQuery(["domain"], (v: { domain: string }) =>
+    db.selectFrom("tenants").select("id").where("domain", "=", v.domain).where("created_at", ">", 0),
+  );
   await assert.rejects(inlined.execute(db, { domain: "a.example" }), /not one of the named values/);
 });

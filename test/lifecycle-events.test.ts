@@ -14,7 +14,18 @@ import { erasePendingAccounts } from "../src/flows/member-admin.js";
 import { rowsHolding } from "./support/database.js";
 import { installStoreSeam } from "./support/store-seam.js";
 import { adminHeaders, lockMember, nextIp, requestResetLink } from "./support/flows.js";
-import { createHarness, deliverWebhooks, get, login, OTHER_STRONG_PASSWORD, parseLink, post, registerVerifiedMember, sessionCookieOf, type Harness } from "./support/harness.js";
+import {
+  createHarness,
+  deliverWebhooks,
+  get,
+  login,
+  OTHER_STRONG_PASSWORD,
+  parseLink,
+  post,
+  registerVerifiedMember,
+  sessionCookieOf,
+  type Harness,
+} from "./support/harness.js";
 
 const EMAIL = "events@example.org";
 
@@ -22,14 +33,24 @@ async function withEvents(t: { after(fn: () => Promise<void>): void }): Promise<
   const h = await createHarness();
   t.after(() => h.close());
   const tenant = (await h.deps.store.tenants.findTenantByDomain(h.tenant.domain))!;
-  assert.ok(await h.deps.store.tenants.updateTenantSettings(tenant.id, tenant.settings, { ...tenant.settings, eventsWebhook: `${h.receiver.url}/events` }, h.clock.now()));
+  assert.ok(
+    await h.deps.store.tenants.updateTenantSettings(
+      tenant.id,
+      tenant.settings,
+      { ...tenant.settings, eventsWebhook: `${h.receiver.url}/events` },
+      h.clock.now(),
+    ),
+  );
   h.deps.tenantCache.invalidate(h.tenant.domain);
   return h;
 }
 
 async function eventsSince(h: Harness, from: number): Promise<Record<string, unknown>[]> {
   await deliverWebhooks(h);
-  return h.receiver.received.slice(from).filter((w) => w.path === "/events").map((w) => w.body as Record<string, unknown>);
+  return h.receiver.received
+    .slice(from)
+    .filter((w) => w.path === "/events")
+    .map((w) => w.body as Record<string, unknown>);
 }
 
 test("D25: created on verification, session.created on login, updated on each status change, deleted on erasure; signed; no email or secret in any body", async (t) => {
@@ -54,19 +75,29 @@ test("D25: created on verification, session.created on login, updated on each st
   const reset = await requestResetLink(h, EMAIL);
   assert.equal((await post(h, "/auth/reset-password", { recordId, token: reset.token, newPassword: OTHER_STRONG_PASSWORD })).statusCode, 200);
   const updates = await next();
-  assert.deepEqual(updates.map((e) => [e.event_type, e.changes]), [
-    ["member.updated", ["status"]], // locked
-    ["member.updated", ["status"]], // unlocked
-    ["member.updated", ["status"]], // password change pending
-    ["member.updated", ["status"]], // the reset made it active again
-  ]);
+  assert.deepEqual(
+    updates.map((e) => [e.event_type, e.changes]),
+    [
+      ["member.updated", ["status"]], // locked
+      ["member.updated", ["status"]], // unlocked
+      ["member.updated", ["status"]], // password change pending
+      ["member.updated", ["status"]], // the reset made it active again
+    ],
+  );
   // A lock of a locked account changes nothing and says nothing.
   await lockMember(h, recordId);
   await lockMember(h, recordId);
   assert.equal((await next()).length, 1);
-  const erased = await h.app.inject({ method: "DELETE", url: `/auth/admin/members/${recordId}`, headers: { "x-tenant-domain": h.tenant.domain, ...adminHeaders(h) } });
+  const erased = await h.app.inject({
+    method: "DELETE",
+    url: `/auth/admin/members/${recordId}`,
+    headers: { "x-tenant-domain": h.tenant.domain, ...adminHeaders(h) },
+  });
   assert.equal(erased.statusCode, 200, erased.body);
-  assert.deepEqual((await next()).map((e) => [e.event_type, e.recordid]), [["member.deleted", recordId]]);
+  assert.deepEqual(
+    (await next()).map((e) => [e.event_type, e.recordid]),
+    [["member.deleted", recordId]],
+  );
 
   const deliveries = h.receiver.received.filter((w) => w.path === "/events");
   for (const hook of deliveries) {
@@ -78,19 +109,30 @@ test("D25: created on verification, session.created on login, updated on each st
 
 test("D25: a reset link that verifies a pending account creates the member; a tenant without eventsWebhook gets no lifecycle event", async (t) => {
   const h = await withEvents(t);
-  const res = await post(h, "/auth/register-password", { email: EMAIL, name: "Pending", password: OTHER_STRONG_PASSWORD, "bot-challenge-response": "x" }, { ip: nextIp() });
+  const res = await post(
+    h,
+    "/auth/register-password",
+    { email: EMAIL, name: "Pending", password: OTHER_STRONG_PASSWORD, "bot-challenge-response": "x" },
+    { ip: nextIp() },
+  );
   assert.equal(res.statusCode, 200, res.body);
   const reset = await requestResetLink(h, EMAIL);
   const before = h.receiver.received.length;
   assert.equal((await post(h, "/auth/reset-password", { recordId: reset.recordId, token: reset.token, newPassword: OTHER_STRONG_PASSWORD })).statusCode, 200);
-  assert.deepEqual((await eventsSince(h, before)).map((e) => e.event_type), ["member.created"]);
+  assert.deepEqual(
+    (await eventsSince(h, before)).map((e) => e.event_type),
+    ["member.created"],
+  );
 
   const plain = await createHarness();
   t.after(() => plain.close());
   await registerVerifiedMember(plain, EMAIL);
   await login(plain, EMAIL);
   await deliverWebhooks(plain);
-  assert.deepEqual(plain.receiver.received.map((w) => w.body.event_type), ["verify_email"]);
+  assert.deepEqual(
+    plain.receiver.received.map((w) => w.body.event_type),
+    ["verify_email"],
+  );
 });
 
 test("D25 retention: a pending account is erased once its last link has been expired PENDING_RETENTION_DAYS; a resend extends it; a verified member stays; decided again on the locked row", async (t) => {
@@ -98,7 +140,12 @@ test("D25 retention: a pending account is erased once its last link has been exp
   t.after(() => h.close());
   const retention = 7 * DAY;
   const register = async (email: string) => {
-    const res = await post(h, "/auth/register-password", { email, name: "Pending", password: OTHER_STRONG_PASSWORD, "bot-challenge-response": "x" }, { ip: nextIp() });
+    const res = await post(
+      h,
+      "/auth/register-password",
+      { email, name: "Pending", password: OTHER_STRONG_PASSWORD, "bot-challenge-response": "x" },
+      { ip: nextIp() },
+    );
     assert.equal(res.statusCode, 200, res.body);
     await deliverWebhooks(h);
     return parseLink(h.receiver.last("verify_email").body.verificationLink!).recordId;
@@ -107,7 +154,8 @@ test("D25 retention: a pending account is erased once its last link has been exp
   const resent = await register("resent@example.org");
   const raced = await register("raced@example.org");
   const member = await registerVerifiedMember(h, "member@example.org");
-  const exists = async (recordId: string) => (await h.db.selectFrom("members").select("id").where("id", "=", Number(recordId)).executeTakeFirst()) !== undefined;
+  const exists = async (recordId: string) =>
+    (await h.db.selectFrom("members").select("id").where("id", "=", Number(recordId)).executeTakeFirst()) !== undefined;
 
   // Day 5: a resend for one of them (a new 24 h link).
   h.clock.advance(5 * DAY);
@@ -154,7 +202,10 @@ test("D25: lockout and limit rows key an email (and an IP) by a keyed hash: neit
   assert.equal((await h.deps.store.limits.findLockout(tenantId, email))?.failures, 1, "the lockout is still found by email");
 
   const now = h.clock.now();
-  await h.db.insertInto("login_lockouts").values({ tenant_id: tenantId, subject: "legacy@example.org", failures: 2, level: 0, locked_until: 0, in_flight: 0, in_flight_until: 0, updated_at: now }).execute();
+  await h.db
+    .insertInto("login_lockouts")
+    .values({ tenant_id: tenantId, subject: "legacy@example.org", failures: 2, level: 0, locked_until: 0, in_flight: 0, in_flight_until: 0, updated_at: now })
+    .execute();
   assert.equal(await h.deps.store.limits.rekeyClearLockouts(), 1);
   assert.equal((await h.deps.store.limits.findLockout(tenantId, "legacy@example.org"))?.failures, 2, "the running count survives the re-keying");
   assert.deepEqual(await rowsHolding(h, { contained: ["legacy@example.org"] }), []);

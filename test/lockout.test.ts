@@ -49,7 +49,12 @@ async function failThreeTimes(h: Harness, email = EMAIL, domain?: string): Promi
 
 /** Registers and verifies a member on a tenant other than the harness's own. */
 async function registerVerifiedOn(h: Harness, domain: string, email: string, password: string): Promise<string> {
-  const res = await post(h, "/auth/register-password", { email, name: "Ada Lovelace", password, "bot-challenge-response": "x" }, { domain, ip: "198.51.100.99" });
+  const res = await post(
+    h,
+    "/auth/register-password",
+    { email, name: "Ada Lovelace", password, "bot-challenge-response": "x" },
+    { domain, ip: "198.51.100.99" },
+  );
   assert.equal(res.statusCode, 200, res.body);
   await deliverWebhooks(h);
   const link = parseLink(lastWebhookFor(h, "verify_email", email, domain).body.verificationLink!);
@@ -66,7 +71,11 @@ test("lockout: 3 wrong passwords lock for 1 h; the 4th attempt, even with the ri
   const fourth = await login(h, EMAIL, STRONG_PASSWORD);
   const retryAfter = assertLockedOut(fourth);
   assert.ok(retryAfter >= 3599 && retryAfter <= 3600, `Retry-After ${retryAfter}`);
-  assert.equal(fourth.cookies.find((c) => c.name === "session_id"), undefined, "no session during lockout");
+  assert.equal(
+    fourth.cookies.find((c) => c.name === "session_id"),
+    undefined,
+    "no session during lockout",
+  );
   // A wrong password during the lockout gets the same answer as the right one.
   assertLockedOut(await login(h, EMAIL, WRONG_PASSWORD));
 });
@@ -197,7 +206,10 @@ test("lockout: an unknown email locks out exactly like a known one", async (t) =
   };
   const known = await sequence(EMAIL, STRONG_PASSWORD);
   const unknown = await sequence("nobody@example.org", STRONG_PASSWORD);
-  assert.deepEqual(known.map(([status]) => status), [401, 401, 401, 429, 429]);
+  assert.deepEqual(
+    known.map(([status]) => status),
+    [401, 401, 401, 429, 429],
+  );
   assert.deepEqual(unknown, known);
   // Both end together too.
   h.clock.advance(HOUR + SECOND);

@@ -10,7 +10,17 @@ import { DAY, HOUR, MINUTE } from "../src/core/clock.js";
 import { assertError, sessionSetCookie } from "./support/assertions.js";
 import { rowCounts, rowsHolding } from "./support/database.js";
 import { addOtherTenant, enrolTwoFactor, lockMember, magicLinkFor, nextIp, OTHER_DOMAIN, yieldingTransactions } from "./support/flows.js";
-import { createHarness, deliverWebhooks, get, login, post, registerVerifiedMember, sessionCookieOf, type Harness, type PostOptions } from "./support/harness.js";
+import {
+  createHarness,
+  deliverWebhooks,
+  get,
+  login,
+  post,
+  registerVerifiedMember,
+  sessionCookieOf,
+  type Harness,
+  type PostOptions,
+} from "./support/harness.js";
 import { totpAt } from "./support/totp.js";
 
 const EMAIL = "coder@example.org";
@@ -128,7 +138,11 @@ test("D26: an unknown email, an email without a link and a wrong code get the sa
     const before = await rowCounts(h);
     const res = await verifyCode(h, email, wrong(link.code));
     answers.push({ status: res.statusCode, body: { ...res.json(), requestId: undefined } });
-    writes.push(Object.entries(await rowCounts(h)).map(([table, n]) => [table, n - before[table]!]).filter(([, delta]) => delta !== 0));
+    writes.push(
+      Object.entries(await rowCounts(h))
+        .map(([table, n]) => [table, n - before[table]!])
+        .filter(([, delta]) => delta !== 0),
+    );
   }
   assert.deepEqual(answers[0], answers[1]);
   assert.deepEqual(answers[1], answers[2]);

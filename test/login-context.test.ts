@@ -12,7 +12,19 @@ import { join } from "node:path";
 import { test } from "node:test";
 import { networkOf } from "../src/providers/geoip.js";
 import { adminHeaders, requestResetLink, resetPassword } from "./support/flows.js";
-import { createHarness, deliverWebhooks, get, login, OTHER_STRONG_PASSWORD, parseLink, post, registerVerifiedMember, sessionCookieOf, STRONG_PASSWORD, type Harness } from "./support/harness.js";
+import {
+  createHarness,
+  deliverWebhooks,
+  get,
+  login,
+  OTHER_STRONG_PASSWORD,
+  parseLink,
+  post,
+  registerVerifiedMember,
+  sessionCookieOf,
+  STRONG_PASSWORD,
+  type Harness,
+} from "./support/harness.js";
 import { buildMmdb } from "./support/mmdb-writer.js";
 import { totpAt } from "./support/totp.js";
 
@@ -22,18 +34,26 @@ const PARIS = "203.0.113.5";
 
 function geoDatabase(): string {
   const file = join(mkdtempSync(join(tmpdir(), "latch-geo-")), "city.mmdb");
-  writeFileSync(file, buildMmdb([
-    { network: "198.51.100.0/24", data: { country: { iso_code: "DE", names: { en: "Germany" } }, city: { names: { en: "Berlin" } } } },
-    { network: "203.0.113.0/24", data: { country: { iso_code: "FR", names: { en: "France" } }, city: { names: { en: "Paris" } } } },
-    { network: "192.0.2.0/24", data: { country: { iso_code: "FR", names: { en: "France" } }, city: { names: { en: "Lyon" } } } },
-  ]));
+  writeFileSync(
+    file,
+    buildMmdb([
+      { network: "198.51.100.0/24", data: { country: { iso_code: "DE", names: { en: "Germany" } }, city: { names: { en: "Berlin" } } } },
+      { network: "203.0.113.0/24", data: { country: { iso_code: "FR", names: { en: "France" } }, city: { names: { en: "Paris" } } } },
+      { network: "192.0.2.0/24", data: { country: { iso_code: "FR", names: { en: "France" } }, city: { names: { en: "Lyon" } } } },
+    ]),
+  );
   return file;
 }
 
 async function harnessWithAlerts(geo: boolean): Promise<Harness> {
   const h = await createHarness({ env: geo ? { GEOIP_DB: geoDatabase() } : {} });
   const tenant = (await h.deps.store.tenants.findTenantByDomain(h.tenant.domain))!;
-  await h.deps.store.tenants.updateTenantSettings(tenant.id, tenant.settings, { ...tenant.settings, securityAlertWebhook: `${h.receiver.url}/alert` }, h.clock.now());
+  await h.deps.store.tenants.updateTenantSettings(
+    tenant.id,
+    tenant.settings,
+    { ...tenant.settings, securityAlertWebhook: `${h.receiver.url}/alert` },
+    h.clock.now(),
+  );
   return h;
 }
 
@@ -73,7 +93,11 @@ test("with a GeoIP database: country and city are recorded; a new country is an 
   assert.equal(anomaly.details.country, "FR");
   const [alert] = await alerts(h);
   assert.deepEqual(Object.keys(alert!).sort(), ["alert", "at", "country", "email", "event_type", "ip", "name", "recordid", "secureAccountLink"]);
-  assert.match(String(alert!.secureAccountLink), new RegExp(`^https://${h.tenant.domain.replace(/\./g, "\\.")}/secure-account/${recordId}/[A-Za-z0-9_-]{43}$`), "D24: every alert has its 'this wasn't me' link");
+  assert.match(
+    String(alert!.secureAccountLink),
+    new RegExp(`^https://${h.tenant.domain.replace(/\./g, "\\.")}/secure-account/${recordId}/[A-Za-z0-9_-]{43}$`),
+    "D24: every alert has its 'this wasn't me' link",
+  );
   assert.equal(alert!.event_type, "security_alert");
   assert.equal(alert!.alert, "login_anomaly");
   assert.equal(alert!.recordid, recordId);
@@ -120,7 +144,12 @@ test("the alert webhook tells of password change and reset, 2FA enabled and disa
   const { secret } = (await post(h, "/auth/2fa/setup", {}, { cookie: session })).json();
   const enabled = await post(h, "/auth/2fa/enable", { code: totpAt(secret, h.clock.now()) }, { cookie: session });
   const recoveryCode = enabled.json().recoveryCodes[0] as string;
-  const withRecovery = await post(h, "/auth/login", { email: "alerts@example.org", password: STRONG_PASSWORD, twoFACode: recoveryCode, "bot-challenge-response": "x" });
+  const withRecovery = await post(h, "/auth/login", {
+    email: "alerts@example.org",
+    password: STRONG_PASSWORD,
+    twoFACode: recoveryCode,
+    "bot-challenge-response": "x",
+  });
   assert.equal(withRecovery.statusCode, 200, withRecovery.body);
   assert.equal((await post(h, "/auth/2fa/disable", { password: STRONG_PASSWORD }, { cookie: sessionCookieOf(withRecovery) })).statusCode, 200);
 

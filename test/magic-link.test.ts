@@ -71,7 +71,13 @@ async function registerVerifiedMagicMember(h: Harness, email: string, options: P
   return link.recordId;
 }
 
-async function verifyLink(h: Harness, recordId: string, token: string, extra: Record<string, unknown> = {}, options: PostOptions = {}): Promise<LightMyRequestResponse> {
+async function verifyLink(
+  h: Harness,
+  recordId: string,
+  token: string,
+  extra: Record<string, unknown> = {},
+  options: PostOptions = {},
+): Promise<LightMyRequestResponse> {
   return post(h, `/auth/verify-magic-link/${recordId}/${token}`, { "bot-challenge-response": "x", ...extra }, options);
 }
 
@@ -97,7 +103,11 @@ async function authenticationTypeOf(h: Harness, recordId: string): Promise<strin
 }
 
 async function countSessions(h: Harness, recordId: string): Promise<number> {
-  const row = await h.db.selectFrom("sessions").select((eb) => eb.fn.countAll<number>().as("n")).where("member_id", "=", Number(recordId)).executeTakeFirstOrThrow();
+  const row = await h.db
+    .selectFrom("sessions")
+    .select((eb) => eb.fn.countAll<number>().as("n"))
+    .where("member_id", "=", Number(recordId))
+    .executeTakeFirstOrThrow();
   return Number(row.n);
 }
 
@@ -167,7 +177,11 @@ test("register-magic-link: an existing email gets the same success shape with a 
   const fresh = await registerMagic(h, "someone-new@example.org");
   assert.equal(fresh.statusCode, 200, fresh.body);
 
-  for (const [email, realId] of [["verified@example.org", verifiedId], ["password@example.org", passwordId], ["pending@example.org", pendingId]] as const) {
+  for (const [email, realId] of [
+    ["verified@example.org", verifiedId],
+    ["password@example.org", passwordId],
+    ["pending@example.org", pendingId],
+  ] as const) {
     const again = await registerMagic(h, email);
     assert.equal(again.statusCode, 200, again.body);
     const body = again.json() as Record<string, unknown>;
@@ -181,7 +195,13 @@ test("register-magic-link: an existing email gets the same success shape with a 
   assert.equal(h.receiver.received.length, before + 4, h.receiver.received.map((w) => w.body.email).join(","));
   assert.equal(webhooksFor(h, "verify_email", "verified@example.org").length, 1);
   assert.equal(webhooksFor(h, "verify_email", "password@example.org").length, 1);
-  assert.deepEqual(h.receiver.ofType("account_exists").map((w) => w.body.email).sort(), ["password@example.org", "verified@example.org"]);
+  assert.deepEqual(
+    h.receiver
+      .ofType("account_exists")
+      .map((w) => w.body.email)
+      .sort(),
+    ["password@example.org", "verified@example.org"],
+  );
   const pendingHooks = webhooksFor(h, "verify_email", "pending@example.org");
   assert.equal(pendingHooks.length, 2);
   assert.equal(parseLink(pendingHooks[1]!.body.verificationLink!).recordId, pendingId, "resent to the real member");
@@ -238,7 +258,12 @@ test("request-magic-link: an unverified email gets 403 email_not_verified and no
   t.after(() => h.close());
   const res = await registerMagic(h, "pending@example.org");
   assert.equal(res.statusCode, 200, res.body);
-  await post(h, "/auth/register-password", { email: "pending-pw@example.org", name: "Ada", password: STRONG_PASSWORD, "bot-challenge-response": "x" }, { ip: nextIp() });
+  await post(
+    h,
+    "/auth/register-password",
+    { email: "pending-pw@example.org", name: "Ada", password: STRONG_PASSWORD, "bot-challenge-response": "x" },
+    { ip: nextIp() },
+  );
   await deliverWebhooks(h);
   assertError(await requestMagicLink(h, "pending@example.org"), 403, "email_not_verified");
   assertError(await requestMagicLink(h, "pending-pw@example.org"), 403, "email_not_verified");
@@ -699,7 +724,13 @@ test("logs: the magic-link flows log no token, link, session id or password; the
   assert.deepEqual(leaks, [], `secrets in the logs: ${leaks.join(", ")}`);
   assert.ok(!/verify-magic-link\/\d+\/[A-Za-z0-9_-]{20,}/.test(logText), "no token-bearing magic link path in the logs");
   // The request line is there, with the token masked.
-  const urls = h.logs.flatMap((chunk) => chunk.split("\n").filter(Boolean)).map((line) => (JSON.parse(line) as { req?: { url?: string } }).req?.url).filter((u): u is string => typeof u === "string");
-  assert.ok(urls.includes(`/auth/verify-magic-link/${recordId}/[redacted]`), `masked verify URL not logged: ${urls.filter((u) => u.includes("magic")).join(", ")}`);
+  const urls = h.logs
+    .flatMap((chunk) => chunk.split("\n").filter(Boolean))
+    .map((line) => (JSON.parse(line) as { req?: { url?: string } }).req?.url)
+    .filter((u): u is string => typeof u === "string");
+  assert.ok(
+    urls.includes(`/auth/verify-magic-link/${recordId}/[redacted]`),
+    `masked verify URL not logged: ${urls.filter((u) => u.includes("magic")).join(", ")}`,
+  );
   assert.ok(urls.includes("/auth/request-magic-link"));
 });

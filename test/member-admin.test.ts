@@ -26,7 +26,13 @@ import {
 
 const SAME_APP_DOMAIN = "second.example.com";
 
-function admin(h: Harness, method: "GET" | "POST" | "DELETE", url: string, body?: Record<string, unknown>, domain = h.tenant.domain): Promise<LightMyRequestResponse> {
+function admin(
+  h: Harness,
+  method: "GET" | "POST" | "DELETE",
+  url: string,
+  body?: Record<string, unknown>,
+  domain = h.tenant.domain,
+): Promise<LightMyRequestResponse> {
   return h.app.inject({
     method,
     url,
@@ -54,7 +60,12 @@ interface MemberPage {
 }
 
 async function registerPending(h: Harness, email: string): Promise<string> {
-  const response = await post(h, "/auth/register-password", { email, name: "Pending One", password: STRONG_PASSWORD, "bot-challenge-response": "x" }, { ip: nextIp() });
+  const response = await post(
+    h,
+    "/auth/register-password",
+    { email, name: "Pending One", password: STRONG_PASSWORD, "bot-challenge-response": "x" },
+    { ip: nextIp() },
+  );
   assert.equal(response.statusCode, 200, response.body);
   await deliverWebhooks(h);
   return parseLink(h.receiver.last("verify_email").body.verificationLink!).recordId;
@@ -78,10 +89,20 @@ test("D22 list: newest first, cursor pages, exact and prefix email (LIKE charact
     pages.push(page.members);
     cursor = page.nextCursor;
   } while (cursor !== null);
-  assert.deepEqual(pages.map((p) => p.length), [2, 2, 2]);
-  assert.deepEqual(pages.flat().map((m) => m.recordid), [pendingId, ...ids.slice().reverse()], "newest first, each member once");
+  assert.deepEqual(
+    pages.map((p) => p.length),
+    [2, 2, 2],
+  );
+  assert.deepEqual(
+    pages.flat().map((m) => m.recordid),
+    [pendingId, ...ids.slice().reverse()],
+    "newest first, each member once",
+  );
 
-  const listed = async (query: string) => ok<MemberPage>(await admin(h, "GET", `/auth/admin/members?${query}`)).members.map((m) => m.email).sort();
+  const listed = async (query: string) =>
+    ok<MemberPage>(await admin(h, "GET", `/auth/admin/members?${query}`))
+      .members.map((m) => m.email)
+      .sort();
   assert.deepEqual(await listed("email=BOB@example.org"), ["bob@example.org"], "exact, case-insensitive");
   assert.deepEqual(await listed("email=bo"), [], "without * the email must match whole");
   assert.deepEqual(await listed(`email=${encodeURIComponent("a*")}`), ["a%c@example.org", "a_b@example.org", "ann@example.org", "axb@example.org"]);
@@ -115,7 +136,17 @@ test("D22 get and export: the member's fields, live sessions counted, history an
 
   const member = ok(await admin(h, "GET", `/auth/admin/members/${recordId}`));
   assert.deepEqual(Object.keys(member).sort(), [
-    "_2fa_status", "authentication_status", "authentication_type", "createdAt", "email", "lastLoginAt", "name", "passkeys", "recordid", "sessions", "success",
+    "_2fa_status",
+    "authentication_status",
+    "authentication_type",
+    "createdAt",
+    "email",
+    "lastLoginAt",
+    "name",
+    "passkeys",
+    "recordid",
+    "sessions",
+    "success",
   ]);
   assert.equal(member.email, email);
   assert.equal(member._2fa_status, "Enabled");
@@ -124,16 +155,29 @@ test("D22 get and export: the member's fields, live sessions counted, history an
   assert.equal(member.passkeys, 0);
 
   const exported = await admin(h, "GET", `/auth/admin/members/${recordId}/export`);
-  const body = ok<{ member: Record<string, unknown>; sessions: unknown[]; loginHistory: { kind: string; value: string }[]; auditEvents: { type: string }[] }>(exported);
+  const body = ok<{ member: Record<string, unknown>; sessions: unknown[]; loginHistory: { kind: string; value: string }[]; auditEvents: { type: string }[] }>(
+    exported,
+  );
   assert.equal(body.member.email, email);
   assert.equal(body.member.hasPassword, true);
   assert.equal(body.sessions.length, 1);
-  assert.ok(body.loginHistory.some((o) => o.kind === "network" && o.value.startsWith("198.51.100.")), JSON.stringify(body.loginHistory));
+  assert.ok(
+    body.loginHistory.some((o) => o.kind === "network" && o.value.startsWith("198.51.100.")),
+    JSON.stringify(body.loginHistory),
+  );
   for (const type of ["registered", "email_verified", "login_succeeded", "two_factor_enabled"]) {
-    assert.ok(body.auditEvents.some((e) => e.type === type), `export has ${type}: ${body.auditEvents.map((e) => e.type).join(",")}`);
+    assert.ok(
+      body.auditEvents.some((e) => e.type === type),
+      `export has ${type}: ${body.auditEvents.map((e) => e.type).join(",")}`,
+    );
   }
   const stored = await h.db.selectFrom("members").select(["password_hash", "totp_secret_enc"]).where("id", "=", Number(recordId)).executeTakeFirstOrThrow();
-  for (const [label, value] of [["password hash", stored.password_hash], ["sealed TOTP secret", stored.totp_secret_enc], ["TOTP secret", secret], ["session id", cookie]] as const) {
+  for (const [label, value] of [
+    ["password hash", stored.password_hash],
+    ["sealed TOTP secret", stored.totp_secret_enc],
+    ["TOTP secret", secret],
+    ["session id", cookie],
+  ] as const) {
     assert.ok(value && !exported.body.includes(value), `${label} in the export`);
   }
   assert.doesNotMatch(exported.body, /argon2|id_hash|token/i);
@@ -158,7 +202,14 @@ test("D22 delete: the member and every row keyed to them are erased in every tab
   t.after(() => h.close());
   const url = `${h.receiver.url}/events`;
   const tenant = (await h.deps.store.tenants.findTenantByDomain(h.tenant.domain))!;
-  assert.ok(await h.deps.store.tenants.updateTenantSettings(tenant.id, tenant.settings, { ...tenant.settings, eventsWebhook: url, securityAlertWebhook: `${h.receiver.url}/alert` }, h.clock.now()));
+  assert.ok(
+    await h.deps.store.tenants.updateTenantSettings(
+      tenant.id,
+      tenant.settings,
+      { ...tenant.settings, eventsWebhook: url, securityAlertWebhook: `${h.receiver.url}/alert` },
+      h.clock.now(),
+    ),
+  );
   h.deps.tenantCache.invalidate(h.tenant.domain);
 
   const email = "erase.me@example.org";
@@ -168,7 +219,10 @@ test("D22 delete: the member and every row keyed to them are erased in every tab
   await enrolTwoFactor(h, cookie); // TOTP secret, recovery codes, a security alert
   assert.equal((await login(h, email, WRONG_PASSWORD)).statusCode, 401); // a lockout row keyed by the email
   assert.equal((await forgotPassword(h, email)).statusCode, 200); // a reset link and its delivery, not yet sent
-  await h.deps.store.emailRequests.insertEmailRequest({ id: "waiting-request", tenantId: tenant.id, kind: "password_reset", email, ip: "203.0.113.10", userAgent: null }, h.clock.now());
+  await h.deps.store.emailRequests.insertEmailRequest(
+    { id: "waiting-request", tenantId: tenant.id, kind: "password_reset", email, ip: "203.0.113.10", userAgent: null },
+    h.clock.now(),
+  );
   assert.ok((await rowsHolding(h, { exact: [recordId], contained: [email] })).length >= 10, "the member is all over the database before");
 
   const deleted = await admin(h, "DELETE", `/auth/admin/members/${recordId}`);
@@ -176,8 +230,14 @@ test("D22 delete: the member and every row keyed to them are erased in every tab
 
   const left = await rowsHolding(h, { exact: [recordId], contained: [email] });
   assert.equal(left.length, 2, left.join("\n"));
-  assert.ok(left.some((row) => row.startsWith("audit_events:") && row.includes('"member_deleted"')), left.join("\n"));
-  assert.ok(left.some((row) => row.startsWith("webhook_deliveries:") && row.includes('"member.deleted"')), left.join("\n"));
+  assert.ok(
+    left.some((row) => row.startsWith("audit_events:") && row.includes('"member_deleted"')),
+    left.join("\n"),
+  );
+  assert.ok(
+    left.some((row) => row.startsWith("webhook_deliveries:") && row.includes('"member.deleted"')),
+    left.join("\n"),
+  );
   assert.ok(left.every((row) => !row.includes(email)));
 
   // The waiting reset request went too: the worker sends nothing about the member.
@@ -185,7 +245,10 @@ test("D22 delete: the member and every row keyed to them are erased in every tab
   await deliverWebhooks(h);
   // Of what is sent now, only member.deleted names the member (the bystander's member.created is theirs).
   const events = h.receiver.received.slice(received).filter((e) => e.body.recordid === recordId || e.body.email === email);
-  assert.deepEqual(events.map((e) => e.body.event_type), ["member.deleted"]);
+  assert.deepEqual(
+    events.map((e) => e.body.event_type),
+    ["member.deleted"],
+  );
   assert.deepEqual(Object.keys(events[0]!.body).sort(), ["at", "event_type", "recordid"]);
   assert.equal(events[0]!.body.recordid, recordId);
   assert.equal(events[0]!.path, "/events");
@@ -207,7 +270,12 @@ test("D22 tenant isolation: each call with another tenant's record id is 404 (sa
   const theirs = await registerVerifiedMember(h, "theirs@example.org", STRONG_PASSWORD, nextIp());
   await post(h, "/auth/login", { email: "theirs@example.org", password: STRONG_PASSWORD, "bot-challenge-response": "x" });
   // A member of the second tenant, asked for through the first tenant's domain with the shared key.
-  const response = await post(h, "/auth/register-password", { email: "second@example.org", name: "Second", password: STRONG_PASSWORD }, { domain: SAME_APP_DOMAIN, ip: nextIp() });
+  const response = await post(
+    h,
+    "/auth/register-password",
+    { email: "second@example.org", name: "Second", password: STRONG_PASSWORD },
+    { domain: SAME_APP_DOMAIN, ip: nextIp() },
+  );
   assert.equal(response.statusCode, 200, response.body);
   await deliverWebhooks(h);
   const foreign = parseLink(h.receiver.last("verify_email").body.verificationLink!).recordId;

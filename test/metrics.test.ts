@@ -9,7 +9,18 @@ import { ConfigError, loadConfig } from "../src/config.js";
 import { createTenant } from "../src/flows/tenants.js";
 import { assertError } from "./support/assertions.js";
 import { forgotPassword, receiverSettings, WRONG_PASSWORD } from "./support/flows.js";
-import { createHarness, deliverWebhooks, get, login, parseLink, post, registerVerifiedMember, sessionCookieOf, STRONG_PASSWORD, type Harness } from "./support/harness.js";
+import {
+  createHarness,
+  deliverWebhooks,
+  get,
+  login,
+  parseLink,
+  post,
+  registerVerifiedMember,
+  sessionCookieOf,
+  STRONG_PASSWORD,
+  type Harness,
+} from "./support/harness.js";
 
 const METRICS_TOKEN = "metrics-token-for-tests-0123456789abcdef";
 
@@ -44,7 +55,10 @@ test("without METRICS_TOKEN /metrics answers 404, token or not; a short token is
   assert.equal(h.config.metricsToken, undefined);
   assertError(await scrape(h, null), 404, "not_found");
   assertError(await scrape(h), 404, "not_found");
-  assert.throws(() => loadConfig({ METRICS_TOKEN: "too-short" }), (err: unknown) => err instanceof ConfigError && /METRICS_TOKEN must be at least 32 characters/.test(err.message) && !err.message.includes("too-short"));
+  assert.throws(
+    () => loadConfig({ METRICS_TOKEN: "too-short" }),
+    (err: unknown) => err instanceof ConfigError && /METRICS_TOKEN must be at least 32 characters/.test(err.message) && !err.message.includes("too-short"),
+  );
 });
 
 test("with METRICS_TOKEN /metrics needs exactly that bearer token", async (t) => {
@@ -134,7 +148,8 @@ test("after real flows each series has its labels and counts, and nothing identi
   assert.equal(sample(text, "latch_outbox_backlog"), 1);
   assert.equal(sample(text, "latch_bot_checks_total"), undefined, "provider none checks nothing and is not counted");
 
-  const requests = (route: string, method: string, status: string) => sample(text, "latch_http_request_duration_seconds_count", { route, method, status_code: status });
+  const requests = (route: string, method: string, status: string) =>
+    sample(text, "latch_http_request_duration_seconds_count", { route, method, status_code: status });
   assert.equal(requests("/auth/login", "POST", "200"), 10);
   assert.equal(requests("/auth/login", "POST", "401"), 3);
   assert.equal(requests("/auth/login", "POST", "429"), 2);
@@ -149,7 +164,15 @@ test("after real flows each series has its labels and counts, and nothing identi
   for (const value of [h.tenant.domain, tenantId, email, "velo@example.org", link.recordId, clientIp, "198.51.100.", METRICS_TOKEN, ...secrets]) {
     assert.ok(!text.includes(value), `${value} is not in the metrics`);
   }
-  assert.ok(!/tenant/.test(text.split("\n").filter((l) => !l.startsWith("#")).join("\n")), "no tenant label");
+  assert.ok(
+    !/tenant/.test(
+      text
+        .split("\n")
+        .filter((l) => !l.startsWith("#"))
+        .join("\n"),
+    ),
+    "no tenant label",
+  );
 });
 
 test("bot checks are counted by provider and result", async (t) => {
@@ -158,12 +181,16 @@ test("bot checks are counted by provider and result", async (t) => {
   const challenge = (await get(h, "/auth/bot-challenge")).json<Challenge>();
   const solution = await solveChallenge({ challenge, deriveKey });
   const solved = Buffer.from(JSON.stringify({ challenge, solution })).toString("base64");
-  const forgot = (botResponse: string, domain?: string) => post(h, "/auth/forgot-password", { email: "a@example.org", "bot-challenge-response": botResponse }, { domain });
+  const forgot = (botResponse: string, domain?: string) =>
+    post(h, "/auth/forgot-password", { email: "a@example.org", "bot-challenge-response": botResponse }, { domain });
   assert.equal((await forgot("not-a-solution")).statusCode, 403);
   assert.equal((await forgot(solved)).statusCode, 200);
   assert.equal((await forgot(solved)).statusCode, 403, "a replay fails");
   // A siteverify provider that can't be reached fails closed (D10).
-  await createTenant(h.deps, { domain: "turnstile.example.com", settings: { ...receiverSettings(h), botProtection: { provider: "turnstile", secretKey: "turnstile-secret", verifyUrl: "http://127.0.0.1:9/siteverify" } } });
+  await createTenant(h.deps, {
+    domain: "turnstile.example.com",
+    settings: { ...receiverSettings(h), botProtection: { provider: "turnstile", secretKey: "turnstile-secret", verifyUrl: "http://127.0.0.1:9/siteverify" } },
+  });
   assert.equal((await forgot("widget-token", "turnstile.example.com")).statusCode, 503);
 
   const text = await scrapeText(h);

@@ -67,7 +67,20 @@ test("buildMmdb output is readable by maxmind.open and new Reader(buffer)", asyn
 });
 
 test("buildMmdb encodes all value types and overlapping networks", () => {
-  const data = { s: "ü", small: 7, zero: 0, big: 70_000, max: 2 ** 32 - 1, neg: -3, frac: 1.5, huge: 2 ** 40, t: true, f: false, arr: [1, "a", [true]], nested: { long: "x".repeat(300) } };
+  const data = {
+    s: "ü",
+    small: 7,
+    zero: 0,
+    big: 70_000,
+    max: 2 ** 32 - 1,
+    neg: -3,
+    frac: 1.5,
+    huge: 2 ** 40,
+    t: true,
+    f: false,
+    arr: [1, "a", [true]],
+    nested: { long: "x".repeat(300) },
+  };
   const buffer = buildMmdb([
     { network: "10.0.0.0/8", data: { name: "wide" } },
     { network: "10.1.0.0/16", data },
@@ -92,7 +105,12 @@ function expectedNodeCount(networks: string[]): number {
     let bits: string;
     let prefix = Number(len);
     if (addr.includes(".")) {
-      bits = "0".repeat(96) + addr.split(".").map((o) => Number(o).toString(2).padStart(8, "0")).join("");
+      bits =
+        "0".repeat(96) +
+        addr
+          .split(".")
+          .map((o) => Number(o).toString(2).padStart(8, "0"))
+          .join("");
       prefix += 96;
     } else {
       const [h = "", t = ""] = addr.split("::");

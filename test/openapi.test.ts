@@ -29,7 +29,8 @@ after(() => h.close());
 function operationsOf(document: Json): Array<{ path: string; method: string; operation: Json }> {
   const paths = document.paths as Record<string, Json>;
   return Object.entries(paths).flatMap(([path, item]) =>
-    HTTP_METHODS.filter((method) => method in item).map((method) => ({ path, method, operation: item[method] as Json })));
+    HTTP_METHODS.filter((method) => method in item).map((method) => ({ path, method, operation: item[method] as Json })),
+  );
 }
 
 test("the served /openapi.json is the committed docs/openapi.json", () => {
@@ -56,10 +57,21 @@ test("every public route is in the document with its method, and nothing else is
   }
   const documented = new Set(operationsOf(document).map(({ method, path }) => `${method} ${path}`));
   assert.ok(expected.size >= 25, `only ${expected.size} public routes collected`);
-  assert.deepStrictEqual([...expected].filter((key) => !documented.has(key)), [], "public routes missing from the document");
-  assert.deepStrictEqual([...documented].filter((key) => !expected.has(key)), [], "documented operations with no route");
+  assert.deepStrictEqual(
+    [...expected].filter((key) => !documented.has(key)),
+    [],
+    "public routes missing from the document",
+  );
+  assert.deepStrictEqual(
+    [...documented].filter((key) => !expected.has(key)),
+    [],
+    "documented operations with no route",
+  );
   // The reference page's own routes are registered but hidden.
-  assert.ok(routes.some((r) => r.url.startsWith("/docs")), "the /docs routes are registered");
+  assert.ok(
+    routes.some((r) => r.url.startsWith("/docs")),
+    "the /docs routes are registered",
+  );
   assert.ok(!Object.keys(document.paths as Json).some((p) => p.startsWith("/docs") || p === "/openapi.json"), "docs routes are hidden");
 });
 
@@ -111,7 +123,10 @@ test("the document is structurally valid OpenAPI 3.1", () => {
 
     const responses = operation.responses as Record<string, Json> | undefined;
     assert.ok(responses && Object.keys(responses).length > 0, `${label} has responses`);
-    assert.ok(Object.keys(responses).some((status) => /^2\d\d$/.test(status)), `${label} documents its success`);
+    assert.ok(
+      Object.keys(responses).some((status) => /^2\d\d$/.test(status)),
+      `${label} documents its success`,
+    );
     for (const [status, response] of Object.entries(responses)) {
       assert.match(status, /^([1-5](\d\d|XX)|default)$/, `${label} ${status}`);
       assert.equal(typeof response.description, "string", `${label} ${status} has a description`);
@@ -144,7 +159,10 @@ test("the security schemes and the error body are the ones the routes use", () =
   const components = served.components as Json;
   assert.deepStrictEqual(Object.keys(components.securitySchemes as Json).sort(), ["internalApiKey", "operatorKey", "sessionCookie"]);
   assert.deepStrictEqual((components.securitySchemes as Json).sessionCookie, {
-    type: "apiKey", in: "cookie", name: "session_id", description: "The session cookie set by a login (spec 2.2).",
+    type: "apiKey",
+    in: "cookie",
+    name: "session_id",
+    description: "The session cookie set by a login (spec 2.2).",
   });
   const errorBody = (components.schemas as Json).ErrorBody as Json;
   assert.deepStrictEqual(errorBody.required, ["success", "code", "message", "requestId"]);
@@ -182,8 +200,10 @@ test("Redocly (recommended rules) finds no error in the document", async (t) => 
 
 test("issue 16: what a client generator and a validating proxy need is in the document", () => {
   const paths = served.paths as Record<string, Record<string, Json>>;
-  const body = (path: string, method = "post") => ((paths[path]![method]!.requestBody as Json).content as Record<string, Json>)["application/json"]!.schema as Json;
-  const answer = (path: string, method = "get", status = "200") => (((paths[path]![method]!.responses as Record<string, Json>)[status]!.content as Record<string, Json>)["application/json"]!.schema as Json);
+  const body = (path: string, method = "post") =>
+    ((paths[path]![method]!.requestBody as Json).content as Record<string, Json>)["application/json"]!.schema as Json;
+  const answer = (path: string, method = "get", status = "200") =>
+    ((paths[path]![method]!.responses as Record<string, Json>)[status]!.content as Record<string, Json>)["application/json"]!.schema as Json;
   const schemas = (served.components as Json).schemas as Record<string, Json>;
 
   // 1. logout documents its (optional) body.
@@ -193,20 +213,26 @@ test("issue 16: what a client generator and a validating proxy need is in the do
   assert.deepStrictEqual((schemas.ErrorBody!.properties as Json).details, { $ref: "#/components/schemas/ErrorDetails" });
   assert.ok(schemas.ErrorDetails!.anyOf, "ErrorDetails lists its two forms");
   // 3. enums: authentication_status, an audit event's type.
-  const status = ((answer("/auth/lock-account", "post").properties as Json).authentication_status as Json);
+  const status = (answer("/auth/lock-account", "post").properties as Json).authentication_status as Json;
   assert.deepStrictEqual(status.enum, Object.values(MemberStatus));
   const auditType = ((((answer("/auth/admin/audit-log").properties as Json).events as Json).items as Json).properties as Json).type as Json;
   assert.deepStrictEqual(auditType.enum, [...AUDIT_EVENT_TYPES]);
   // 4. every `limit` is an integer with bounds.
-  const limits = Object.values(paths).flatMap((item) => Object.values(item)).flatMap((op) => ((op.parameters ?? []) as Json[]).filter((p) => p.name === "limit"));
+  const limits = Object.values(paths)
+    .flatMap((item) => Object.values(item))
+    .flatMap((op) => ((op.parameters ?? []) as Json[]).filter((p) => p.name === "limit"));
   assert.equal(limits.length, 4);
-  for (const limit of limits) assert.deepStrictEqual([(limit.schema as Json).type, (limit.schema as Json).minimum, (limit.schema as Json).maximum], ["integer", 0, 999]);
+  for (const limit of limits)
+    assert.deepStrictEqual([(limit.schema as Json).type, (limit.schema as Json).minimum, (limit.schema as Json).maximum], ["integer", 0, 999]);
   // 5. the bot challenge is typed, and so is the field its answer goes in.
   const challenge = answer("/auth/bot-challenge").properties as Json;
   assert.ok(((challenge.parameters as Json).required as string[]).includes("keyPrefix"));
   assert.match(String(((body("/auth/login").properties as Json)["bot-challenge-response"] as Json).description), /ALTCHA/);
   // 6. 2FA disable requires the password or a code.
-  assert.deepStrictEqual((body("/auth/2fa/disable").anyOf as Json[]).map((s) => s.required), [["password"], ["code"]]);
+  assert.deepStrictEqual(
+    (body("/auth/2fa/disable").anyOf as Json[]).map((s) => s.required),
+    [["password"], ["code"]],
+  );
   // 7. email fields say so.
   assert.equal(((body("/auth/login").properties as Json).email as Json).format, "email");
   // 8. a server.
@@ -228,7 +254,10 @@ test("/docs serves the reference page and its assets from this host, with no ten
   assert.match(String(page.headers["content-type"]), /^text\/html/);
   assert.match(String(page.headers["content-security-policy"]), /default-src 'self'/);
   const assets = [...page.body.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]!);
-  assert.ok(assets.some((url) => url.endsWith("swagger-ui-bundle.js")), page.body);
+  assert.ok(
+    assets.some((url) => url.endsWith("swagger-ui-bundle.js")),
+    page.body,
+  );
   for (const url of assets) {
     assert.ok(url.startsWith("/docs/"), `asset ${url} is served by Latch, not a CDN`);
     const asset = await h.app.inject({ method: "GET", url, headers: { host: "nobody.example.net" } });

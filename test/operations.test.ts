@@ -92,7 +92,8 @@ test("sweeping deletes audit events older than the retention (AUDIT_RETENTION_DA
   // In batches: a small batch size still deletes every old event, and nothing newer.
   const remaining = await count();
   h.clock.advance(DAY);
-  for (let i = 0; i < 5; i++) await h.deps.store.audit.insertAuditEvent(tenantId, { memberId: recordId, type: "logout", ip: null, userAgent: null }, h.clock.now());
+  for (let i = 0; i < 5; i++)
+    await h.deps.store.audit.insertAuditEvent(tenantId, { memberId: recordId, type: "logout", ip: null, userAgent: null }, h.clock.now());
   assert.equal(await h.deps.store.audit.deleteAuditEventsBefore(h.clock.now(), 2), remaining, "all older events, 2 per statement");
   assert.equal(await count(), 5);
 });
@@ -109,7 +110,10 @@ test("the server process warns about unprotected tenants at start and exits 0 on
   });
   t.after(() => server.stop("SIGKILL"));
   const lines = server.output();
-  assert.ok(lines.some((l) => l.includes("tenant has no bot protection") && l.includes(h.tenant.domain)), lines.join("\n"));
+  assert.ok(
+    lines.some((l) => l.includes("tenant has no bot protection") && l.includes(h.tenant.domain)),
+    lines.join("\n"),
+  );
   const health = await fetch(`${server.url}/healthz`);
   assert.equal(health.status, 200);
   assert.equal(await server.stop(), 0);
@@ -118,12 +122,23 @@ test("the server process warns about unprotected tenants at start and exits 0 on
 test("MIGRATE_ON_START=false: the server starts on an empty database, /readyz is 503 until `latch migrate` has run", async (t) => {
   const dataDir = mkdtempSync(join(tmpdir(), "latch-nomigrate-"));
   t.after(() => rmSync(dataDir, { recursive: true, force: true }));
-  const env = { ...process.env, DATABASE_URL: `sqlite:${dataDir}/latch.db`, SECRETS_KEY: "11".repeat(32), PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info", MIGRATE_ON_START: "false" };
+  const env = {
+    ...process.env,
+    DATABASE_URL: `sqlite:${dataDir}/latch.db`,
+    SECRETS_KEY: "11".repeat(32),
+    PORT: "0",
+    HOST: "127.0.0.1",
+    LOG_LEVEL: "info",
+    MIGRATE_ON_START: "false",
+  };
   const server = await startServerProcess({ env });
   t.after(() => server.stop("SIGKILL"));
   const lines = server.output();
   const address = server.url;
-  assert.ok(lines.some((l) => l.includes("the database is not migrated or not reachable")), lines.join("\n"));
+  assert.ok(
+    lines.some((l) => l.includes("the database is not migrated or not reachable")),
+    lines.join("\n"),
+  );
   assert.equal((await fetch(`${address}/healthz`)).status, 200);
   assert.equal((await fetch(`${address}/readyz`)).status, 503, "not ready before the migrations");
 

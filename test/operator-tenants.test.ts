@@ -125,14 +125,26 @@ test("D23 delete: every row of the tenant goes from every table, other tenants k
   assertErrorNoExtras(await get(h, "/auth/session", { cookie }), 404, "unknown_tenant");
   assertErrorNoExtras(await operator(h, "GET", `/operator/tenants/${domain}`), 404, "unknown_tenant");
   assertErrorNoExtras(await operator(h, "DELETE", deleteUrl(domain)), 404, "unknown_tenant");
-  const listed = await h.app.inject({ method: "GET", url: "/auth/admin/members", headers: { "x-tenant-domain": SAME_APP_DOMAIN, authorization: `Bearer ${internalApiKeyOf(h)}` } });
+  const listed = await h.app.inject({
+    method: "GET",
+    url: "/auth/admin/members",
+    headers: { "x-tenant-domain": SAME_APP_DOMAIN, authorization: `Bearer ${internalApiKeyOf(h)}` },
+  });
   assert.equal(listed.statusCode, 200, listed.body);
 
   // The application's last tenant takes the application and its key with it.
-  assert.deepEqual(ok(await operator(h, "DELETE", deleteUrl(SAME_APP_DOMAIN))), { success: true, domain: SAME_APP_DOMAIN, applicationId, applicationDeleted: true });
+  assert.deepEqual(ok(await operator(h, "DELETE", deleteUrl(SAME_APP_DOMAIN))), {
+    success: true,
+    domain: SAME_APP_DOMAIN,
+    applicationId,
+    applicationDeleted: true,
+  });
   assert.equal(await applicationExists(h, applicationId), false);
   assert.ok(await applicationExists(h, otherApp.applicationId));
-  assert.deepEqual(ok<{ tenants: { domain: string }[] }>(await operator(h, "GET", "/operator/tenants")).tenants.map((x) => x.domain), [OTHER_APP_DOMAIN]);
+  assert.deepEqual(
+    ok<{ tenants: { domain: string }[] }>(await operator(h, "GET", "/operator/tenants")).tenants.map((x) => x.domain),
+    [OTHER_APP_DOMAIN],
+  );
   // The domain can be onboarded again, as a new tenant.
   const again = await operator(h, "POST", "/operator/tenants", { domain, settings: receiverSettings(h) });
   assert.equal(again.statusCode, 201, again.body);
@@ -144,7 +156,9 @@ test("D23 delete: an event queued for the tenant by an instance that still had i
   t.after(() => h.close());
   const tenant = (await h.deps.store.tenants.findTenantByDomain(h.tenant.domain))!;
   ok(await operator(h, "DELETE", deleteUrl(tenant.domain)));
-  await h.deps.store.transaction((tx) => enqueueWebhook(tx, h.deps, tenant, "member.deleted", `${h.receiver.url}/events`, { recordid: "1", at: "x" }, h.clock.now()));
+  await h.deps.store.transaction((tx) =>
+    enqueueWebhook(tx, h.deps, tenant, "member.deleted", `${h.receiver.url}/events`, { recordid: "1", at: "x" }, h.clock.now()),
+  );
   const received = h.receiver.received.length;
   await deliverWebhooks(h);
   assert.equal(h.receiver.received.length, received);

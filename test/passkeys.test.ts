@@ -18,7 +18,10 @@ import type { PublicKeyCredentialCreationOptionsJSON, PublicKeyCredentialRequest
 const EMAIL = "pat@example.org";
 const bot = { "bot-challenge-response": "ok" };
 
-async function setUp(t: { after(fn: () => Promise<void>): void }, settings: Record<string, unknown> = {}): Promise<{ h: Harness; recordId: string; cookie: string }> {
+async function setUp(
+  t: { after(fn: () => Promise<void>): void },
+  settings: Record<string, unknown> = {},
+): Promise<{ h: Harness; recordId: string; cookie: string }> {
   const h = await createHarness();
   t.after(() => h.close());
   await updateSettings(h, h.tenant.domain, { securityAlertWebhook: `${h.receiver.url}/alerts`, ...settings });
@@ -35,13 +38,23 @@ async function updateSettings(h: Harness, domain: string, settings: Record<strin
 
 const originOf = (domain: string) => `https://${domain}`;
 
-async function registrationOptions(h: Harness, cookie: string, body: Record<string, unknown> = { password: STRONG_PASSWORD }, domain = h.tenant.domain): Promise<PublicKeyCredentialCreationOptionsJSON> {
+async function registrationOptions(
+  h: Harness,
+  cookie: string,
+  body: Record<string, unknown> = { password: STRONG_PASSWORD },
+  domain = h.tenant.domain,
+): Promise<PublicKeyCredentialCreationOptionsJSON> {
   const res = await post(h, "/auth/passkeys/register/options", body, { cookie, domain });
   assert.equal(res.statusCode, 200, res.body);
   return res.json();
 }
 
-async function addPasskey(h: Harness, cookie: string, auth: SoftAuthenticator, options: { name?: string; domain?: string; overrides?: RegistrationOverrides } = {}): Promise<LightMyRequestResponse> {
+async function addPasskey(
+  h: Harness,
+  cookie: string,
+  auth: SoftAuthenticator,
+  options: { name?: string; domain?: string; overrides?: RegistrationOverrides } = {},
+): Promise<LightMyRequestResponse> {
   const domain = options.domain ?? h.tenant.domain;
   const creation = await registrationOptions(h, cookie, undefined, domain);
   const response = auth.createCredential(creation, originOf(domain), options.overrides);
@@ -54,7 +67,11 @@ async function loginOptions(h: Harness, domain = h.tenant.domain): Promise<Publi
   return res.json();
 }
 
-async function passkeyLogin(h: Harness, auth: SoftAuthenticator, options: { domain?: string; origin?: string; overrides?: AssertionOverrides; ip?: string } = {}): Promise<LightMyRequestResponse> {
+async function passkeyLogin(
+  h: Harness,
+  auth: SoftAuthenticator,
+  options: { domain?: string; origin?: string; overrides?: AssertionOverrides; ip?: string } = {},
+): Promise<LightMyRequestResponse> {
   const domain = options.domain ?? h.tenant.domain;
   const request = await loginOptions(h, domain);
   const response = auth.getAssertion(request, options.origin ?? originOf(domain), options.overrides);
@@ -75,7 +92,12 @@ test("D26: a member adds a passkey (discoverable, user verification), sees it, a
   assert.equal(Buffer.from(creation.user.id, "base64url").toString(), recordId);
 
   const auth = new SoftAuthenticator();
-  const added = await post(h, "/auth/passkeys/register/verify", { response: auth.createCredential(creation, originOf(h.tenant.domain)), name: "  Work   laptop " }, { cookie });
+  const added = await post(
+    h,
+    "/auth/passkeys/register/verify",
+    { response: auth.createCredential(creation, originOf(h.tenant.domain)), name: "  Work   laptop " },
+    { cookie },
+  );
   assert.equal(added.statusCode, 200, added.body);
   const passkey = added.json<{ passkey: { id: string; name: string; lastUsedAt: null } }>().passkey;
   assert.equal(passkey.name, "Work laptop");
@@ -137,10 +159,15 @@ test("D26 attacks on login: bad signature, wrong origin, wrong RP ID, no user ve
 /** An authenticator holding a credential this tenant never saw. */
 function unknownAuthenticator(h: Harness): SoftAuthenticator {
   const stranger = new SoftAuthenticator();
-  stranger.createCredential({
-    rp: { id: h.tenant.domain, name: "x" }, user: { id: Buffer.from("100000000000001").toString("base64url"), name: "x", displayName: "x" },
-    challenge: "AAAA", pubKeyCredParams: [{ type: "public-key", alg: -7 }],
-  }, originOf(h.tenant.domain));
+  stranger.createCredential(
+    {
+      rp: { id: h.tenant.domain, name: "x" },
+      user: { id: Buffer.from("100000000000001").toString("base64url"), name: "x", displayName: "x" },
+      challenge: "AAAA",
+      pubKeyCredParams: [{ type: "public-key", alg: -7 }],
+    },
+    originOf(h.tenant.domain),
+  );
   return stranger;
 }
 
@@ -196,7 +223,11 @@ test("D26: another tenant's credential is unknown here, even with the other tena
   // Presented to the other tenant, signed for it (its origin and RP ID): not registered there.
   assertError(await passkeyLogin(h, auth, { domain: OTHER_DOMAIN, overrides: { credentialId, rpId: OTHER_DOMAIN } }), 401, "invalid_credentials");
   // Signed for the first tenant but sent to the other: refused too.
-  assertError(await passkeyLogin(h, auth, { domain: OTHER_DOMAIN, origin: originOf(h.tenant.domain), overrides: { credentialId } }), 401, "invalid_credentials");
+  assertError(
+    await passkeyLogin(h, auth, { domain: OTHER_DOMAIN, origin: originOf(h.tenant.domain), overrides: { credentialId } }),
+    401,
+    "invalid_credentials",
+  );
 });
 
 test("D26: a passkey login from a new network is a login anomaly like any other (alert and audit), and it ends a password lockout", async (t) => {
@@ -298,7 +329,9 @@ test("D26: two registration options at once leave one ceremony open; at most 20 
   const { h, cookie } = await setUp(t);
   const auth = new SoftAuthenticator();
   const [first, second] = await Promise.all([registrationOptions(h, cookie), registrationOptions(h, cookie)]);
-  const answers = await Promise.all([first!, second!].map((o) => post(h, "/auth/passkeys/register/verify", { response: auth.createCredential(o, originOf(h.tenant.domain)) }, { cookie })));
+  const answers = await Promise.all(
+    [first!, second!].map((o) => post(h, "/auth/passkeys/register/verify", { response: auth.createCredential(o, originOf(h.tenant.domain)) }, { cookie })),
+  );
   assert.deepEqual(answers.map((a) => a.statusCode).sort(), [200, 400]);
   for (let i = 1; i < 20; i++) assert.equal((await addPasskey(h, cookie, new SoftAuthenticator())).statusCode, 200);
   assertError(await post(h, "/auth/passkeys/register/options", { password: STRONG_PASSWORD }, { cookie }), 409, "conflict");
@@ -313,25 +346,41 @@ test("D26 bad input: over-long or unknown transports are dropped, a credential i
   assert.equal(added.statusCode, 200, added.body);
   assert.equal((await h.db.selectFrom("passkeys").select("transports").executeTakeFirstOrThrow()).transports, '["usb"]');
 
-  const long = new SoftAuthenticator().createCredential(await registrationOptions(h, cookie), origin, { credentialId: Buffer.alloc(1100, 7).toString("base64url") });
+  const long = new SoftAuthenticator().createCredential(await registrationOptions(h, cookie), origin, {
+    credentialId: Buffer.alloc(1100, 7).toString("base64url"),
+  });
   assertError(await post(h, "/auth/passkeys/register/verify", { response: { ...long, id: "AAAA", rawId: "AAAA" } }, { cookie }), 400, "validation_failed");
   const mismatched = new SoftAuthenticator().createCredential(await registrationOptions(h, cookie), origin);
-  assertError(await post(h, "/auth/passkeys/register/verify", { response: { ...mismatched, id: "AAAA", rawId: "AAAA" } }, { cookie }), 400, "validation_failed");
+  assertError(
+    await post(h, "/auth/passkeys/register/verify", { response: { ...mismatched, id: "AAAA", rawId: "AAAA" } }, { cookie }),
+    400,
+    "validation_failed",
+  );
 
   const named = new SoftAuthenticator().createCredential(await registrationOptions(h, cookie), origin);
   assertError(await post(h, "/auth/passkeys/register/verify", { response: named, name: "Phone\u0000" }, { cookie }), 400, "validation_failed");
   const id = added.json<{ passkey: { id: string } }>().passkey.id;
-  const patch = (url: string, name: string) => h.app.inject({ method: "PATCH", url, payload: { name }, headers: { "x-tenant-domain": h.tenant.domain, cookie: `session_id=${cookie}` } });
+  const patch = (url: string, name: string) =>
+    h.app.inject({ method: "PATCH", url, payload: { name }, headers: { "x-tenant-domain": h.tenant.domain, cookie: `session_id=${cookie}` } });
   for (const name of ["a\u0000b", "\u202egnp.exe", "esc\u001b[31m", "   "]) assertError(await patch(`/auth/passkeys/${id}`, name), 400, "validation_failed");
   assertError(await patch("/auth/passkeys/%00", "x"), 400, "validation_failed");
-  assertError(await h.app.inject({ method: "DELETE", url: "/auth/passkeys/%00", headers: { "x-tenant-domain": h.tenant.domain, cookie: `session_id=${cookie}` } }), 400, "validation_failed");
+  assertError(
+    await h.app.inject({ method: "DELETE", url: "/auth/passkeys/%00", headers: { "x-tenant-domain": h.tenant.domain, cookie: `session_id=${cookie}` } }),
+    400,
+    "validation_failed",
+  );
   assert.equal((await h.db.selectFrom("passkeys").select("name").executeTakeFirstOrThrow()).name.startsWith("Passkey added "), true);
 
   const cd = (value: unknown) => Buffer.from(JSON.stringify(value)).toString("base64url");
   const live = (await loginOptions(h)).challenge;
   const base = { id: "AAAA", rawId: "AAAA", type: "public-key", clientExtensionResults: {} };
   for (const clientData of [null, { challenge: { a: 1 } }, { type: "webauthn.get", challenge: live, origin }, { challenge: "x".repeat(3000) }]) {
-    const res = await post(h, "/auth/passkeys/login/verify", { response: { ...base, response: { clientDataJSON: cd(clientData), authenticatorData: "AA", signature: "AA" } } }, { ip: nextIp() });
+    const res = await post(
+      h,
+      "/auth/passkeys/login/verify",
+      { response: { ...base, response: { clientDataJSON: cd(clientData), authenticatorData: "AA", signature: "AA" } } },
+      { ip: nextIp() },
+    );
     assert.ok(res.statusCode >= 400 && res.statusCode < 500, res.body);
     assert.equal(res.json<{ success: boolean }>().success, false);
   }
@@ -343,8 +392,15 @@ test("D26: rename and remove; another member's passkey id is 404 and untouched; 
   const id = (await addPasskey(h, cookie, auth)).json<{ passkey: { id: string } }>().passkey.id;
   await registerVerifiedMember(h, "other@example.org");
   const otherCookie = sessionCookieOf(await login(h, "other@example.org", STRONG_PASSWORD, { ip: nextIp() }))!;
-  const patch = (c: string, name: string) => h.app.inject({ method: "PATCH", url: `/auth/passkeys/${id}`, payload: { name }, headers: { "x-tenant-domain": h.tenant.domain, cookie: `session_id=${c}` } });
-  const remove = (c: string) => h.app.inject({ method: "DELETE", url: `/auth/passkeys/${id}`, headers: { "x-tenant-domain": h.tenant.domain, cookie: `session_id=${c}` } });
+  const patch = (c: string, name: string) =>
+    h.app.inject({
+      method: "PATCH",
+      url: `/auth/passkeys/${id}`,
+      payload: { name },
+      headers: { "x-tenant-domain": h.tenant.domain, cookie: `session_id=${c}` },
+    });
+  const remove = (c: string) =>
+    h.app.inject({ method: "DELETE", url: `/auth/passkeys/${id}`, headers: { "x-tenant-domain": h.tenant.domain, cookie: `session_id=${c}` } });
   assertError(await patch(otherCookie, "Mine now"), 404, "not_found");
   assertError(await remove(otherCookie), 404, "not_found");
   const renamed = await patch(cookie, "Phone");
@@ -359,7 +415,7 @@ test("D26: rename and remove; another member's passkey id is 404 and untouched; 
   assertError(await passkeyLogin(h, auth), 401, "invalid_credentials");
 });
 
-test("D26 with D22/D24: \"this wasn't me\" removes every passkey, whichever alert it came from; erasure deletes them", async (t) => {
+test('D26 with D22/D24: "this wasn\'t me" removes every passkey, whichever alert it came from; erasure deletes them', async (t) => {
   const { h, recordId, cookie } = await setUp(t);
   const owner = new SoftAuthenticator();
   assert.equal((await addPasskey(h, cookie, owner, { name: "Owner" })).statusCode, 200);
@@ -384,8 +440,15 @@ test("D26 with D22/D24: \"this wasn't me\" removes every passkey, whichever aler
   assert.equal((await post(h, "/auth/reset-password", { recordId: resetId, token: resetToken, newPassword: "Another-Strong-Pass-77" })).statusCode, 200);
   const again = sessionCookieOf(await login(h, EMAIL, "Another-Strong-Pass-77", { ip: nextIp() }))!;
   const creation = await registrationOptions(h, again, { password: "Another-Strong-Pass-77" });
-  assert.equal((await post(h, "/auth/passkeys/register/verify", { response: owner.createCredential(creation, originOf(h.tenant.domain)) }, { cookie: again })).statusCode, 200);
-  const erased = await h.app.inject({ method: "DELETE", url: `/auth/admin/members/${recordId}`, headers: { "x-tenant-domain": h.tenant.domain, ...adminHeaders(h) } });
+  assert.equal(
+    (await post(h, "/auth/passkeys/register/verify", { response: owner.createCredential(creation, originOf(h.tenant.domain)) }, { cookie: again })).statusCode,
+    200,
+  );
+  const erased = await h.app.inject({
+    method: "DELETE",
+    url: `/auth/admin/members/${recordId}`,
+    headers: { "x-tenant-domain": h.tenant.domain, ...adminHeaders(h) },
+  });
   assert.equal(erased.statusCode, 200, erased.body);
   assert.equal((await h.db.selectFrom("passkeys").select("id").execute()).length, 0);
   assertError(await passkeyLogin(h, owner, { overrides: { credentialId: owner.credentials.at(-1)!.id } }), 401, "invalid_credentials");

@@ -86,12 +86,21 @@ test("pre-hijack: a resend link used without a password verifies an account with
   const h = await createHarness();
   t.after(() => h.close());
   await register(h, "Eve", ATTACKER_PASSWORD, ATTACKER_IP);
-  const admin = await post(h, "/auth/admin/resend-verification-email", { recordId: (await mailbox(h))[0]!.recordId, email: VICTIM }, { headers: adminHeaders(h) });
+  const admin = await post(
+    h,
+    "/auth/admin/resend-verification-email",
+    { recordId: (await mailbox(h))[0]!.recordId, email: VICTIM },
+    { headers: adminHeaders(h) },
+  );
   assert.equal(admin.statusCode, 200, admin.body);
   const resent = (await mailbox(h)).at(-1)!;
   assertVerified(await verify(h, resent), false);
   assertError(await login(h, VICTIM, ATTACKER_PASSWORD, { ip: ATTACKER_IP }), 401, "invalid_credentials");
-  const member = await h.db.selectFrom("members").select(["password_hash", "has_password_auth", "has_magic_link_auth", "status"]).where("email", "=", VICTIM).executeTakeFirstOrThrow();
+  const member = await h.db
+    .selectFrom("members")
+    .select(["password_hash", "has_password_auth", "has_magic_link_auth", "status"])
+    .where("email", "=", VICTIM)
+    .executeTakeFirstOrThrow();
   assert.deepEqual(member, { password_hash: null, has_password_auth: 0, has_magic_link_auth: 1, status: "Unlocked" });
 });
 
@@ -119,7 +128,12 @@ test("pre-hijack: no pending account holds a password hash; each registration ho
   const member = await h.db.selectFrom("members").select(["id", "password_hash", "status"]).where("email", "=", VICTIM).executeTakeFirstOrThrow();
   assert.equal(member.password_hash, null);
   assert.equal(member.status, "Email Verification Pending");
-  const registrations = await h.db.selectFrom("registrations").select(["name", "password_hash"]).where("member_id", "=", member.id).orderBy("created_at").execute();
+  const registrations = await h.db
+    .selectFrom("registrations")
+    .select(["name", "password_hash"])
+    .where("member_id", "=", member.id)
+    .orderBy("created_at")
+    .execute();
   assert.deepEqual(registrations.map((r) => r.name).sort(), ["Eve", "Victor"]);
   assert.ok(registrations.every((r) => r.password_hash?.startsWith("$argon2id$")));
 });

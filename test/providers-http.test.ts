@@ -58,8 +58,13 @@ async function startRangeApi(breached: string): Promise<FakeServer> {
 
 test("bot challenge: every guarded endpoint asks the tenant's provider and refuses a failed answer", async (t) => {
   const siteverify = await startSiteverify();
-  const h = await createHarness({ settings: { botProtection: { provider: "turnstile", secretKey: "tenant-secret", verifyUrl: `${siteverify.url}/siteverify` } } });
-  t.after(async () => { await h.close(); await siteverify.close(); });
+  const h = await createHarness({
+    settings: { botProtection: { provider: "turnstile", secretKey: "tenant-secret", verifyUrl: `${siteverify.url}/siteverify` } },
+  });
+  t.after(async () => {
+    await h.close();
+    await siteverify.close();
+  });
 
   const bodies: Record<string, Record<string, string>> = {
     "/auth/register-password": { email: "bot@example.org", name: "Bot", password: STRONG_PASSWORD },
@@ -93,7 +98,10 @@ test("D21: a tenant's verifyUrl at an internal address fails closed (503) and it
     env: { WEBHOOK_ALLOW_PRIVATE_NETWORKS: "false" },
     settings: { botProtection: { provider: "turnstile", secretKey: "tenant-secret", verifyUrl: `${siteverify.url}/siteverify` } },
   });
-  t.after(async () => { await h.close(); await siteverify.close(); });
+  t.after(async () => {
+    await h.close();
+    await siteverify.close();
+  });
   const response = await post(h, "/auth/forgot-password", { email: "bot@example.org", "bot-challenge-response": "human" });
   assert.equal(response.statusCode, 503);
   assert.equal(response.json().code, "bot_check_unavailable");
@@ -104,8 +112,12 @@ test("bot secretKey: stored sealed (never in the database in the clear), kept ac
   const siteverify = await startSiteverify();
   const SECRET = "turnstile-secret-DO-NOT-STORE";
   const h = await createHarness({ settings: { botProtection: { provider: "turnstile", secretKey: SECRET, verifyUrl: `${siteverify.url}/siteverify` } } });
-  t.after(async () => { await h.close(); await siteverify.close(); });
-  const storedSettings = async () => (await h.db.selectFrom("tenants").select("settings").where("domain", "=", h.tenant.domain).executeTakeFirstOrThrow()).settings;
+  t.after(async () => {
+    await h.close();
+    await siteverify.close();
+  });
+  const storedSettings = async () =>
+    (await h.db.selectFrom("tenants").select("settings").where("domain", "=", h.tenant.domain).executeTakeFirstOrThrow()).settings;
   const forgot = () => post(h, "/auth/forgot-password", { email: "bot@example.org", "bot-challenge-response": "human" });
 
   assert.ok(!(await storedSettings()).includes(SECRET), "created: sealed");
@@ -115,11 +127,15 @@ test("bot secretKey: stored sealed (never in the database in the clear), kept ac
   // A value that looks sealed is sealed again, never opened: the provider gets it as sent, so the
   // verifyUrl can't be used to decrypt another sealed secret (a TOTP key, a webhook secret).
   const otherSecret = h.deps.secrets.seal("JBSWY3DPEHPK3PXP-a-totp-key");
-  await updateTenantSettings(h.deps, h.tenant.domain, { botProtection: { provider: "turnstile", secretKey: otherSecret, verifyUrl: `${siteverify.url}/siteverify` } });
+  await updateTenantSettings(h.deps, h.tenant.domain, {
+    botProtection: { provider: "turnstile", secretKey: otherSecret, verifyUrl: `${siteverify.url}/siteverify` },
+  });
   assert.equal((await forgot()).statusCode, 200);
   assert.equal(siteverify.forms.at(-1)!.get("secret"), otherSecret, "not decrypted");
   assert.ok(!(await storedSettings()).includes(otherSecret), "stored sealed again");
-  await updateTenantSettings(h.deps, h.tenant.domain, { botProtection: { provider: "turnstile", secretKey: SECRET, verifyUrl: `${siteverify.url}/siteverify` } });
+  await updateTenantSettings(h.deps, h.tenant.domain, {
+    botProtection: { provider: "turnstile", secretKey: SECRET, verifyUrl: `${siteverify.url}/siteverify` },
+  });
 
   // Another setting changes; the sealed secret is kept as it is and still works.
   await updateTenantSettings(h.deps, h.tenant.domain, { sessionTier: "1h" });
@@ -130,7 +146,11 @@ test("bot secretKey: stored sealed (never in the database in the clear), kept ac
   // A value an older version stored in the clear is sealed at start and keeps working.
   const clear = JSON.parse(await storedSettings()) as { botProtection: { secretKey: string } };
   clear.botProtection.secretKey = SECRET;
-  await h.db.updateTable("tenants").set({ settings: JSON.stringify(clear) }).where("domain", "=", h.tenant.domain).execute();
+  await h.db
+    .updateTable("tenants")
+    .set({ settings: JSON.stringify(clear) })
+    .where("domain", "=", h.tenant.domain)
+    .execute();
   h.deps.tenantCache.invalidate(h.tenant.domain);
   assert.equal(await sealStoredBotSecrets(h.deps), 1);
   assert.equal(await sealStoredBotSecrets(h.deps), 0, "idempotent");
@@ -142,7 +162,11 @@ test("bot secretKey: stored sealed (never in the database in the clear), kept ac
   const asked = siteverify.forms.length;
   const other = await createHarness({ env: { SECRETS_KEY: "22".repeat(32) } });
   t.after(() => other.close());
-  await other.db.updateTable("tenants").set({ settings: await storedSettings() }).where("domain", "=", other.tenant.domain).execute();
+  await other.db
+    .updateTable("tenants")
+    .set({ settings: await storedSettings() })
+    .where("domain", "=", other.tenant.domain)
+    .execute();
   other.deps.tenantCache.invalidate(other.tenant.domain);
   const refused = await post(other, "/auth/forgot-password", { email: "bot@example.org", "bot-challenge-response": "human" });
   assert.equal(refused.statusCode, 503, refused.body);
@@ -154,7 +178,10 @@ test("breach check: a password in the range API is refused at registration, rese
   const breached = "Sunflower-Meadow-77";
   const range = await startRangeApi(breached);
   const h = await createHarness({ env: { BREACH_CHECK_MODE: "remote", BREACH_CHECK_URL: range.url } });
-  t.after(async () => { await h.close(); await range.close(); });
+  t.after(async () => {
+    await h.close();
+    await range.close();
+  });
 
   const refused = await post(h, "/auth/register-password", { email: "pwned@example.org", name: "P", password: breached, "bot-challenge-response": "x" });
   assert.equal(refused.statusCode, 400);

@@ -38,6 +38,9 @@ test("at info every request still has its two lines, with reqId, route and tenan
   t.after(() => h.close());
   const refused = await login(h, "nobody@example.org");
   const lines = h.logs.map((line) => JSON.parse(line) as Line).filter((l) => l.reqId === refused.headers["x-request-id"]);
-  assert.deepEqual(lines.map((l) => l.msg), ["incoming request", "request completed"]);
+  assert.deepEqual(
+    lines.map((l) => l.msg),
+    ["incoming request", "request completed"],
+  );
   for (const line of lines) assert.deepEqual([line.route, line.tenant], ["/auth/login", h.tenant.domain]);
 });

@@ -11,11 +11,19 @@ import * as rules from "../src/rules.js";
 import { AUDIT_EVENTS_FILE, LIMITS_FILE, renderAuditEventsDocument } from "../scripts/generated-docs.js";
 
 test("docs/limits.md is what src/rules.ts generates", () => {
-  assert.equal(readFileSync(LIMITS_FILE, "utf8"), rules.renderLimitsDocument(), "docs/limits.md is out of date with src/rules.ts: run `npm run docs` and commit the result");
+  assert.equal(
+    readFileSync(LIMITS_FILE, "utf8"),
+    rules.renderLimitsDocument(),
+    "docs/limits.md is out of date with src/rules.ts: run `npm run docs` and commit the result",
+  );
 });
 
 test("docs/audit-events.md is what the audit event catalogue generates", () => {
-  assert.equal(readFileSync(AUDIT_EVENTS_FILE, "utf8"), renderAuditEventsDocument(), "docs/audit-events.md is out of date with src/model.ts AUDIT_EVENTS: run `npm run docs` and commit the result");
+  assert.equal(
+    readFileSync(AUDIT_EVENTS_FILE, "utf8"),
+    renderAuditEventsDocument(),
+    "docs/audit-events.md is out of date with src/model.ts AUDIT_EVENTS: run `npm run docs` and commit the result",
+  );
 });
 
 function sourceFiles(dir: string): string[] {

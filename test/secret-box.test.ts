@@ -116,8 +116,13 @@ test("SQLite with the generated key file: SECRETS_KEY_PREVIOUS equal to that key
   t.after(() => rmSync(dataDir, { recursive: true, force: true }));
   writeFileSync(join(dataDir, "secrets.key"), `${KEY_A.toString("hex")}\n`);
   const config = loadConfig({ DATABASE_URL: `sqlite:${join(dataDir, "latch.db")}`, SECRETS_KEY_PREVIOUS: KEY_A.toString("hex") });
-  await assert.rejects(createDeps(config, { log: createLogger("silent") }), (err) => err instanceof ConfigError && /must not contain the current key/.test(err.message));
-  const rotated = await createDeps(loadConfig({ DATABASE_URL: `sqlite:${join(dataDir, "latch.db")}`, SECRETS_KEY_PREVIOUS: KEY_C.toString("hex") }), { log: createLogger("silent") });
+  await assert.rejects(
+    createDeps(config, { log: createLogger("silent") }),
+    (err) => err instanceof ConfigError && /must not contain the current key/.test(err.message),
+  );
+  const rotated = await createDeps(loadConfig({ DATABASE_URL: `sqlite:${join(dataDir, "latch.db")}`, SECRETS_KEY_PREVIOUS: KEY_C.toString("hex") }), {
+    log: createLogger("silent"),
+  });
   t.after(() => rotated.store.close());
   assert.equal(rotated.secrets.open(createSecretBox(KEY_C, cryptoRandom).seal("old")), "old", "the file key is current, the variable's key opens");
 });

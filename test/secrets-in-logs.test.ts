@@ -57,7 +57,14 @@ test("a full flow leaves no secret in the logs, the audit log or the deliveries 
   const siteverify = await startSiteverify();
   const h = await createHarness({ settings: { botProtection: { provider: "turnstile", secretKey: BOT_SECRET_KEY, verifyUrl: siteverify.url } } });
   const tenant = (await h.deps.store.tenants.findTenantByDomain(h.tenant.domain))!;
-  assert.ok(await h.deps.store.tenants.updateTenantSettings(tenant.id, tenant.settings, { ...tenant.settings, securityAlertWebhook: `${h.receiver.url}/alerts` }, h.clock.now()));
+  assert.ok(
+    await h.deps.store.tenants.updateTenantSettings(
+      tenant.id,
+      tenant.settings,
+      { ...tenant.settings, securityAlertWebhook: `${h.receiver.url}/alerts` },
+      h.clock.now(),
+    ),
+  );
   h.deps.tenantCache.invalidate(h.tenant.domain);
   // Whatever a deployment runs at, nothing secret may be logged: capture every level.
   h.deps.log.level = "trace";
@@ -98,8 +105,20 @@ test("a full flow leaves no secret in the logs, the audit log or the deliveries 
     const loggedIn = ok(await post(h, "/auth/login", { email, password: STRONG_PASSWORD, ...bot }), "login");
     const session1 = keep("session 1", sessionCookieOf(loggedIn));
     ok(await get(h, "/auth/session", { cookie: session1 }), "session");
-    ok(await post(h, "/auth/change-password", { currentPassword: WRONG_PASSWORD, newPassword: OTHER_STRONG_PASSWORD }, { cookie: session1 }), "change with wrong current", 401);
-    ok(await post(h, "/auth/change-password", { currentPassword: STRONG_PASSWORD, newPassword: OTHER_STRONG_PASSWORD }, { cookie: session1, headers: { origin: `https://${h.tenant.domain}` } }), "change");
+    ok(
+      await post(h, "/auth/change-password", { currentPassword: WRONG_PASSWORD, newPassword: OTHER_STRONG_PASSWORD }, { cookie: session1 }),
+      "change with wrong current",
+      401,
+    );
+    ok(
+      await post(
+        h,
+        "/auth/change-password",
+        { currentPassword: STRONG_PASSWORD, newPassword: OTHER_STRONG_PASSWORD },
+        { cookie: session1, headers: { origin: `https://${h.tenant.domain}` } },
+      ),
+      "change",
+    );
     ok(await get(h, "/auth/session", { cookie: session1, headers: { origin: "https://evil.example" } }), "foreign origin", 403);
 
     // Forgot, deliver, reset (a weak try first: it must not use the link up), log in again.
@@ -113,10 +132,17 @@ test("a full flow leaves no secret in the logs, the audit log or the deliveries 
     const session2 = keep("session 2", sessionCookieOf(loggedInAgain));
 
     // Admin lock/unlock with the key; a wrong key is refused.
-    ok(await h.app.inject({ method: "POST", url: "/auth/lock-account", payload: { recordId, action: "lock" }, headers: adminHeaders(h, WRONG_API_KEY) }), "wrong key", 401);
+    ok(
+      await h.app.inject({ method: "POST", url: "/auth/lock-account", payload: { recordId, action: "lock" }, headers: adminHeaders(h, WRONG_API_KEY) }),
+      "wrong key",
+      401,
+    );
     ok(await h.app.inject({ method: "POST", url: "/auth/lock-account", payload: { recordId, action: "lock" }, headers: adminHeaders(h, apiKey) }), "lock");
     ok(await post(h, "/auth/login", { email, password: THIRD_PASSWORD, ...bot }), "login while locked", 403);
-    ok(await h.app.inject({ method: "POST", url: "/auth/lock-account", payload: { recordId, action: "unlock", email }, headers: adminHeaders(h, apiKey) }), "unlock");
+    ok(
+      await h.app.inject({ method: "POST", url: "/auth/lock-account", payload: { recordId, action: "unlock", email }, headers: adminHeaders(h, apiKey) }),
+      "unlock",
+    );
     const session3 = keep("session 3", sessionCookieOf(ok(await post(h, "/auth/login", { email, password: THIRD_PASSWORD, ...bot }), "login after unlock")));
 
     // A magic link: its token travels in the URL path, which the logs mask and the route binding never holds.
@@ -132,7 +158,13 @@ test("a full flow leaves no secret in the logs, the audit log or the deliveries 
     await deliverWebhooks(h);
     const changeLink = keep("email change link", h.receiver.last("email_change").body.verificationLink);
     const changeToken = keep("email change token", parseLink(changeLink).token);
-    const formPost = (url: string) => h.app.inject({ method: "POST", url, payload: "", headers: { host: h.tenant.domain, origin: `https://${h.tenant.domain}`, "content-type": "application/x-www-form-urlencoded" } });
+    const formPost = (url: string) =>
+      h.app.inject({
+        method: "POST",
+        url,
+        payload: "",
+        headers: { host: h.tenant.domain, origin: `https://${h.tenant.domain}`, "content-type": "application/x-www-form-urlencoded" },
+      });
     ok(await get(h, "/auth/sessions", { cookie: magicSession }), "session list");
     ok(await formPost(`/email-change/${recordId}/${changeToken}`), "confirm email change page", 303);
     await deliverWebhooks(h);
@@ -144,24 +176,59 @@ test("a full flow leaves no secret in the logs, the audit log or the deliveries 
     await deliverWebhooks(h);
     const resetAgain = parseLink(keep("second reset link", h.receiver.last("password_reset").body.resetLink)).token;
     ok(await post(h, "/auth/reset-password", { recordId, token: keep("second reset token", resetAgain), newPassword: THIRD_PASSWORD }), "reset after securing");
-    const session3b = keep("session after securing", sessionCookieOf(ok(await post(h, "/auth/login", { email, password: THIRD_PASSWORD, ...bot }), "login after securing")));
+    const session3b = keep(
+      "session after securing",
+      sessionCookieOf(ok(await post(h, "/auth/login", { email, password: THIRD_PASSWORD, ...bot }), "login after securing")),
+    );
 
     // Operator: create a tenant, rotate the key and the webhook secret.
     const operatorHeaders = { authorization: `Bearer ${OPERATOR_KEY}` };
-    const created = ok(await h.app.inject({
-      method: "POST",
-      url: "/operator/tenants",
-      headers: operatorHeaders,
-      payload: { domain: "second.example.com", settings: { emailVerificationWebhook: `${h.receiver.url}/v2`, passwordResetWebhook: `${h.receiver.url}/r2`, magicLoginWebhook: `${h.receiver.url}/m2`, botProtection: { provider: "hcaptcha", secretKey: "hcaptcha-secret-key-for-second-tenant" } } },
-    }), "operator create", 201);
+    const created = ok(
+      await h.app.inject({
+        method: "POST",
+        url: "/operator/tenants",
+        headers: operatorHeaders,
+        payload: {
+          domain: "second.example.com",
+          settings: {
+            emailVerificationWebhook: `${h.receiver.url}/v2`,
+            passwordResetWebhook: `${h.receiver.url}/r2`,
+            magicLoginWebhook: `${h.receiver.url}/m2`,
+            botProtection: { provider: "hcaptcha", secretKey: "hcaptcha-secret-key-for-second-tenant" },
+          },
+        },
+      }),
+      "operator create",
+      201,
+    );
     keep("second tenant bot secretKey", "hcaptcha-secret-key-for-second-tenant");
     keep("second tenant webhook secret", created.json<{ webhookSecret: string }>().webhookSecret);
     keep("second tenant api key", created.json<{ internalApiKey: string }>().internalApiKey);
     ok(await h.app.inject({ method: "GET", url: "/operator/tenants/second.example.com", headers: operatorHeaders }), "operator show");
-    ok(await h.app.inject({ method: "GET", url: "/operator/tenants/second.example.com", headers: { authorization: "Bearer wrong-operator-key-that-is-long-enough-1234" } }), "wrong operator key", 401);
+    ok(
+      await h.app.inject({
+        method: "GET",
+        url: "/operator/tenants/second.example.com",
+        headers: { authorization: "Bearer wrong-operator-key-that-is-long-enough-1234" },
+      }),
+      "wrong operator key",
+      401,
+    );
     keep("wrong operator key", "wrong-operator-key-that-is-long-enough-1234");
-    const rotatedKey = keep("rotated api key", ok(await h.app.inject({ method: "POST", url: `/operator/applications/${h.tenant.applicationId}/rotate-key`, headers: operatorHeaders }), "rotate key").json<{ internalApiKey: string }>().internalApiKey);
-    keep("rotated webhook secret", ok(await h.app.inject({ method: "POST", url: `/operator/tenants/${h.tenant.domain}/rotate-webhook-secret`, headers: operatorHeaders }), "rotate secret").json<{ webhookSecret: string }>().webhookSecret);
+    const rotatedKey = keep(
+      "rotated api key",
+      ok(
+        await h.app.inject({ method: "POST", url: `/operator/applications/${h.tenant.applicationId}/rotate-key`, headers: operatorHeaders }),
+        "rotate key",
+      ).json<{ internalApiKey: string }>().internalApiKey,
+    );
+    keep(
+      "rotated webhook secret",
+      ok(
+        await h.app.inject({ method: "POST", url: `/operator/tenants/${h.tenant.domain}/rotate-webhook-secret`, headers: operatorHeaders }),
+        "rotate secret",
+      ).json<{ webhookSecret: string }>().webhookSecret,
+    );
 
     // Refused bodies that carry a password: malformed JSON, wrong media type, wrong type, over-long.
     const raw = (payload: string, contentType: string) =>
@@ -176,30 +243,64 @@ test("a full flow leaves no secret in the logs, the audit log or the deliveries 
     // Logout, and one more admin call with the rotated key.
     ok(await post(h, "/auth/logout", {}, { cookie: session3b }), "logout");
     ok(await get(h, "/auth/session", { cookie: session3b }), "session after logout", 401);
-    const audit = ok(await h.app.inject({ method: "GET", url: `/auth/admin/audit-log?recordId=${recordId}`, headers: adminHeaders(h, rotatedKey) }), "audit log");
-    const deliveriesMain = ok(await h.app.inject({ method: "GET", url: `/operator/tenants/${h.tenant.domain}/webhook-deliveries`, headers: operatorHeaders }), "deliveries");
-    const deliveriesSecond = ok(await h.app.inject({ method: "GET", url: "/operator/tenants/second.example.com/webhook-deliveries", headers: operatorHeaders }), "deliveries 2");
+    const audit = ok(
+      await h.app.inject({ method: "GET", url: `/auth/admin/audit-log?recordId=${recordId}`, headers: adminHeaders(h, rotatedKey) }),
+      "audit log",
+    );
+    const deliveriesMain = ok(
+      await h.app.inject({ method: "GET", url: `/operator/tenants/${h.tenant.domain}/webhook-deliveries`, headers: operatorHeaders }),
+      "deliveries",
+    );
+    const deliveriesSecond = ok(
+      await h.app.inject({ method: "GET", url: "/operator/tenants/second.example.com/webhook-deliveries", headers: operatorHeaders }),
+      "deliveries 2",
+    );
     assert.ok(siteverify.calls >= 6, "the bot value went to the provider");
     assert.ok(session2 !== session1 && session3 !== session2);
 
     // The logs are real: request lines, flow lines, webhook lines.
     const logText = h.logs.join("\n");
     assert.ok(h.logs.length > 20, `only ${h.logs.length} log lines`);
-    const lines = h.logs.flatMap((chunk) => chunk.split("\n").filter(Boolean)).map((line) => JSON.parse(line) as { msg?: string; reqId?: string; route?: string; tenant?: string; req?: { url?: string } });
+    const lines = h.logs
+      .flatMap((chunk) => chunk.split("\n").filter(Boolean))
+      .map((line) => JSON.parse(line) as { msg?: string; reqId?: string; route?: string; tenant?: string; req?: { url?: string } });
     assert.ok(lines.filter((l) => l.msg === "incoming request").length >= 25, "request logs are present");
     assert.ok(lines.some((l) => l.msg === "request completed"));
-    assert.ok(lines.some((l) => l.req?.url === "/auth/reset-password"), "request URLs are logged");
+    assert.ok(
+      lines.some((l) => l.req?.url === "/auth/reset-password"),
+      "request URLs are logged",
+    );
     assert.ok(lines.some((l) => l.msg === "webhook delivered"));
     // Each request's lines carry its id and route pattern, and on /auth routes the requested tenant domain.
     const requestLines = lines.filter((l) => l.msg === "incoming request" || l.msg === "request completed");
-    assert.ok(requestLines.every((l) => typeof l.reqId === "string" && l.reqId.startsWith("req_")), "every request line has its reqId");
-    assert.ok(requestLines.every((l) => typeof l.route === "string"), "every request here matched a route, and its lines name the pattern");
+    assert.ok(
+      requestLines.every((l) => typeof l.reqId === "string" && l.reqId.startsWith("req_")),
+      "every request line has its reqId",
+    );
+    assert.ok(
+      requestLines.every((l) => typeof l.route === "string"),
+      "every request here matched a route, and its lines name the pattern",
+    );
     const completedForTenant = requestLines.filter((l) => l.msg === "request completed" && l.route!.startsWith("/auth/"));
     assert.ok(completedForTenant.length >= 25 && completedForTenant.every((l) => l.tenant === h.tenant.domain), "completed /auth requests name the tenant");
-    assert.ok(requestLines.some((l) => l.route === "/auth/verify-magic-link/:recordId/:token"), "the magic-link route is logged as its pattern");
+    assert.ok(
+      requestLines.some((l) => l.route === "/auth/verify-magic-link/:recordId/:token"),
+      "the magic-link route is logged as its pattern",
+    );
 
     const audited = audit.json<{ events: { type: string }[] }>().events.map((e) => e.type);
-    for (const type of ["registered", "email_verified", "login_failed", "login_succeeded", "password_changed", "password_reset_requested", "password_reset", "account_locked", "account_unlocked", "logout"]) {
+    for (const type of [
+      "registered",
+      "email_verified",
+      "login_failed",
+      "login_succeeded",
+      "password_changed",
+      "password_reset_requested",
+      "password_reset",
+      "account_locked",
+      "account_unlocked",
+      "logout",
+    ]) {
       assert.ok(audited.includes(type), `audit has ${type}: ${audited.join(",")}`);
     }
     assert.ok(deliveriesMain.json<{ deliveries: unknown[] }>().deliveries.length >= 2);
@@ -218,8 +319,14 @@ test("a full flow leaves no secret in the logs, the audit log or the deliveries 
     }
     assert.deepEqual(leaks, [], `secrets leaked: ${leaks.join("; ")}`);
     // Link paths that carry tokens never appear in the logs, even partly.
-    assert.ok(!/(email-verified|reset-password|verify-magic-link|email-change|secure-account)\/\d+\/[A-Za-z0-9_-]{20,}/.test(logText), "no token-bearing link path in the logs");
-    assert.ok(lines.some((l) => l.route === "/email-change/:recordId/:token") && lines.some((l) => l.route === "/ui/secure-account/:recordId/:token"), "the D24 link pages were logged, as patterns");
+    assert.ok(
+      !/(email-verified|reset-password|verify-magic-link|email-change|secure-account)\/\d+\/[A-Za-z0-9_-]{20,}/.test(logText),
+      "no token-bearing link path in the logs",
+    );
+    assert.ok(
+      lines.some((l) => l.route === "/email-change/:recordId/:token") && lines.some((l) => l.route === "/ui/secure-account/:recordId/:token"),
+      "the D24 link pages were logged, as patterns",
+    );
   } finally {
     await h.close();
     siteverify.server.closeAllConnections();
@@ -250,7 +357,12 @@ test("D21: a link's token is masked in the logs however its path is spelled, whi
       `/auth/verify-magic-link/${recordId}/${short}`,
     ];
     for (const url of variants) {
-      const response = await h.app.inject({ method: "POST", url, headers: { "x-tenant-domain": h.tenant.domain, "content-type": "application/json" }, payload: "{}" });
+      const response = await h.app.inject({
+        method: "POST",
+        url,
+        headers: { "x-tenant-domain": h.tenant.domain, "content-type": "application/json" },
+        payload: "{}",
+      });
       assert.ok(response.statusCode < 500, `${url}: ${response.statusCode}`);
     }
     const logText = h.logs.join("");

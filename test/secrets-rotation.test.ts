@@ -19,7 +19,18 @@ import { createDeps } from "../src/create-deps.js";
 import { createLogger } from "../src/logging.js";
 import { createSecretBox, keyId } from "../src/security/secret-box.js";
 import { addOtherTenant, OTHER_DOMAIN, sessionStatus } from "./support/flows.js";
-import { CHEAP_ALTCHA, createHarness, deliverWebhooks, login, post, registerVerifiedMember, sessionCookieOf, STRONG_PASSWORD, type Harness, type ReceivedWebhook } from "./support/harness.js";
+import {
+  CHEAP_ALTCHA,
+  createHarness,
+  deliverWebhooks,
+  login,
+  post,
+  registerVerifiedMember,
+  sessionCookieOf,
+  STRONG_PASSWORD,
+  type Harness,
+  type ReceivedWebhook,
+} from "./support/harness.js";
 import { totpAt } from "./support/totp.js";
 
 const KEY_A = Buffer.from("11".repeat(32), "hex"); // the harness's SECRETS_KEY
@@ -34,7 +45,9 @@ async function startSiteverify(): Promise<{ url: string; close: () => void }> {
     req.on("data", (chunk: Buffer) => (body += chunk.toString("utf8")));
     req.on("end", () => {
       const ok = new URLSearchParams(body).get("secret") === BOT_SECRET;
-      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(ok ? { success: true } : { success: false, "error-codes": ["invalid-input-secret"] }));
+      res
+        .writeHead(200, { "content-type": "application/json" })
+        .end(JSON.stringify(ok ? { success: true } : { success: false, "error-codes": ["invalid-input-secret"] }));
     });
   });
   server.listen(0, "127.0.0.1");
@@ -48,9 +61,19 @@ async function restartWithKeys(h: Harness, current: Buffer, previous: Buffer[]):
   await h.app.close();
   await h.deps.store.close();
   await h.deps.redis?.close();
-  const sink = new Writable({ write(chunk: Buffer, _enc, done) { h.logs.push(chunk.toString("utf8")); done(); } });
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      h.logs.push(chunk.toString("utf8"));
+      done();
+    },
+  });
   const config = { ...h.config, secretsKey: current, secretsKeyPrevious: previous };
-  h.deps = await createDeps(config, { clock: h.clock, random: seededRandom(`rotation-${keyId(current)}-${previous.length}`), log: createLogger("info", sink), altchaDifficulty: CHEAP_ALTCHA });
+  h.deps = await createDeps(config, {
+    clock: h.clock,
+    random: seededRandom(`rotation-${keyId(current)}-${previous.length}`),
+    log: createLogger("info", sink),
+    altchaDifficulty: CHEAP_ALTCHA,
+  });
   h.app = await buildApp(h.deps);
 }
 
@@ -126,7 +149,10 @@ test("rotation: A sealed -> B with A previous still opens everything -> reseal -
     pendingTotpSecrets: counts(1, 0),
     outboxPayloads: counts(1, 0),
   });
-  assert.ok((await storedValues(h)).every((v) => v.startsWith(`v2.${keyId(KEY_B)}.`)), "all under B now");
+  assert.ok(
+    (await storedValues(h)).every((v) => v.startsWith(`v2.${keyId(KEY_B)}.`)),
+    "all under B now",
+  );
   const otherRow = await h.db.selectFrom("tenants").select("webhook_secret_enc").where("domain", "=", OTHER_DOMAIN).executeTakeFirstOrThrow();
   assert.equal(otherRow.webhook_secret_enc, lost, "the unreadable value is left in place");
   assert.equal(await sessionStatus(h, pendingCookie), 200, "reseal ends no session");

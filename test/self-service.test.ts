@@ -7,7 +7,18 @@ import { test } from "node:test";
 import type { LightMyRequestResponse } from "fastify";
 import { assertError, assertErrorNoExtras } from "./support/assertions.js";
 import { rowCounts, rowsHolding } from "./support/database.js";
-import { adminHeaders, enrolTwoFactor, lastWebhookFor, lockMember, magicLinkFor, nextIp, receiverSettings, requestResetLink, sessionStatus, WRONG_PASSWORD } from "./support/flows.js";
+import {
+  adminHeaders,
+  enrolTwoFactor,
+  lastWebhookFor,
+  lockMember,
+  magicLinkFor,
+  nextIp,
+  receiverSettings,
+  requestResetLink,
+  sessionStatus,
+  WRONG_PASSWORD,
+} from "./support/flows.js";
 import {
   createHarness,
   deliverWebhooks,
@@ -27,7 +38,10 @@ import { totpAt } from "./support/totp.js";
 const EMAIL = "ada@example.org";
 const NEW_EMAIL = "ada.lovelace@example.net";
 
-async function member(t: { after(fn: () => Promise<void>): void }, settings: Record<string, unknown> = {}): Promise<{ h: Harness; recordId: string; cookie: string }> {
+async function member(
+  t: { after(fn: () => Promise<void>): void },
+  settings: Record<string, unknown> = {},
+): Promise<{ h: Harness; recordId: string; cookie: string }> {
   const h = await createHarness();
   t.after(() => h.close());
   const tenant = (await h.deps.store.tenants.findTenantByDomain(h.tenant.domain))!;
@@ -45,7 +59,14 @@ async function signIn(h: Harness, email: string, password = STRONG_PASSWORD, use
   return sessionCookieOf(res)!;
 }
 
-function call(h: Harness, method: "GET" | "POST" | "PATCH" | "DELETE", url: string, cookie: string | undefined, body?: Record<string, unknown>, headers: Record<string, string> = {}): Promise<LightMyRequestResponse> {
+function call(
+  h: Harness,
+  method: "GET" | "POST" | "PATCH" | "DELETE",
+  url: string,
+  cookie: string | undefined,
+  body?: Record<string, unknown>,
+  headers: Record<string, string> = {},
+): Promise<LightMyRequestResponse> {
   return h.app
     .inject({
       method,
@@ -116,7 +137,12 @@ test("D24 /auth/me: the profile; PATCH renames (audit, member.updated), refuses 
   assertErrorNoExtras(await call(h, "PATCH", "/auth/me", "not-a-session", { name: "Eve" }), 401, "unauthorized");
   assertErrorNoExtras(await call(h, "PATCH", "/auth/me", cookie, { name: "Eve" }, { origin: "https://evil.example" }), 403, "origin_mismatch");
   // The cookie of this tenant names nobody on another tenant.
-  await post(h, "/operator/tenants", { domain: "other.example.com", settings: receiverSettings(h) }, { headers: { authorization: "Bearer operator-key-for-tests-0123456789abcdef" } });
+  await post(
+    h,
+    "/operator/tenants",
+    { domain: "other.example.com", settings: receiverSettings(h) },
+    { headers: { authorization: "Bearer operator-key-for-tests-0123456789abcdef" } },
+  );
   assertErrorNoExtras(await call(h, "GET", "/auth/me", cookie, undefined, { "x-tenant-domain": "other.example.com" }), 401, "unauthorized");
 });
 
@@ -156,7 +182,10 @@ test("D24 sessions: listed with public ids, IP, agent and last seen (moved at mo
   const tablet = await signIn(h, EMAIL, STRONG_PASSWORD, "Tablet/3");
   const laptop = await signIn(h, EMAIL, STRONG_PASSWORD, "Laptop/4");
   ok(await call(h, "POST", "/auth/sessions/revoke-others", cookie, {}));
-  assert.deepEqual([await sessionStatus(h, tablet), await sessionStatus(h, laptop), await sessionStatus(h, cookie), await sessionStatus(h, grace)], [401, 401, 200, 200]);
+  assert.deepEqual(
+    [await sessionStatus(h, tablet), await sessionStatus(h, laptop), await sessionStatus(h, cookie), await sessionStatus(h, grace)],
+    [401, 401, 200, 200],
+  );
 
   // Ending the current session clears its cookie.
   const own = (await sessions(h, cookie))[0]!;
@@ -191,9 +220,18 @@ test("D24 delete-account: re-authentication (password, then the 2FA code); wrong
   assert.equal(await sessionStatus(h, cookie), 401);
 
   const deleted = (await events(h)).filter((e) => e.event_type === "member.deleted");
-  assert.deepEqual(deleted.map((e) => e.recordid), [recordId]);
-  const left = (await rowsHolding(h, { exact: [recordId], contained: [EMAIL] })).filter((row) => !row.includes('"eventType":"member.deleted"') && !row.startsWith("webhook_deliveries:"));
-  assert.deepEqual(left.map((row) => row.split(":")[0]), ["audit_events"], left.join("\n"));
+  assert.deepEqual(
+    deleted.map((e) => e.recordid),
+    [recordId],
+  );
+  const left = (await rowsHolding(h, { exact: [recordId], contained: [EMAIL] })).filter(
+    (row) => !row.includes('"eventType":"member.deleted"') && !row.startsWith("webhook_deliveries:"),
+  );
+  assert.deepEqual(
+    left.map((row) => row.split(":")[0]),
+    ["audit_events"],
+    left.join("\n"),
+  );
   assert.match(left[0]!, /"type":"member_deleted"/);
   assert.match(left[0]!, /"by\\?":\\?"member/);
   assertError(await login(h, EMAIL), 401, "invalid_credentials");
@@ -225,7 +263,11 @@ test("D24 delete-account without a password: a session under 10 minutes old is t
 });
 
 for (const [what, interleave] of [
-  ["a password change from another session", (h: Harness, other: string) => call(h, "POST", "/auth/change-password", other, { currentPassword: STRONG_PASSWORD, newPassword: OTHER_STRONG_PASSWORD }).then(ok)],
+  [
+    "a password change from another session",
+    (h: Harness, other: string) =>
+      call(h, "POST", "/auth/change-password", other, { currentPassword: STRONG_PASSWORD, newPassword: OTHER_STRONG_PASSWORD }).then(ok),
+  ],
   ["an admin lock", (h: Harness, _other: string, recordId: string) => lockMember(h, recordId)],
 ] as const) {
   test(`D20/D24: ${what} committed between delete-account's password check and its transaction ends the session it was asked from: refused, nothing erased`, async (t) => {
@@ -274,14 +316,21 @@ test("D24 change-email: re-authenticated; the link goes to the new address, an a
   assert.equal(asked.message, "If that address can be used, we have sent a confirmation link to it.");
   assert.equal(ok(await call(h, "GET", "/auth/me", cookie)).email, NEW_EMAIL, "the confirming session stays");
   assert.equal(await sessionStatus(h, other), 401, "other sessions end");
-  assertError(await post(h, "/auth/reset-password", { recordId: reset.recordId, token: reset.token, newPassword: OTHER_STRONG_PASSWORD }), 400, "invalid_token");
+  assertError(
+    await post(h, "/auth/reset-password", { recordId: reset.recordId, token: reset.token, newPassword: OTHER_STRONG_PASSWORD }),
+    400,
+    "invalid_token",
+  );
   assertError(await post(h, "/auth/confirm-email-change", { recordId: link.recordId, token: link.token }), 400, "invalid_token");
   assertError(await login(h, EMAIL), 401, "invalid_credentials");
   assert.equal((await login(h, NEW_EMAIL, STRONG_PASSWORD, { ip: nextIp() })).statusCode, 200);
 
   const changed = (await alerts(h)).find((a) => a.alert === "email_changed")!;
   assert.equal(changed.email, EMAIL);
-  assert.deepEqual((await events(h)).filter((e) => e.event_type === "member.updated").map((e) => e.changes), [["email"]]);
+  assert.deepEqual(
+    (await events(h)).filter((e) => e.event_type === "member.updated").map((e) => e.changes),
+    [["email"]],
+  );
 });
 
 test("D24 change-email to a taken address: the same answer and the same writes as to a free one, and nothing reaches the taken address", async (t) => {
@@ -293,7 +342,13 @@ test("D24 change-email to a taken address: the same answer and the same writes a
     const res = await call(h, "POST", "/auth/change-email", cookie, { newEmail, password: STRONG_PASSWORD });
     const after = await rowCounts(h);
     await deliverWebhooks(h);
-    return { h, cookie, body: ok(res), delta: Object.fromEntries(Object.keys(after).map((k) => [k, after[k]! - before[k]!])), mailed: h.receiver.ofType("email_change").map((w) => w.body.email) };
+    return {
+      h,
+      cookie,
+      body: ok(res),
+      delta: Object.fromEntries(Object.keys(after).map((k) => [k, after[k]! - before[k]!])),
+      mailed: h.receiver.ofType("email_change").map((w) => w.body.email),
+    };
   };
   const taken = await askFor("taken@example.org");
   const free = await askFor("free@example.org");
@@ -303,7 +358,8 @@ test("D24 change-email to a taken address: the same answer and the same writes a
   assert.deepEqual(free.mailed, ["free@example.org"]);
   // Three requests an hour per member: the fourth is refused.
   const { h, cookie } = free;
-  for (const newEmail of ["second@example.org", "third@example.org"]) ok(await call(h, "POST", "/auth/change-email", cookie, { newEmail, password: STRONG_PASSWORD }));
+  for (const newEmail of ["second@example.org", "third@example.org"])
+    ok(await call(h, "POST", "/auth/change-email", cookie, { newEmail, password: STRONG_PASSWORD }));
   assertError(await call(h, "POST", "/auth/change-email", cookie, { newEmail: "fourth@example.org", password: STRONG_PASSWORD }), 429, "rate_limited");
 });
 
@@ -331,7 +387,11 @@ test("D24 this wasn't me: an email_changed alert's link ends every session, void
   const secure = parseLink(changed.secureAccountLink!);
   const magic = await magicLinkFor(h, NEW_EMAIL, { ip: nextIp() });
 
-  assertError(await post(h, "/auth/secure-account", { recordId: secure.recordId, token: secure.token }, { domain: "unknown.example.com" }), 404, "unknown_tenant");
+  assertError(
+    await post(h, "/auth/secure-account", { recordId: secure.recordId, token: secure.token }, { domain: "unknown.example.com" }),
+    404,
+    "unknown_tenant",
+  );
   const res = await post(h, "/auth/secure-account", { recordId: secure.recordId, token: secure.token });
   assert.equal(res.statusCode, 200, res.body);
   assert.match(String(res.headers["set-cookie"]), /session_id=;/);
@@ -410,13 +470,22 @@ test("review of D24: a pending registration of the old address can't keep it fro
   const { h, recordId, cookie } = await member(t);
   const secure = await takeOverEmail(h, cookie, "attacker@example.net");
   // The attacker registers the old address so that it is "taken" (they can't verify it: no mailbox).
-  const squat = await post(h, "/auth/register-password", { email: EMAIL, name: "Squatter", password: "Squatter-Pass-2026", "bot-challenge-response": "x" }, { ip: nextIp() });
+  const squat = await post(
+    h,
+    "/auth/register-password",
+    { email: EMAIL, name: "Squatter", password: "Squatter-Pass-2026", "bot-challenge-response": "x" },
+    { ip: nextIp() },
+  );
   assert.equal(squat.statusCode, 200, squat.body);
   await settle(h);
   const res = await post(h, "/auth/secure-account", { recordId: secure.recordId, token: secure.token });
   assert.equal(res.statusCode, 200, res.body);
   const rows = await h.db.selectFrom("members").select(["id", "email"]).where("email", "=", EMAIL).execute();
-  assert.deepEqual(rows.map((r) => String(r.id)), [recordId], "the owner has the address back; the squatter's pending account is gone");
+  assert.deepEqual(
+    rows.map((r) => String(r.id)),
+    [recordId],
+    "the owner has the address back; the squatter's pending account is gone",
+  );
 
   // Another member, whose old address a verified account took meanwhile: the lockdown stands, the message says so.
   const other = await registerVerifiedMember(h, "grace@example.org");
@@ -448,7 +517,8 @@ test("review of D24: in Password Change Pending the flagged password re-authenti
   const original = h.deps.store.transaction.bind(h.deps.store);
   h.deps.store.transaction = ((work: never) => (transactions.push(1), original(work))) as typeof h.deps.store.transaction;
   t.after(() => void (h.deps.store.transaction = original));
-  for (const path of ["/auth/secure-account", "/auth/confirm-email-change"]) assertError(await post(h, path, { recordId, token: "A".repeat(43) }), 400, "invalid_token");
+  for (const path of ["/auth/secure-account", "/auth/confirm-email-change"])
+    assertError(await post(h, path, { recordId, token: "A".repeat(43) }), 400, "invalid_token");
   assert.equal(transactions.length, 0);
 
   // A registration of the address waiting in the queue when the account is deleted is still sent.
@@ -456,7 +526,18 @@ test("review of D24: in Password Change Pending the flagged password re-authenti
   ok(await post(h, "/auth/reset-password", { recordId: reset.recordId, token: reset.token, newPassword: OTHER_STRONG_PASSWORD }));
   const fresh = await signIn(h, EMAIL, OTHER_STRONG_PASSWORD);
   const tenant = (await h.deps.store.tenants.findTenantByDomain(h.tenant.domain))!;
-  await h.deps.store.emailRequests.insertEmailRequest({ id: "someones-sign-up", tenantId: tenant.id, kind: "registration", email: EMAIL, ip: "198.51.100.9", userAgent: null, registration: { recordId: 555555555555555, name: "New Ada", authenticationType: "Magic Link", passwordHash: null, passwordSalt: null } }, h.clock.now());
+  await h.deps.store.emailRequests.insertEmailRequest(
+    {
+      id: "someones-sign-up",
+      tenantId: tenant.id,
+      kind: "registration",
+      email: EMAIL,
+      ip: "198.51.100.9",
+      userAgent: null,
+      registration: { recordId: 555555555555555, name: "New Ada", authenticationType: "Magic Link", passwordHash: null, passwordSalt: null },
+    },
+    h.clock.now(),
+  );
   ok(await call(h, "POST", "/auth/delete-account", fresh, { password: OTHER_STRONG_PASSWORD }));
   await settle(h);
   await deliverWebhooks(h);

@@ -31,7 +31,11 @@ test("a session check a minute later writes nothing at once; the member sees the
   for (const cookie of cookies) assert.equal((await get(h, "/auth/session", { cookie })).statusCode, 200);
   assert.deepEqual(await storedSeenAt(h), [start, start], "no write on the session check");
   const listed = await get(h, "/auth/sessions", { cookie: cookies[0] });
-  assert.equal(listed.json<{ sessions: { lastSeenAt: string }[] }>().sessions[0]!.lastSeenAt, new Date(start + 60_000).toISOString(), "this process reads it at once");
+  assert.equal(
+    listed.json<{ sessions: { lastSeenAt: string }[] }>().sessions[0]!.lastSeenAt,
+    new Date(start + 60_000).toISOString(),
+    "this process reads it at once",
+  );
 
   await h.deps.store.flushPending();
   assert.deepEqual(await storedSeenAt(h), [start + 60_000, start + 60_000], "both rows, in one flush");

@@ -88,7 +88,12 @@ test("tenants: a session cookie of tenant A is not a session on tenant B", async
   const cookie = await loginCookie(h, "ada@example.org");
   assert.equal(await sessionStatus(h, cookie), 200);
   assertError(await get(h, "/auth/session", { cookie, domain: OTHER_DOMAIN }), 401, "unauthorized");
-  const change = await post(h, "/auth/change-password", { currentPassword: STRONG_PASSWORD, newPassword: OTHER_STRONG_PASSWORD }, { cookie, domain: OTHER_DOMAIN });
+  const change = await post(
+    h,
+    "/auth/change-password",
+    { currentPassword: STRONG_PASSWORD, newPassword: OTHER_STRONG_PASSWORD },
+    { cookie, domain: OTHER_DOMAIN },
+  );
   assertError(change, 401, "unauthorized");
   // Logging out on B does not end A's session.
   await post(h, "/auth/logout", {}, { cookie, domain: OTHER_DOMAIN });

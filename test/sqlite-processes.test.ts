@@ -23,23 +23,27 @@ function writeFromAnotherProcess(file: string): { done: Promise<number | null>; 
   return { done, exited: () => exited };
 }
 
-test("SQLite: a transaction that read before another process committed still writes (BEGIN IMMEDIATE; the other process waits)", { skip: TEST_STORE === "postgres" ? "SQLite only: PostgreSQL has no snapshot upgrade" : false }, async (t) => {
-  const h = await createHarness();
-  t.after(() => h.close());
-  await registerVerifiedMember(h, "two.processes@example.org");
-  const link = await requestResetLink(h, "two.processes@example.org");
-  const seam = installStoreSeam(h);
-  // The reset's transaction has read the member row and not yet written anything.
-  const read = seam.pause("members.findMemberById", { when: "after" });
-  const resetting = post(h, "/auth/reset-password", { recordId: link.recordId, token: link.token, newPassword: OTHER_STRONG_PASSWORD });
-  await read.reached;
-  const other = writeFromAnotherProcess(h.config.databaseUrl.slice("sqlite:".length));
-  // Long enough for the other process to commit, were it let in.
-  await sleep(1500);
-  const waited = !other.exited();
-  read.release();
-  const res = await resetting;
-  assert.equal(res.statusCode, 200, res.body);
-  assert.equal(await other.done, 0, "the other process's write went through after ours");
-  assert.ok(waited, "the other process waited for the transaction that began first");
-});
+test(
+  "SQLite: a transaction that read before another process committed still writes (BEGIN IMMEDIATE; the other process waits)",
+  { skip: TEST_STORE === "postgres" ? "SQLite only: PostgreSQL has no snapshot upgrade" : false },
+  async (t) => {
+    const h = await createHarness();
+    t.after(() => h.close());
+    await registerVerifiedMember(h, "two.processes@example.org");
+    const link = await requestResetLink(h, "two.processes@example.org");
+    const seam = installStoreSeam(h);
+    // The reset's transaction has read the member row and not yet written anything.
+    const read = seam.pause("members.findMemberById", { when: "after" });
+    const resetting = post(h, "/auth/reset-password", { recordId: link.recordId, token: link.token, newPassword: OTHER_STRONG_PASSWORD });
+    await read.reached;
+    const other = writeFromAnotherProcess(h.config.databaseUrl.slice("sqlite:".length));
+    // Long enough for the other process to commit, were it let in.
+    await sleep(1500);
+    const waited = !other.exited();
+    read.release();
+    const res = await resetting;
+    assert.equal(res.statusCode, 200, res.body);
+    assert.equal(await other.done, 0, "the other process's write went through after ours");
+    assert.ok(waited, "the other process waited for the transaction that began first");
+  },
+);

@@ -26,9 +26,14 @@ interface Run {
 /** Runs an entry (src/main.ts, src/cli/main.ts) to its exit; the output is stdout and stderr together. */
 function runToExit(entry: string, env: NodeJS.ProcessEnv, options: { cwd?: string; args?: string[] } = {}): Promise<Run> {
   return new Promise((done) => {
-    execFile(process.execPath, ["--import", TSX, resolve(entry), ...(options.args ?? [])], { env, cwd: options.cwd, timeout: 60_000 }, (err, stdout, stderr) => {
-      done({ code: err ? ((err as { code?: number }).code ?? null) : 0, output: `${stdout}${stderr}` });
-    });
+    execFile(
+      process.execPath,
+      ["--import", TSX, resolve(entry), ...(options.args ?? [])],
+      { env, cwd: options.cwd, timeout: 60_000 },
+      (err, stdout, stderr) => {
+        done({ code: err ? ((err as { code?: number }).code ?? null) : 0, output: `${stdout}${stderr}` });
+      },
+    );
   });
 }
 
@@ -88,17 +93,29 @@ test("the start-up log names the database, says when it was created now, and tha
   const started = async () => {
     const server = await startServerProcess({ env });
     t.after(() => server.stop("SIGKILL"));
-    const lines = server.output().map((line) => (line.startsWith("{") ? (JSON.parse(line) as { msg: string; database?: string; tenants?: number }) : { msg: line }));
+    const lines = server
+      .output()
+      .map((line) => (line.startsWith("{") ? (JSON.parse(line) as { msg: string; database?: string; tenants?: number }) : { msg: line }));
     assert.equal(await server.stop(), 0);
     return lines;
   };
   const first = await started();
   const created = first.find((l) => l.msg === "created a new, empty database");
-  assert.deepEqual(created && { database: created.database, tenants: created.tenants }, { database: `SQLite ${dir}/fresh.db`, tenants: 0 }, JSON.stringify(first));
-  assert.ok(first.some((l) => l.msg.startsWith("no tenant yet: every call and page answers unknown_tenant")), JSON.stringify(first));
+  assert.deepEqual(
+    created && { database: created.database, tenants: created.tenants },
+    { database: `SQLite ${dir}/fresh.db`, tenants: 0 },
+    JSON.stringify(first),
+  );
+  assert.ok(
+    first.some((l) => l.msg.startsWith("no tenant yet: every call and page answers unknown_tenant")),
+    JSON.stringify(first),
+  );
 
   const second = await started();
-  assert.ok(second.some((l) => l.msg === "opened the database" && l.database === `SQLite ${dir}/fresh.db`), JSON.stringify(second));
+  assert.ok(
+    second.some((l) => l.msg === "opened the database" && l.database === `SQLite ${dir}/fresh.db`),
+    JSON.stringify(second),
+  );
   assert.ok(!second.some((l) => l.msg === "created a new, empty database"));
 });
 
@@ -108,7 +125,11 @@ test("the CLI creates a database only for `migrate` and `tenant create`, never b
   const env = baseEnv({});
   delete env.DATABASE_URL;
   const latch = (...args: string[]) => runToExit("src/cli/main.ts", env, { cwd: dir, args });
-  const settings = JSON.stringify({ emailVerificationWebhook: "https://hooks.example.net/v", passwordResetWebhook: "https://hooks.example.net/r", magicLoginWebhook: "https://hooks.example.net/m" });
+  const settings = JSON.stringify({
+    emailVerificationWebhook: "https://hooks.example.net/v",
+    passwordResetWebhook: "https://hooks.example.net/r",
+    magicLoginWebhook: "https://hooks.example.net/m",
+  });
 
   const listed = await latch("tenant", "list");
   assert.equal(listed.code, 1, listed.output);
@@ -119,7 +140,10 @@ test("the CLI creates a database only for `migrate` and `tenant create`, never b
   writeFileSync(join(dir, "data", "dev.db"), ""); // dev mode ran here; the operator forgot DATABASE_URL
   const besideDev = await latch("tenant", "create", "--domain", "shop.test", "--settings", settings);
   assert.equal(besideDev.code, 1, besideDev.output);
-  assert.ok(besideDev.output.includes(`Dev mode's database is ${join(dir, "data", "dev.db")}: DATABASE_URL=sqlite:./data/dev.db npm run latch`), besideDev.output);
+  assert.ok(
+    besideDev.output.includes(`Dev mode's database is ${join(dir, "data", "dev.db")}: DATABASE_URL=sqlite:./data/dev.db npm run latch`),
+    besideDev.output,
+  );
   assert.ok(!existsSync(join(dir, "data", "latch.db")), "no tenant in a file the dev server never reads");
   rmSync(join(dir, "data", "dev.db"));
 
@@ -128,7 +152,10 @@ test("the CLI creates a database only for `migrate` and `tenant create`, never b
   assert.ok(created.output.includes(`latch: creating a new, empty database: SQLite ${join(dir, "data", "latch.db")}`), created.output);
   const again = await latch("tenant", "list");
   assert.equal(again.code, 0, again.output);
-  assert.deepEqual((JSON.parse(again.output) as { tenants: { domain: string }[] }).tenants.map((tenant) => tenant.domain), ["shop.test"]);
+  assert.deepEqual(
+    (JSON.parse(again.output) as { tenants: { domain: string }[] }).tenants.map((tenant) => tenant.domain),
+    ["shop.test"],
+  );
 
   const elsewhere = join(dir, "elsewhere.db");
   const migrated = await runToExit("src/cli/main.ts", { ...env, DATABASE_URL: `sqlite:${elsewhere}` }, { cwd: dir, args: ["migrate"] });
@@ -139,7 +166,8 @@ test("the CLI creates a database only for `migrate` and `tenant create`, never b
 test("`npm start` builds only when the build is missing or older than its sources", async (t) => {
   const dir = tempDir(t);
   // A project of the same shape whose build only leaves a mark, run by the real script and npm.
-  const build = "node -e \"const f=require('fs');f.mkdirSync('dist/ui',{recursive:true});for(const p of ['dist/main.js','dist/ui/hosted.js'])f.writeFileSync(p,'');f.appendFileSync('builds','x')\"";
+  const build =
+    "node -e \"const f=require('fs');f.mkdirSync('dist/ui',{recursive:true});for(const p of ['dist/main.js','dist/ui/hosted.js'])f.writeFileSync(p,'');f.appendFileSync('builds','x')\"";
   writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "fixture", private: true, scripts: { build } }));
   mkdirSync(join(dir, "src"));
   writeFileSync(join(dir, "src", "main.ts"), "");

@@ -32,7 +32,11 @@ async function memberStatus(h: Harness, recordId: string): Promise<string> {
 }
 
 async function sessionCount(h: Harness, recordId: string): Promise<number> {
-  const row = await h.db.selectFrom("sessions").select((eb) => eb.fn.countAll<number>().as("n")).where("member_id", "=", Number(recordId)).executeTakeFirstOrThrow();
+  const row = await h.db
+    .selectFrom("sessions")
+    .select((eb) => eb.fn.countAll<number>().as("n"))
+    .where("member_id", "=", Number(recordId))
+    .executeTakeFirstOrThrow();
   return Number(row.n);
 }
 
@@ -131,7 +135,11 @@ test("D20: N concurrent correct logins of one member give N sessions, never 429"
   t.after(() => h.close());
   const recordId = await registerVerifiedMember(h, EMAIL);
   const results = await Promise.all(Array.from({ length: 8 }, () => login(h, EMAIL)));
-  assert.deepEqual(results.map((r) => r.statusCode), Array(8).fill(200), results.map((r) => r.body).join("\n"));
+  assert.deepEqual(
+    results.map((r) => r.statusCode),
+    Array(8).fill(200),
+    results.map((r) => r.body).join("\n"),
+  );
   assert.equal(new Set(results.map((r) => sessionCookieOf(r))).size, 8);
   assert.equal(await sessionCount(h, recordId), 8);
 });
@@ -149,7 +157,11 @@ test("D20: a fourth correct login while three checks of the member are in flight
   await sleep(200);
   for (const p of held) p.release();
   const results = await Promise.all([...first, fourth]);
-  assert.deepEqual(results.map((r) => r.statusCode), [200, 200, 200, 200], results.map((r) => r.body).join("\n"));
+  assert.deepEqual(
+    results.map((r) => r.statusCode),
+    [200, 200, 200, 200],
+    results.map((r) => r.body).join("\n"),
+  );
   assert.equal(await sessionCount(h, recordId), 4);
 });
 
@@ -158,7 +170,12 @@ test("D20: of two forgot-password requests handled at once by two workers, one r
   t.after(() => h.close());
   const recordId = await registerVerifiedMember(h, EMAIL);
   for (let i = 0; i < 2; i++) {
-    const res = await h.app.inject({ method: "POST", url: "/auth/forgot-password", payload: { email: EMAIL, "bot-challenge-response": "x" }, headers: { "x-tenant-domain": h.tenant.domain } });
+    const res = await h.app.inject({
+      method: "POST",
+      url: "/auth/forgot-password",
+      payload: { email: EMAIL, "bot-challenge-response": "x" },
+      headers: { "x-tenant-domain": h.tenant.domain },
+    });
     assert.equal(res.statusCode, 200, res.body);
   }
   const waiting = await h.deps.store.emailRequests.listWaitingIds(10);
@@ -228,11 +245,20 @@ test("D22: erasing a member while the email worker holds a request for them: bot
   const seam = installStoreSeam(h);
   // The worker claims the waiting forgot-password request and is held before it locks the member.
   const claimed = seam.pause("emailRequests.claimEmailRequest", { when: "after" });
-  const asked = await h.app.inject({ method: "POST", url: "/auth/forgot-password", payload: { email: EMAIL, "bot-challenge-response": "x" }, headers: { "x-tenant-domain": h.tenant.domain } });
+  const asked = await h.app.inject({
+    method: "POST",
+    url: "/auth/forgot-password",
+    payload: { email: EMAIL, "bot-challenge-response": "x" },
+    headers: { "x-tenant-domain": h.tenant.domain },
+  });
   assert.equal(asked.statusCode, 200, asked.body);
   const worker = processEmailRequests(h.deps);
   await claimed.reached;
-  const erased = h.app.inject({ method: "DELETE", url: `/auth/admin/members/${recordId}`, headers: { "x-tenant-domain": h.tenant.domain, ...adminHeaders(h) } });
+  const erased = h.app.inject({
+    method: "DELETE",
+    url: `/auth/admin/members/${recordId}`,
+    headers: { "x-tenant-domain": h.tenant.domain, ...adminHeaders(h) },
+  });
   await letItQueue(seam.watch("members.deleteMember"));
   claimed.release();
   await worker;

@@ -32,7 +32,14 @@ export function storeContract(name: string, makeStore: () => Promise<MadeStore>)
       await store.tenants.createApplication("app_b", "b".repeat(64), now);
       await store.tenants.createTenant({ id: "ten_a", domain: "a.example", applicationId: "app_a", settings, webhookSecretEnc: "x" }, now);
       await store.tenants.createTenant({ id: "ten_b", domain: "b.example", applicationId: "app_b", settings, webhookSecretEnc: "x" }, now);
-      const member = { recordId: 100000000000001, email: "same@example.org", name: "A", passwordHash: null, passwordSalt: null, authenticationType: "Password" as const };
+      const member = {
+        recordId: 100000000000001,
+        email: "same@example.org",
+        name: "A",
+        passwordHash: null,
+        passwordSalt: null,
+        authenticationType: "Password" as const,
+      };
       assert.ok(await store.members.insertMember("ten_a", member, now));
       assert.ok(await store.members.insertMember("ten_b", { ...member, name: "B" }, now), "the same email and id in another tenant is another member");
       return made;
@@ -41,7 +48,14 @@ export function storeContract(name: string, makeStore: () => Promise<MadeStore>)
     test("members: email unique per tenant, reads and updates scoped to the tenant", async (t) => {
       const { store, dispose } = await twoTenants();
       t.after(dispose);
-      assert.equal(await store.members.insertMember("ten_a", { recordId: 100000000000002, email: "same@example.org", name: "dup", passwordHash: null, passwordSalt: null, authenticationType: "Password" }, now), false);
+      assert.equal(
+        await store.members.insertMember(
+          "ten_a",
+          { recordId: 100000000000002, email: "same@example.org", name: "dup", passwordHash: null, passwordSalt: null, authenticationType: "Password" },
+          now,
+        ),
+        false,
+      );
       assert.equal((await store.members.findMemberByEmail("ten_a", "same@example.org"))!.name, "A");
       assert.equal((await store.members.findMemberByEmail("ten_b", "same@example.org"))!.name, "B");
       assert.equal(await store.members.updateStatus("ten_a", 100000000000001, "Unlocked", "Locked", now), false, "only from the state it was decided on (D20)");
@@ -90,7 +104,10 @@ export function storeContract(name: string, makeStore: () => Promise<MadeStore>)
       await store.flushPending();
       assert.equal((await store.sessions.findLiveSession("ten_a", "s2", now))!.lastSeenAt, now + 60_000, "a minute after the written one, not the kept one");
       assert.equal(await store.sessions.deleteSessionByPublicId("ten_a", 100000000000001, "p3"), false, "another tenant's public id");
-      assert.deepEqual((await store.sessions.listMemberSessions("ten_a", 100000000000001, now)).map((x) => [x.publicId, x.ip, x.userAgent]), [["p2", "203.0.113.9", "UA"]]);
+      assert.deepEqual(
+        (await store.sessions.listMemberSessions("ten_a", 100000000000001, now)).map((x) => [x.publicId, x.ip, x.userAgent]),
+        [["p2", "203.0.113.9", "UA"]],
+      );
       assert.equal(await store.sessions.deleteSessionByPublicId("ten_a", 100000000000001, "p2"), true);
       assert.equal(await store.sessions.findLiveSession("ten_a", "s2", now), undefined);
       await store.sessions.insertSession("ten_a", "s2", 100000000000001, origin("p2"), now, now + 1000);

@@ -1,7 +1,17 @@
 /** Edge cases of the second factor that earlier reviews found: concurrency and an unreadable secret. */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { createHarness, deliverWebhooks, login, parseLink, post, registerVerifiedMember, sessionCookieOf, STRONG_PASSWORD, type Harness } from "./support/harness.js";
+import {
+  createHarness,
+  deliverWebhooks,
+  login,
+  parseLink,
+  post,
+  registerVerifiedMember,
+  sessionCookieOf,
+  STRONG_PASSWORD,
+  type Harness,
+} from "./support/harness.js";
 import { yieldingTransactions } from "./support/flows.js";
 import { totpAt } from "./support/totp.js";
 
@@ -37,7 +47,12 @@ test("a recovery code works even when the TOTP secret can't be decrypted", async
   await registerVerifiedMember(h, "lost@example.org");
   const { recoveryCodes } = await enrol(h, "lost@example.org");
   await h.db.updateTable("members").set({ totp_secret_enc: "v1.AAAA.AAAA.AAAA" }).where("email", "=", "lost@example.org").execute();
-  const res = await post(h, "/auth/login", { email: "lost@example.org", password: STRONG_PASSWORD, twoFACode: recoveryCodes[0]!.toUpperCase(), "bot-challenge-response": "x" });
+  const res = await post(h, "/auth/login", {
+    email: "lost@example.org",
+    password: STRONG_PASSWORD,
+    twoFACode: recoveryCodes[0]!.toUpperCase(),
+    "bot-challenge-response": "x",
+  });
   assert.equal(res.statusCode, 200, res.body);
 });
 

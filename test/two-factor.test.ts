@@ -60,7 +60,11 @@ function assertTwoFactorRequired(res: LightMyRequestResponse): void {
   assert.equal(body.two_factor_required, true);
   assert.equal(typeof body.message, "string");
   assert.ok((body.message as string).length > 0);
-  assert.deepEqual(setCookieHeaders(res).filter((c) => c.startsWith("session_id=")), [], "no session before the second factor");
+  assert.deepEqual(
+    setCookieHeaders(res).filter((c) => c.startsWith("session_id=")),
+    [],
+    "no session before the second factor",
+  );
 }
 
 async function loginWithCode(h: Harness, code: string | undefined, password = STRONG_PASSWORD, options: PostOptions = {}): Promise<LightMyRequestResponse> {
@@ -449,7 +453,11 @@ test("2fa recovery-codes: needs 2FA and a valid code; returns 10 new codes; the 
 
   assertError(await post(h, "/auth/2fa/recovery-codes", { code: wrongCode(secret, h.clock.now()) }, { cookie }), 401, "invalid_2fa_code");
   const newCodes = recoveryCodesOf(await post(h, "/auth/2fa/recovery-codes", { code: totpAt(secret, h.clock.now()) }, { cookie }));
-  assert.deepEqual(newCodes.filter((c) => oldCodes.includes(c)), [], "a wholly new set");
+  assert.deepEqual(
+    newCodes.filter((c) => oldCodes.includes(c)),
+    [],
+    "a wholly new set",
+  );
 
   for (const old of oldCodes.slice(0, 2)) assertLoginRefused(await loginWithCode(h, old), 401, "invalid_2fa_code");
   assertAuthorized(await loginWithCode(h, newCodes[0]));
@@ -535,7 +543,11 @@ test("at rest: the TOTP secret is stored AES-256-GCM encrypted, never in the cle
   const secretBytes = base32Decode(secret);
   const recoveryCodes = recoveryCodesOf(await post(h, "/auth/2fa/enable", { code: totpAt(secret, h.clock.now()) }, { cookie }));
 
-  const row = await h.db.selectFrom("members").select(["totp_secret_enc", "totp_pending_secret_enc"]).where("id", "=", Number(recordId)).executeTakeFirstOrThrow();
+  const row = await h.db
+    .selectFrom("members")
+    .select(["totp_secret_enc", "totp_pending_secret_enc"])
+    .where("id", "=", Number(recordId))
+    .executeTakeFirstOrThrow();
   const sealed = row.totp_secret_enc;
   assert.ok(sealed, "a stored secret");
   assert.equal(row.totp_pending_secret_enc, null, "the pending secret is gone after enabling");
@@ -651,7 +663,10 @@ test("logs: magic-link and 2FA flows log no token, link, TOTP secret, otpauth UR
     .flatMap((chunk) => chunk.split("\n").filter(Boolean))
     .map((line) => (JSON.parse(line) as { req?: { url?: string } }).req?.url)
     .filter((u): u is string => typeof u === "string");
-  assert.ok(urls.includes(`/auth/verify-magic-link/${recordId}/[redacted]`), `masked verify URL not logged: ${urls.filter((u) => u.includes("magic")).join(", ")}`);
+  assert.ok(
+    urls.includes(`/auth/verify-magic-link/${recordId}/[redacted]`),
+    `masked verify URL not logged: ${urls.filter((u) => u.includes("magic")).join(", ")}`,
+  );
   for (const path of ["/auth/2fa/setup", "/auth/2fa/enable", "/auth/2fa/recovery-codes", "/auth/2fa/disable"]) {
     assert.ok(urls.includes(path), `${path} request is logged`);
   }

@@ -26,7 +26,10 @@ async function linkFor(eventType: string, field: string, email: string): Promise
 
 test("register, verify, log in, change password, enrol 2FA, log out, log in with a code, magic link with a code, reset", async () => {
   const email = "journey@example.org";
-  assertSeeOther(await postForm(h, "/ui/register", { name: "Journey Member", email, password: STRONG_PASSWORD }, { ip: nextIp() }), "/ui/check-email?for=registration");
+  assertSeeOther(
+    await postForm(h, "/ui/register", { name: "Journey Member", email, password: STRONG_PASSWORD }, { ip: nextIp() }),
+    "/ui/check-email?for=registration",
+  );
   assertPage(await getPage(h, "/ui/check-email?for=registration"));
 
   // The emailed link opens the page at its root path (no /ui); its button posts to that same URL.
@@ -47,9 +50,15 @@ test("register, verify, log in, change password, enrol 2FA, log out, log in with
   assert.ok(account.includes(`<dd>${String(recordId)}</dd>`), "the account page shows the member id");
   assert.match(account, /<dt>Two-factor authentication<\/dt><dd>Off<\/dd>/);
 
-  const wrongCurrent = assertPage(await postForm(h, "/ui/change-password", { currentPassword: "Not-The-Pass-1", newPassword: OTHER_STRONG_PASSWORD }, { cookie }), 401);
+  const wrongCurrent = assertPage(
+    await postForm(h, "/ui/change-password", { currentPassword: "Not-The-Pass-1", newPassword: OTHER_STRONG_PASSWORD }, { cookie }),
+    401,
+  );
   assertErrorSummary(wrongCurrent, /href="#currentPassword"/);
-  assertSeeOther(await postForm(h, "/ui/change-password", { currentPassword: STRONG_PASSWORD, newPassword: OTHER_STRONG_PASSWORD }, { cookie }), "/ui/account?notice=password-changed");
+  assertSeeOther(
+    await postForm(h, "/ui/change-password", { currentPassword: STRONG_PASSWORD, newPassword: OTHER_STRONG_PASSWORD }, { cookie }),
+    "/ui/account?notice=password-changed",
+  );
   assert.match(assertPage(await getPage(h, "/ui/account?notice=password-changed", { cookie })), /role="status">Your password has been changed\./);
 
   // 2FA: setup shows the QR code and the secret, the first code turns it on, codes are shown once.
@@ -66,7 +75,11 @@ test("register, verify, log in, change password, enrol 2FA, log out, log in with
   h.clock.advance(30 * SECOND);
   const enabled = assertPage(await postForm(h, "/ui/two-factor/enable", { secret, code: totpAt(secret, h.clock.now()) }, { cookie }));
   const shownCodes = (page: string) => [...page.matchAll(/<li><span class="code-number" aria-hidden="true">(\d+)\.<\/span> <code>([a-z0-9-]+)<\/code><\/li>/g)];
-  assert.deepEqual(shownCodes(enabled).map((m) => m[1]), ["1", "2", "3", "4", "5", "6", "7", "8", "9", "10"], "ten recovery codes shown, numbered");
+  assert.deepEqual(
+    shownCodes(enabled).map((m) => m[1]),
+    ["1", "2", "3", "4", "5", "6", "7", "8", "9", "10"],
+    "ten recovery codes shown, numbered",
+  );
   assert.match(enabled, /role="status">Two-factor authentication is on\. Your other sessions have been logged out\./);
   assert.match(assertPage(await getPage(h, "/ui/account", { cookie })), /<dd>On<\/dd>/);
   // Issue 16: new codes, in the same list; that page no longer claims other sessions were logged out (none are).
@@ -117,7 +130,10 @@ test("register, verify, log in, change password, enrol 2FA, log out, log in with
 
   // 2FA off again with the password.
   cookie = sessionCookieOf(afterReset)!;
-  assertSeeOther(await postForm(h, "/ui/two-factor/disable", { password: "Brand-New-Pass-2026", disableCode: "" }, { cookie }), "/ui/two-factor?notice=two-factor-disabled");
+  assertSeeOther(
+    await postForm(h, "/ui/two-factor/disable", { password: "Brand-New-Pass-2026", disableCode: "" }, { cookie }),
+    "/ui/two-factor?notice=two-factor-disabled",
+  );
   assert.match(assertPage(await getPage(h, "/ui/account", { cookie })), /<dd>Off<\/dd>/);
 });
 

@@ -32,8 +32,21 @@ async function loginCookie(email: string, password = STRONG_PASSWORD): Promise<s
 test("every page renders 200 with its CSP, referrer policy, nosniff and no-store", async () => {
   await registerVerifiedMember(h, "pages@example.org");
   const cookie = await loginCookie("pages@example.org");
-  const publicPages = ["/ui/register", "/ui/register-email-only", "/ui/login", "/ui/magic-link", "/ui/forgot-password", "/ui/resend-verification", "/resend-verification", "/ui/check-email?for=registration", "/ui/check-email?for=magic-link"];
-  const linkPages = ["email-verified", "reset-password", "verify-magic-link", "email-change", "secure-account"].flatMap((p) => [`/${p}/123456789012345/${"A".repeat(43)}`, `/ui/${p}/123456789012345/${"A".repeat(43)}`]);
+  const publicPages = [
+    "/ui/register",
+    "/ui/register-email-only",
+    "/ui/login",
+    "/ui/magic-link",
+    "/ui/forgot-password",
+    "/ui/resend-verification",
+    "/resend-verification",
+    "/ui/check-email?for=registration",
+    "/ui/check-email?for=magic-link",
+  ];
+  const linkPages = ["email-verified", "reset-password", "verify-magic-link", "email-change", "secure-account"].flatMap((p) => [
+    `/${p}/123456789012345/${"A".repeat(43)}`,
+    `/ui/${p}/123456789012345/${"A".repeat(43)}`,
+  ]);
   for (const url of [...publicPages, ...linkPages]) {
     // A reset link's page checks the link (issue 16): a made-up one is a dead-link page, 400.
     const body = assertPage(await getPage(h, url), url.includes("reset-password") ? 400 : 200);
@@ -52,7 +65,15 @@ test("every page renders 200 with its CSP, referrer policy, nosniff and no-store
 test("every input has a label and an autocomplete attribute", async () => {
   await registerVerifiedMember(h, "labels@example.org");
   const cookie = await loginCookie("labels@example.org");
-  for (const [url, options] of [["/ui/register", {}], ["/ui/login", {}], ["/ui/check-email?for=magic-link", {}], ["/ui/reset-password/123456789012345/abc", {}], ["/ui/account/profile", { cookie }], ["/ui/account/delete", { cookie }], ["/ui/account/passkeys", { cookie }]] as const) {
+  for (const [url, options] of [
+    ["/ui/register", {}],
+    ["/ui/login", {}],
+    ["/ui/check-email?for=magic-link", {}],
+    ["/ui/reset-password/123456789012345/abc", {}],
+    ["/ui/account/profile", { cookie }],
+    ["/ui/account/delete", { cookie }],
+    ["/ui/account/passkeys", { cookie }],
+  ] as const) {
     const body = (await getPage(h, url, options)).body;
     for (const input of body.match(/<input [^>]*>/g) ?? []) {
       if (/type="hidden"/.test(input)) continue;
@@ -79,13 +100,21 @@ test("opening a link page changes nothing: each token still works afterwards", a
   await deliverWebhooks(h);
   const verification = parseLink(lastWebhookFor(h, "verify_email", email).body.verificationLink!);
   for (const prefix of ["", "/ui"]) assertPage(await getPage(h, `${prefix}/email-verified/${verification.recordId}/${verification.token}`));
-  assert.equal((await post(h, "/auth/verify-email", { recordId: verification.recordId, token: verification.token })).statusCode, 200, "the verification token was not used by the GETs");
+  assert.equal(
+    (await post(h, "/auth/verify-email", { recordId: verification.recordId, token: verification.token })).statusCode,
+    200,
+    "the verification token was not used by the GETs",
+  );
 
   assertSeeOther(await postForm(h, "/ui/forgot-password", { email }, { ip: nextIp() }), "/ui/check-email?for=reset");
   await deliverWebhooks(h);
   const reset = parseLink(lastWebhookFor(h, "password_reset", email).body.resetLink!);
   for (const prefix of ["", "/ui"]) assertPage(await getPage(h, `${prefix}/reset-password/${reset.recordId}/${reset.token}`));
-  assert.equal((await post(h, "/auth/reset-password", { ...reset, newPassword: "Another-Good-Pass-77" })).statusCode, 200, "the reset token was not used by the GETs");
+  assert.equal(
+    (await post(h, "/auth/reset-password", { ...reset, newPassword: "Another-Good-Pass-77" })).statusCode,
+    200,
+    "the reset token was not used by the GETs",
+  );
   // Issue 16: once used, the link's page shows no form to fill in for nothing, but the way to a new link.
   const usedReset = assertPage(await getPage(h, `/reset-password/${reset.recordId}/${reset.token}`), 400);
   assert.doesNotMatch(usedReset, /Set new password/);
@@ -182,7 +211,12 @@ test("an unknown page under /ui/ is an HTML 404 page; an unknown API route keeps
 test("a form post from another origin is refused, with the session cookie and on login", async () => {
   await registerVerifiedMember(h, "csrf@example.org");
   const cookie = await loginCookie("csrf@example.org");
-  const change = await postForm(h, "/ui/change-password", { currentPassword: STRONG_PASSWORD, newPassword: "Attacker-Chosen-99" }, { cookie, origin: "https://evil.example.net" });
+  const change = await postForm(
+    h,
+    "/ui/change-password",
+    { currentPassword: STRONG_PASSWORD, newPassword: "Attacker-Chosen-99" },
+    { cookie, origin: "https://evil.example.net" },
+  );
   const body = assertPage(change, 403);
   assert.match(body, /Request refused/);
   const logout = await postForm(h, "/ui/logout", {}, { cookie, origin: "null" });
@@ -197,7 +231,16 @@ test("a form post from another origin is refused, with the session cookie and on
 test("the ALTCHA widget is on every guarded form of an ALTCHA tenant, and only there", async () => {
   const altcha = await createHarness({ domain: "altcha.example.com", settings: { botProtection: { provider: "altcha" } } });
   try {
-    for (const url of ["/ui/register", "/ui/register-email-only", "/ui/login", "/ui/magic-link", "/ui/forgot-password", "/ui/resend-verification", "/verify-magic-link/123456789012345/abc", "/ui/check-email?for=magic-link"]) {
+    for (const url of [
+      "/ui/register",
+      "/ui/register-email-only",
+      "/ui/login",
+      "/ui/magic-link",
+      "/ui/forgot-password",
+      "/ui/resend-verification",
+      "/verify-magic-link/123456789012345/abc",
+      "/ui/check-email?for=magic-link",
+    ]) {
       const body = (await getPage(altcha, url)).body;
       assert.match(body, /<form method="post"[^>]*>[\s\S]*<altcha-widget challenge="\/auth\/bot-challenge" name="bot-challenge-response"[\s\S]*<\/form>/, url);
       assert.match(body, /<script type="module" src="\/ui\/assets\/altcha\.js"><\/script>/, url);
@@ -271,7 +314,15 @@ test("D26: after 'Email me a login link', the check-your-email page offers the c
   assert.match(body, /<form method="post" action="\/ui\/check-email\?for=magic-link" data-latch-form="verifyLoginCode" aria-labelledby="login-code-title">/);
   assert.match(body, /<label for="code">Code from the email<\/label>/);
   const input = /<input id="code"[^>]*>/.exec(body)?.[0] ?? "";
-  for (const attribute of ['name="code"', 'type="text"', 'autocomplete="one-time-code"', 'inputmode="numeric"', 'pattern="[0-9]{6}"', 'maxlength="6"', "required"]) {
+  for (const attribute of [
+    'name="code"',
+    'type="text"',
+    'autocomplete="one-time-code"',
+    'inputmode="numeric"',
+    'pattern="[0-9]{6}"',
+    'maxlength="6"',
+    "required",
+  ]) {
     assert.ok(input.includes(attribute), `${input} has ${attribute}`);
   }
   assert.match(body, new RegExp(`<input type="hidden" name="email" value="${email}">`), "the address asked for rides along hidden");

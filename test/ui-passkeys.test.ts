@@ -19,7 +19,14 @@ async function setUp(t: { after(fn: () => Promise<void>): void }): Promise<{ h: 
   const h = await createHarness();
   t.after(() => h.close());
   const tenant = (await h.deps.store.tenants.findTenantByDomain(h.tenant.domain))!;
-  assert.ok(await h.deps.store.tenants.updateTenantSettings(tenant.id, tenant.settings, { ...tenant.settings, securityAlertWebhook: `${h.receiver.url}/alerts` }, h.clock.now()));
+  assert.ok(
+    await h.deps.store.tenants.updateTenantSettings(
+      tenant.id,
+      tenant.settings,
+      { ...tenant.settings, securityAlertWebhook: `${h.receiver.url}/alerts` },
+      h.clock.now(),
+    ),
+  );
   h.deps.tenantCache.invalidate(h.tenant.domain);
   await registerVerifiedMember(h, EMAIL);
   const res = await postForm(h, "/ui/login", { email: EMAIL, password: STRONG_PASSWORD }, { ip: nextIp() });
@@ -56,7 +63,14 @@ test("D26 pages: the passkey page lists, renames and removes passkeys by form; a
   assertErrorSummary(assertPage(await postForm(h, "/ui/account/passkeys/remove", { id }, { cookie }), 404), /already been removed/);
   await deliverWebhooks(h);
   // Deliveries go out concurrently, in any order.
-  assert.deepEqual(h.receiver.ofType("security_alert").map((w) => w.body.alert).filter((a) => a!.startsWith("passkey")).sort(), ["passkey_added", "passkey_removed"]);
+  assert.deepEqual(
+    h.receiver
+      .ofType("security_alert")
+      .map((w) => w.body.alert)
+      .filter((a) => a!.startsWith("passkey"))
+      .sort(),
+    ["passkey_added", "passkey_removed"],
+  );
 
   // Signed out: the page sends the member to log in; a foreign origin is refused (D2).
   assertSeeOther(await getPage(h, "/ui/account/passkeys"), "/ui/login?notice=login-required");

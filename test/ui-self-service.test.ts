@@ -16,7 +16,14 @@ async function setUp(t: { after(fn: () => Promise<void>): void }): Promise<{ h: 
   const h = await createHarness();
   t.after(() => h.close());
   const tenant = (await h.deps.store.tenants.findTenantByDomain(h.tenant.domain))!;
-  assert.ok(await h.deps.store.tenants.updateTenantSettings(tenant.id, tenant.settings, { ...tenant.settings, securityAlertWebhook: `${h.receiver.url}/alerts` }, h.clock.now()));
+  assert.ok(
+    await h.deps.store.tenants.updateTenantSettings(
+      tenant.id,
+      tenant.settings,
+      { ...tenant.settings, securityAlertWebhook: `${h.receiver.url}/alerts` },
+      h.clock.now(),
+    ),
+  );
   h.deps.tenantCache.invalidate(h.tenant.domain);
   const recordId = await registerVerifiedMember(h, EMAIL);
   return { h, recordId, cookie: await signIn(h) };
@@ -44,7 +51,10 @@ test("D24 pages: the account shows email and name; the name and the email change
   const wrongBody = assertPage(wrong, 401);
   assertErrorSummary(wrongBody, /password is incorrect/);
   assert.match(wrongBody, /value="new\.address@example\.net"/, "the form keeps what was typed");
-  assertSeeOther(await postForm(h, "/ui/account/email", { newEmail: "new.address@example.net", password: STRONG_PASSWORD }, { cookie }), "/ui/check-email?for=email-change");
+  assertSeeOther(
+    await postForm(h, "/ui/account/email", { newEmail: "new.address@example.net", password: STRONG_PASSWORD }, { cookie }),
+    "/ui/check-email?for=email-change",
+  );
   assert.match(assertPage(await getPage(h, "/ui/check-email?for=email-change")), /works for 1 hour/);
 
   await deliverWebhooks(h);
@@ -88,7 +98,10 @@ test("D24 pages: sessions are listed and signed out one by one or all at once; t
 
 test("D24 pages: this wasn't me, from a security alert's link: GET explains, POST secures the account once", async (t) => {
   const { h, recordId, cookie } = await setUp(t);
-  assertSeeOther(await postForm(h, "/ui/change-password", { currentPassword: STRONG_PASSWORD, newPassword: "Another-Strong-Pass-77" }, { cookie }), "/ui/account?notice=password-changed");
+  assertSeeOther(
+    await postForm(h, "/ui/change-password", { currentPassword: STRONG_PASSWORD, newPassword: "Another-Strong-Pass-77" }, { cookie }),
+    "/ui/account?notice=password-changed",
+  );
   await deliverWebhooks(h);
   const alert = h.receiver.ofType("security_alert").at(-1)!;
   const link = parseLink(alert.body.secureAccountLink!);

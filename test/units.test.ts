@@ -175,8 +175,19 @@ test("a hash with outdated Argon2 parameters is replaced on the next successful 
 
 test("log redaction: secret fields at the top level and one level down; tokens in link URLs", () => {
   const lines: string[] = [];
-  const log = createLogger("info", new Writable({ write(chunk: Buffer, _e, done) { lines.push(chunk.toString()); done(); } }));
-  log.info({ password: "SECRET-1", "bot-challenge-response": "SECRET-2", body: { newPassword: "SECRET-3", token: "SECRET-4" }, webhookSecret: "SECRET-5" }, "x");
+  const log = createLogger(
+    "info",
+    new Writable({
+      write(chunk: Buffer, _e, done) {
+        lines.push(chunk.toString());
+        done();
+      },
+    }),
+  );
+  log.info(
+    { password: "SECRET-1", "bot-challenge-response": "SECRET-2", body: { newPassword: "SECRET-3", token: "SECRET-4" }, webhookSecret: "SECRET-5" },
+    "x",
+  );
   const text = lines.join("");
   assert.doesNotMatch(text, /SECRET-/);
   assert.match(text, /\[redacted\]/);

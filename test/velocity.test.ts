@@ -54,7 +54,16 @@ test("login velocity: the suspicious_login_velocity audit row is written for an 
   const h = await createHarness();
   t.after(() => h.close());
   await registerVerifiedMember(h, "known@example.org");
-  const suspiciousRows = async () => Number((await h.db.selectFrom("audit_events").select((eb) => eb.fn.countAll<number>().as("n")).where("type", "=", "suspicious_login_velocity").executeTakeFirstOrThrow()).n);
+  const suspiciousRows = async () =>
+    Number(
+      (
+        await h.db
+          .selectFrom("audit_events")
+          .select((eb) => eb.fn.countAll<number>().as("n"))
+          .where("type", "=", "suspicious_login_velocity")
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
   for (const email of ["known@example.org", "ghost@example.org"]) {
     const before = await suspiciousRows();
     // Three failures lock for an hour; refused attempts near its end still count their IPs.
@@ -70,7 +79,8 @@ test("login velocity: the suspicious_login_velocity audit row is written for an 
 test("registration: 5 or more IPs for one email within an hour are logged, counted even when another limit refuses", async (t) => {
   const h = await createHarness();
   t.after(() => h.close());
-  const register = (n: number) => post(h, "/auth/register-password", { email: "popular@example.org", name: "P", password: STRONG_PASSWORD, "bot-challenge-response": "x" }, { ip: ip(n) });
+  const register = (n: number) =>
+    post(h, "/auth/register-password", { email: "popular@example.org", name: "P", password: STRONG_PASSWORD, "bot-challenge-response": "x" }, { ip: ip(n) });
   const warned = () => h.logs.some((l) => l.includes("many IPs registering one email"));
   for (let n = 1; n <= 3; n++) assert.equal((await register(n)).statusCode, 200);
   assert.equal((await register(4)).statusCode, 429, "the 3-per-email limit refuses the 4th attempt");
@@ -83,9 +93,11 @@ test("registration: 5 or more IPs for one email within an hour are logged, count
 test("RATE_LIMITS=off (benchmarks) lifts the request limits but not the login lockout", async (t) => {
   const h = await createHarness({ env: { RATE_LIMITS: "off" } });
   t.after(() => h.close());
-  const register = (n: number) => post(h, "/auth/register-password", { email: `bench${n}@example.org`, name: "B", password: STRONG_PASSWORD, "bot-challenge-response": "x" }, { ip: ip(1) });
+  const register = (n: number) =>
+    post(h, "/auth/register-password", { email: `bench${n}@example.org`, name: "B", password: STRONG_PASSWORD, "bot-challenge-response": "x" }, { ip: ip(1) });
   for (let n = 0; n < 8; n++) assert.equal((await register(n)).statusCode, 200, `registration ${n + 1} from one IP passes (the limit is 5/h)`);
-  for (let n = 0; n < 12; n++) assert.equal((await post(h, "/auth/forgot-password", { email: `bench${n}@example.org`, "bot-challenge-response": "x" }, { ip: ip(1) })).statusCode, 200);
+  for (let n = 0; n < 12; n++)
+    assert.equal((await post(h, "/auth/forgot-password", { email: `bench${n}@example.org`, "bot-challenge-response": "x" }, { ip: ip(1) })).statusCode, 200);
   await registerVerifiedMember(h, "locked@example.org", STRONG_PASSWORD, ip(2));
   for (let n = 0; n < 3; n++) assert.equal((await login(h, "locked@example.org", "Wrong-Password-1", { ip: ip(2) })).statusCode, 401);
   assert.equal((await login(h, "locked@example.org", STRONG_PASSWORD, { ip: ip(2) })).statusCode, 429, "the lockout still holds");

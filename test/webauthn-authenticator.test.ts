@@ -116,13 +116,15 @@ test("a credential copied to another authenticator signs the same way, and only 
   const elsewhere = await generateAuthenticationOptions({ rpID: "other.example" });
   assert.throws(() => thief.getAssertion(elsewhere, "https://other.example"), /no credential for other\.example/);
   const presented = thief.getAssertion(elsewhere, "https://other.example", { credentialId: stolen.id });
-  await assert.rejects(verifyAuthenticationResponse({
-    response: presented,
-    expectedChallenge: elsewhere.challenge,
-    expectedOrigin: "https://other.example",
-    expectedRPID: "other.example",
-    credential,
-  }));
+  await assert.rejects(
+    verifyAuthenticationResponse({
+      response: presented,
+      expectedChallenge: elsewhere.challenge,
+      expectedOrigin: "https://other.example",
+      expectedRPID: "other.example",
+      credential,
+    }),
+  );
 });
 
 test("backup flags and excludeCredentials behave like a platform authenticator", async () => {

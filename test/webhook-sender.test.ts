@@ -6,17 +6,20 @@ import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Serv
 import { createServer as createTcpServer, type AddressInfo, type Socket } from "node:net";
 import { Webhook } from "standardwebhooks";
 import { seededRandom } from "../src/core/random.js";
-import {
-  generateWebhookId,
-  generateWebhookSecret,
-  sendWebhook,
-  signWebhook,
-  type WebhookRequest,
-} from "../src/events/webhook-sender.js";
+import { generateWebhookId, generateWebhookSecret, sendWebhook, signWebhook, type WebhookRequest } from "../src/events/webhook-sender.js";
 import { isInternalAddress } from "../src/security/outbound.js";
 
-interface Received { headers: IncomingHttpHeaders; body: string; method: string | undefined }
-interface Receiver { url: string; port: number; received: Received[]; close(): Promise<void> }
+interface Received {
+  headers: IncomingHttpHeaders;
+  body: string;
+  method: string | undefined;
+}
+interface Receiver {
+  url: string;
+  port: number;
+  received: Received[];
+  close(): Promise<void>;
+}
 
 /** A real HTTP receiver on loopback; `answer` decides the reply (or never replies). */
 async function startReceiver(answer: (response: ServerResponse, request: IncomingMessage) => void): Promise<Receiver> {
@@ -230,10 +233,33 @@ test("a malformed secret is a failure, not a throw", async () => {
 
 test("isInternalAddress classifies addresses", () => {
   const internal = [
-    "10.0.0.1", "172.16.0.1", "192.168.1.1", "127.0.0.1", "169.254.169.254", "100.64.0.1", "0.0.0.0",
-    "224.0.0.1", "255.255.255.255", "::1", "::", "fe80::1", "fc00::1", "fd12:3456::1", "ff02::1",
-    "::ffff:127.0.0.1", "::ffff:7f00:1", "::ffff:10.1.2.3", "::127.0.0.1", "64:ff9b::a9fe:a9fe", "2002:c0a8:101::1",
-    "fe80::1%eth0", "not-an-ip", "64:ff9b:1::a00:1", "100::1", "2001:0:4136:e378:8000:63bf:3fff:fdd2", "::ffff:0:7f00:1",
+    "10.0.0.1",
+    "172.16.0.1",
+    "192.168.1.1",
+    "127.0.0.1",
+    "169.254.169.254",
+    "100.64.0.1",
+    "0.0.0.0",
+    "224.0.0.1",
+    "255.255.255.255",
+    "::1",
+    "::",
+    "fe80::1",
+    "fc00::1",
+    "fd12:3456::1",
+    "ff02::1",
+    "::ffff:127.0.0.1",
+    "::ffff:7f00:1",
+    "::ffff:10.1.2.3",
+    "::127.0.0.1",
+    "64:ff9b::a9fe:a9fe",
+    "2002:c0a8:101::1",
+    "fe80::1%eth0",
+    "not-an-ip",
+    "64:ff9b:1::a00:1",
+    "100::1",
+    "2001:0:4136:e378:8000:63bf:3fff:fdd2",
+    "::ffff:0:7f00:1",
   ];
   const external = ["8.8.8.8", "1.1.1.1", "2606:4700:4700::1111", "::ffff:8.8.8.8", "172.32.0.1", "100.128.0.1", "2001:4860:4860::8888"];
   for (const address of internal) assert.equal(isInternalAddress(address), true, address);

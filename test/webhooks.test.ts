@@ -93,7 +93,12 @@ test("payloads carry exactly the spec 6 fields; recordid is a string; links poin
   const h = await createHarness();
   try {
     // A spoofed Host must not steer the link (D2): the header names the tenant, the link uses the stored domain.
-    const response = await post(h, "/auth/register-password", { email: "Fields@Example.org", name: "Ada Lovelace", password: STRONG_PASSWORD, "bot-challenge-response": "x" }, { headers: { "x-tenant-domain": "MEMBERS.example.com", host: "evil.example" } });
+    const response = await post(
+      h,
+      "/auth/register-password",
+      { email: "Fields@Example.org", name: "Ada Lovelace", password: STRONG_PASSWORD, "bot-challenge-response": "x" },
+      { headers: { "x-tenant-domain": "MEMBERS.example.com", host: "evil.example" } },
+    );
     assert.equal(response.statusCode, 200, response.body);
     const recordid = response.json<{ recordid: string }>().recordid;
     assert.equal(await deliverWebhooks(h), 1);
@@ -118,9 +123,11 @@ test("payloads carry exactly the spec 6 fields; recordid is a string; links poin
     assert.equal(typeof reset.body.recordid, "string");
     assert.equal(reset.body.recordid, recordid);
     assert.match(reset.body.resetLink!, /^https:\/\/members\.example\.com\/reset-password\/\d+\/[A-Za-z0-9_-]{43}$/);
-    assert.ok(String(reset.headers["webhook-signature"]).split(" ").includes(
-      manualSignature(h.tenant.webhookSecret, String(reset.headers["webhook-id"]), String(reset.headers["webhook-timestamp"]), reset.rawBody),
-    ));
+    assert.ok(
+      String(reset.headers["webhook-signature"])
+        .split(" ")
+        .includes(manualSignature(h.tenant.webhookSecret, String(reset.headers["webhook-id"]), String(reset.headers["webhook-timestamp"]), reset.rawBody)),
+    );
   } finally {
     await h.close();
   }
@@ -180,9 +187,11 @@ test("a queued delivery survives a restart and its link works afterwards", async
     const verified = await post(h, "/auth/verify-email", { recordId: link.recordId, token: link.token });
     assert.equal(verified.statusCode, 200, verified.body);
     // The webhook secret survives the restart as well (sealed at rest).
-    assert.ok(String(hook.headers["webhook-signature"]).split(" ").includes(
-      manualSignature(h.tenant.webhookSecret, String(hook.headers["webhook-id"]), String(hook.headers["webhook-timestamp"]), hook.rawBody),
-    ));
+    assert.ok(
+      String(hook.headers["webhook-signature"])
+        .split(" ")
+        .includes(manualSignature(h.tenant.webhookSecret, String(hook.headers["webhook-id"]), String(hook.headers["webhook-timestamp"]), hook.rawBody)),
+    );
   } finally {
     await h.close();
   }
@@ -339,7 +348,10 @@ test("two dispatcher passes at once deliver each event exactly once", async () =
   try {
     assert.equal((await register(h, "once@example.org")).statusCode, 200);
     const counts = await Promise.all([deliverWebhooks(h), deliverWebhooks(h), deliverWebhooks(h)]);
-    assert.equal(counts.reduce((a, b) => a + b, 0), 1);
+    assert.equal(
+      counts.reduce((a, b) => a + b, 0),
+      1,
+    );
     assert.equal(h.receiver.received.length, 1);
     assert.equal((await onlyDelivery(h)).status, "delivered");
   } finally {

@@ -54,7 +54,11 @@ try {
   const password = "Correct-Horse-9";
   const json = { "content-type": "application/json" };
 
-  const signUp = await fetch(`${base}/api/auth/sign-up/email`, { method: "POST", headers: json, body: JSON.stringify({ email, password, name: "Bench User" }) });
+  const signUp = await fetch(`${base}/api/auth/sign-up/email`, {
+    method: "POST",
+    headers: json,
+    body: JSON.stringify({ email, password, name: "Bench User" }),
+  });
   assert(signUp.status === 200, `sign-up status ${signUp.status}: ${await signUp.text()}`);
 
   const signInRequest = { method: "POST", headers: json, body: JSON.stringify({ email, password }) };

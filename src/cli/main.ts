@@ -12,7 +12,16 @@ import { ConfigError, loadConfig, StartError } from "../config.js";
 import { createDeps } from "../create-deps.js";
 import type { Deps } from "../deps.js";
 import { isAuthError } from "../errors.js";
-import { createTenant, deleteTenant, listTenants, listWebhookDeliveries, rotateApplicationKey, rotateWebhookSecret, showTenant, updateTenantSettings } from "../flows/tenants.js";
+import {
+  createTenant,
+  deleteTenant,
+  listTenants,
+  listWebhookDeliveries,
+  rotateApplicationKey,
+  rotateWebhookSecret,
+  showTenant,
+  updateTenantSettings,
+} from "../flows/tenants.js";
 import { createLogger } from "../logging.js";
 import { checkDatabaseLocation } from "../start-up.js";
 import { hasUnreadable, resealSecrets } from "./reseal.js";
@@ -32,7 +41,16 @@ Configuration comes from the environment (DATABASE_URL, SECRETS_KEY, ...), as fo
 DATABASE_URL defaults to sqlite:./data/latch.db; dev mode's database is sqlite:./data/dev.db.
 The result is JSON on stdout and nothing else; this text, errors and logs go to stderr.`;
 
-type Values = { domain?: string; settings?: string; "settings-file"?: string; "application-id"?: string; confirm?: string; limit?: string; cursor?: string; help?: boolean };
+type Values = {
+  domain?: string;
+  settings?: string;
+  "settings-file"?: string;
+  "application-id"?: string;
+  confirm?: string;
+  limit?: string;
+  cursor?: string;
+  help?: boolean;
+};
 
 function settingsFrom(values: Values): unknown {
   const text = values["settings-file"] !== undefined ? readFileSync(values["settings-file"], "utf8") : values.settings;
@@ -91,8 +109,14 @@ function parseCommandLine(argv: string[]): { values: Values; positionals: string
       args: argv,
       allowPositionals: true,
       options: {
-        domain: { type: "string" }, settings: { type: "string" }, "settings-file": { type: "string" }, "application-id": { type: "string" },
-        confirm: { type: "string" }, limit: { type: "string" }, cursor: { type: "string" }, help: { type: "boolean", short: "h" },
+        domain: { type: "string" },
+        settings: { type: "string" },
+        "settings-file": { type: "string" },
+        "application-id": { type: "string" },
+        confirm: { type: "string" },
+        limit: { type: "string" },
+        cursor: { type: "string" },
+        help: { type: "boolean", short: "h" },
       },
     });
   } catch (err) {
@@ -115,9 +139,15 @@ export async function runCli(argv: string[]): Promise<number> {
   try {
     const config = loadConfig();
     // Only `latch migrate` and `tenant create` may create a database: another command on a file that is not there was meant for another one.
-    const database = checkDatabaseLocation(config.databaseUrl, { mayCreate: group === "migrate" || (group === "tenant" && command === "create"), besideDevDatabase: false });
+    const database = checkDatabaseLocation(config.databaseUrl, {
+      mayCreate: group === "migrate" || (group === "tenant" && command === "create"),
+      besideDevDatabase: false,
+    });
     if (database.isNew) process.stderr.write(`latch: creating a new, empty database: ${database.description}\n`);
-    deps = await createDeps(config, { log: createLogger(config.logLevel === "info" ? "warn" : config.logLevel, pino.destination(2)), migrate: group === "migrate" || undefined });
+    deps = await createDeps(config, {
+      log: createLogger(config.logLevel === "info" ? "warn" : config.logLevel, pino.destination(2)),
+      migrate: group === "migrate" || undefined,
+    });
     if (group === "migrate") {
       process.stdout.write(`${JSON.stringify({ migrated: true })}\n`);
       return 0; // createDeps ran the migrations
@@ -131,7 +161,10 @@ export async function runCli(argv: string[]): Promise<number> {
     if (err instanceof UsageError) process.stderr.write(`latch: ${err.message}\n${USAGE}\n`);
     else if (err instanceof ConfigError) process.stderr.write(`${err.message}\n`);
     else if (err instanceof StartError) process.stderr.write(`latch: ${err.message}\n`);
-    else if (isAuthError(err)) process.stderr.write(`${JSON.stringify({ success: false, code: err.code, message: err.message, ...(err.details !== undefined && { details: err.details }) }, null, 2)}\n`);
+    else if (isAuthError(err))
+      process.stderr.write(
+        `${JSON.stringify({ success: false, code: err.code, message: err.message, ...(err.details !== undefined && { details: err.details }) }, null, 2)}\n`,
+      );
     else throw err;
     return err instanceof UsageError ? 2 : 1;
   } finally {

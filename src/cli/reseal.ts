@@ -33,22 +33,38 @@ export async function resealSecrets(deps: Deps): Promise<ResealReport> {
     report[kind][await resealValue(deps, sealed, swap)] += 1;
   };
   const { tenants, twoFactor, outbox } = deps.store;
-  await forEachRow("", (after) => tenants.listTenantSecrets(after, PAGE), (t) => t.tenantId, async (tenant) => {
-    const id = tenant.tenantId;
-    await reseal("webhookSecrets", tenant.webhookSecretEnc, (from, to) => tenants.replaceSealedWebhookSecret(id, from, to));
-    // A bot secret stored in the clear by an older version is sealed at server start, not here.
-    if (tenant.botSecretKey !== undefined && isSealed(tenant.botSecretKey)) {
-      await reseal("botSecrets", tenant.botSecretKey, (from, to) => tenants.replaceSealedBotSecret(id, from, to));
-    }
-    await forEachRow(0, (after) => twoFactor.listSealedTotpSecrets(id, after, PAGE), (m) => m.memberId, async (member) => {
-      const { memberId, secretEnc, pendingSecretEnc } = member;
-      if (secretEnc !== null) await reseal("totpSecrets", secretEnc, (from, to) => twoFactor.replaceSealedTotpSecret(id, memberId, "active", from, to));
-      if (pendingSecretEnc !== null) await reseal("pendingTotpSecrets", pendingSecretEnc, (from, to) => twoFactor.replaceSealedTotpSecret(id, memberId, "pending", from, to));
-    });
-    await forEachRow("", (after) => outbox.listSealedPayloads(id, after, PAGE), (d) => d.id, async (delivery) => {
-      await reseal("outboxPayloads", delivery.payloadEnc, (from, to) => outbox.replaceSealedPayload(id, delivery.id, from, to));
-    });
-  });
+  await forEachRow(
+    "",
+    (after) => tenants.listTenantSecrets(after, PAGE),
+    (t) => t.tenantId,
+    async (tenant) => {
+      const id = tenant.tenantId;
+      await reseal("webhookSecrets", tenant.webhookSecretEnc, (from, to) => tenants.replaceSealedWebhookSecret(id, from, to));
+      // A bot secret stored in the clear by an older version is sealed at server start, not here.
+      if (tenant.botSecretKey !== undefined && isSealed(tenant.botSecretKey)) {
+        await reseal("botSecrets", tenant.botSecretKey, (from, to) => tenants.replaceSealedBotSecret(id, from, to));
+      }
+      await forEachRow(
+        0,
+        (after) => twoFactor.listSealedTotpSecrets(id, after, PAGE),
+        (m) => m.memberId,
+        async (member) => {
+          const { memberId, secretEnc, pendingSecretEnc } = member;
+          if (secretEnc !== null) await reseal("totpSecrets", secretEnc, (from, to) => twoFactor.replaceSealedTotpSecret(id, memberId, "active", from, to));
+          if (pendingSecretEnc !== null)
+            await reseal("pendingTotpSecrets", pendingSecretEnc, (from, to) => twoFactor.replaceSealedTotpSecret(id, memberId, "pending", from, to));
+        },
+      );
+      await forEachRow(
+        "",
+        (after) => outbox.listSealedPayloads(id, after, PAGE),
+        (d) => d.id,
+        async (delivery) => {
+          await reseal("outboxPayloads", delivery.payloadEnc, (from, to) => outbox.replaceSealedPayload(id, delivery.id, from, to));
+        },
+      );
+    },
+  );
   return report;
 }
 

@@ -38,7 +38,7 @@ export function randomIntBetween(random: Random, min: number, max: number): numb
   const limit = Math.floor(2 ** 53 / range) * range;
   for (;;) {
     const b = random.bytes(7);
-    const draw = (b.readUIntBE(0, 6) * 32 + (b[6]! & 0x1f)); // 53 bits
+    const draw = b.readUIntBE(0, 6) * 32 + (b[6]! & 0x1f); // 53 bits
     if (draw < limit) return min + (draw % range);
   }
 }

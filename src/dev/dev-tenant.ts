@@ -30,7 +30,13 @@ export async function ensureDevTenant(deps: Deps, inboxWebhookUrl: string): Prom
         domain: DEV_TENANT_DOMAIN,
         // botProtection left out: the default, ALTCHA (D10), as a real tenant gets. After a login
         // the hosted pages send the member to their account page (an existing tenant keeps its own).
-        settings: { emailVerificationWebhook: inboxWebhookUrl, passwordResetWebhook: inboxWebhookUrl, magicLoginWebhook: inboxWebhookUrl, securityAlertWebhook: inboxWebhookUrl, loginSuccessRedirect: DEV_LOGIN_SUCCESS_REDIRECT },
+        settings: {
+          emailVerificationWebhook: inboxWebhookUrl,
+          passwordResetWebhook: inboxWebhookUrl,
+          magicLoginWebhook: inboxWebhookUrl,
+          securityAlertWebhook: inboxWebhookUrl,
+          loginSuccessRedirect: DEV_LOGIN_SUCCESS_REDIRECT,
+        },
       });
       return { created: true, applicationId: created.applicationId, internalApiKey: created.internalApiKey };
     } catch (err) {

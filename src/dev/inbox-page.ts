@@ -40,11 +40,17 @@ function renderEmail(email: DevInboxEmail, index: number): string {
   const id = `m${index}`;
   const to = email.to.name ? `${email.to.name} <${email.to.email}>` : email.to.email;
   const details = email.details.map((d) => `<dt>${escapeHtml(d.label)}</dt><dd>${escapeHtml(d.value)}</dd>`).join("");
-  const link = email.link !== null && isWebLink(email.link)
-    ? `<p><a class="button" href="${escapeHtml(email.link)}" aria-describedby="${id}-to">${escapeHtml(email.action ?? "Open link")}</a></p>
+  const link =
+    email.link !== null && isWebLink(email.link)
+      ? `<p><a class="button" href="${escapeHtml(email.link)}" aria-describedby="${id}-to">${escapeHtml(email.action ?? "Open link")}</a></p>
 <p class="url">Or copy this link: <code>${escapeHtml(email.link)}</code></p>`
-    : email.link !== null ? `<p class="url">Link: <code>${escapeHtml(email.link)}</code></p>` : "";
-  const code = email.code !== null ? `<p class="code">Code: <strong><code>${escapeHtml(email.code)}</code></strong> <span class="url">(or type it on the "Check your email" page)</span></p>` : "";
+      : email.link !== null
+        ? `<p class="url">Link: <code>${escapeHtml(email.link)}</code></p>`
+        : "";
+  const code =
+    email.code !== null
+      ? `<p class="code">Code: <strong><code>${escapeHtml(email.code)}</code></strong> <span class="url">(or type it on the "Check your email" page)</span></p>`
+      : "";
   return `<li><article aria-labelledby="${id}-subject">
 <h3 id="${id}-subject">${escapeHtml(email.subject)}</h3>
 <dl><dt>To</dt><dd id="${id}-to">${escapeHtml(to)}</dd>
@@ -61,9 +67,10 @@ export interface InboxPageOptions {
 
 /** The whole page; `emails` newest first. */
 export function renderInboxPage(emails: DevInboxEmail[], options: InboxPageOptions): string {
-  const list = emails.length === 0
-    ? `<p>No messages yet. Register a member of the <code>${DEV_TENANT_DOMAIN}</code> tenant and the verification email appears here.</p>`
-    : `<ol class="messages">\n${emails.map(renderEmail).join("\n")}\n</ol>`;
+  const list =
+    emails.length === 0
+      ? `<p>No messages yet. Register a member of the <code>${DEV_TENANT_DOMAIN}</code> tenant and the verification email appears here.</p>`
+      : `<ol class="messages">\n${emails.map(renderEmail).join("\n")}\n</ol>`;
   const refresh = options.autoRefresh
     ? `<li><a href="/dev/inbox">Stop refreshing every 5 seconds</a></li>`
     : `<li><a href="/dev/inbox">Refresh</a></li><li><a href="/dev/inbox?refresh=on">Refresh every 5 seconds</a></li>`;

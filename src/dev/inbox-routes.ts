@@ -38,49 +38,56 @@ function headerText(value: string | string[] | undefined): string | undefined {
 }
 
 /** The dev inbox routes for buildApp's `plugins`: src/dev/main.ts and the test harness add them in dev mode only. */
-export const devInboxRoutes = (dev: DevMode): FastifyPluginAsync<{ deps: Deps }> => async (app, { deps }) => {
-  // The signature covers the exact bytes sent, so this scope keeps the body as a string.
-  app.removeContentTypeParser("application/json");
-  app.addContentTypeParser("application/json", { parseAs: "string" }, (_request, body, done) => done(null, body));
+export const devInboxRoutes =
+  (dev: DevMode): FastifyPluginAsync<{ deps: Deps }> =>
+  async (app, { deps }) => {
+    // The signature covers the exact bytes sent, so this scope keeps the body as a string.
+    app.removeContentTypeParser("application/json");
+    app.addContentTypeParser("application/json", { parseAs: "string" }, (_request, body, done) => done(null, body));
 
-  // Dev-only routes stay out of the API reference: they are not part of the contract.
-  const hidden = { schema: { hide: true } };
+    // Dev-only routes stay out of the API reference: they are not part of the contract.
+    const hidden = { schema: { hide: true } };
 
-  // In dev mode Latch is the whole site on localhost: its root opens the hosted pages, so a dev
-  // tenant whose loginSuccessRedirect is still the default "/" (one created before the pages
-  // existed) lands somewhere after login.
-  app.get("/", hidden, async (_request, reply) => reply.redirect("/ui/", 303));
+    // In dev mode Latch is the whole site on localhost: its root opens the hosted pages, so a dev
+    // tenant whose loginSuccessRedirect is still the default "/" (one created before the pages
+    // existed) lands somewhere after login.
+    app.get("/", hidden, async (_request, reply) => reply.redirect("/ui/", 303));
 
-  app.post("/dev/inbox/webhook", hidden, async (request, reply) => {
-    const body = typeof request.body === "string" ? request.body : "";
-    const headers = { id: headerText(request.headers["webhook-id"]), timestamp: headerText(request.headers["webhook-timestamp"]), signature: headerText(request.headers["webhook-signature"]) };
-    const now = deps.clock.now();
-    const signer = (await findWebhookSecrets(deps)).find(({ secret }) => isWebhookSignatureValid(secret, headers, body, now));
-    if (signer === undefined) throw new AuthError("unauthorized", { message: "The webhook signature is not valid for any tenant of this dev server." });
-    let payload: unknown;
-    try {
-      payload = JSON.parse(body);
-    } catch {
-      throw new AuthError("validation_failed", { message: "The request body is not valid JSON." });
-    }
-    if (typeof payload !== "object" || payload === null || Array.isArray(payload)) throw new AuthError("validation_failed", { message: "The webhook body must be a JSON object." });
-    dev.inbox.add({ id: headers.id!, site: signer.domain, receivedAt: now, payload: payload as Record<string, unknown> });
-    return reply.code(204).send();
-  });
+    app.post("/dev/inbox/webhook", hidden, async (request, reply) => {
+      const body = typeof request.body === "string" ? request.body : "";
+      const headers = {
+        id: headerText(request.headers["webhook-id"]),
+        timestamp: headerText(request.headers["webhook-timestamp"]),
+        signature: headerText(request.headers["webhook-signature"]),
+      };
+      const now = deps.clock.now();
+      const signer = (await findWebhookSecrets(deps)).find(({ secret }) => isWebhookSignatureValid(secret, headers, body, now));
+      if (signer === undefined) throw new AuthError("unauthorized", { message: "The webhook signature is not valid for any tenant of this dev server." });
+      let payload: unknown;
+      try {
+        payload = JSON.parse(body);
+      } catch {
+        throw new AuthError("validation_failed", { message: "The request body is not valid JSON." });
+      }
+      if (typeof payload !== "object" || payload === null || Array.isArray(payload))
+        throw new AuthError("validation_failed", { message: "The webhook body must be a JSON object." });
+      dev.inbox.add({ id: headers.id!, site: signer.domain, receivedAt: now, payload: payload as Record<string, unknown> });
+      return reply.code(204).send();
+    });
 
-  app.get("/dev/inbox.json", hidden, async (_request, reply) => {
-    void reply.header("cache-control", "no-store");
-    return { messages: dev.inbox.list().map(describeMessage) };
-  });
+    app.get("/dev/inbox.json", hidden, async (_request, reply) => {
+      void reply.header("cache-control", "no-store");
+      return { messages: dev.inbox.list().map(describeMessage) };
+    });
 
-  app.get("/dev/inbox", hidden, async (request, reply) => {
-    const { refresh } = request.query as { refresh?: unknown };
-    return reply
-      .type("text/html; charset=utf-8")
-      .header("cache-control", "no-store")
-      .header("content-security-policy", INBOX_PAGE_CSP)
-      .header("x-content-type-options", "nosniff")
-      .header("referrer-policy", "no-referrer")
-      .send(renderInboxPage(dev.inbox.list().map(describeMessage), { autoRefresh: refresh === "on" }));
-  });
-};
+    app.get("/dev/inbox", hidden, async (request, reply) => {
+      const { refresh } = request.query as { refresh?: unknown };
+      return reply
+        .type("text/html; charset=utf-8")
+        .header("cache-control", "no-store")
+        .header("content-security-policy", INBOX_PAGE_CSP)
+        .header("x-content-type-options", "nosniff")
+        .header("referrer-policy", "no-referrer")
+        .send(renderInboxPage(dev.inbox.list().map(describeMessage), { autoRefresh: refresh === "on" }));
+    });
+  };

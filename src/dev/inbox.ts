@@ -88,7 +88,15 @@ export function describeMessage(message: DevInboxMessage): DevInboxEmail {
   const email = emails[eventType];
   if (email) {
     const link = textOf(payload[email.linkField]);
-    return { ...base, subject: email.subject, link: link || null, action: link ? email.action : null, code: textOf(payload.code) || null, details: [], payload };
+    return {
+      ...base,
+      subject: email.subject,
+      link: link || null,
+      action: link ? email.action : null,
+      code: textOf(payload.code) || null,
+      details: [],
+      payload,
+    };
   }
   if (eventType === "account_exists") {
     const details = [{ label: "What happened", value: "someone tried to register this address, which already has an account; nothing was changed" }];
@@ -105,7 +113,15 @@ export function describeMessage(message: DevInboxMessage): DevInboxEmail {
     if (typeof payload.newEmail === "string") details.push({ label: "New address", value: payload.newEmail });
     // D24: every alert offers "this wasn't me".
     const link = textOf(payload.secureAccountLink);
-    return { ...base, subject: `Security alert: ${alertTexts[alert] ?? alert}`, link: link || null, action: link ? "This wasn't me" : null, code: null, details, payload };
+    return {
+      ...base,
+      subject: `Security alert: ${alertTexts[alert] ?? alert}`,
+      link: link || null,
+      action: link ? "This wasn't me" : null,
+      code: null,
+      details,
+      payload,
+    };
   }
   return { ...base, subject: `Webhook: ${eventType || "unknown event"}`, link: null, action: null, code: null, details: [], payload };
 }

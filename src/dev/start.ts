@@ -23,13 +23,21 @@ function breachCheckLine(config: Config): string {
   if (config.breachCheckMode === "remote") {
     return `Breached-password check: online, at ${new URL(config.breachCheckUrl).origin} (only the first 5 hex characters of each new password's SHA-1 leave this machine). BREACH_CHECK_MODE=offline keeps it local.`;
   }
-  return config.breachCheckMode === "offline" ? "Breached-password check: offline, against the shipped list of common passwords." : "Breached-password check: off (BREACH_CHECK_MODE=off).";
+  return config.breachCheckMode === "offline"
+    ? "Breached-password check: offline, against the shipped list of common passwords."
+    : "Breached-password check: off (BREACH_CHECK_MODE=off).";
 }
 
 /** `print` writes plain lines, apart from the JSON log, so the URL to open is easy to spot. */
-export async function startDevMode(deps: Deps, app: FastifyInstance, print: (line: string) => void = (line) => void process.stdout.write(line + "\n")): Promise<DevModeStart> {
+export async function startDevMode(
+  deps: Deps,
+  app: FastifyInstance,
+  print: (line: string) => void = (line) => void process.stdout.write(line + "\n"),
+): Promise<DevModeStart> {
   if (!(deps.dev instanceof DevMode)) throw new Error("startDevMode needs the DevMode that src/dev/main.ts wires in");
-  deps.log.warn("DEV_MODE=true: a `localhost` tenant whose admin key is printed, and a dev inbox at /dev/inbox that shows every link it is sent. Development only: never run this in production");
+  deps.log.warn(
+    "DEV_MODE=true: a `localhost` tenant whose admin key is printed, and a dev inbox at /dev/inbox that shows every link it is sent. Development only: never run this in production",
+  );
   const { address, port } = app.server.address() as AddressInfo;
   // The dispatcher calls back into this process; a wildcard listener is reached on loopback.
   const callbackHost = address === "0.0.0.0" || address === "::" ? "127.0.0.1" : address.includes(":") ? `[${address}]` : address;
@@ -46,7 +54,9 @@ export async function startDevMode(deps: Deps, app: FastifyInstance, print: (lin
   if (tenant.internalApiKey !== undefined) {
     print(`Dev tenant "localhost" created (application ${tenant.applicationId}). Its admin API key, shown this once: ${tenant.internalApiKey}`);
   } else {
-    print(`Dev tenant "localhost" is ready (application ${tenant.applicationId}). Its admin API key was shown when it was created; for a new one: DATABASE_URL=${deps.config.databaseUrl} npm run latch -- tenant rotate-key ${tenant.applicationId}`);
+    print(
+      `Dev tenant "localhost" is ready (application ${tenant.applicationId}). Its admin API key was shown when it was created; for a new one: DATABASE_URL=${deps.config.databaseUrl} npm run latch -- tenant rotate-key ${tenant.applicationId}`,
+    );
   }
   return { ...tenant, pagesUrl, inboxUrl, webhookUrl };
 }

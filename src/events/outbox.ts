@@ -30,7 +30,10 @@ export async function enqueueWebhook(
   const payloadEnc = deps.secrets.seal(body);
   // Every member event's payload starts with memberFields: its recordid names whom an erasure (D22) must take it with.
   const memberId = typeof payload.recordid === "string" ? Number(payload.recordid) : null;
-  await tx.outbox.insertDelivery({ id: generateWebhookId(deps.random), tenantId: tenant.id, eventType, url, payloadEnc, discarded: options.discarded, memberId }, now);
+  await tx.outbox.insertDelivery(
+    { id: generateWebhookId(deps.random), tenantId: tenant.id, eventType, url, payloadEnc, discarded: options.discarded, memberId },
+    now,
+  );
 }
 
 /** The member fields every payload of spec 6 starts with; recordid is a string (D8). */

@@ -24,7 +24,15 @@ export function signWebhook(secret: string, id: string, timestampSeconds: number
   return "v1," + createHmac("sha256", key).update(`${id}.${timestampSeconds}.${body}`).digest("base64");
 }
 
-export interface WebhookRequest { url: string; secret: string; id: string; timestampSeconds: number; body: string; allowPrivateNetworks: boolean; timeoutMs: number; }
+export interface WebhookRequest {
+  url: string;
+  secret: string;
+  id: string;
+  timestampSeconds: number;
+  body: string;
+  allowPrivateNetworks: boolean;
+  timeoutMs: number;
+}
 export type WebhookResult = { ok: true; status: number } | { ok: false; status?: number; error: string };
 
 function describeStatus(status: number): WebhookResult {

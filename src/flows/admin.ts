@@ -70,7 +70,11 @@ export async function lockAccount(deps: Deps, tenant: Tenant, input: LockAccount
       await tx.limits.clearLockout(tenant.id, member.email);
     }
     const type = input.action === "lock" ? "account_locked" : "account_unlocked";
-    await tx.audit.insertAuditEvent(tenant.id, { memberId: member.recordId, type, ip: context.ip, userAgent: context.userAgent, details: { by: "admin" } }, now);
+    await tx.audit.insertAuditEvent(
+      tenant.id,
+      { memberId: member.recordId, type, ip: context.ip, userAgent: context.userAgent, details: { by: "admin" } },
+      now,
+    );
     await enqueueStatusEvent(tx, deps, tenant, member.recordId, member.status, status, now);
     return { recordid: String(member.recordId), authentication_status: status };
   });
@@ -90,7 +94,11 @@ export async function resendVerificationAsAdmin(deps: Deps, tenant: Tenant, inpu
   await enforceRateLimit(deps, tenant, rateRules.adminResendPerEmail, member.email, now);
   await deps.store.transaction(async (tx) => {
     await enqueueVerificationEmail(tx, deps, tenant, member, now);
-    await tx.audit.insertAuditEvent(tenant.id, { memberId: member.recordId, type: "verification_resent", ip: context.ip, userAgent: context.userAgent, details: { by: "admin" } }, now);
+    await tx.audit.insertAuditEvent(
+      tenant.id,
+      { memberId: member.recordId, type: "verification_resent", ip: context.ip, userAgent: context.userAgent, details: { by: "admin" } },
+      now,
+    );
   });
   deps.webhooks.notify();
   return ADMIN_RESEND_MESSAGE;
@@ -108,7 +116,11 @@ export async function requirePasswordChange(deps: Deps, tenant: Tenant, input: {
     if (status === undefined) throw new AuthError("invalid_state", { message: "Only an active account can be required to change its password." });
     await changeStatus(tx, member, status, now);
     await tx.sessions.deleteMemberSessions(tenant.id, member.recordId);
-    await tx.audit.insertAuditEvent(tenant.id, { memberId: member.recordId, type: "password_change_required", ip: context.ip, userAgent: context.userAgent, details: { by: "admin" } }, now);
+    await tx.audit.insertAuditEvent(
+      tenant.id,
+      { memberId: member.recordId, type: "password_change_required", ip: context.ip, userAgent: context.userAgent, details: { by: "admin" } },
+      now,
+    );
     await enqueueStatusEvent(tx, deps, tenant, member.recordId, member.status, status, now);
     return { recordid: String(member.recordId), authentication_status: status };
   });

@@ -38,11 +38,20 @@ export interface ChangeEmailInput extends Reauthentication {
   newEmail: string;
 }
 
-export async function requestEmailChange(deps: Deps, tenant: Tenant, session: ActiveSession, input: ChangeEmailInput, context: RequestContext): Promise<string> {
+export async function requestEmailChange(
+  deps: Deps,
+  tenant: Tenant,
+  session: ActiveSession,
+  input: ChangeEmailInput,
+  context: RequestContext,
+): Promise<string> {
   const newEmail = normalizeEmail(input.newEmail);
   const member = await findSessionMember(deps, tenant, session);
   if (newEmail === member.email) {
-    throw new AuthError("validation_failed", { message: "That is already your email address.", details: [{ field: "newEmail", rule: "different_email", message: "must differ from the current email" }] });
+    throw new AuthError("validation_failed", {
+      message: "That is already your email address.",
+      details: [{ field: "newEmail", rule: "different_email", message: "must differ from the current email" }],
+    });
   }
   await reauthenticate(deps, tenant, session, member, input, context);
   const now = deps.clock.now();
@@ -53,7 +62,16 @@ export async function requestEmailChange(deps: Deps, tenant: Tenant, session: Ac
     if (fresh.passwordHash !== member.passwordHash) throw new AuthError("invalid_credentials", { message: "The password is incorrect." });
     const taken = (await tx.members.findMemberByEmail(tenant.id, newEmail)) !== undefined;
     const verificationLink = await issueOneTimeToken(tx, deps, tenant, fresh.recordId, "email_change", now, { newEmail, dummy: taken });
-    await enqueueWebhook(tx, deps, tenant, "email_change", tenant.settings.emailVerificationWebhook, { ...memberFields({ ...fresh, email: newEmail }), verificationLink }, now, { discarded: taken });
+    await enqueueWebhook(
+      tx,
+      deps,
+      tenant,
+      "email_change",
+      tenant.settings.emailVerificationWebhook,
+      { ...memberFields({ ...fresh, email: newEmail }), verificationLink },
+      now,
+      { discarded: taken },
+    );
     await enqueueSecurityAlert(tx, deps, tenant, fresh, "email_change_requested", context, now, { fields: { newEmail } });
     await tx.audit.insertAuditEvent(tenant.id, { memberId: fresh.recordId, type: "email_change_requested", ip: context.ip, userAgent: context.userAgent }, now);
   });
@@ -67,7 +85,14 @@ export interface LinkInput {
 }
 
 /** Uses the link in the caller's transaction, the member's row locked first (D20); invalid_token when it is gone. */
-async function consumeLink(tx: Store, tenant: Tenant, recordId: number, kind: "email_change" | "secure_account", tokenHash: string, now: number): Promise<{ member: Member; email: string | null; createdAt: number }> {
+async function consumeLink(
+  tx: Store,
+  tenant: Tenant,
+  recordId: number,
+  kind: "email_change" | "secure_account",
+  tokenHash: string,
+  now: number,
+): Promise<{ member: Member; email: string | null; createdAt: number }> {
   const member = await tx.members.findMemberById(tenant.id, recordId, { lock: true });
   const link = member && (await tx.tokens.consumeTokenWithEmail(tenant.id, recordId, kind, tokenHash, now));
   if (!member || !link) throw new AuthError("invalid_token");
@@ -111,7 +136,12 @@ export async function confirmEmailChange(deps: Deps, tenant: Tenant, input: Link
  * a failed restore never undoes the lockdown. Returns the message, which says when it could not be,
  * and whether the email was kept for that reason (the hosted page words its notice by it).
  */
-export async function secureAccount(deps: Deps, tenant: Tenant, input: LinkInput, context: RequestContext): Promise<{ message: string; emailNotRestored: boolean }> {
+export async function secureAccount(
+  deps: Deps,
+  tenant: Tenant,
+  input: LinkInput,
+  context: RequestContext,
+): Promise<{ message: string; emailNotRestored: boolean }> {
   const now = deps.clock.now();
   const { recordId, tokenHash } = await peekLink(deps.store, tenant, input, "secure_account", now);
   const secured = await deps.store.transaction(async (tx) => {
@@ -132,11 +162,18 @@ export async function secureAccount(deps: Deps, tenant: Tenant, input: LinkInput
     // nobody out (a passkey is a way in, never a second factor), and they can add theirs again.
     const passkeysRemoved = await tx.passkeys.deleteMemberPasskeys(tenant.id, recordId);
     await tx.passkeys.deleteMemberChallenges(tenant.id, recordId);
-    await tx.audit.insertAuditEvent(tenant.id, { memberId: recordId, type: "account_secured", ip: context.ip, userAgent: context.userAgent, details: { twoFactorReset, passkeysRemoved } }, now);
+    await tx.audit.insertAuditEvent(
+      tenant.id,
+      { memberId: recordId, type: "account_secured", ip: context.ip, userAgent: context.userAgent, details: { twoFactorReset, passkeysRemoved } },
+      now,
+    );
     if (changes.length > 0) await enqueueMemberEvent(tx, deps, tenant, "member.updated", recordId, { changes }, now);
     return { email: member.email, restore };
   });
-  const restored = secured.restore === null || secured.restore === secured.email ? undefined : await restoreEmail(deps, tenant, recordId, secured.email, secured.restore, context, now);
+  const restored =
+    secured.restore === null || secured.restore === secured.email
+      ? undefined
+      : await restoreEmail(deps, tenant, recordId, secured.email, secured.restore, context, now);
   deps.webhooks.notify();
   const emailNotRestored = restored === false;
   return { message: emailNotRestored ? `${ACCOUNT_SECURED_MESSAGE} ${EMAIL_NOT_RESTORED_MESSAGE}` : ACCOUNT_SECURED_MESSAGE, emailNotRestored };
@@ -148,7 +185,15 @@ export async function secureAccount(deps: Deps, tenant: Tenant, input: LinkInput
  * can't be used to keep the address from its owner. A verified account holding it proved that
  * mailbox, and keeps it. False when the address stays elsewhere (or the member changed meanwhile).
  */
-async function restoreEmail(deps: Deps, tenant: Tenant, recordId: number, current: string, restore: string, context: RequestContext, now: number): Promise<boolean> {
+async function restoreEmail(
+  deps: Deps,
+  tenant: Tenant,
+  recordId: number,
+  current: string,
+  restore: string,
+  context: RequestContext,
+  now: number,
+): Promise<boolean> {
   try {
     return await deps.store.transaction(async (tx) => {
       const member = await tx.members.findMemberById(tenant.id, recordId, { lock: true });

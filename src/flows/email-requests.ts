@@ -33,7 +33,15 @@ export async function enqueueEmailRequest(
   now: number,
   registration?: NewEmailRequest["registration"],
 ): Promise<void> {
-  const request: NewEmailRequest = { id: randomToken(deps.random, 16), tenantId: tenant.id, kind, email, ip: context.ip, userAgent: context.userAgent, registration };
+  const request: NewEmailRequest = {
+    id: randomToken(deps.random, 16),
+    tenantId: tenant.id,
+    kind,
+    email,
+    ip: context.ip,
+    userAgent: context.userAgent,
+    registration,
+  };
   await deps.store.emailRequests.insertEmailRequest(request, now);
   deps.webhooks.notify();
 }
@@ -78,16 +86,31 @@ interface LinkRule {
 
 const linkRules: Record<Exclude<EmailRequestKind, "registration">, LinkRule> = {
   verification_resend: {
-    tokenKind: "verify_email", eventType: "verify_email", url: (t) => t.settings.emailVerificationWebhook, linkField: "verificationLink",
-    audit: "verification_resent", eligible: (m) => m.status === MemberStatus.pending, endsSessions: false,
+    tokenKind: "verify_email",
+    eventType: "verify_email",
+    url: (t) => t.settings.emailVerificationWebhook,
+    linkField: "verificationLink",
+    audit: "verification_resent",
+    eligible: (m) => m.status === MemberStatus.pending,
+    endsSessions: false,
   },
   password_reset: {
-    tokenKind: "password_reset", eventType: "password_reset", url: (t) => t.settings.passwordResetWebhook, linkField: "resetLink",
-    audit: "password_reset_requested", eligible: (m) => m.status !== MemberStatus.locked, endsSessions: true,
+    tokenKind: "password_reset",
+    eventType: "password_reset",
+    url: (t) => t.settings.passwordResetWebhook,
+    linkField: "resetLink",
+    audit: "password_reset_requested",
+    eligible: (m) => m.status !== MemberStatus.locked,
+    endsSessions: true,
   },
   magic_link: {
-    tokenKind: "magic_login", eventType: "magic_login", url: (t) => t.settings.magicLoginWebhook, linkField: "magicLoginLink",
-    audit: "magic_link_requested", eligible: (m) => m.status !== MemberStatus.locked && m.status !== MemberStatus.pending, endsSessions: false,
+    tokenKind: "magic_login",
+    eventType: "magic_login",
+    url: (t) => t.settings.magicLoginWebhook,
+    linkField: "magicLoginLink",
+    audit: "magic_link_requested",
+    eligible: (m) => m.status !== MemberStatus.locked && m.status !== MemberStatus.pending,
+    endsSessions: false,
   },
 };
 
@@ -105,7 +128,11 @@ async function handleLinkRequest(tx: Store, deps: Deps, tenant: Tenant, request:
   await enqueueWebhook(tx, deps, tenant, rule.eventType, rule.url(tenant), payload, now, { discarded: !target });
   if (rule.endsSessions) await tx.sessions.deleteMemberSessions(tenant.id, recordId);
   const details = { sent: target !== undefined };
-  await tx.audit.insertAuditEvent(tenant.id, { memberId: member?.recordId ?? null, type: rule.audit, ip: request.ip, userAgent: request.userAgent, details }, request.createdAt);
+  await tx.audit.insertAuditEvent(
+    tenant.id,
+    { memberId: member?.recordId ?? null, type: rule.audit, ip: request.ip, userAgent: request.userAgent, details },
+    request.createdAt,
+  );
 }
 
 /**
@@ -121,7 +148,19 @@ async function handleRegistration(tx: Store, deps: Deps, tenant: Tenant, request
   const memberId = pending ? member.recordId : NO_MEMBER;
   const registrationId = randomToken(deps.random, 16);
   const lifetime = pending ? tokenLifetimeMs(tenant, "verify_email") : 0;
-  await tx.registrations.insertRegistration(tenant.id, { id: registrationId, memberId, name: asked.name, authenticationType: asked.authenticationType, passwordHash: asked.passwordHash, passwordSalt: asked.passwordSalt, expiresAt: now + lifetime }, now);
+  await tx.registrations.insertRegistration(
+    tenant.id,
+    {
+      id: registrationId,
+      memberId,
+      name: asked.name,
+      authenticationType: asked.authenticationType,
+      passwordHash: asked.passwordHash,
+      passwordSalt: asked.passwordSalt,
+      expiresAt: now + lifetime,
+    },
+    now,
+  );
   const verificationLink = await issueOneTimeToken(tx, deps, tenant, memberId, "verify_email", now, { registrationId, dummy: !pending });
   const url = tenant.settings.emailVerificationWebhook;
   if (pending) await enqueueWebhook(tx, deps, tenant, "verify_email", url, { ...memberFields({ ...member, name: asked.name }), verificationLink }, now);
@@ -132,7 +171,13 @@ async function handleRegistration(tx: Store, deps: Deps, tenant: Tenant, request
 }
 
 /** Inserts the pending member under the record id the request answered, unless the email is taken. */
-async function findOrCreatePendingMember(tx: Store, deps: Deps, tenant: Tenant, request: EmailRequest, now: number): Promise<{ member: Member; created: boolean }> {
+async function findOrCreatePendingMember(
+  tx: Store,
+  deps: Deps,
+  tenant: Tenant,
+  request: EmailRequest,
+  now: number,
+): Promise<{ member: Member; created: boolean }> {
   const asked = request.registration!;
   let recordId = asked.recordId;
   for (let attempt = 0; attempt < 3; attempt++) {

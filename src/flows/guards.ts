@@ -51,12 +51,27 @@ export async function enforceRateLimit(deps: Deps, tenant: Tenant, rule: RateRul
 }
 
 /** Records the client IP against an email and returns how many distinct IPs it has in the window. */
-export async function countDistinctIps(subjects: SubjectHasher, counters: Counters, tenant: Tenant, rule: { name: string; windowMs: number }, email: string, ip: string, now: number): Promise<number> {
+export async function countDistinctIps(
+  subjects: SubjectHasher,
+  counters: Counters,
+  tenant: Tenant,
+  rule: { name: string; windowMs: number },
+  email: string,
+  ip: string,
+  now: number,
+): Promise<number> {
   return counters.addToSet(tenant.id, limitKey(subjects, rule.name, email), subjects(ip), rule.windowMs, now);
 }
 
 /** Spec 8.2: 5 or more IPs asking for one email within the window are refused, known email or not. */
-export async function refuseManyIpsForOneEmail(deps: Deps, tenant: Tenant, rule: { name: string; windowMs: number; threshold: number }, email: string, context: RequestContext, now: number): Promise<void> {
+export async function refuseManyIpsForOneEmail(
+  deps: Deps,
+  tenant: Tenant,
+  rule: { name: string; windowMs: number; threshold: number },
+  email: string,
+  context: RequestContext,
+  now: number,
+): Promise<void> {
   if (!deps.config.rateLimits) return;
   const distinctIps = await countDistinctIps(deps.subjects, deps.counters, tenant, rule, email, context.ip, now);
   if (distinctIps >= rule.threshold) {

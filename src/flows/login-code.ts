@@ -36,7 +36,11 @@ export interface VerifyLoginCodeInput {
 }
 
 export async function verifyLoginCode(deps: Deps, tenant: Tenant, input: VerifyLoginCodeInput, context: RequestContext): Promise<MagicLinkResult> {
-  return deps.metrics.countLogin("login_code", () => loginWithCode(deps, tenant, input, context), (result) => result.success);
+  return deps.metrics.countLogin(
+    "login_code",
+    () => loginWithCode(deps, tenant, input, context),
+    (result) => result.success,
+  );
 }
 
 async function loginWithCode(deps: Deps, tenant: Tenant, input: VerifyLoginCodeInput, context: RequestContext): Promise<MagicLinkResult> {

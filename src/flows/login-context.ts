@@ -11,7 +11,15 @@ import type { Store } from "../store/index.js";
 import { enqueueSecurityAlert } from "./security-alerts.js";
 import type { LoginMethod } from "../metrics.js";
 
-export async function recordSuccessfulLogin(tx: Store, deps: Deps, tenant: Tenant, member: Member, method: LoginMethod, context: RequestContext, now: number): Promise<void> {
+export async function recordSuccessfulLogin(
+  tx: Store,
+  deps: Deps,
+  tenant: Tenant,
+  member: Member,
+  method: LoginMethod,
+  context: RequestContext,
+  now: number,
+): Promise<void> {
   const { country, city } = deps.geo.locate(context.ip);
   const network = networkOf(context.ip);
   const origins: LoginOrigin[] = [{ kind: "network", value: network }];

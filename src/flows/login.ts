@@ -27,12 +27,15 @@ export interface PasswordLoginInput {
 }
 
 export type LoginResult =
-  | { authorized: true; recordid: string; redirectUrl: string; session: IssuedSession }
-  | { authorized: false; twoFactorRequired: true; message: string };
+  { authorized: true; recordid: string; redirectUrl: string; session: IssuedSession } | { authorized: false; twoFactorRequired: true; message: string };
 
 /** Every attempt that reaches the flow is counted by its outcome: the result, or the error's code. */
 export async function loginWithPassword(deps: Deps, tenant: Tenant, input: PasswordLoginInput, context: RequestContext): Promise<LoginResult> {
-  return deps.metrics.countLogin("password", () => attemptPasswordLogin(deps, tenant, input, context), (result) => result.authorized);
+  return deps.metrics.countLogin(
+    "password",
+    () => attemptPasswordLogin(deps, tenant, input, context),
+    (result) => result.authorized,
+  );
 }
 
 async function attemptPasswordLogin(deps: Deps, tenant: Tenant, input: PasswordLoginInput, context: RequestContext): Promise<LoginResult> {
@@ -46,19 +49,29 @@ async function attemptPasswordLogin(deps: Deps, tenant: Tenant, input: PasswordL
     if (attempt.distinctIps >= distinctIpRules.suspiciousLoginIps.threshold) {
       // Written for a known and an unknown email alike (no member id then): a write for known
       // emails only showed in the timing (issue 13, finding 6).
-      const event: AuditEvent = { memberId: member?.recordId ?? null, type: "suspicious_login_velocity", ip: context.ip, userAgent: context.userAgent, details: { distinctIps: attempt.distinctIps } };
+      const event: AuditEvent = {
+        memberId: member?.recordId ?? null,
+        type: "suspicious_login_velocity",
+        ip: context.ip,
+        userAgent: context.userAgent,
+        details: { distinctIps: attempt.distinctIps },
+      };
       await deps.store.audit.insertAuditEvent(tenant.id, event, now);
     }
     const password = normalizePassword(input.password);
     const passwordHash = await passwordHashToCheck(deps, tenant, member);
-    const matched = passwordHash
-      ? await deps.hasher.verifyPassword(passwordHash, password)
-      : await deps.hasher.verifyAgainstDummy(password).then(() => false);
+    const matched = passwordHash ? await deps.hasher.verifyPassword(passwordHash, password) : await deps.hasher.verifyAgainstDummy(password).then(() => false);
     if (!member || !matched) {
       await recordFailedPasswordCheck(deps, tenant, attempt);
       // The same write for a known and an unknown email (no member id then), after the answer: a
       // write for known emails only showed in the timing of the next request (issue 13, finding 3).
-      const event: AuditEvent = { memberId: member?.recordId ?? null, type: "login_failed", ip: context.ip, userAgent: context.userAgent, details: { reason: "password" } };
+      const event: AuditEvent = {
+        memberId: member?.recordId ?? null,
+        type: "login_failed",
+        ip: context.ip,
+        userAgent: context.userAgent,
+        details: { reason: "password" },
+      };
       deps.background.run("login failure audit", () => deps.store.audit.insertAuditEvent(tenant.id, event, now));
       throw new AuthError("invalid_credentials");
     }
@@ -72,7 +85,16 @@ async function attemptPasswordLogin(deps: Deps, tenant: Tenant, input: PasswordL
  * a lock, a required change, another password or 2FA committed meanwhile, the login is decided
  * again on the fresh row. So no session outlives a lock that committed after the password matched.
  */
-async function completeLogin(deps: Deps, tenant: Tenant, attempt: PasswordAttempt, member: Member, password: string, twoFACode: string | undefined, context: RequestContext, now: number): Promise<LoginResult> {
+async function completeLogin(
+  deps: Deps,
+  tenant: Tenant,
+  attempt: PasswordAttempt,
+  member: Member,
+  password: string,
+  twoFACode: string | undefined,
+  context: RequestContext,
+  now: number,
+): Promise<LoginResult> {
   let secondFactorChecked = false;
   for (let round = 0; round < 3; round++) {
     // The right password clears the lockout count (D13). On the plain path that happens in the

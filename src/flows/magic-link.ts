@@ -60,12 +60,15 @@ export interface VerifyMagicLinkInput {
 }
 
 export type MagicLinkResult =
-  | { success: true; message: string; redirect: string; session: IssuedSession }
-  | { success: false; requires2FA: true; message: string };
+  { success: true; message: string; redirect: string; session: IssuedSession } | { success: false; requires2FA: true; message: string };
 
 /** Counted like password login: by the result, or by the error's code. */
 export async function verifyMagicLink(deps: Deps, tenant: Tenant, input: VerifyMagicLinkInput, context: RequestContext): Promise<MagicLinkResult> {
-  return deps.metrics.countLogin("magic_link", () => loginWithMagicLink(deps, tenant, input, context), (result) => result.success);
+  return deps.metrics.countLogin(
+    "magic_link",
+    () => loginWithMagicLink(deps, tenant, input, context),
+    (result) => result.success,
+  );
 }
 
 async function loginWithMagicLink(deps: Deps, tenant: Tenant, input: VerifyMagicLinkInput, context: RequestContext): Promise<MagicLinkResult> {
@@ -102,7 +105,15 @@ export type MagicLoginOutcome =
  * then the link is used up and the session made.
  */
 export async function finishMagicLogin(
-  tx: Store, deps: Deps, tenant: Tenant, member: Member, tokenHash: string, twoFACode: string | undefined, method: LoginMethod, context: RequestContext, now: number,
+  tx: Store,
+  deps: Deps,
+  tenant: Tenant,
+  member: Member,
+  tokenHash: string,
+  twoFACode: string | undefined,
+  method: LoginMethod,
+  context: RequestContext,
+  now: number,
 ): Promise<MagicLoginOutcome> {
   if (member.status === MemberStatus.locked) return { kind: "locked" };
   // No link is sent to a pending account; one made before an admin action is refused all the same.

@@ -58,7 +58,11 @@ function encodeCursor(member: MemberProfile): string {
 
 function decodeCursor(cursor: string): MemberQuery["after"] {
   const match = /^(\d{1,16})\.(\d{1,16})$/.exec(Buffer.from(cursor, "base64url").toString("utf8"));
-  if (!match) throw new AuthError("validation_failed", { message: "The cursor is not valid.", details: [{ field: "cursor", rule: "cursor", message: "must be the nextCursor of a previous page" }] });
+  if (!match)
+    throw new AuthError("validation_failed", {
+      message: "The cursor is not valid.",
+      details: [{ field: "cursor", rule: "cursor", message: "must be the nextCursor of a previous page" }],
+    });
   return { createdAt: Number(match[1]), recordId: Number(match[2]) };
 }
 
@@ -107,7 +111,14 @@ export async function exportMember(deps: Deps, tenant: Tenant, rawRecordId: stri
   const passkeys = await deps.store.passkeys.listMemberPasskeys(tenant.id, member.recordId);
   return {
     member: { ...memberView(member), emailVerified: member.emailVerified, hasPassword: member.passwordHash !== null },
-    sessions: sessions.map((s) => ({ createdAt: iso(s.createdAt), lastSeenAt: iso(s.lastSeenAt), expiresAt: iso(s.expiresAt), ip: s.ip, userAgent: s.userAgent, country: s.country })),
+    sessions: sessions.map((s) => ({
+      createdAt: iso(s.createdAt),
+      lastSeenAt: iso(s.lastSeenAt),
+      expiresAt: iso(s.expiresAt),
+      ip: s.ip,
+      userAgent: s.userAgent,
+      country: s.country,
+    })),
     loginHistory: origins.map((o) => ({ kind: o.kind, value: o.value, firstSeen: iso(o.firstSeen), lastSeen: iso(o.lastSeen) })),
     auditEvents: events.map((e) => ({ type: e.type, at: iso(e.at), ip: e.ip, userAgent: e.userAgent, details: e.details ?? {} })),
     passkeys: passkeys.map((p) => ({ name: p.name, createdAt: iso(p.createdAt), lastUsedAt: p.lastUsedAt === null ? null : iso(p.lastUsedAt) })),
@@ -192,8 +203,20 @@ export async function deleteMember(deps: Deps, tenant: Tenant, rawRecordId: stri
 }
 
 /** What stays of an erasure (D22, D24): one audit row `member_deleted` (no email) and `member.deleted` to the tenant. */
-export async function recordErasure(tx: Store, deps: Deps, tenant: Tenant, member: Member, by: "admin" | "member", context: RequestContext, now: number): Promise<void> {
-  await tx.audit.insertAuditEvent(tenant.id, { memberId: member.recordId, type: "member_deleted", ip: context.ip, userAgent: context.userAgent, details: { by } }, now);
+export async function recordErasure(
+  tx: Store,
+  deps: Deps,
+  tenant: Tenant,
+  member: Member,
+  by: "admin" | "member",
+  context: RequestContext,
+  now: number,
+): Promise<void> {
+  await tx.audit.insertAuditEvent(
+    tenant.id,
+    { memberId: member.recordId, type: "member_deleted", ip: context.ip, userAgent: context.userAgent, details: { by } },
+    now,
+  );
   await enqueueMemberEvent(tx, deps, tenant, "member.deleted", member.recordId, {}, now);
 }
 
@@ -202,7 +225,11 @@ export async function revokeMemberSessions(deps: Deps, tenant: Tenant, rawRecord
   return deps.store.transaction(async (tx) => {
     const member = await findTargetMember(tx, tenant, rawRecordId, undefined, { lock: true });
     await tx.sessions.deleteMemberSessions(tenant.id, member.recordId);
-    await tx.audit.insertAuditEvent(tenant.id, { memberId: member.recordId, type: "sessions_revoked", ip: context.ip, userAgent: context.userAgent, details: { by: "admin" } }, now);
+    await tx.audit.insertAuditEvent(
+      tenant.id,
+      { memberId: member.recordId, type: "sessions_revoked", ip: context.ip, userAgent: context.userAgent, details: { by: "admin" } },
+      now,
+    );
     return { recordid: String(member.recordId) };
   });
 }

@@ -11,7 +11,15 @@ import type { Store } from "../store/index.js";
 export type MemberEvent = "member.created" | "member.updated" | "member.deleted" | "session.created";
 
 /** Enqueues the event when the tenant set `eventsWebhook`; returns whether it did (the caller then wakes the dispatcher). */
-export async function enqueueMemberEvent(tx: Store, deps: Deps, tenant: Tenant, event: MemberEvent, recordId: number, fields: Record<string, unknown>, now: number): Promise<boolean> {
+export async function enqueueMemberEvent(
+  tx: Store,
+  deps: Deps,
+  tenant: Tenant,
+  event: MemberEvent,
+  recordId: number,
+  fields: Record<string, unknown>,
+  now: number,
+): Promise<boolean> {
   const url = tenant.settings.eventsWebhook;
   if (!url) return false;
   await enqueueWebhook(tx, deps, tenant, event, url, { recordid: String(recordId), at: new Date(now).toISOString(), ...fields }, now);
@@ -22,7 +30,15 @@ export async function enqueueMemberEvent(tx: Store, deps: Deps, tenant: Tenant, 
  * The event a status change is (D25): pending -> active is `member.created` (the email is verified,
  * the account now exists for the tenant); any other change is `member.updated` with `changes: ["status"]`.
  */
-export async function enqueueStatusEvent(tx: Store, deps: Deps, tenant: Tenant, recordId: number, from: MemberStatus, to: MemberStatus, now: number): Promise<boolean> {
+export async function enqueueStatusEvent(
+  tx: Store,
+  deps: Deps,
+  tenant: Tenant,
+  recordId: number,
+  from: MemberStatus,
+  to: MemberStatus,
+  now: number,
+): Promise<boolean> {
   if (from === to) return false;
   if (from === MemberStatus.pending && to !== MemberStatus.locked) return enqueueMemberEvent(tx, deps, tenant, "member.created", recordId, {}, now);
   return enqueueMemberEvent(tx, deps, tenant, "member.updated", recordId, { changes: ["status"] }, now);

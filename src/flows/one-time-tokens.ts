@@ -42,12 +42,21 @@ export interface IssueOptions {
  * the link. The link is built from the stored tenant domain, never from a request header (D2); only
  * dev mode's own `localhost` tenant links to http://localhost:<port>, this process (src/dev/).
  */
-export async function issueOneTimeToken(tx: Store, deps: Deps, tenant: Tenant, recordId: number, kind: TokenKind, now: number, options: IssueOptions = {}): Promise<string> {
+export async function issueOneTimeToken(
+  tx: Store,
+  deps: Deps,
+  tenant: Tenant,
+  recordId: number,
+  kind: TokenKind,
+  now: number,
+  options: IssueOptions = {},
+): Promise<string> {
   const token = randomToken(deps.random, 32);
   const tokenHash = sha256Hex(token);
   const expiresAt = options.dummy ? now : now + tokenLifetimeMs(tenant, kind);
   const extras = { newEmail: options.newEmail ?? null, codeHash: options.code === undefined ? null : loginCodeHash(deps.subjects, tokenHash, options.code) };
-  if (options.registrationId !== undefined || options.keepOthers) await tx.tokens.insertToken(tenant.id, recordId, kind, tokenHash, now, expiresAt, options.registrationId ?? null, extras);
+  if (options.registrationId !== undefined || options.keepOthers)
+    await tx.tokens.insertToken(tenant.id, recordId, kind, tokenHash, now, expiresAt, options.registrationId ?? null, extras);
   else await tx.tokens.replaceToken(tenant.id, recordId, kind, tokenHash, now, expiresAt, extras);
   // D25: a pending account lives until its last link has been expired for PENDING_RETENTION_DAYS.
   // Run for dummies too (it matches no row then): the worker's statements are the same for every email (D19).
@@ -60,7 +69,13 @@ export async function issueOneTimeToken(tx: Store, deps: Deps, tenant: Tenant, r
  * The record id and token hash of an emailed link when it is live, peeked and not used up (a
  * refused attempt leaves it valid, D15); invalid_token otherwise, before any write lock is taken.
  */
-export async function peekLink(store: Store, tenant: Tenant, input: { recordId: string; token: string }, kind: TokenKind, now: number): Promise<{ recordId: number; tokenHash: string }> {
+export async function peekLink(
+  store: Store,
+  tenant: Tenant,
+  input: { recordId: string; token: string },
+  kind: TokenKind,
+  now: number,
+): Promise<{ recordId: number; tokenHash: string }> {
   const recordId = parseRecordId(input.recordId);
   const tokenHash = sha256Hex(input.token);
   if (recordId === undefined || !(await store.tokens.isTokenValid(tenant.id, recordId, kind, tokenHash, now))) throw new AuthError("invalid_token");
@@ -68,7 +83,12 @@ export async function peekLink(store: Store, tenant: Tenant, input: { recordId: 
 }
 
 /** Whether an emailed link is live, for a page that shows its form only then (a read; nothing is used). */
-export async function isLinkLive(deps: Pick<Deps, "store" | "clock">, tenant: Tenant, link: { recordId: string; token: string }, kind: TokenKind): Promise<boolean> {
+export async function isLinkLive(
+  deps: Pick<Deps, "store" | "clock">,
+  tenant: Tenant,
+  link: { recordId: string; token: string },
+  kind: TokenKind,
+): Promise<boolean> {
   try {
     await peekLink(deps.store, tenant, link, kind, deps.clock.now());
     return true;

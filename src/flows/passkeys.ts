@@ -13,8 +13,14 @@
  * update from the value it was checked against, so two logins racing on one value can't both win.
  */
 import {
-  generateAuthenticationOptions, generateRegistrationOptions, verifyAuthenticationResponse, verifyRegistrationResponse,
-  type AuthenticationResponseJSON, type PublicKeyCredentialCreationOptionsJSON, type PublicKeyCredentialRequestOptionsJSON, type RegistrationResponseJSON,
+  generateAuthenticationOptions,
+  generateRegistrationOptions,
+  verifyAuthenticationResponse,
+  verifyRegistrationResponse,
+  type AuthenticationResponseJSON,
+  type PublicKeyCredentialCreationOptionsJSON,
+  type PublicKeyCredentialRequestOptionsJSON,
+  type RegistrationResponseJSON,
 } from "@simplewebauthn/server";
 import { randomToken } from "../core/random.js";
 import type { Deps } from "../deps.js";
@@ -45,7 +51,13 @@ export interface PasskeyView {
 }
 
 function view(passkey: Passkey): PasskeyView {
-  return { id: passkey.id, name: passkey.name, createdAt: iso(passkey.createdAt), lastUsedAt: passkey.lastUsedAt === null ? null : iso(passkey.lastUsedAt), backedUp: passkey.backedUp };
+  return {
+    id: passkey.id,
+    name: passkey.name,
+    createdAt: iso(passkey.createdAt),
+    lastUsedAt: passkey.lastUsedAt === null ? null : iso(passkey.lastUsedAt),
+    backedUp: passkey.backedUp,
+  };
 }
 
 /** The tenant as a relying party. Dev mode's own tenant is served from http://localhost:<port>. */
@@ -76,7 +88,14 @@ function challengeOf(response: { response: { clientDataJSON: string } }): string
  * it passes or not), and returns it; invalid_token when it is unreadable, expired, used, or not one
  * of this purpose and member.
  */
-async function useChallenge(deps: Deps, tenant: Tenant, response: { response: { clientDataJSON: string } }, purpose: ChallengePurpose, memberId: number, now: number): Promise<string> {
+async function useChallenge(
+  deps: Deps,
+  tenant: Tenant,
+  response: { response: { clientDataJSON: string } },
+  purpose: ChallengePurpose,
+  memberId: number,
+  now: number,
+): Promise<string> {
   const challenge = challengeOf(response);
   if (!challenge || !(await deps.store.passkeys.consumeChallenge(tenant.id, sha256Hex(challenge), purpose, memberId, now))) {
     throw new AuthError("invalid_token", { message: "This passkey request has expired or was already used. Please try again." });
@@ -98,7 +117,10 @@ const UNSHOWABLE = /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\
 function passkeyName(raw: string): string {
   const name = raw.normalize("NFC").replace(/\s+/g, " ").trim();
   if ([...name].length < 1 || [...name].length > NAME_MAX || UNSHOWABLE.test(name)) {
-    throw new AuthError("validation_failed", { message: `Give the passkey a name of 1 to ${NAME_MAX} characters.`, details: [{ field: "name", rule: "passkey_name", message: "1 to 64 characters, no control characters" }] });
+    throw new AuthError("validation_failed", {
+      message: `Give the passkey a name of 1 to ${NAME_MAX} characters.`,
+      details: [{ field: "name", rule: "passkey_name", message: "1 to 64 characters, no control characters" }],
+    });
   }
   return name;
 }
@@ -112,7 +134,13 @@ function tooMany(): AuthError {
  * session must not make alone: D24's re-authentication (the password when the member has one, else
  * a session under 10 minutes old; and the second factor when it is on).
  */
-export async function startPasskeyRegistration(deps: Deps, tenant: Tenant, session: ActiveSession, input: Reauthentication, context: RequestContext): Promise<PublicKeyCredentialCreationOptionsJSON> {
+export async function startPasskeyRegistration(
+  deps: Deps,
+  tenant: Tenant,
+  session: ActiveSession,
+  input: Reauthentication,
+  context: RequestContext,
+): Promise<PublicKeyCredentialCreationOptionsJSON> {
   const member = await findSessionMember(deps, tenant, session);
   await reauthenticate(deps, tenant, session, member, input, context);
   const now = deps.clock.now();
@@ -148,7 +176,13 @@ export interface FinishRegistrationInput {
   name: string | undefined;
 }
 
-export async function finishPasskeyRegistration(deps: Deps, tenant: Tenant, session: ActiveSession, input: FinishRegistrationInput, context: RequestContext): Promise<PasskeyView> {
+export async function finishPasskeyRegistration(
+  deps: Deps,
+  tenant: Tenant,
+  session: ActiveSession,
+  input: FinishRegistrationInput,
+  context: RequestContext,
+): Promise<PasskeyView> {
   const now = deps.clock.now();
   const challenge = await useChallenge(deps, tenant, input.response, "registration", session.memberId, now);
   const { rpID, origins } = relyingParty(deps, tenant);
@@ -156,7 +190,12 @@ export async function finishPasskeyRegistration(deps: Deps, tenant: Tenant, sess
   let verification;
   try {
     verification = await verifyRegistrationResponse({
-      response: input.response, expectedChallenge: challenge, expectedOrigin: origins, expectedRPID: rpID, requireUserVerification: true, supportedAlgorithmIDs: ALGORITHMS,
+      response: input.response,
+      expectedChallenge: challenge,
+      expectedOrigin: origins,
+      expectedRPID: rpID,
+      requireUserVerification: true,
+      supportedAlgorithmIDs: ALGORITHMS,
     });
   } catch (error) {
     throw refused(error);
@@ -180,7 +219,11 @@ export async function finishPasskeyRegistration(deps: Deps, tenant: Tenant, sess
     const member = await lockSessionMember(tx, tenant, session, now);
     if ((await tx.passkeys.countMemberPasskeys(tenant.id, member.recordId)) >= MAX_PASSKEYS_PER_MEMBER) throw tooMany();
     if (!(await tx.passkeys.insertPasskey(tenant.id, passkey, now))) throw new AuthError("conflict", { message: "This passkey is already registered." });
-    await tx.audit.insertAuditEvent(tenant.id, { memberId: member.recordId, type: "passkey_added", ip: context.ip, userAgent: context.userAgent, details: { passkey: passkey.id } }, now);
+    await tx.audit.insertAuditEvent(
+      tenant.id,
+      { memberId: member.recordId, type: "passkey_added", ip: context.ip, userAgent: context.userAgent, details: { passkey: passkey.id } },
+      now,
+    );
     await enqueueSecurityAlert(tx, deps, tenant, member, "passkey_added", context, now, { fields: { passkeyName: passkey.name } });
   });
   deps.webhooks.notify();
@@ -209,26 +252,49 @@ export async function deletePasskey(deps: Deps, tenant: Tenant, session: ActiveS
     const member = await lockSessionMember(tx, tenant, session, now);
     const removed = await tx.passkeys.deletePasskey(tenant.id, member.recordId, id);
     if (!removed) throw noSuchPasskey();
-    await tx.audit.insertAuditEvent(tenant.id, { memberId: member.recordId, type: "passkey_removed", ip: context.ip, userAgent: context.userAgent, details: { passkey: id } }, now);
+    await tx.audit.insertAuditEvent(
+      tenant.id,
+      { memberId: member.recordId, type: "passkey_removed", ip: context.ip, userAgent: context.userAgent, details: { passkey: id } },
+      now,
+    );
     await enqueueSecurityAlert(tx, deps, tenant, member, "passkey_removed", context, now, { fields: { passkeyName: removed.name } });
   });
   deps.webhooks.notify();
 }
 
 /** Login options: behind the bot check and a per-IP limit, since each stores a challenge. */
-export async function startPasskeyLogin(deps: Deps, tenant: Tenant, botToken: string | undefined, context: RequestContext): Promise<PublicKeyCredentialRequestOptionsJSON> {
+export async function startPasskeyLogin(
+  deps: Deps,
+  tenant: Tenant,
+  botToken: string | undefined,
+  context: RequestContext,
+): Promise<PublicKeyCredentialRequestOptionsJSON> {
   const now = deps.clock.now();
   await verifyBotChallenge(deps, tenant, botToken, context);
   await enforceRateLimit(deps, tenant, rateRules.passkeyLoginPerIp, context.ip, now);
-  const options = await generateAuthenticationOptions({ rpID: relyingParty(deps, tenant).rpID, userVerification: "required", challenge: new Uint8Array(deps.random.bytes(32)), timeout: PASSKEY_CHALLENGE_LIFETIME_MS });
+  const options = await generateAuthenticationOptions({
+    rpID: relyingParty(deps, tenant).rpID,
+    userVerification: "required",
+    challenge: new Uint8Array(deps.random.bytes(32)),
+    timeout: PASSKEY_CHALLENGE_LIFETIME_MS,
+  });
   await deps.store.passkeys.insertChallenge(tenant.id, sha256Hex(options.challenge), "login", NO_MEMBER, now, now + PASSKEY_CHALLENGE_LIFETIME_MS);
   return options;
 }
 
 export type PasskeyLoginResult = { authorized: true; recordid: string; redirectUrl: string; session: IssuedSession };
 
-export async function finishPasskeyLogin(deps: Deps, tenant: Tenant, response: AuthenticationResponseJSON, context: RequestContext): Promise<PasskeyLoginResult> {
-  return deps.metrics.countLogin("passkey", () => loginWithPasskey(deps, tenant, response, context), () => true);
+export async function finishPasskeyLogin(
+  deps: Deps,
+  tenant: Tenant,
+  response: AuthenticationResponseJSON,
+  context: RequestContext,
+): Promise<PasskeyLoginResult> {
+  return deps.metrics.countLogin(
+    "passkey",
+    () => loginWithPasskey(deps, tenant, response, context),
+    () => true,
+  );
 }
 
 async function loginWithPasskey(deps: Deps, tenant: Tenant, response: AuthenticationResponseJSON, context: RequestContext): Promise<PasskeyLoginResult> {
@@ -245,8 +311,17 @@ async function loginWithPasskey(deps: Deps, tenant: Tenant, response: Authentica
   try {
     // The counter is checked below, after the signature, so only the key's holder can trip the clone alarm.
     verification = await verifyAuthenticationResponse({
-      response, expectedChallenge: challenge, expectedOrigin: origins, expectedRPID: rpID, requireUserVerification: true,
-      credential: { id: passkey.credentialId, publicKey: new Uint8Array(Buffer.from(passkey.publicKey, "base64url")), counter: 0, transports: passkey.transports },
+      response,
+      expectedChallenge: challenge,
+      expectedOrigin: origins,
+      expectedRPID: rpID,
+      requireUserVerification: true,
+      credential: {
+        id: passkey.credentialId,
+        publicKey: new Uint8Array(Buffer.from(passkey.publicKey, "base64url")),
+        counter: 0,
+        transports: passkey.transports,
+      },
     });
   } catch (error) {
     throw refused(error);
@@ -255,7 +330,11 @@ async function loginWithPasskey(deps: Deps, tenant: Tenant, response: Authentica
   const { newCounter, credentialBackedUp } = verification.authenticationInfo;
   if ((passkey.counter > 0 || newCounter > 0) && newCounter <= passkey.counter) {
     const details = { passkey: passkey.id, stored: passkey.counter, presented: newCounter };
-    await deps.store.audit.insertAuditEvent(tenant.id, { memberId: passkey.memberId, type: "passkey_counter_regressed", ip: context.ip, userAgent: context.userAgent, details }, now);
+    await deps.store.audit.insertAuditEvent(
+      tenant.id,
+      { memberId: passkey.memberId, type: "passkey_counter_regressed", ip: context.ip, userAgent: context.userAgent, details },
+      now,
+    );
     deps.log.warn({ tenantId: tenant.id, passkey: passkey.id }, "passkey counter went backwards: a cloned authenticator?");
     throw refused();
   }

@@ -20,7 +20,10 @@ const WAIT_ROUNDS = 200;
 const MAX_WAITING_PER_EMAIL = 8;
 const waitingChecks = new Map<string, number>();
 
-type GateDecision = { kind: "refused"; refusedForMs: number; velocityLockout: boolean; distinctIps: number } | { kind: "wait"; distinctIps: number } | { kind: "start"; distinctIps: number };
+type GateDecision =
+  | { kind: "refused"; refusedForMs: number; velocityLockout: boolean; distinctIps: number }
+  | { kind: "wait"; distinctIps: number }
+  | { kind: "start"; distinctIps: number };
 
 /** A started password check: its email's lockout row holds a place for it until it is finished. */
 export interface PasswordAttempt {
@@ -39,19 +42,29 @@ export interface PasswordAttempt {
  * failure, so N concurrent correct logins all succeed). With the budget taken by checks in flight
  * a new one waits for a place. Refused attempts neither count nor extend a lockout.
  */
-export async function reservePasswordAttempt(deps: Deps, tenant: Tenant, email: string, context: RequestContext, options: { trackVelocity: boolean }): Promise<PasswordAttempt> {
+export async function reservePasswordAttempt(
+  deps: Deps,
+  tenant: Tenant,
+  email: string,
+  context: RequestContext,
+  options: { trackVelocity: boolean },
+): Promise<PasswordAttempt> {
   // With Redis the distinct-IP set is counted before the transaction: no network call may hold
   // the lockout row's lock. In the SQL store it is counted inside, which saves a commit (an fsync
   // on SQLite) per attempt. Either way an attempt refused by a running lockout records its IP,
   // and it is counted once: a check that waits does not add its IP again.
-  let counted = options.trackVelocity && deps.redis ? await countDistinctIps(deps.subjects, deps.counters, tenant, distinctIpRules.lockingLoginIps, email, context.ip, deps.clock.now()) : undefined;
+  let counted =
+    options.trackVelocity && deps.redis
+      ? await countDistinctIps(deps.subjects, deps.counters, tenant, distinctIpRules.lockingLoginIps, email, context.ip, deps.clock.now())
+      : undefined;
   let waitedRounds = 0;
   let leaveQueue: (() => void) | undefined;
   try {
     for (;;) {
       const decision = await decideCheck(deps, tenant, email, context, counted, options);
       if (decision.kind === "start") {
-        if (decision.distinctIps >= distinctIpRules.suspiciousLoginIps.threshold) deps.log.warn({ tenantId: tenant.id, distinctIps: decision.distinctIps }, "suspicious_login_velocity");
+        if (decision.distinctIps >= distinctIpRules.suspiciousLoginIps.threshold)
+          deps.log.warn({ tenantId: tenant.id, distinctIps: decision.distinctIps }, "suspicious_login_velocity");
         return { email, distinctIps: decision.distinctIps, settled: false };
       }
       if (decision.kind === "refused") throw refusal(deps, tenant, decision);
@@ -106,7 +119,9 @@ export async function holdingPlace<T>(deps: Deps, tenant: Tenant, attempt: Passw
     return await work();
   } finally {
     if (!attempt.settled) {
-      await releasePasswordCheck(deps, tenant, attempt).catch((err: unknown) => deps.log.warn({ err, tenantId: tenant.id }, "a password check's place could not be given back; it frees itself in 60 s"));
+      await releasePasswordCheck(deps, tenant, attempt).catch((err: unknown) =>
+        deps.log.warn({ err, tenantId: tenant.id }, "a password check's place could not be given back; it frees itself in 60 s"),
+      );
     }
   }
 }
@@ -122,10 +137,19 @@ export async function passwordCheckPassed(store: Store, tenant: Tenant, attempt:
   attempt.settled = true;
 }
 
-async function decideCheck(deps: Deps, tenant: Tenant, email: string, context: RequestContext, counted: number | undefined, options: { trackVelocity: boolean }): Promise<GateDecision> {
+async function decideCheck(
+  deps: Deps,
+  tenant: Tenant,
+  email: string,
+  context: RequestContext,
+  counted: number | undefined,
+  options: { trackVelocity: boolean },
+): Promise<GateDecision> {
   const now = deps.clock.now();
   return deps.store.transaction(async (tx): Promise<GateDecision> => {
-    const distinctIps = counted ?? (options.trackVelocity ? await countDistinctIps(deps.subjects, tx.limits, tenant, distinctIpRules.lockingLoginIps, email, context.ip, now) : 0);
+    const distinctIps =
+      counted ??
+      (options.trackVelocity ? await countDistinctIps(deps.subjects, tx.limits, tenant, distinctIpRules.lockingLoginIps, email, context.ip, now) : 0);
     const stored = await tx.limits.lockLockout(tenant.id, email, now);
     const gate = startPasswordCheck(stored, now);
     if (gate.kind === "refused") {
@@ -147,7 +171,11 @@ function refusal(deps: Deps, tenant: Tenant, decision: Extract<GateDecision, { k
     deps.metrics.lockoutStarted("velocity");
     deps.log.warn({ tenantId: tenant.id, distinctIps: decision.distinctIps }, "login velocity lockout: too many IPs for one account");
   }
-  return new AuthError("rate_limited", { message: LOCKED_OUT_MESSAGE, retryAfterSeconds: Math.ceil(decision.refusedForMs / 1000), logFields: { lockout: decision.velocityLockout ? "velocity" : "password" } });
+  return new AuthError("rate_limited", {
+    message: LOCKED_OUT_MESSAGE,
+    retryAfterSeconds: Math.ceil(decision.refusedForMs / 1000),
+    logFields: { lockout: decision.velocityLockout ? "velocity" : "password" },
+  });
 }
 
 /** The password was wrong: the check's place becomes a failure, which may start a lockout. */

@@ -21,7 +21,12 @@ export async function changePassword(deps: Deps, tenant: Tenant, session: Active
   const member = await findSessionMember(deps, tenant, session);
   await checkCurrentPassword(deps, tenant, member, input.currentPassword, context, {
     message: "The current password is incorrect.",
-    onWrong: () => deps.store.audit.insertAuditEvent(tenant.id, { memberId: member.recordId, type: "password_change_failed", ip: context.ip, userAgent: context.userAgent }, now),
+    onWrong: () =>
+      deps.store.audit.insertAuditEvent(
+        tenant.id,
+        { memberId: member.recordId, type: "password_change_failed", ip: context.ip, userAgent: context.userAgent },
+        now,
+      ),
   });
   const password = await checkNewPassword(deps, input.newPassword);
   const hashed = await hashNewPassword(deps, password);

@@ -54,7 +54,8 @@ export async function resetPassword(deps: Deps, tenant: Tenant, input: ResetPass
     if (!member || !(await tx.tokens.consumeToken(tenant.id, recordId, "password_reset", tokenHash, now))) return false;
     // The link proves the mailbox, so it verifies the email too.
     const status = nextStatus("resetPassword", member)!;
-    if (!(await tx.members.updatePassword(tenant.id, recordId, member, { ...hashed, status, emailVerified: true }, now))) throw new Error("member changed under its row lock");
+    if (!(await tx.members.updatePassword(tenant.id, recordId, member, { ...hashed, status, emailVerified: true }, now)))
+      throw new Error("member changed under its row lock");
     await tx.sessions.deleteMemberSessions(tenant.id, recordId);
     // D18: the link proves the mailbox; no other registration of a pending account may still take it.
     await tx.registrations.deleteMemberRegistrations(tenant.id, recordId);

@@ -33,7 +33,13 @@ export interface RegistrationRequest {
 }
 
 /** The checks both kinds of registration share (spec 4.1), in the spec's order; returns the normalised identity. */
-export async function checkRegistration(deps: Deps, tenant: Tenant, input: RegistrationRequest, context: RequestContext, now: number): Promise<{ email: string; name: string }> {
+export async function checkRegistration(
+  deps: Deps,
+  tenant: Tenant,
+  input: RegistrationRequest,
+  context: RequestContext,
+  now: number,
+): Promise<{ email: string; name: string }> {
   const email = normalizeEmail(input.email);
   const name = normalizeName(input.name);
   await verifyBotChallenge(deps, tenant, input.botToken, context);
@@ -71,7 +77,13 @@ export interface CheckedRegistration {
  * Commits the registration as an email request under a fresh random record id and answers with
  * that id. For a taken email the id is a decoy that is stored nowhere (D5).
  */
-export async function requestRegistration(deps: Deps, tenant: Tenant, checked: CheckedRegistration, context: RequestContext, now: number): Promise<RegistrationResult> {
+export async function requestRegistration(
+  deps: Deps,
+  tenant: Tenant,
+  checked: CheckedRegistration,
+  context: RequestContext,
+  now: number,
+): Promise<RegistrationResult> {
   const recordId = newRecordId(deps);
   const { email, ...registration } = checked;
   await enqueueEmailRequest(deps, tenant, "registration", email, context, now, { recordId, ...registration });

@@ -46,14 +46,25 @@ export async function enqueueSecurityAlert(
   if (!url) return;
   // Each alert keeps its own link (D24: one use, 7 days), and a password or email change leaves
   // them alone: an attacker's next change must not void the owner's way back.
-  const secureAccountLink = await issueOneTimeToken(tx, deps, tenant, member.recordId, "secure_account", now, { newEmail: options.restoreEmail, keepOthers: true });
-  await enqueueWebhook(tx, deps, tenant, "security_alert", url, {
-    ...memberFields(member),
-    alert,
-    at: new Date(now).toISOString(),
-    ip: context.ip,
-    country: deps.geo.locate(context.ip).country,
-    ...options.fields,
-    secureAccountLink,
-  }, now);
+  const secureAccountLink = await issueOneTimeToken(tx, deps, tenant, member.recordId, "secure_account", now, {
+    newEmail: options.restoreEmail,
+    keepOthers: true,
+  });
+  await enqueueWebhook(
+    tx,
+    deps,
+    tenant,
+    "security_alert",
+    url,
+    {
+      ...memberFields(member),
+      alert,
+      at: new Date(now).toISOString(),
+      ip: context.ip,
+      country: deps.geo.locate(context.ip).country,
+      ...options.fields,
+      secureAccountLink,
+    },
+    now,
+  );
 }

@@ -15,7 +15,6 @@ import { findSessionMember, type ActiveSession } from "./sessions.js";
 import { verifySecondFactor } from "./two-factor.js";
 import { FRESH_SESSION_MS } from "../rules.js";
 
-
 export interface Reauthentication {
   password?: string;
   twoFACode?: string;
@@ -45,7 +44,8 @@ function missing(field: "password" | "twoFACode", message: string): AuthError {
  */
 export async function lockSessionMember(tx: Store, tenant: Tenant, session: ActiveSession, now: number): Promise<Member> {
   const member = await tx.members.findMemberById(tenant.id, session.memberId, { lock: true });
-  if (!member || member.status === MemberStatus.locked || !(await tx.sessions.findLiveSession(tenant.id, session.idHash, now))) throw new AuthError("unauthorized");
+  if (!member || member.status === MemberStatus.locked || !(await tx.sessions.findLiveSession(tenant.id, session.idHash, now)))
+    throw new AuthError("unauthorized");
   return member;
 }
 
@@ -56,7 +56,14 @@ export async function lockSessionMember(tx: Store, tenant: Tenant, session: Acti
  * one flagged as compromised (403 password_change_required). The caller checks again, on the locked row, that the
  * password it was decided on is still the member's (D20).
  */
-export async function reauthenticate(deps: Deps, tenant: Tenant, session: ActiveSession, member: Member, input: Reauthentication, context: RequestContext): Promise<void> {
+export async function reauthenticate(
+  deps: Deps,
+  tenant: Tenant,
+  session: ActiveSession,
+  member: Member,
+  input: Reauthentication,
+  context: RequestContext,
+): Promise<void> {
   const now = deps.clock.now();
   // A password the site (or "this wasn't me") flagged may be someone else's: it proves nothing.
   if (member.status === MemberStatus.passwordChangePending && member.passwordHash !== null) {
@@ -112,7 +119,13 @@ export async function listSessions(deps: Deps, tenant: Tenant, session: ActiveSe
 }
 
 /** Ends one of the member's sessions by its public id; returns whether it was the calling one. 404 for any other id. */
-export async function revokeSession(deps: Deps, tenant: Tenant, session: ActiveSession, publicId: string, context: RequestContext): Promise<{ current: boolean }> {
+export async function revokeSession(
+  deps: Deps,
+  tenant: Tenant,
+  session: ActiveSession,
+  publicId: string,
+  context: RequestContext,
+): Promise<{ current: boolean }> {
   const now = deps.clock.now();
   const current = (await deps.store.sessions.findPublicId(tenant.id, session.idHash)) === publicId;
   await deps.store.transaction(async (tx) => {
@@ -128,7 +141,11 @@ export async function revokeOtherSessions(deps: Deps, tenant: Tenant, session: A
   await deps.store.transaction(async (tx) => {
     await lockSessionMember(tx, tenant, session, now);
     await tx.sessions.deleteMemberSessions(tenant.id, session.memberId, session.idHash);
-    await tx.audit.insertAuditEvent(tenant.id, { memberId: session.memberId, type: "sessions_revoked", ip: context.ip, userAgent: context.userAgent, details: { by: "member" } }, now);
+    await tx.audit.insertAuditEvent(
+      tenant.id,
+      { memberId: session.memberId, type: "sessions_revoked", ip: context.ip, userAgent: context.userAgent, details: { by: "member" } },
+      now,
+    );
   });
 }
 

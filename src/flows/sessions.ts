@@ -42,7 +42,15 @@ export function sessionTtlSeconds(tenant: Tenant): number {
   return sessionTiers[tenant.settings.sessionTier] ?? sessionTiers["1d"];
 }
 
-export async function createSession(tx: Store, deps: Deps, tenant: Tenant, recordId: number, context: RequestContext, now: number, options: { byPasskey?: boolean } = {}): Promise<IssuedSession> {
+export async function createSession(
+  tx: Store,
+  deps: Deps,
+  tenant: Tenant,
+  recordId: number,
+  context: RequestContext,
+  now: number,
+  options: { byPasskey?: boolean } = {},
+): Promise<IssuedSession> {
   const sessionId = randomToken(deps.random, 32);
   const maxAgeSeconds = sessionTtlSeconds(tenant);
   const origin = {

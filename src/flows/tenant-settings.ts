@@ -58,7 +58,14 @@ export const PartialTenantSettingsSchema = Type.Partial(TenantSettingsSchema, { 
 export type PartialTenantSettings = Static<typeof PartialTenantSettingsSchema>;
 
 /** D10: a new tenant without a choice gets the self-hosted ALTCHA check. */
-const defaults = { sessionTier: "1d", loginSuccessRedirect: "/", resetTokenTtlMinutes: 60, require2FA: false, allowedOrigins: [], botProtection: { provider: "altcha" } } as const;
+const defaults = {
+  sessionTier: "1d",
+  loginSuccessRedirect: "/",
+  resetTokenTtlMinutes: 60,
+  require2FA: false,
+  allowedOrigins: [],
+  botProtection: { provider: "altcha" },
+} as const;
 
 export function withDefaultSettings(settings: NewTenantSettings): TenantSettings {
   return { ...defaults, ...settings, allowedOrigins: settings.allowedOrigins ?? [], botProtection: settings.botProtection ?? { ...defaults.botProtection } };

@@ -17,7 +17,11 @@ const HOSTNAME = /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9
 
 export function normalizeDomain(raw: string): string {
   const domain = raw.trim().toLowerCase();
-  if (!HOSTNAME.test(domain)) throw new AuthError("validation_failed", { message: "The domain must be a hostname without port.", details: [{ field: "domain", rule: "hostname", message: "must be a lowercase hostname without port" }] });
+  if (!HOSTNAME.test(domain))
+    throw new AuthError("validation_failed", {
+      message: "The domain must be a hostname without port.",
+      details: [{ field: "domain", rule: "hostname", message: "must be a lowercase hostname without port" }],
+    });
   return domain;
 }
 
@@ -54,7 +58,10 @@ export async function createTenant(deps: Deps, input: CreateTenantInput): Promis
       await tx.tenants.createApplication(applicationId, sha256Hex(internalApiKey), now);
     }
     const id = "ten_" + deps.random.bytes(12).toString("base64url");
-    await tx.tenants.createTenant({ id, domain, applicationId, settings: withSealedBotSecret(deps, settings), webhookSecretEnc: deps.secrets.seal(webhookSecret) }, now);
+    await tx.tenants.createTenant(
+      { id, domain, applicationId, settings: withSealedBotSecret(deps, settings), webhookSecretEnc: deps.secrets.seal(webhookSecret) },
+      now,
+    );
   });
   warnIfUnprotected(deps, domain, settings);
   return { domain, applicationId, webhookSecret, ...(internalApiKey && { internalApiKey }) };
@@ -171,7 +178,10 @@ export interface TenantListItem {
 }
 
 function invalidCursor(): AuthError {
-  return new AuthError("validation_failed", { message: "The cursor is not valid.", details: [{ field: "cursor", rule: "cursor", message: "must be the nextCursor of a previous page" }] });
+  return new AuthError("validation_failed", {
+    message: "The cursor is not valid.",
+    details: [{ field: "cursor", rule: "cursor", message: "must be the nextCursor of a previous page" }],
+  });
 }
 
 /** The cursor is the last domain of a page, opaque to callers and checked like a domain when it comes back. */
@@ -211,7 +221,10 @@ export interface DeletedTenant {
 export async function deleteTenant(deps: Deps, rawDomain: string, confirm: string | undefined): Promise<DeletedTenant> {
   const tenant = await findTenantOrThrow(deps, rawDomain);
   if (confirm === undefined || confirm.trim().toLowerCase() !== tenant.domain) {
-    throw new AuthError("validation_failed", { message: "To delete a tenant, confirm must repeat its domain.", details: [{ field: "confirm", rule: "equals_domain", message: "must repeat the domain" }] });
+    throw new AuthError("validation_failed", {
+      message: "To delete a tenant, confirm must repeat its domain.",
+      details: [{ field: "confirm", rule: "equals_domain", message: "must repeat the domain" }],
+    });
   }
   // A tenant deleted meanwhile (another call, another instance) is 404, not a second success.
   const deleted = await deps.store.transaction((tx) => tx.tenants.deleteTenant(tenant.id, tenant.applicationId));

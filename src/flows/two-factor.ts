@@ -15,14 +15,22 @@ import { enqueueSecurityAlert } from "./security-alerts.js";
 import { findSessionMember, type ActiveSession } from "./sessions.js";
 import { TWO_FACTOR_FAILURES_BEFORE_LOCKOUT, TWO_FACTOR_LOCKOUT_MS } from "../rules.js";
 
-
 type CodeCheck = { ok: true; method: "totp" | "recovery"; step: number } | { ok: false; lockedForMs: number };
 
 /**
  * Checks a TOTP (not replayed) or, when allowed, a recovery code against `secretEnc`, counting
  * failures: the third locks the second factor for 15 minutes, and a locked factor checks nothing.
  */
-async function checkCode(tx: Store, deps: Deps, tenant: Tenant, memberId: number, secretEnc: string, code: string, allowRecovery: boolean, now: number): Promise<CodeCheck> {
+async function checkCode(
+  tx: Store,
+  deps: Deps,
+  tenant: Tenant,
+  memberId: number,
+  secretEnc: string,
+  code: string,
+  allowRecovery: boolean,
+  now: number,
+): Promise<CodeCheck> {
   const state = await tx.twoFactor.findTwoFactorState(tenant.id, memberId);
   if (!state) return { ok: false, lockedForMs: 0 };
   if (state.lockedUntil > now) return { ok: false, lockedForMs: state.lockedUntil - now };
@@ -47,13 +55,22 @@ async function checkCode(tx: Store, deps: Deps, tenant: Tenant, memberId: number
   const locked = failures >= TWO_FACTOR_FAILURES_BEFORE_LOCKOUT;
   // Counted before the commit: the transactions around a code check always commit its count.
   if (locked) deps.metrics.lockoutStarted("two_factor");
-  await tx.twoFactor.saveAttempt(tenant.id, memberId, { failures: locked ? 0 : failures, lockedUntil: locked ? now + TWO_FACTOR_LOCKOUT_MS : 0, lastStep: state.lastStep }, now);
+  await tx.twoFactor.saveAttempt(
+    tenant.id,
+    memberId,
+    { failures: locked ? 0 : failures, lockedUntil: locked ? now + TWO_FACTOR_LOCKOUT_MS : 0, lastStep: state.lastStep },
+    now,
+  );
   return { ok: false, lockedForMs: 0 };
 }
 
 export function throwForFailedCheck(check: CodeCheck & { ok: false }): never {
   if (check.lockedForMs > 0) {
-    throw new AuthError("rate_limited", { message: "Too many incorrect codes. Please try again later.", retryAfterSeconds: Math.ceil(check.lockedForMs / 1000), logFields: { lockout: "two_factor" } });
+    throw new AuthError("rate_limited", {
+      message: "Too many incorrect codes. Please try again later.",
+      retryAfterSeconds: Math.ceil(check.lockedForMs / 1000),
+      logFields: { lockout: "two_factor" },
+    });
   }
   throw new AuthError("invalid_2fa_code");
 }
@@ -64,7 +81,15 @@ export type SecondFactorCheck = CodeCheck;
  * Checks a TOTP or recovery code inside the caller's transaction, with its audit event and the
  * recovery-code alert; never throws for a wrong code, so the caller can commit the failure count.
  */
-export async function checkSecondFactorIn(tx: Store, deps: Deps, tenant: Tenant, member: Member, code: string, context: RequestContext, now: number): Promise<SecondFactorCheck> {
+export async function checkSecondFactorIn(
+  tx: Store,
+  deps: Deps,
+  tenant: Tenant,
+  member: Member,
+  code: string,
+  context: RequestContext,
+  now: number,
+): Promise<SecondFactorCheck> {
   const state = await tx.twoFactor.findTwoFactorState(tenant.id, member.recordId);
   if (!state?.secretEnc) return { ok: false, lockedForMs: 0 };
   const result = await checkCode(tx, deps, tenant, member.recordId, state.secretEnc, code, true, now);
@@ -98,7 +123,11 @@ export async function setUpTwoFactor(deps: Deps, tenant: Tenant, session: Active
     if (!(await tx.twoFactor.savePendingSecret(tenant.id, member.recordId, deps.secrets.seal(secret), now))) {
       throw new AuthError("invalid_state", { message: "Two-factor authentication is already enabled." });
     }
-    await tx.audit.insertAuditEvent(tenant.id, { memberId: member.recordId, type: "two_factor_setup_started", ip: context.ip, userAgent: context.userAgent }, now);
+    await tx.audit.insertAuditEvent(
+      tenant.id,
+      { memberId: member.recordId, type: "two_factor_setup_started", ip: context.ip, userAgent: context.userAgent },
+      now,
+    );
   });
   return setup;
 }
@@ -134,7 +163,8 @@ export async function enableTwoFactor(deps: Deps, tenant: Tenant, session: Activ
     const check = await checkCode(tx, deps, tenant, member.recordId, state.pendingSecretEnc, code, false, now);
     if (!check.ok) return check;
     const codeHashes = recoveryCodes.map((c) => hashRecoveryCode(tenant.id, member.recordId, normalizeRecoveryCode(c)!));
-    if (!(await tx.twoFactor.enableTwoFactor(tenant.id, member.recordId, state.pendingSecretEnc, check.step, codeHashes, now))) throw new Error("member changed under its row lock");
+    if (!(await tx.twoFactor.enableTwoFactor(tenant.id, member.recordId, state.pendingSecretEnc, check.step, codeHashes, now)))
+      throw new Error("member changed under its row lock");
     // Like a password change: a session someone else holds (the reason to turn 2FA on) ends here;
     // the one that enrolled stays.
     await tx.sessions.deleteMemberSessions(tenant.id, member.recordId, session.idHash);
@@ -153,7 +183,13 @@ export interface DisableTwoFactorInput {
 }
 
 /** Disabling needs the password or a current code (TOTP or recovery): a session alone is not enough. */
-export async function disableTwoFactor(deps: Deps, tenant: Tenant, session: ActiveSession, input: DisableTwoFactorInput, context: RequestContext): Promise<void> {
+export async function disableTwoFactor(
+  deps: Deps,
+  tenant: Tenant,
+  session: ActiveSession,
+  input: DisableTwoFactorInput,
+  context: RequestContext,
+): Promise<void> {
   const now = deps.clock.now();
   const member = await findSessionMember(deps, tenant, session);
   if (member.twoFactorStatus !== "Enabled") throw new AuthError("invalid_state", { message: "Two-factor authentication is not enabled." });
@@ -162,13 +198,17 @@ export async function disableTwoFactor(deps: Deps, tenant: Tenant, session: Acti
   } else if (input.code !== undefined) {
     await verifySecondFactor(deps, tenant, member, input.code, context, now);
   } else {
-    throw new AuthError("validation_failed", { message: "Give the password or a two-factor code.", details: [{ field: "password", rule: "required", message: "password or code is required" }] });
+    throw new AuthError("validation_failed", {
+      message: "Give the password or a two-factor code.",
+      details: [{ field: "password", rule: "required", message: "password or code is required" }],
+    });
   }
   await deps.store.transaction(async (tx) => {
     // D20: decided again on the locked row: 2FA turned off, or the password changed, since it was read.
     const fresh = await tx.members.findMemberById(tenant.id, member.recordId, { lock: true });
     if (fresh?.twoFactorStatus !== "Enabled") throw new AuthError("invalid_state", { message: "Two-factor authentication is not enabled." });
-    if (input.password !== undefined && fresh.passwordHash !== member.passwordHash) throw new AuthError("invalid_credentials", { message: "The password is incorrect." });
+    if (input.password !== undefined && fresh.passwordHash !== member.passwordHash)
+      throw new AuthError("invalid_credentials", { message: "The password is incorrect." });
     if (!(await tx.twoFactor.disableTwoFactor(tenant.id, member.recordId, now))) throw new Error("member changed under its row lock");
     await tx.audit.insertAuditEvent(tenant.id, { memberId: member.recordId, type: "two_factor_disabled", ip: context.ip, userAgent: context.userAgent }, now);
     await enqueueSecurityAlert(tx, deps, tenant, member, "two_factor_disabled", context, now);
@@ -188,8 +228,16 @@ export async function regenerateRecoveryCodes(deps: Deps, tenant: Tenant, sessio
     // 2FA was disabled meanwhile, and two regenerations run one after the other (one set survives).
     const fresh = await tx.members.findMemberById(tenant.id, member.recordId, { lock: true });
     if (fresh?.twoFactorStatus !== "Enabled") throw new AuthError("invalid_state", { message: "Two-factor authentication is not enabled." });
-    await tx.twoFactor.replaceRecoveryCodes(tenant.id, member.recordId, recoveryCodes.map((c) => hashRecoveryCode(tenant.id, member.recordId, normalizeRecoveryCode(c)!)));
-    await tx.audit.insertAuditEvent(tenant.id, { memberId: member.recordId, type: "recovery_codes_regenerated", ip: context.ip, userAgent: context.userAgent }, now);
+    await tx.twoFactor.replaceRecoveryCodes(
+      tenant.id,
+      member.recordId,
+      recoveryCodes.map((c) => hashRecoveryCode(tenant.id, member.recordId, normalizeRecoveryCode(c)!)),
+    );
+    await tx.audit.insertAuditEvent(
+      tenant.id,
+      { memberId: member.recordId, type: "recovery_codes_regenerated", ip: context.ip, userAgent: context.userAgent },
+      now,
+    );
   });
   return recoveryCodes;
 }

@@ -18,7 +18,13 @@ import { issueOneTimeToken } from "./one-time-tokens.js";
 import { checkNewPassword, hashNewPassword } from "./passwords.js";
 
 /** Issues a resend link (no password, D18) and its verify_email webhook inside the caller's transaction. */
-export async function enqueueVerificationEmail(tx: Store, deps: Deps, tenant: Tenant, member: Pick<Member, "recordId" | "email" | "name">, now: number): Promise<void> {
+export async function enqueueVerificationEmail(
+  tx: Store,
+  deps: Deps,
+  tenant: Tenant,
+  member: Pick<Member, "recordId" | "email" | "name">,
+  now: number,
+): Promise<void> {
   const verificationLink = await issueOneTimeToken(tx, deps, tenant, member.recordId, "verify_email", now);
   await enqueueWebhook(tx, deps, tenant, "verify_email", tenant.settings.emailVerificationWebhook, { ...memberFields(member), verificationLink }, now);
 }
@@ -59,7 +65,11 @@ export async function verifyEmail(deps: Deps, tenant: Tenant, input: VerifyEmail
     // Every other outstanding link and registration of the account is void now (D18).
     await tx.tokens.deleteMemberTokens(tenant.id, recordId, "verify_email");
     await tx.registrations.deleteMemberRegistrations(tenant.id, recordId);
-    await tx.audit.insertAuditEvent(tenant.id, { memberId: recordId, type: "email_verified", ip: context.ip, userAgent: context.userAgent, details: { passwordSet: passwordHash !== null } }, now);
+    await tx.audit.insertAuditEvent(
+      tenant.id,
+      { memberId: recordId, type: "email_verified", ip: context.ip, userAgent: context.userAgent, details: { passwordSet: passwordHash !== null } },
+      now,
+    );
     await enqueueStatusEvent(tx, deps, tenant, recordId, member.status, MemberStatus.unlocked, now);
     return passwordHash !== null;
   });
@@ -68,7 +78,13 @@ export async function verifyEmail(deps: Deps, tenant: Tenant, input: VerifyEmail
 }
 
 /** A password may come only with a link that carries none; it passes the policy and breach checks (D11, D12). */
-async function hashChosenPassword(deps: Deps, tenant: Tenant, recordId: number, registrationId: string | null, password: string): Promise<{ passwordHash: string; passwordSalt: string }> {
+async function hashChosenPassword(
+  deps: Deps,
+  tenant: Tenant,
+  recordId: number,
+  registrationId: string | null,
+  password: string,
+): Promise<{ passwordHash: string; passwordSalt: string }> {
   if (registrationId !== null) {
     const registration = await deps.store.registrations.findRegistration(tenant.id, recordId, registrationId);
     if (registration?.passwordHash) throw new AuthError("validation_failed", { message: LINK_HAS_PASSWORD_MESSAGE });

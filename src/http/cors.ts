@@ -42,9 +42,16 @@ export function registerCorsPreflight(app: FastifyInstance): void {
     const origin = request.headers.origin;
     const method = request.headers["access-control-request-method"];
     if (typeof origin !== "string" || !isCorsOriginAllowed(request.tenant, origin)) throw new AuthError("origin_mismatch");
-    if (typeof method !== "string" || !ALLOWED_METHODS.includes(method.toUpperCase())) throw new AuthError("origin_mismatch", { message: "This method is not allowed from another origin." });
+    if (typeof method !== "string" || !ALLOWED_METHODS.includes(method.toUpperCase()))
+      throw new AuthError("origin_mismatch", { message: "This method is not allowed from another origin." });
     const asked = request.headers["access-control-request-headers"];
-    const headers = typeof asked === "string" ? asked.split(",").map((h) => h.trim().toLowerCase()).filter(Boolean) : [];
+    const headers =
+      typeof asked === "string"
+        ? asked
+            .split(",")
+            .map((h) => h.trim().toLowerCase())
+            .filter(Boolean)
+        : [];
     if (headers.some((h) => h !== "content-type")) throw new AuthError("origin_mismatch", { message: "Only Content-Type may be sent from another origin." });
     grantOrigin(reply, origin);
     void reply.header("vary", "Origin");

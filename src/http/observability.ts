@@ -40,12 +40,24 @@ class LazyRequestLogger {
     this.child_().level = level;
   }
 
-  fatal(...args: unknown[]): void { this.write("fatal", args); }
-  error(...args: unknown[]): void { this.write("error", args); }
-  warn(...args: unknown[]): void { this.write("warn", args); }
-  info(...args: unknown[]): void { this.write("info", args); }
-  debug(...args: unknown[]): void { this.write("debug", args); }
-  trace(...args: unknown[]): void { this.write("trace", args); }
+  fatal(...args: unknown[]): void {
+    this.write("fatal", args);
+  }
+  error(...args: unknown[]): void {
+    this.write("error", args);
+  }
+  warn(...args: unknown[]): void {
+    this.write("warn", args);
+  }
+  info(...args: unknown[]): void {
+    this.write("info", args);
+  }
+  debug(...args: unknown[]): void {
+    this.write("debug", args);
+  }
+  trace(...args: unknown[]): void {
+    this.write("trace", args);
+  }
   silent(): void {}
 
   child(bindings: Bindings, options?: ChildLoggerOptions): Logger {
@@ -81,7 +93,11 @@ export function registerObservability(app: FastifyInstance, deps: Deps): void {
     const pattern = route.url ?? route.path;
     const tenantScoped = pattern.startsWith("/auth/");
     route.childLoggerFactory = (logger: FastifyBaseLogger, bindings, options, rawRequest) =>
-      requestLogger(logger as Logger, tenantScoped ? { ...bindings, route: pattern, tenant: tenantDomainOf(rawRequest) } : { ...bindings, route: pattern }, options);
+      requestLogger(
+        logger as Logger,
+        tenantScoped ? { ...bindings, route: pattern, tenant: tenantDomainOf(rawRequest) } : { ...bindings, route: pattern },
+        options,
+      );
   });
 
   // Without METRICS_TOKEN there is no route, so /metrics answers 404 like any unknown path (as the
@@ -96,13 +112,17 @@ export function registerObservability(app: FastifyInstance, deps: Deps): void {
     done();
   });
 
-  app.get(METRICS_PATH, {
-    onRequest: async (request) => {
-      const presented = bearerToken(request.headers.authorization);
-      if (presented === undefined || !constantTimeEqual(presented, token)) throw new AuthError("unauthorized");
+  app.get(
+    METRICS_PATH,
+    {
+      onRequest: async (request) => {
+        const presented = bearerToken(request.headers.authorization);
+        if (presented === undefined || !constantTimeEqual(presented, token)) throw new AuthError("unauthorized");
+      },
     },
-  }, async (_request, reply) => {
-    const body = await deps.metrics.render();
-    return reply.type(deps.metrics.contentType).header("cache-control", "no-store").send(body);
-  });
+    async (_request, reply) => {
+      const body = await deps.metrics.render();
+      return reply.type(deps.metrics.contentType).header("cache-control", "no-store").send(body);
+    },
+  );
 }

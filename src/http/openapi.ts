@@ -129,7 +129,10 @@ const tags = [
 ];
 
 /** Every answer's request id (app.ts onRequest hook, and http/errors.ts sendError for the router's own refusals). */
-const RequestIdHeader = { description: "The request's id: the `reqId` of its log lines, and `requestId` in an error body.", schema: { type: "string" as const } };
+const RequestIdHeader = {
+  description: "The request's id: the `reqId` of its log lines, and `requestId` in an error body.",
+  schema: { type: "string" as const },
+};
 const REQUEST_ID_REF = { $ref: "#/components/headers/RequestId" };
 
 /** The operations whose body is optional: Fastify validates a missing body as `null` (BodyNotNeeded). */
@@ -210,11 +213,22 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
         headers: { RequestId: RequestIdHeader },
         securitySchemes: {
           sessionCookie: { type: "apiKey", in: "cookie", name: "session_id", description: "The session cookie set by a login (spec 2.2)." },
-          internalApiKey: { type: "http", scheme: "bearer", description: "`Authorization: Bearer <internal API key>`: the key of the tenant's application, shown once at onboarding (spec 5.1). It must belong to the tenant named by `X-Tenant-Domain`." },
+          internalApiKey: {
+            type: "http",
+            scheme: "bearer",
+            description:
+              "`Authorization: Bearer <internal API key>`: the key of the tenant's application, shown once at onboarding (spec 5.1). It must belong to the tenant named by `X-Tenant-Domain`.",
+          },
           operatorKey: { type: "http", scheme: "bearer", description: "`Authorization: Bearer <OPERATOR_API_KEY>` (DECISIONS D3)." },
         },
         parameters: {
-          TenantDomain: { name: "X-Tenant-Domain", in: "header", required: false, schema: { ...tenantDomain }, description: "The tenant's hostname (lowercase, no port). Without it, the `Host` header names the tenant." },
+          TenantDomain: {
+            name: "X-Tenant-Domain",
+            in: "header",
+            required: false,
+            schema: { ...tenantDomain },
+            description: "The tenant's hostname (lowercase, no port). Without it, the `Host` header names the tenant.",
+          },
         },
       },
     },

@@ -15,10 +15,13 @@ export const TokenField = Type.String({ minLength: 1, maxLength: 128 });
  */
 export const MAX_PATH_PARAM_LENGTH = 253;
 export const RecordIdField = Type.String({ minLength: 1, maxLength: 20 });
-export const BotField = Type.Optional(Type.String({
-  maxLength: 4096,
-  description: "The answer of the tenant's bot-protection widget: with ALTCHA (the default), the widget's base64 payload for a challenge from `GET /auth/bot-challenge`; with Turnstile, hCaptcha or reCAPTCHA, the widget's response token. Used once. Leave it out only when the tenant's provider is `none`; otherwise a missing or failed one answers 403 `bot_check_failed`.",
-}));
+export const BotField = Type.Optional(
+  Type.String({
+    maxLength: 4096,
+    description:
+      "The answer of the tenant's bot-protection widget: with ALTCHA (the default), the widget's base64 payload for a challenge from `GET /auth/bot-challenge`; with Turnstile, hCaptcha or reCAPTCHA, the widget's response token. Used once. Leave it out only when the tenant's provider is `none`; otherwise a missing or failed one answers 403 `bot_check_failed`.",
+  }),
+);
 export const TwoFactorCodeField = Type.Optional(Type.String({ minLength: 1, maxLength: 32 }));
 
 /**
@@ -35,35 +38,50 @@ export const ERROR_BODY_ID = "ErrorBody";
 export const ERROR_DETAILS_ID = "ErrorDetails";
 
 /** errors.ts ValidationIssue: the one shape of a `validation_failed` detail (issue 16). */
-const ValidationIssueSchema = Type.Object({
-  field: Type.String({ description: "The input at fault: a body field, query or path parameter by its name, dotted when nested (`settings.botProtection.provider`); empty for the input as a whole." }),
-  rule: Type.String({ description: "The check that failed: a JSON Schema keyword (`required`, `type`, `maxLength`, `pattern`, `anyOf`…) or one of Latch's own (`email`, `name`, `cursor`, `hostname`, `equals_domain`…)." }),
-  message: Type.String({ description: "For people; the wording may change." }),
-}, { description: "One problem with the request's input." });
+const ValidationIssueSchema = Type.Object(
+  {
+    field: Type.String({
+      description:
+        "The input at fault: a body field, query or path parameter by its name, dotted when nested (`settings.botProtection.provider`); empty for the input as a whole.",
+    }),
+    rule: Type.String({
+      description:
+        "The check that failed: a JSON Schema keyword (`required`, `type`, `maxLength`, `pattern`, `anyOf`…) or one of Latch's own (`email`, `name`, `cursor`, `hostname`, `equals_domain`…).",
+    }),
+    message: Type.String({ description: "For people; the wording may change." }),
+  },
+  { description: "One problem with the request's input." },
+);
 
 /**
  * `details` of the D4 body, one schema for every error answer: what `validation_failed` found, or
  * the failed rules of `weak_password`. Typed as errors.ts ErrorDetails, so the serialiser never
  * meets another shape.
  */
-export const ErrorDetails = Type.Union([
-  Type.Array(ValidationIssueSchema, { minItems: 1, description: "`validation_failed`: what is wrong." }),
-  Type.Array(StringEnum(PASSWORD_RULES), { minItems: 1, description: "`weak_password`: the failed password rules (README, password policy)." }),
-], { $id: ERROR_DETAILS_ID, description: "With `validation_failed` and `weak_password` only." });
+export const ErrorDetails = Type.Union(
+  [
+    Type.Array(ValidationIssueSchema, { minItems: 1, description: "`validation_failed`: what is wrong." }),
+    Type.Array(StringEnum(PASSWORD_RULES), { minItems: 1, description: "`weak_password`: the failed password rules (README, password policy)." }),
+  ],
+  { $id: ERROR_DETAILS_ID, description: "With `validation_failed` and `weak_password` only." },
+);
 
 /**
  * D4's error body, as http/errors.ts sendError writes it. Error responses refer to it by $id, so
  * it is serialised with this schema: `additionalProperties: true` keeps the serialiser from ever
  * dropping a field sendError adds.
  */
-export const ErrorBody = Type.Object({
-  success: Type.Literal(false),
-  code: Type.Unsafe<ErrorCode>({ type: "string", enum: Object.keys(errorStatus), description: "Stable code for programs (DECISIONS D4); never renamed." }),
-  message: Type.String({ description: "For people; the wording may change." }),
-  requestId: Type.String({ description: "Also in the `x-request-id` header and in the log line of the request." }),
-  authorized: Type.Optional(Type.Literal(false, { description: "Only on `/auth/login` answers (spec 4.2)." })),
-  details: Type.Optional(Type.Ref(ERROR_DETAILS_ID)),
-}, { $id: ERROR_BODY_ID, additionalProperties: true, description: "The body of every non-2xx answer (DECISIONS D4)." });
+export const ErrorBody = Type.Object(
+  {
+    success: Type.Literal(false),
+    code: Type.Unsafe<ErrorCode>({ type: "string", enum: Object.keys(errorStatus), description: "Stable code for programs (DECISIONS D4); never renamed." }),
+    message: Type.String({ description: "For people; the wording may change." }),
+    requestId: Type.String({ description: "Also in the `x-request-id` header and in the log line of the request." }),
+    authorized: Type.Optional(Type.Literal(false, { description: "Only on `/auth/login` answers (spec 4.2)." })),
+    details: Type.Optional(Type.Ref(ERROR_DETAILS_ID)),
+  },
+  { $id: ERROR_BODY_ID, additionalProperties: true, description: "The body of every non-2xx answer (DECISIONS D4)." },
+);
 
 export const MessageBody = Type.Object({ success: Type.Literal(true), message: Type.String() });
 

@@ -20,7 +20,7 @@ export const SESSION_COOKIE = "session_id";
 /** X-Tenant-Domain, else Host without its port; lowercased. Takes a Fastify or a raw Node request. */
 export function tenantDomainOf(request: { headers: IncomingHttpHeaders }): string {
   const header = request.headers["x-tenant-domain"];
-  const raw = (typeof header === "string" && header !== "" ? header : request.headers.host ?? "").trim().toLowerCase();
+  const raw = (typeof header === "string" && header !== "" ? header : (request.headers.host ?? "")).trim().toLowerCase();
   return raw.startsWith("[") ? raw.slice(0, raw.indexOf("]") + 1) : raw.replace(/:\d+$/, "");
 }
 

@@ -33,7 +33,8 @@ const events: Record<WebhookEventType, WebhookEvent> = {
   verify_email: {
     summary: "Verify an email address",
     sentTo: "emailVerificationWebhook",
-    description: "A registration of either kind (a repeat registration of a still-pending email included, each with a link of its own), or a public or admin resend for a pending account (that link carries no password).",
+    description:
+      "A registration of either kind (a repeat registration of a still-pending email included, each with a link of its own), or a public or admin resend for a pending account (that link carries no password).",
     body: Type.Object({ event_type: EventType("verify_email"), ...recipient, verificationLink: Link("email-verified", "for `POST /auth/verify-email`.") }),
   },
   account_exists: {
@@ -63,12 +64,16 @@ const events: Record<WebhookEventType, WebhookEvent> = {
     summary: "Confirm a new email address",
     sentTo: "emailVerificationWebhook",
     description: "A member asked to change their email to this address (D24); `email` is the **new** address. Not sent when the address is taken.",
-    body: Type.Object({ event_type: EventType("email_change"), ...recipient, verificationLink: Link("email-change", "for `POST /auth/confirm-email-change`, 1 hour.") }),
+    body: Type.Object({
+      event_type: EventType("email_change"),
+      ...recipient,
+      verificationLink: Link("email-change", "for `POST /auth/confirm-email-change`, 1 hour."),
+    }),
   },
   security_alert: {
     summary: "Tell the member what happened to their account",
     sentTo: "securityAlertWebhook (only when set)",
-    description: "D16, D24. Put `secureAccountLink` in the email as \"This wasn't me\".",
+    description: 'D16, D24. Put `secureAccountLink` in the email as "This wasn\'t me".',
     body: Type.Object({
       event_type: EventType("security_alert"),
       ...recipient,
@@ -90,7 +95,8 @@ const events: Record<WebhookEventType, WebhookEvent> = {
   "member.updated": {
     summary: "A member changed",
     sentTo: "eventsWebhook (only when set)",
-    description: "A rename, a confirmed new email, or a status change (lock, unlock, a required password change, a reset or change that ends it, \"this wasn't me\") (D24, D25).",
+    description:
+      'A rename, a confirmed new email, or a status change (lock, unlock, a required password change, a reset or change that ends it, "this wasn\'t me") (D24, D25).',
     body: Type.Object({
       event_type: EventType("member.updated"),
       ...lifecycle,
@@ -107,7 +113,11 @@ const events: Record<WebhookEventType, WebhookEvent> = {
     summary: "A member logged in",
     sentTo: "eventsWebhook (only when set)",
     description: "A login of any kind (D25).",
-    body: Type.Object({ event_type: EventType("session.created"), ...lifecycle, session: Type.String({ description: "The session's public id, as in `GET /auth/sessions`; never the cookie." }) }),
+    body: Type.Object({
+      event_type: EventType("session.created"),
+      ...lifecycle,
+      session: Type.String({ description: "The session's public id, as in `GET /auth/sessions`; never the cookie." }),
+    }),
   },
 };
 
@@ -117,24 +127,33 @@ export const webhookBodies = Object.fromEntries(Object.entries(events).map(([typ
 const signatureHeaders = [
   { name: "webhook-id", description: "`msg_…`, the same on every retry of one event: deduplicate on it." },
   { name: "webhook-timestamp", description: "Unix seconds of this attempt." },
-  { name: "webhook-signature", description: "`v1,<base64 HMAC-SHA256>` over `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with the base64-decoded part of the tenant's `webhookSecret` after `whsec_` (Standard Webhooks)." },
+  {
+    name: "webhook-signature",
+    description:
+      "`v1,<base64 HMAC-SHA256>` over `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with the base64-decoded part of the tenant's `webhookSecret` after `whsec_` (Standard Webhooks).",
+  },
 ].map(({ name, description }) => ({ name, in: "header", required: true, description, schema: { type: "string" } }));
 
 /** The document's `webhooks`: a POST per event type, signed per Standard Webhooks (D9). */
 export function webhookPathItems(): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(events).map(([type, event]) => [type, {
-    post: {
-      summary: event.summary,
-      description: `Sent to the tenant's \`${event.sentTo.replace(" (only when set)", "")}\`${event.sentTo.endsWith("(only when set)") ? " when it is set" : ""}. ${event.description} Delivered at least once and not in order; signed per Standard Webhooks (\`webhook-id\`, \`webhook-timestamp\`, \`webhook-signature\`).`,
-      operationId: `webhook_${type.replace(".", "_")}`,
-      tags: ["webhooks"],
-      security: [],
-      parameters: signatureHeaders,
-      requestBody: { required: true, content: { "application/json": { schema: event.body } } },
-      responses: {
-        "2XX": { description: "Received. The body of the answer is ignored." },
-        default: { description: "Anything else, a redirect or no answer within 10 seconds: the delivery is retried with backoff for at least 24 hours." },
+  return Object.fromEntries(
+    Object.entries(events).map(([type, event]) => [
+      type,
+      {
+        post: {
+          summary: event.summary,
+          description: `Sent to the tenant's \`${event.sentTo.replace(" (only when set)", "")}\`${event.sentTo.endsWith("(only when set)") ? " when it is set" : ""}. ${event.description} Delivered at least once and not in order; signed per Standard Webhooks (\`webhook-id\`, \`webhook-timestamp\`, \`webhook-signature\`).`,
+          operationId: `webhook_${type.replace(".", "_")}`,
+          tags: ["webhooks"],
+          security: [],
+          parameters: signatureHeaders,
+          requestBody: { required: true, content: { "application/json": { schema: event.body } } },
+          responses: {
+            "2XX": { description: "Received. The body of the answer is ignored." },
+            default: { description: "Anything else, a redirect or no answer within 10 seconds: the delivery is retried with backoff for at least 24 hours." },
+          },
+        },
       },
-    },
-  }]));
+    ]),
+  );
 }

@@ -67,12 +67,7 @@ export function createBotVerifier(options: BotVerifierOptions): BotVerifier {
     }
   }
 
-  async function verifyWithSiteverify(
-    provider: SiteverifyProviderName,
-    settings: BotProtectionSettings,
-    token: string,
-    remoteIp: string,
-  ): Promise<void> {
+  async function verifyWithSiteverify(provider: SiteverifyProviderName, settings: BotProtectionSettings, token: string, remoteIp: string): Promise<void> {
     if (!settings.secretKey) {
       // A tenant misconfiguration: fail closed rather than let every request through.
       log.warn({ provider }, "bot protection has no secretKey; failing closed");

@@ -26,12 +26,7 @@ const DEFAULT_TIMEOUT_MS = 2000;
 /** One range line: the 35 hex characters after the prefix, then how often it was seen. */
 const RANGE_LINE = /^([0-9A-F]{35}):(\d+)$/i;
 
-export function createBreachChecker(options: {
-  mode: BreachCheckMode;
-  url: string;
-  timeoutMs?: number;
-  log: Logger;
-}): BreachChecker {
+export function createBreachChecker(options: { mode: BreachCheckMode; url: string; timeoutMs?: number; log: Logger }): BreachChecker {
   switch (options.mode) {
     case "off":
       return { isBreached: async () => false };

@@ -45,7 +45,10 @@ export function networkOf(ip: string): string {
     const left = head ? head.split(":") : [];
     const right = tail ? tail.split(":") : [];
     const full = [...left, ...Array(8 - left.length - right.length).fill("0"), ...right];
-    return `${full.slice(0, 3).map((h) => h.replace(/^0+(?=.)/, "")).join(":")}::/48`;
+    return `${full
+      .slice(0, 3)
+      .map((h) => h.replace(/^0+(?=.)/, ""))
+      .join(":")}::/48`;
   }
   return ip;
 }

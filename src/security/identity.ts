@@ -11,7 +11,10 @@ const CONTROL_CHARS = /[\u0000-\u001f\u007f-\u009f]/;
 export function normalizeEmail(raw: string): string {
   const email = raw.trim().toLowerCase();
   if (email.length === 0 || email.length > EMAIL_MAX || !EMAIL_PATTERN.test(email)) {
-    throw new AuthError("validation_failed", { message: "The email address is not valid.", details: [{ field: "email", rule: "email", message: "must be an email address" }] });
+    throw new AuthError("validation_failed", {
+      message: "The email address is not valid.",
+      details: [{ field: "email", rule: "email", message: "must be an email address" }],
+    });
   }
   return email;
 }
@@ -20,7 +23,10 @@ export function normalizeName(raw: string): string {
   const name = raw.trim();
   const length = [...name].length;
   if (length < 1 || length > NAME_MAX || CONTROL_CHARS.test(name)) {
-    throw new AuthError("validation_failed", { message: "The name must be 1 to 100 characters.", details: [{ field: "name", rule: "name", message: "1 to 100 characters, no control characters" }] });
+    throw new AuthError("validation_failed", {
+      message: "The name must be 1 to 100 characters.",
+      details: [{ field: "name", rule: "name", message: "1 to 100 characters, no control characters" }],
+    });
   }
   return name;
 }

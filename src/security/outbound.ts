@@ -16,16 +16,37 @@ const INTERNAL_ADDRESS_CODE = "ELATCH_INTERNAL_ADDRESS";
 
 // 192.0.0.0/24 (IETF protocol) and 198.18.0.0/15 (benchmarking) are not routed on the internet either.
 const internalIPv4 = new BlockList();
-for (const [network, prefix] of [["0.0.0.0", 8], ["10.0.0.0", 8], ["100.64.0.0", 10], ["127.0.0.0", 8], ["169.254.0.0", 16],
-  ["172.16.0.0", 12], ["192.0.0.0", 24], ["192.168.0.0", 16], ["198.18.0.0", 15], ["224.0.0.0", 4], ["240.0.0.0", 4]] as const) {
+for (const [network, prefix] of [
+  ["0.0.0.0", 8],
+  ["10.0.0.0", 8],
+  ["100.64.0.0", 10],
+  ["127.0.0.0", 8],
+  ["169.254.0.0", 16],
+  ["172.16.0.0", 12],
+  ["192.0.0.0", 24],
+  ["192.168.0.0", 16],
+  ["198.18.0.0", 15],
+  ["224.0.0.0", 4],
+  ["240.0.0.0", 4],
+] as const) {
   internalIPv4.addSubnet(network, prefix, "ipv4");
 }
 // fec0::/10 is the deprecated site-local range; some stacks still route it inside the site.
 const internalIPv6 = new BlockList();
 // 64:ff9b:1::/48 (local-use NAT64, RFC 8215), 100::/64 (discard), 2001::/32 (Teredo, which wraps
 // an IPv4 address obfuscated) and ::ffff:0:0:0/96 (SIIT) can reach IPv4 hosts or nowhere: refused whole.
-for (const [network, prefix] of [["::", 128], ["::1", 128], ["fc00::", 7], ["fe80::", 10], ["fec0::", 10], ["ff00::", 8],
-  ["64:ff9b:1::", 48], ["100::", 64], ["2001::", 32], ["::ffff:0:0:0", 96]] as const) {
+for (const [network, prefix] of [
+  ["::", 128],
+  ["::1", 128],
+  ["fc00::", 7],
+  ["fe80::", 10],
+  ["fec0::", 10],
+  ["ff00::", 8],
+  ["64:ff9b:1::", 48],
+  ["100::", 64],
+  ["2001::", 32],
+  ["::ffff:0:0:0", 96],
+] as const) {
   internalIPv6.addSubnet(network, prefix, "ipv6");
 }
 
@@ -34,7 +55,10 @@ function parseIPv6Groups(address: string): number[] {
   let text = address.split("%")[0]!; // a zone id ("%eth0") names an interface, not part of the address
   if (text.includes(".")) {
     const cut = text.lastIndexOf(":");
-    const [a, b, c, d] = text.slice(cut + 1).split(".").map(Number) as [number, number, number, number];
+    const [a, b, c, d] = text
+      .slice(cut + 1)
+      .split(".")
+      .map(Number) as [number, number, number, number];
     text = `${text.slice(0, cut + 1)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
   }
   const toGroups = (part: string): number[] => (part === "" ? [] : part.split(":").map((group) => parseInt(group, 16)));
@@ -94,9 +118,14 @@ function createGuardedLookup(allowPrivateNetworks: boolean): LookupFunction {
 // Error strings are stored and shown to operators: built from error codes only, never from messages,
 // which can carry the host or path. The body and URL never appear.
 const errorTexts: Record<string, string> = {
-  [INTERNAL_ADDRESS_CODE]: "internal address refused", ECONNREFUSED: "connection refused", ECONNRESET: "connection reset",
-  ENOTFOUND: "dns lookup failed", EAI_AGAIN: "dns lookup failed", EHOSTUNREACH: "host unreachable",
-  ENETUNREACH: "network unreachable", ETIMEDOUT: "timeout",
+  [INTERNAL_ADDRESS_CODE]: "internal address refused",
+  ECONNREFUSED: "connection refused",
+  ECONNRESET: "connection reset",
+  ENOTFOUND: "dns lookup failed",
+  EAI_AGAIN: "dns lookup failed",
+  EHOSTUNREACH: "host unreachable",
+  ENETUNREACH: "network unreachable",
+  ETIMEDOUT: "timeout",
 };
 
 function describeRequestError(error: unknown): string {

@@ -85,7 +85,12 @@ export function createSecretBox(key: Buffer, random: Random, previousKeys: reado
       }
       const [, kid, iv, data, tag] = parts as [string, string, string, string, string];
       // Normally one key has this id; a (2^-48) collision between configured keys is still opened right.
-      return decryptWithAny(all.filter((k) => k.id === kid), iv, data, tag);
+      return decryptWithAny(
+        all.filter((k) => k.id === kid),
+        iv,
+        data,
+        tag,
+      );
     },
   };
 }

@@ -88,7 +88,10 @@ export class EmailRequestStore {
   }
 
   async countWaiting(): Promise<number> {
-    const row = await this.db.selectFrom("email_requests").select((eb) => eb.fn.countAll().as("n")).executeTakeFirstOrThrow();
+    const row = await this.db
+      .selectFrom("email_requests")
+      .select((eb) => eb.fn.countAll().as("n"))
+      .executeTakeFirstOrThrow();
     return Number(row.n);
   }
 }

@@ -7,7 +7,13 @@ import type { CounterHit, Counters } from "./counters.js";
 const lockoutColumns = ["failures", "level", "locked_until", "in_flight", "in_flight_until"] as const;
 
 function toLockoutState(row: Pick<LoginLockoutsTable, (typeof lockoutColumns)[number]>): LockoutState {
-  return { failures: Number(row.failures), level: Number(row.level), lockedUntil: Number(row.locked_until), inFlight: Number(row.in_flight), inFlightUntil: Number(row.in_flight_until) };
+  return {
+    failures: Number(row.failures),
+    level: Number(row.level),
+    lockedUntil: Number(row.locked_until),
+    inFlight: Number(row.in_flight),
+    inFlightUntil: Number(row.in_flight_until),
+  };
 }
 
 /** Counters for rate limits (the SQL twin of RedisCounters) and the per-email login lockout state. */
@@ -30,9 +36,19 @@ export class LimitStore implements Counters {
         oc.columns(["tenant_id", "key"]).doUpdateSet((eb) => {
           const expired = eb("rate_limit_counters.expires_at", "<=", now);
           return {
-            count: eb.case().when(expired).then(1).else(eb("rate_limit_counters.count", "+", 1)).end(),
+            count: eb
+              .case()
+              .when(expired)
+              .then(1)
+              .else(eb("rate_limit_counters.count", "+", 1))
+              .end(),
             window_start: eb.case().when(expired).then(now).else(eb.ref("rate_limit_counters.window_start")).end(),
-            expires_at: eb.case().when(expired).then(now + windowMs).else(eb.ref("rate_limit_counters.expires_at")).end(),
+            expires_at: eb
+              .case()
+              .when(expired)
+              .then(now + windowMs)
+              .else(eb.ref("rate_limit_counters.expires_at"))
+              .end(),
           };
         }),
       )
@@ -115,7 +131,14 @@ export class LimitStore implements Counters {
   }
 
   async saveLockout(tenantId: string, email: string, state: LockoutState, now: number): Promise<void> {
-    const values = { failures: state.failures, level: state.level, locked_until: state.lockedUntil, in_flight: state.inFlight, in_flight_until: state.inFlightUntil, updated_at: now };
+    const values = {
+      failures: state.failures,
+      level: state.level,
+      locked_until: state.lockedUntil,
+      in_flight: state.inFlight,
+      in_flight_until: state.inFlightUntil,
+      updated_at: now,
+    };
     await this.db
       .insertInto("login_lockouts")
       .values({ tenant_id: tenantId, subject: this.subjects(email), ...values })
@@ -136,9 +159,20 @@ export class LimitStore implements Counters {
     const rows = await this.db.selectFrom("login_lockouts").select(["tenant_id", "subject"]).where("subject", "like", "%@%").execute();
     for (const row of rows) {
       const hashed = this.subjects(row.subject);
-      const taken = await this.db.selectFrom("login_lockouts").select("subject").where("tenant_id", "=", row.tenant_id).where("subject", "=", hashed).executeTakeFirst();
+      const taken = await this.db
+        .selectFrom("login_lockouts")
+        .select("subject")
+        .where("tenant_id", "=", row.tenant_id)
+        .where("subject", "=", hashed)
+        .executeTakeFirst();
       if (taken) await this.db.deleteFrom("login_lockouts").where("tenant_id", "=", row.tenant_id).where("subject", "=", row.subject).execute();
-      else await this.db.updateTable("login_lockouts").set({ subject: hashed }).where("tenant_id", "=", row.tenant_id).where("subject", "=", row.subject).execute();
+      else
+        await this.db
+          .updateTable("login_lockouts")
+          .set({ subject: hashed })
+          .where("tenant_id", "=", row.tenant_id)
+          .where("subject", "=", row.subject)
+          .execute();
     }
     return rows.length;
   }

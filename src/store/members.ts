@@ -144,7 +144,9 @@ export class MemberStore {
     if (query.status !== undefined) select = select.where("status", "=", query.status);
     const after = query.after;
     if (after !== undefined) {
-      select = select.where((eb) => eb.or([eb("created_at", "<", after.createdAt), eb.and([eb("created_at", "=", after.createdAt), eb("id", "<", after.recordId)])]));
+      select = select.where((eb) =>
+        eb.or([eb("created_at", "<", after.createdAt), eb.and([eb("created_at", "=", after.createdAt), eb("id", "<", after.recordId)])]),
+      );
     }
     const rows = await select.orderBy("created_at", "desc").orderBy("id", "desc").limit(limit).execute();
     return rows.map(toProfile);
@@ -192,7 +194,12 @@ export class MemberStore {
 
   /** D24: the member's own name change. */
   async updateName(tenantId: string, recordId: number, name: string, now: number): Promise<boolean> {
-    const result = await this.db.updateTable("members").set({ name, updated_at: now }).where("tenant_id", "=", tenantId).where("id", "=", recordId).executeTakeFirst();
+    const result = await this.db
+      .updateTable("members")
+      .set({ name, updated_at: now })
+      .where("tenant_id", "=", tenantId)
+      .where("id", "=", recordId)
+      .executeTakeFirst();
     return result.numUpdatedRows > 0n;
   }
 
@@ -207,7 +214,9 @@ export class MemberStore {
       .where("tenant_id", "=", tenantId)
       .where("id", "=", recordId)
       .where("email", "=", from)
-      .where((eb) => eb.not(eb.exists(eb.selectFrom("members as other").select("other.id").where("other.tenant_id", "=", tenantId).where("other.email", "=", to))))
+      .where((eb) =>
+        eb.not(eb.exists(eb.selectFrom("members as other").select("other.id").where("other.tenant_id", "=", tenantId).where("other.email", "=", to))),
+      )
       .executeTakeFirst();
     return result.numUpdatedRows > 0n;
   }

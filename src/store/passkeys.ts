@@ -41,7 +41,10 @@ export class PasskeyStore {
   constructor(private readonly db: Kysely<Database>) {}
 
   async insertChallenge(tenantId: string, challengeHash: string, purpose: ChallengePurpose, memberId: number, now: number, expiresAt: number): Promise<void> {
-    await this.db.insertInto("passkey_challenges").values({ tenant_id: tenantId, challenge_hash: challengeHash, purpose, member_id: memberId, created_at: now, expires_at: expiresAt }).execute();
+    await this.db
+      .insertInto("passkey_challenges")
+      .values({ tenant_id: tenantId, challenge_hash: challengeHash, purpose, member_id: memberId, created_at: now, expires_at: expiresAt })
+      .execute();
   }
 
   /** A registration voids the member's earlier one still in flight: one ceremony at a time. */
@@ -53,8 +56,11 @@ export class PasskeyStore {
   async consumeChallenge(tenantId: string, challengeHash: string, purpose: ChallengePurpose, memberId: number, now: number): Promise<boolean> {
     const row = await this.db
       .deleteFrom("passkey_challenges")
-      .where("tenant_id", "=", tenantId).where("challenge_hash", "=", challengeHash).where("purpose", "=", purpose)
-      .where("member_id", "=", memberId).where("expires_at", ">", now)
+      .where("tenant_id", "=", tenantId)
+      .where("challenge_hash", "=", challengeHash)
+      .where("purpose", "=", purpose)
+      .where("member_id", "=", memberId)
+      .where("expires_at", ">", now)
       .returning("challenge_hash")
       .executeTakeFirst();
     return row !== undefined;
@@ -69,9 +75,18 @@ export class PasskeyStore {
     const inserted = await this.db
       .insertInto("passkeys")
       .values({
-        tenant_id: tenantId, id: passkey.id, member_id: passkey.memberId, credential_id: passkey.credentialId, public_key: passkey.publicKey,
-        counter: passkey.counter, backup_eligible: passkey.backupEligible ? 1 : 0, backed_up: passkey.backedUp ? 1 : 0,
-        transports: JSON.stringify(passkey.transports), name: passkey.name, created_at: now, last_used_at: null,
+        tenant_id: tenantId,
+        id: passkey.id,
+        member_id: passkey.memberId,
+        credential_id: passkey.credentialId,
+        public_key: passkey.publicKey,
+        counter: passkey.counter,
+        backup_eligible: passkey.backupEligible ? 1 : 0,
+        backed_up: passkey.backedUp ? 1 : 0,
+        transports: JSON.stringify(passkey.transports),
+        name: passkey.name,
+        created_at: now,
+        last_used_at: null,
       })
       .onConflict((oc) => oc.columns(["tenant_id", "credential_id"]).doNothing())
       .executeTakeFirst();
@@ -84,12 +99,24 @@ export class PasskeyStore {
   }
 
   async listMemberPasskeys(tenantId: string, memberId: number): Promise<Passkey[]> {
-    const rows = await this.db.selectFrom("passkeys").selectAll().where("tenant_id", "=", tenantId).where("member_id", "=", memberId).orderBy("created_at").orderBy("id").execute();
+    const rows = await this.db
+      .selectFrom("passkeys")
+      .selectAll()
+      .where("tenant_id", "=", tenantId)
+      .where("member_id", "=", memberId)
+      .orderBy("created_at")
+      .orderBy("id")
+      .execute();
     return rows.map(toPasskey);
   }
 
   async countMemberPasskeys(tenantId: string, memberId: number): Promise<number> {
-    const row = await this.db.selectFrom("passkeys").select((eb) => eb.fn.countAll<number | string>().as("n")).where("tenant_id", "=", tenantId).where("member_id", "=", memberId).executeTakeFirstOrThrow();
+    const row = await this.db
+      .selectFrom("passkeys")
+      .select((eb) => eb.fn.countAll<number | string>().as("n"))
+      .where("tenant_id", "=", tenantId)
+      .where("member_id", "=", memberId)
+      .executeTakeFirstOrThrow();
     return Number(row.n);
   }
 
@@ -101,19 +128,33 @@ export class PasskeyStore {
     const result = await this.db
       .updateTable("passkeys")
       .set({ counter: newCounter, backed_up: backedUp ? 1 : 0, last_used_at: now })
-      .where("tenant_id", "=", tenantId).where("id", "=", id).where("counter", "=", expectedCounter)
+      .where("tenant_id", "=", tenantId)
+      .where("id", "=", id)
+      .where("counter", "=", expectedCounter)
       .executeTakeFirst();
     return Number(result.numUpdatedRows) === 1;
   }
 
   async renamePasskey(tenantId: string, memberId: number, id: string, name: string): Promise<boolean> {
-    const result = await this.db.updateTable("passkeys").set({ name }).where("tenant_id", "=", tenantId).where("member_id", "=", memberId).where("id", "=", id).executeTakeFirst();
+    const result = await this.db
+      .updateTable("passkeys")
+      .set({ name })
+      .where("tenant_id", "=", tenantId)
+      .where("member_id", "=", memberId)
+      .where("id", "=", id)
+      .executeTakeFirst();
     return Number(result.numUpdatedRows) === 1;
   }
 
   /** The deleted passkey, or undefined when the member has none by that id. */
   async deletePasskey(tenantId: string, memberId: number, id: string): Promise<Passkey | undefined> {
-    const row = await this.db.deleteFrom("passkeys").where("tenant_id", "=", tenantId).where("member_id", "=", memberId).where("id", "=", id).returningAll().executeTakeFirst();
+    const row = await this.db
+      .deleteFrom("passkeys")
+      .where("tenant_id", "=", tenantId)
+      .where("member_id", "=", memberId)
+      .where("id", "=", id)
+      .returningAll()
+      .executeTakeFirst();
     return row && toPasskey(row);
   }
 

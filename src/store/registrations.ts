@@ -72,11 +72,22 @@ export class RegistrationStore {
 
   /** Registrations whose link expired before `cutoff`, and at once the ones written for no member (D19). */
   async deleteExpiredRegistrations(cutoff: number): Promise<void> {
-    await this.db.deleteFrom("registrations").where((eb) => eb.or([eb("expires_at", "<=", cutoff), eb("member_id", "=", 0)])).execute();
+    await this.db
+      .deleteFrom("registrations")
+      .where((eb) => eb.or([eb("expires_at", "<=", cutoff), eb("member_id", "=", 0)]))
+      .execute();
   }
 }
 
-function toRegistration(row: { id: string; member_id: number; name: string; authentication_type: string; password_hash: string | null; password_salt: string | null; created_at: number }): Registration {
+function toRegistration(row: {
+  id: string;
+  member_id: number;
+  name: string;
+  authentication_type: string;
+  password_hash: string | null;
+  password_salt: string | null;
+  created_at: number;
+}): Registration {
   return {
     id: row.id,
     memberId: Number(row.member_id),

@@ -240,7 +240,19 @@ type TenantOwnedTable = { [K in keyof Database]: Database[K] extends { tenant_id
  * only foreign key to the tenant. The Record's keys are checked against the tables above.
  */
 const TENANT_OWNED: Record<TenantOwnedTable, number> = {
-  sessions: 1, one_time_tokens: 2, registrations: 3, email_requests: 4, login_lockouts: 5, rate_limit_counters: 6,
-  rate_limit_sets: 7, webhook_deliveries: 8, audit_events: 9, recovery_codes: 10, login_origins: 11, passkeys: 12, passkey_challenges: 13, members: 14,
+  sessions: 1,
+  one_time_tokens: 2,
+  registrations: 3,
+  email_requests: 4,
+  login_lockouts: 5,
+  rate_limit_counters: 6,
+  rate_limit_sets: 7,
+  webhook_deliveries: 8,
+  audit_events: 9,
+  recovery_codes: 10,
+  login_origins: 11,
+  passkeys: 12,
+  passkey_challenges: 13,
+  members: 14,
 };
 export const TENANT_OWNED_TABLES = (Object.keys(TENANT_OWNED) as TenantOwnedTable[]).sort((a, b) => TENANT_OWNED[a] - TENANT_OWNED[b]);

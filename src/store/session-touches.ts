@@ -67,8 +67,12 @@ export class SessionTouches {
       await this.db.transaction().execute(async (trx) => {
         for (const { tenantId, idHash, at } of batch.values()) {
           // Conditional, as before: never moves it back, and a session ended meanwhile is simply not found.
-          await trx.updateTable("sessions").set({ last_seen_at: at })
-            .where("tenant_id", "=", tenantId).where("id_hash", "=", idHash).where("last_seen_at", "<=", at - this.resolutionMs)
+          await trx
+            .updateTable("sessions")
+            .set({ last_seen_at: at })
+            .where("tenant_id", "=", tenantId)
+            .where("id_hash", "=", idHash)
+            .where("last_seen_at", "<=", at - this.resolutionMs)
             .execute();
         }
       });

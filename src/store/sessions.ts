@@ -33,7 +33,6 @@ export interface SessionSummary extends SessionOrigin {
   expiresAt: number;
 }
 
-
 /** Sessions are keyed by the SHA-256 of the cookie value; the cookie itself is never stored. */
 export class SessionStore {
   constructor(

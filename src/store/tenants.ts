@@ -140,8 +140,18 @@ export class TenantStore {
    * reseal`: the webhook secret and the settings' bot secretKey (sealed or, from an old version, not).
    */
   async listTenantSecrets(afterId: string, limit: number): Promise<TenantSecrets[]> {
-    const rows = await this.db.selectFrom("tenants").select(["id", "webhook_secret_enc", "settings"]).where("id", ">", afterId).orderBy("id").limit(limit).execute();
-    return rows.map((r) => ({ tenantId: r.id, webhookSecretEnc: r.webhook_secret_enc, botSecretKey: (JSON.parse(r.settings) as TenantSettings).botProtection?.secretKey }));
+    const rows = await this.db
+      .selectFrom("tenants")
+      .select(["id", "webhook_secret_enc", "settings"])
+      .where("id", ">", afterId)
+      .orderBy("id")
+      .limit(limit)
+      .execute();
+    return rows.map((r) => ({
+      tenantId: r.id,
+      webhookSecretEnc: r.webhook_secret_enc,
+      botSecretKey: (JSON.parse(r.settings) as TenantSettings).botProtection?.secretKey,
+    }));
   }
 
   /**
@@ -149,7 +159,12 @@ export class TenantStore {
    * updated_at stays: the secret itself did not change.
    */
   async replaceSealedWebhookSecret(tenantId: string, from: string, to: string): Promise<boolean> {
-    const result = await this.db.updateTable("tenants").set({ webhook_secret_enc: to }).where("id", "=", tenantId).where("webhook_secret_enc", "=", from).executeTakeFirst();
+    const result = await this.db
+      .updateTable("tenants")
+      .set({ webhook_secret_enc: to })
+      .where("id", "=", tenantId)
+      .where("webhook_secret_enc", "=", from)
+      .executeTakeFirst();
     return result.numUpdatedRows > 0n;
   }
 
@@ -161,7 +176,12 @@ export class TenantStore {
     if (settings.botProtection?.secretKey !== from) return false;
     const updated = { ...settings, botProtection: { ...settings.botProtection, secretKey: to } };
     // Compared with the text read, so a settings update in between is never overwritten.
-    const result = await this.db.updateTable("tenants").set({ settings: JSON.stringify(updated) }).where("id", "=", tenantId).where("settings", "=", row.settings).executeTakeFirst();
+    const result = await this.db
+      .updateTable("tenants")
+      .set({ settings: JSON.stringify(updated) })
+      .where("id", "=", tenantId)
+      .where("settings", "=", row.settings)
+      .executeTakeFirst();
     return result.numUpdatedRows > 0n;
   }
 }

@@ -5,7 +5,13 @@ import type { TokenKind } from "../model.js";
 
 /** The one row a link may use: its tenant, member, kind and hash, not expired. */
 function liveToken(eb: ExpressionBuilder<Database, "one_time_tokens">, tenantId: string, memberId: number, kind: TokenKind, tokenHash: string, now: number) {
-  return eb.and([eb("tenant_id", "=", tenantId), eb("token_hash", "=", tokenHash), eb("kind", "=", kind), eb("member_id", "=", memberId), eb("expires_at", ">", now)]);
+  return eb.and([
+    eb("tenant_id", "=", tenantId),
+    eb("token_hash", "=", tokenHash),
+    eb("kind", "=", kind),
+    eb("member_id", "=", memberId),
+    eb("expires_at", ">", now),
+  ]);
 }
 
 /** What a few kinds of token carry besides the hash. */
@@ -27,7 +33,15 @@ export class TokenStore {
    * Issuing voids earlier unused tokens of the same kind for the member (D7). A verification link
    * of a registration is the exception (D18): a resend voids only earlier resends.
    */
-  async replaceToken(tenantId: string, memberId: number, kind: TokenKind, tokenHash: string, now: number, expiresAt: number, extras: TokenExtras = {}): Promise<void> {
+  async replaceToken(
+    tenantId: string,
+    memberId: number,
+    kind: TokenKind,
+    tokenHash: string,
+    now: number,
+    expiresAt: number,
+    extras: TokenExtras = {},
+  ): Promise<void> {
     let voided = this.db.deleteFrom("one_time_tokens").where("tenant_id", "=", tenantId).where("member_id", "=", memberId).where("kind", "=", kind);
     if (kind === "verify_email") voided = voided.where("registration_id", "is", null);
     await voided.execute();
@@ -35,12 +49,28 @@ export class TokenStore {
   }
 
   /** Adds a token beside the member's others: a registration's own verification link (D18). */
-  async insertToken(tenantId: string, memberId: number, kind: TokenKind, tokenHash: string, now: number, expiresAt: number, registrationId: string | null, extras: TokenExtras = {}): Promise<void> {
+  async insertToken(
+    tenantId: string,
+    memberId: number,
+    kind: TokenKind,
+    tokenHash: string,
+    now: number,
+    expiresAt: number,
+    registrationId: string | null,
+    extras: TokenExtras = {},
+  ): Promise<void> {
     await this.db
       .insertInto("one_time_tokens")
       .values({
-        tenant_id: tenantId, token_hash: tokenHash, kind, member_id: memberId, created_at: now, expires_at: expiresAt,
-        registration_id: registrationId, new_email: extras.newEmail ?? null, code_hash: extras.codeHash ?? null,
+        tenant_id: tenantId,
+        token_hash: tokenHash,
+        kind,
+        member_id: memberId,
+        created_at: now,
+        expires_at: expiresAt,
+        registration_id: registrationId,
+        new_email: extras.newEmail ?? null,
+        code_hash: extras.codeHash ?? null,
       })
       .execute();
   }
@@ -50,7 +80,10 @@ export class TokenStore {
     const row = await this.db
       .selectFrom("one_time_tokens")
       .select(["token_hash", "code_hash"])
-      .where("tenant_id", "=", tenantId).where("member_id", "=", memberId).where("kind", "=", "magic_login").where("expires_at", ">", now)
+      .where("tenant_id", "=", tenantId)
+      .where("member_id", "=", memberId)
+      .where("kind", "=", "magic_login")
+      .where("expires_at", ">", now)
       .where("code_hash", "is not", null)
       .executeTakeFirst();
     return row && { tokenHash: row.token_hash, codeHash: row.code_hash! };
@@ -61,7 +94,13 @@ export class TokenStore {
    * address it carries (the new email to confirm, or the old one to restore; null when none) and
    * when it was issued.
    */
-  async consumeTokenWithEmail(tenantId: string, memberId: number, kind: "email_change" | "secure_account", tokenHash: string, now: number): Promise<{ email: string | null; createdAt: number } | undefined> {
+  async consumeTokenWithEmail(
+    tenantId: string,
+    memberId: number,
+    kind: "email_change" | "secure_account",
+    tokenHash: string,
+    now: number,
+  ): Promise<{ email: string | null; createdAt: number } | undefined> {
     const row = await this.db
       .deleteFrom("one_time_tokens")
       .where((eb) => liveToken(eb, tenantId, memberId, kind, tokenHash, now))
@@ -128,7 +167,12 @@ export class TokenStore {
    * links (D24): those are how a member undoes exactly such a change made by someone else.
    */
   async deleteMemberLinks(tenantId: string, memberId: number): Promise<void> {
-    await this.db.deleteFrom("one_time_tokens").where("tenant_id", "=", tenantId).where("member_id", "=", memberId).where("kind", "!=", "secure_account").execute();
+    await this.db
+      .deleteFrom("one_time_tokens")
+      .where("tenant_id", "=", tenantId)
+      .where("member_id", "=", memberId)
+      .where("kind", "!=", "secure_account")
+      .execute();
   }
 
   async deleteExpiredTokens(now: number): Promise<void> {

@@ -85,7 +85,16 @@ export class TwoFactorStore {
   async enableTwoFactor(tenantId: string, memberId: number, secretEnc: string, lastStep: number, codeHashes: string[], now: number): Promise<boolean> {
     const result = await this.db
       .updateTable("members")
-      .set({ two_factor_status: "Enabled", totp_secret_enc: secretEnc, totp_pending_secret_enc: null, totp_last_step: lastStep, two_factor_failures: 0, two_factor_locked_until: 0, two_factor_enabled_at: now, updated_at: now })
+      .set({
+        two_factor_status: "Enabled",
+        totp_secret_enc: secretEnc,
+        totp_pending_secret_enc: null,
+        totp_last_step: lastStep,
+        two_factor_failures: 0,
+        two_factor_locked_until: 0,
+        two_factor_enabled_at: now,
+        updated_at: now,
+      })
       .where("tenant_id", "=", tenantId)
       .where("id", "=", memberId)
       .where("two_factor_status", "=", "Disabled")
@@ -99,7 +108,15 @@ export class TwoFactorStore {
   async disableTwoFactor(tenantId: string, memberId: number, now: number): Promise<boolean> {
     const result = await this.db
       .updateTable("members")
-      .set({ two_factor_status: "Disabled", totp_secret_enc: null, totp_pending_secret_enc: null, totp_last_step: 0, two_factor_failures: 0, two_factor_locked_until: 0, updated_at: now })
+      .set({
+        two_factor_status: "Disabled",
+        totp_secret_enc: null,
+        totp_pending_secret_enc: null,
+        totp_last_step: 0,
+        two_factor_failures: 0,
+        two_factor_locked_until: 0,
+        updated_at: now,
+      })
       .where("tenant_id", "=", tenantId)
       .where("id", "=", memberId)
       .where("two_factor_status", "=", "Enabled")
@@ -113,7 +130,10 @@ export class TwoFactorStore {
   async replaceRecoveryCodes(tenantId: string, memberId: number, codeHashes: string[]): Promise<void> {
     await this.db.deleteFrom("recovery_codes").where("tenant_id", "=", tenantId).where("member_id", "=", memberId).execute();
     if (codeHashes.length === 0) return;
-    await this.db.insertInto("recovery_codes").values(codeHashes.map((code_hash) => ({ tenant_id: tenantId, member_id: memberId, code_hash }))).execute();
+    await this.db
+      .insertInto("recovery_codes")
+      .values(codeHashes.map((code_hash) => ({ tenant_id: tenantId, member_id: memberId, code_hash })))
+      .execute();
   }
 
   /** Single use in one statement: of two concurrent uses exactly one deletes the row. */
@@ -148,7 +168,13 @@ export class TwoFactorStore {
    */
   async replaceSealedTotpSecret(tenantId: string, memberId: number, which: "active" | "pending", from: string, to: string): Promise<boolean> {
     const column = which === "active" ? "totp_secret_enc" : "totp_pending_secret_enc";
-    const result = await this.db.updateTable("members").set({ [column]: to }).where("tenant_id", "=", tenantId).where("id", "=", memberId).where(column, "=", from).executeTakeFirst();
+    const result = await this.db
+      .updateTable("members")
+      .set({ [column]: to })
+      .where("tenant_id", "=", tenantId)
+      .where("id", "=", memberId)
+      .where(column, "=", from)
+      .executeTakeFirst();
     return result.numUpdatedRows > 0n;
   }
 }

@@ -50,12 +50,14 @@ export async function hostedAssetRoutes(app: FastifyInstance, { deps }: { deps: 
   for (const [name, asset] of Object.entries(loadAssets(deps))) {
     app.get(`/ui/assets/${name}`, { schema: { hide: true } }, async (_request, reply) => {
       if (asset.body === undefined) return reply.code(404).type("text/plain; charset=utf-8").send("Not found");
-      return reply
-        .type(asset.type)
-        // Not versioned by name: a short cache, so a new build shows within minutes.
-        .header("cache-control", "public, max-age=300")
-        .header("x-content-type-options", "nosniff")
-        .send(asset.body);
+      return (
+        reply
+          .type(asset.type)
+          // Not versioned by name: a short cache, so a new build shows within minutes.
+          .header("cache-control", "public, max-age=300")
+          .header("x-content-type-options", "nosniff")
+          .send(asset.body)
+      );
     });
   }
 }

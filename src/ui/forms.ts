@@ -52,7 +52,11 @@ export function readFields(values: FormValues, rules: FieldRule[]): FormValues {
 export function formErrorsOf(error: unknown, fieldsInForm: string[]): FormError[] {
   if (error instanceof FormInvalid) return error.errors;
   // Errors a person can act on come back with the form; a bug or a foreign request does not.
-  if (!(error instanceof AuthError) || ["internal_error", "unknown_tenant", "origin_mismatch", "payload_too_large", "unsupported_media_type"].includes(error.code)) throw error;
+  if (
+    !(error instanceof AuthError) ||
+    ["internal_error", "unknown_tenant", "origin_mismatch", "payload_too_large", "unsupported_media_type"].includes(error.code)
+  )
+    throw error;
   const field = fieldForError(error.code, error.details, fieldsInForm);
   return [{ ...(field ? { field } : {}), code: error.code, message: messageForError(error.code, error.message, error.details) }];
 }

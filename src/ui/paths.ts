@@ -42,7 +42,8 @@ export type EmailSentFor = "registration" | "verification" | "reset" | "magic-li
 /** Fixed notices shown after a redirect (?notice=...): the text never comes from the request. */
 export const notices = {
   "email-verified": "Your email address is verified. You can log in now.",
-  "email-verified-no-password": "Your email address is verified. Your account has no password: log in with a link we email you, or set one with \"Forgot your password?\".",
+  "email-verified-no-password":
+    'Your email address is verified. Your account has no password: log in with a link we email you, or set one with "Forgot your password?".',
   "password-reset": "Your password has been reset. You can log in with the new one.",
   "password-changed": "Your password has been changed.",
   "logged-out": "You have been logged out.",
@@ -57,7 +58,8 @@ export const notices = {
   "passkey-renamed": "The passkey has been renamed.",
   "passkey-removed": "The passkey has been removed.",
   "account-secured": "Your account is secured: every session has ended and every link is void. Choose a new password to log in again.",
-  "account-secured-email-kept": "Your account is secured: every session has ended and every link is void. Your old email address could not be given back, because another account uses it now: contact the site's support.",
+  "account-secured-email-kept":
+    "Your account is secured: every session has ended and every link is void. Your old email address could not be given back, because another account uses it now: contact the site's support.",
 } as const;
 export type NoticeKey = keyof typeof notices;
 

@@ -56,10 +56,18 @@ function unknownSiteHint(deps: Deps, request: FastifyRequest): string {
 
 function renderFailure(deps: Deps) {
   return (error: FastifyError, request: FastifyRequest, reply: Parameters<typeof sendPage>[0]) => {
-    const status = error instanceof AuthError ? error.status : error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
+    const status =
+      error instanceof AuthError ? error.status : error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
     if (status >= 500) request.log.error({ err: error }, "hosted page failed");
     else request.log.info({ code: error instanceof AuthError ? error.code : error.code }, "hosted page refused a request");
-    let message = error instanceof AuthError && status < 500 ? error.message : status === 413 ? "The form is too large." : status < 500 ? "The request could not be understood." : "Something went wrong. Please try again.";
+    let message =
+      error instanceof AuthError && status < 500
+        ? error.message
+        : status === 413
+          ? "The form is too large."
+          : status < 500
+            ? "The request could not be understood."
+            : "Something went wrong. Please try again.";
     if (deps.dev && error instanceof AuthError && error.code === "unknown_tenant") message += unknownSiteHint(deps, request);
     return sendPage(reply, status, renderErrorPage(PAGE_TITLES[status] ?? "Something went wrong", message, request.id));
   };
@@ -69,9 +77,12 @@ export async function hostedPageRoutes(app: FastifyInstance, { deps }: { deps: D
   // Assets need no tenant: the same files for every site.
   await app.register(hostedAssetRoutes, { deps });
   // A mistyped page address is a person's, not a program's: an HTML page, not the API's JSON 404.
-  await app.register(async (scope) => {
-    scope.setNotFoundHandler((request, reply) => sendPage(reply, 404, renderErrorPage("Page not found", "There is no page at this address.", request.id)));
-  }, { prefix: "/ui" });
+  await app.register(
+    async (scope) => {
+      scope.setNotFoundHandler((request, reply) => sendPage(reply, 404, renderErrorPage("Page not found", "There is no page at this address.", request.id)));
+    },
+    { prefix: "/ui" },
+  );
   await app.register(async (scope) => {
     scope.setErrorHandler(renderFailure(deps));
     registerTenantResolution(scope, deps, { cors: false });

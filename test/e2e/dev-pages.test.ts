@@ -90,13 +90,24 @@ test("the harness fails a test on a CSP violation or a console error (checked he
   await page.goto("/dev/inbox");
   assert.deepEqual(problems.list(), [], "the inbox itself is clean");
   // default-src 'none' refuses the image; the page's own console.error is an error too.
-  await page.evaluate("document.body.appendChild(Object.assign(document.createElement('img'), { src: '/e2e-blocked.png', alt: '' })); console.error('e2e: provoked')");
+  await page.evaluate(
+    "document.body.appendChild(Object.assign(document.createElement('img'), { src: '/e2e-blocked.png', alt: '' })); console.error('e2e: provoked')",
+  );
   await assert.doesNotReject(page.waitForFunction("true"));
   for (let i = 0; i < 50 && problems.list().length < 3; i++) await page.waitForTimeout(50);
   const seen = problems.list();
-  assert.ok(seen.some((line) => /^CSP violation: img-src blocked http:\/\/localhost:\d+\/e2e-blocked\.png/.test(line)), seen.join("\n"));
-  assert.ok(seen.some((line) => /^console error: .*e2e-blocked\.png.*violates the following Content Security Policy directive/.test(line)), seen.join("\n"));
-  assert.ok(seen.some((line) => line.startsWith("console error: e2e: provoked")), seen.join("\n"));
+  assert.ok(
+    seen.some((line) => /^CSP violation: img-src blocked http:\/\/localhost:\d+\/e2e-blocked\.png/.test(line)),
+    seen.join("\n"),
+  );
+  assert.ok(
+    seen.some((line) => /^console error: .*e2e-blocked\.png.*violates the following Content Security Policy directive/.test(line)),
+    seen.join("\n"),
+  );
+  assert.ok(
+    seen.some((line) => line.startsWith("console error: e2e: provoked")),
+    seen.join("\n"),
+  );
   assert.throws(() => problems.assertNone(), /the page had 3 problem\(s\)/);
   problems.allow(/e2e-blocked\.png|e2e: provoked/);
 });
@@ -109,8 +120,20 @@ test("fillFormByKeyboard fills text fields and a checkbox and submits with Tab, 
     <label for="password">Password</label><input id="password" name="password" type="password">
     <label><input name="remember" type="checkbox" value="yes"> Remember me</label>
     <button type="submit">Sign in</button></form></main></html>`);
-  await fillFormByKeyboard(page, [{ name: "Email", value: "ada@example.org" }, { name: "Password", value: "s3cret pass" }, { name: "Remember me", value: true }], { name: "Sign in" });
+  await fillFormByKeyboard(
+    page,
+    [
+      { name: "Email", value: "ada@example.org" },
+      { name: "Password", value: "s3cret pass" },
+      { name: "Remember me", value: true },
+    ],
+    { name: "Sign in" },
+  );
   await page.waitForURL(/\/dev\/inbox\.json\?/);
   const sent = new URL(page.url()).searchParams;
-  assert.deepEqual(Object.fromEntries(sent), { email: "ada@example.org", password: "s3cret pass", remember: "yes" }, "typed over the old value, ticked with Space, submitted with Enter");
+  assert.deepEqual(
+    Object.fromEntries(sent),
+    { email: "ada@example.org", password: "s3cret pass", remember: "yes" },
+    "typed over the old value, ticked with Space, submitted with Enter",
+  );
 });

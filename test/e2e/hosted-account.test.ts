@@ -27,70 +27,74 @@ async function facts(page: Page): Promise<Record<string, string>> {
   return Object.fromEntries(terms.map((term, i) => [term, values[i] ?? ""]));
 }
 
-test("the account page shows email and name; rename; change the email through the inbox link; sign out elsewhere; this wasn't me from the alert", FLOW_TIMEOUT, async (t) => {
-  const email = "hedy@example.org";
-  const newEmail = "hedy.lamarr@example.net";
-  await verifiedMember(email, "Hedy Kiesler");
-  const { context, page } = await suite.openPage(t);
-  const elsewhere = await signIn(email);
-  await giveCookie(context, await signIn(email));
+test(
+  "the account page shows email and name; rename; change the email through the inbox link; sign out elsewhere; this wasn't me from the alert",
+  FLOW_TIMEOUT,
+  async (t) => {
+    const email = "hedy@example.org";
+    const newEmail = "hedy.lamarr@example.net";
+    await verifiedMember(email, "Hedy Kiesler");
+    const { context, page } = await suite.openPage(t);
+    const elsewhere = await signIn(email);
+    await giveCookie(context, await signIn(email));
 
-  await page.goto("/ui/account");
-  await heading(page, "Your account");
-  assert.equal((await facts(page)).Email, email);
-  assert.equal((await facts(page)).Name, "Hedy Kiesler");
-  await step(page, "account");
+    await page.goto("/ui/account");
+    await heading(page, "Your account");
+    assert.equal((await facts(page)).Email, email);
+    assert.equal((await facts(page)).Name, "Hedy Kiesler");
+    await step(page, "account");
 
-  await page.getByRole("link", { name: "Change your name or email address" }).click();
-  await heading(page, "Name and email");
-  await step(page, "profile");
-  await page.getByRole("textbox", { name: "Name" }).fill("Hedy Lamarr");
-  await pressButton(page, "Save name");
-  await page.waitForURL(/\/ui\/account\?notice=name-changed$/);
-  assert.equal((await facts(page)).Name, "Hedy Lamarr");
+    await page.getByRole("link", { name: "Change your name or email address" }).click();
+    await heading(page, "Name and email");
+    await step(page, "profile");
+    await page.getByRole("textbox", { name: "Name" }).fill("Hedy Lamarr");
+    await pressButton(page, "Save name");
+    await page.waitForURL(/\/ui\/account\?notice=name-changed$/);
+    assert.equal((await facts(page)).Name, "Hedy Lamarr");
 
-  await page.goto("/ui/account/profile");
-  await page.getByRole("textbox", { name: "New email address" }).fill(newEmail);
-  await page.getByLabel("Your password").fill(E2E_PASSWORD);
-  await pressButton(page, "Send a confirmation link");
-  await page.waitForURL(/\/ui\/check-email\?for=email-change$/);
-  await step(page, "check email for the change");
-  const link = (await waitForEmail(suite.server, "email_change", newEmail)).link!;
-  await page.goto(link);
-  await heading(page, "Confirm your new email address");
-  await step(page, "email change link page");
-  await pressButton(page, "Confirm my new email address");
-  await page.waitForURL(/\/ui\/account\?notice=email-changed$/);
-  assert.equal((await facts(page)).Email, newEmail);
-  assert.equal((await api("GET", "/auth/session", undefined, elsewhere)).status, 401, "the other session ended with the change");
+    await page.goto("/ui/account/profile");
+    await page.getByRole("textbox", { name: "New email address" }).fill(newEmail);
+    await page.getByLabel("Your password").fill(E2E_PASSWORD);
+    await pressButton(page, "Send a confirmation link");
+    await page.waitForURL(/\/ui\/check-email\?for=email-change$/);
+    await step(page, "check email for the change");
+    const link = (await waitForEmail(suite.server, "email_change", newEmail)).link!;
+    await page.goto(link);
+    await heading(page, "Confirm your new email address");
+    await step(page, "email change link page");
+    await pressButton(page, "Confirm my new email address");
+    await page.waitForURL(/\/ui\/account\?notice=email-changed$/);
+    assert.equal((await facts(page)).Email, newEmail);
+    assert.equal((await api("GET", "/auth/session", undefined, elsewhere)).status, 401, "the other session ended with the change");
 
-  const third = await signIn(newEmail);
-  await page.getByRole("link", { name: "See where you are signed in" }).click();
-  await heading(page, "Where you are signed in");
-  assert.equal(await page.getByText("This browser").count(), 1);
-  await step(page, "sessions");
-  await pressButton(page, "Sign out everywhere else");
-  await page.waitForURL(/\/ui\/account\/sessions\?notice=other-sessions-ended$/);
-  await page.getByText("You are not signed in anywhere else.").waitFor();
-  assert.equal((await api("GET", "/auth/session", undefined, third)).status, 401);
+    const third = await signIn(newEmail);
+    await page.getByRole("link", { name: "See where you are signed in" }).click();
+    await heading(page, "Where you are signed in");
+    assert.equal(await page.getByText("This browser").count(), 1);
+    await step(page, "sessions");
+    await pressButton(page, "Sign out everywhere else");
+    await page.waitForURL(/\/ui\/account\/sessions\?notice=other-sessions-ended$/);
+    await page.getByText("You are not signed in anywhere else.").waitFor();
+    assert.equal((await api("GET", "/auth/session", undefined, third)).status, 401);
 
-  // The old address got an alert with "This wasn't me" (the dev inbox shows it as the email's button).
-  const alert = await waitForEmail(suite.server, "security_alert", email);
-  assert.match(alert.link ?? "", /\/secure-account\//);
-  await page.goto("/dev/inbox");
-  await page.locator(`a[href="${alert.link}"]`).first().waitFor();
-  await page.goto(alert.link!);
-  await heading(page, "This wasn't me");
-  await step(page, "this wasn't me");
-  await pressButton(page, "Secure my account");
-  await page.waitForURL(/\/ui\/forgot-password\?notice=account-secured$/);
-  await step(page, "account secured");
-  const session = await api("GET", "/auth/session", undefined, (await context.cookies()).find((c) => c.name === "session_id")?.value ?? "none");
-  assert.equal(session.status, 401, "signed out everywhere");
-  const login = await api("POST", "/auth/login", { email, password: E2E_PASSWORD, "bot-challenge-response": await solveBotChallenge(suite.server) });
-  assert.equal(login.status, 403, "the old address is back, and a new password is required");
-  assert.equal(((await login.json()) as { code: string }).code, "password_change_required");
-});
+    // The old address got an alert with "This wasn't me" (the dev inbox shows it as the email's button).
+    const alert = await waitForEmail(suite.server, "security_alert", email);
+    assert.match(alert.link ?? "", /\/secure-account\//);
+    await page.goto("/dev/inbox");
+    await page.locator(`a[href="${alert.link}"]`).first().waitFor();
+    await page.goto(alert.link!);
+    await heading(page, "This wasn't me");
+    await step(page, "this wasn't me");
+    await pressButton(page, "Secure my account");
+    await page.waitForURL(/\/ui\/forgot-password\?notice=account-secured$/);
+    await step(page, "account secured");
+    const session = await api("GET", "/auth/session", undefined, (await context.cookies()).find((c) => c.name === "session_id")?.value ?? "none");
+    assert.equal(session.status, 401, "signed out everywhere");
+    const login = await api("POST", "/auth/login", { email, password: E2E_PASSWORD, "bot-challenge-response": await solveBotChallenge(suite.server) });
+    assert.equal(login.status, 403, "the old address is back, and a new password is required");
+    assert.equal(((await login.json()) as { code: string }).code, "password_change_required");
+  },
+);
 
 test("delete the account from its page after the password: signed out, and the login is refused", FLOW_TIMEOUT, async (t) => {
   const email = "ida@example.org";

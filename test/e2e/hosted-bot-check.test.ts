@@ -90,7 +90,11 @@ test("a bot check that fails after the press shows its error and sends nothing",
   // The challenge is held until the submit has been pressed, then refused.
   await page.route("**/auth/bot-challenge", async (route) => {
     await afterPress;
-    await route.fulfill({ status: 500, contentType: "application/json", body: JSON.stringify({ code: "internal", message: "Challenge refused by the test." }) });
+    await route.fulfill({
+      status: 500,
+      contentType: "application/json",
+      body: JSON.stringify({ code: "internal", message: "Challenge refused by the test." }),
+    });
   });
   await page.goto("/ui/magic-link");
   await heading(page, "Email me a login link");
@@ -101,7 +105,12 @@ test("a bot check that fails after the press shows its error and sends nothing",
   await page.locator("#form-status", { hasText: WAITING }).waitFor();
   pressed();
 
-  await page.waitForFunction(() => (globalThis as unknown as { document: { querySelector(s: string): { getState?: () => string } | null } }).document.querySelector("altcha-widget")?.getState?.() === "error");
+  await page.waitForFunction(
+    () =>
+      (globalThis as unknown as { document: { querySelector(s: string): { getState?: () => string } | null } }).document
+        .querySelector("altcha-widget")
+        ?.getState?.() === "error",
+  );
   await page.locator("#form-status", { hasText: /Your form was not sent/ }).waitFor();
   await page.locator("altcha-widget .altcha-error").waitFor();
   await step(page, "bot check failed after the press");

@@ -79,7 +79,9 @@ async function expectFocusedErrorSummary(page: Page, message: RegExp): Promise<v
   await summary.waitFor({ state: "visible" });
   assert.equal(await summary.getAttribute("role"), "alert");
   assert.match(await summary.innerText(), message);
-  await page.waitForFunction(() => (globalThis as unknown as { document: { activeElement: { id: string } | null } }).document.activeElement?.id === "error-summary");
+  await page.waitForFunction(
+    () => (globalThis as unknown as { document: { activeElement: { id: string } | null } }).document.activeElement?.id === "error-summary",
+  );
   assert.match(await page.title(), /^Error: /, "the title says the page came back with an error");
 }
 
@@ -171,100 +173,113 @@ async function giveSecondFactor(page: Page, code: string, button: string): Promi
 
 // ---- the flow ----
 
-test("register with the keyboard only (ALTCHA solved in Chromium), confirm from the dev inbox; opening the link uses nothing until the button is pressed", FLOW_TIMEOUT, async (t) => {
-  const { page } = await suite.openPage(t);
-  await page.goto("/ui/register");
-  await expectHeading(page, "Register");
-  await recordStep(page, "register page");
+test(
+  "register with the keyboard only (ALTCHA solved in Chromium), confirm from the dev inbox; opening the link uses nothing until the button is pressed",
+  FLOW_TIMEOUT,
+  async (t) => {
+    const { page } = await suite.openPage(t);
+    await page.goto("/ui/register");
+    await expectHeading(page, "Register");
+    await recordStep(page, "register page");
 
-  await typeInto(page, "Name", member.name);
-  await typeInto(page, "Email address", member.email);
-  await typeInto(page, "Password", member.password);
-  await solveAltchaByKeyboard(page);
-  await saveStep(page, "register form filled altcha verified");
-  await pressButton(page, "Register");
-  await page.waitForURL(/\/ui\/check-email\?for=registration$/);
-  await saveStep(page, "check your email after registering");
+    await typeInto(page, "Name", member.name);
+    await typeInto(page, "Email address", member.email);
+    await typeInto(page, "Password", member.password);
+    await solveAltchaByKeyboard(page);
+    await saveStep(page, "register form filled altcha verified");
+    await pressButton(page, "Register");
+    await page.waitForURL(/\/ui\/check-email\?for=registration$/);
+    await saveStep(page, "check your email after registering");
 
-  const link = await followEmailFromInbox(page, "verify_email", "verification email");
-  member.recordId = new URL(link).pathname.split("/")[2]!;
-  await expectHeading(page, "Confirm your email address");
-  await recordStep(page, "email verified link opened");
+    const link = await followEmailFromInbox(page, "verify_email", "verification email");
+    member.recordId = new URL(link).pathname.split("/")[2]!;
+    await expectHeading(page, "Confirm your email address");
+    await recordStep(page, "email verified link opened");
 
-  // GET changes nothing: a mail scanner or a link preview opens the link, maybe twice.
-  await page.reload();
-  await page.goto(link.replace(suite.server.baseURL, `${suite.server.baseURL}/ui`));
-  await expectHeading(page, "Confirm your email address");
-  await page.goto(link);
-  await expectHeading(page, "Confirm your email address");
-  assert.equal(await page.locator("#error-summary").isVisible(), false, "the reopened link is still good");
+    // GET changes nothing: a mail scanner or a link preview opens the link, maybe twice.
+    await page.reload();
+    await page.goto(link.replace(suite.server.baseURL, `${suite.server.baseURL}/ui`));
+    await expectHeading(page, "Confirm your email address");
+    await page.goto(link);
+    await expectHeading(page, "Confirm your email address");
+    assert.equal(await page.locator("#error-summary").isVisible(), false, "the reopened link is still good");
 
-  await pressButton(page, "Confirm email address");
-  await page.waitForURL(/\/ui\/login\?notice=email-verified$/);
-  await expectNotice(page, "Your email address is verified");
-  await recordStep(page, "email confirmed login page");
-});
+    await pressButton(page, "Confirm email address");
+    await page.waitForURL(/\/ui\/login\?notice=email-verified$/);
+    await expectNotice(page, "Your email address is verified");
+    await recordStep(page, "email confirmed login page");
+  },
+);
 
-test("log in with the keyboard only: a wrong password is announced in the focused alert; then the account page; enrol 2FA from the key shown; log out", FLOW_TIMEOUT, async (t) => {
-  const { page, problems } = await suite.openPage(t);
-  // The enhanced form's API call is refused with 401 on purpose: Chromium logs that response.
-  problems.allow(/Failed to load resource: the server responded with a status of 401/);
-  await page.goto("/ui/login");
-  await expectHeading(page, "Log in");
-  await recordStep(page, "login page");
+test(
+  "log in with the keyboard only: a wrong password is announced in the focused alert; then the account page; enrol 2FA from the key shown; log out",
+  FLOW_TIMEOUT,
+  async (t) => {
+    const { page, problems } = await suite.openPage(t);
+    // The enhanced form's API call is refused with 401 on purpose: Chromium logs that response.
+    problems.allow(/Failed to load resource: the server responded with a status of 401/);
+    await page.goto("/ui/login");
+    await expectHeading(page, "Log in");
+    await recordStep(page, "login page");
 
-  await logInByKeyboard(page, "Not-The-Password-1");
-  await expectFocusedErrorSummary(page, /email or password/i);
-  await recordStep(page, "login wrong password error");
-  // The email typed is kept.
-  assert.equal(await page.getByRole("textbox", { name: "Email address" }).inputValue(), member.email);
+    await logInByKeyboard(page, "Not-The-Password-1");
+    await expectFocusedErrorSummary(page, /email or password/i);
+    await recordStep(page, "login wrong password error");
+    // The email typed is kept.
+    assert.equal(await page.getByRole("textbox", { name: "Email address" }).inputValue(), member.email);
 
-  // From the focused summary, Tab goes on through the form again; the widget was reset (one answer, one request).
-  await logInByKeyboard(page, member.password);
-  await page.waitForURL(/\/ui\/account$/);
-  const facts = await readAccountFacts(page);
-  assert.equal(facts["Member id"], member.recordId);
-  assert.equal(facts["Two-factor authentication"], "Off");
-  await recordStep(page, "account 2fa off");
+    // From the focused summary, Tab goes on through the form again; the widget was reset (one answer, one request).
+    await logInByKeyboard(page, member.password);
+    await page.waitForURL(/\/ui\/account$/);
+    const facts = await readAccountFacts(page);
+    assert.equal(facts["Member id"], member.recordId);
+    assert.equal(facts["Two-factor authentication"], "Off");
+    await recordStep(page, "account 2fa off");
 
-  await page.getByRole("link", { name: "Turn on two-factor authentication" }).click();
-  await expectHeading(page, "Two-factor authentication");
-  await recordStep(page, "two factor off");
-  await pressButton(page, "Set up two-factor authentication");
-  await expectHeading(page, "Set up two-factor authentication");
-  const qr = page.getByRole("img", { name: /^QR code for your authenticator app/ });
-  assert.match((await qr.getAttribute("src")) ?? "", /^data:image\/png;base64,/);
-  assert.ok(await qr.evaluate((img) => (img as unknown as { naturalWidth: number }).naturalWidth > 0), "the QR code image renders under img-src 'self' data:");
-  member.totpSecret = (await page.locator("#totp-secret").innerText()).trim();
-  assert.match(member.totpSecret, /^[A-Z2-7]{32}$/);
-  await recordStep(page, "two factor setup qr code");
+    await page.getByRole("link", { name: "Turn on two-factor authentication" }).click();
+    await expectHeading(page, "Two-factor authentication");
+    await recordStep(page, "two factor off");
+    await pressButton(page, "Set up two-factor authentication");
+    await expectHeading(page, "Set up two-factor authentication");
+    const qr = page.getByRole("img", { name: /^QR code for your authenticator app/ });
+    assert.match((await qr.getAttribute("src")) ?? "", /^data:image\/png;base64,/);
+    assert.ok(
+      await qr.evaluate((img) => (img as unknown as { naturalWidth: number }).naturalWidth > 0),
+      "the QR code image renders under img-src 'self' data:",
+    );
+    member.totpSecret = (await page.locator("#totp-secret").innerText()).trim();
+    assert.match(member.totpSecret, /^[A-Z2-7]{32}$/);
+    await recordStep(page, "two factor setup qr code");
 
-  // A wrong code: the page comes back (no script on this form) with the summary focused.
-  await typeInto(page, "Code from your authenticator app", wrongTotpCode());
-  await pressButton(page, "Turn on two-factor authentication");
-  await expectFocusedErrorSummary(page, /code/i);
-  assert.equal(await page.locator("#totp-secret").innerText(), member.totpSecret, "the same key is offered again");
-  await recordStep(page, "two factor wrong code error");
+    // A wrong code: the page comes back (no script on this form) with the summary focused.
+    await typeInto(page, "Code from your authenticator app", wrongTotpCode());
+    await pressButton(page, "Turn on two-factor authentication");
+    await expectFocusedErrorSummary(page, /code/i);
+    assert.equal(await page.locator("#totp-secret").innerText(), member.totpSecret, "the same key is offered again");
+    await recordStep(page, "two factor wrong code error");
 
-  await typeInto(page, "Code from your authenticator app", await nextTotpCode());
-  await pressButton(page, "Turn on two-factor authentication");
-  await expectHeading(page, "Save your recovery codes");
-  // Each item is its number and its code (issue 16): the code alone is what a member types back.
-  member.recoveryCodes = (await page.getByRole("list", { name: "Recovery codes" }).getByRole("listitem").locator("code").allInnerTexts()).map((c) => c.trim());
-  assert.equal(member.recoveryCodes.length, 10);
-  assert.equal(new Set(member.recoveryCodes).size, 10);
-  await recordStep(page, "recovery codes");
+    await typeInto(page, "Code from your authenticator app", await nextTotpCode());
+    await pressButton(page, "Turn on two-factor authentication");
+    await expectHeading(page, "Save your recovery codes");
+    // Each item is its number and its code (issue 16): the code alone is what a member types back.
+    member.recoveryCodes = (await page.getByRole("list", { name: "Recovery codes" }).getByRole("listitem").locator("code").allInnerTexts()).map((c) =>
+      c.trim(),
+    );
+    assert.equal(member.recoveryCodes.length, 10);
+    assert.equal(new Set(member.recoveryCodes).size, 10);
+    await recordStep(page, "recovery codes");
 
-  await page.getByRole("link", { name: /continue to your account/ }).click();
-  assert.equal((await readAccountFacts(page))["Two-factor authentication"], "On");
-  await saveStep(page, "account 2fa on");
-  await pressButton(page, "Log out");
-  await page.waitForURL(/\/ui\/login\?notice=logged-out$/);
-  await expectNotice(page, "You have been logged out");
-  await saveStep(page, "logged out");
-  await page.goto("/ui/account");
-  await page.waitForURL(/\/ui\/login\?notice=login-required$/);
-});
+    await page.getByRole("link", { name: /continue to your account/ }).click();
+    assert.equal((await readAccountFacts(page))["Two-factor authentication"], "On");
+    await saveStep(page, "account 2fa on");
+    await pressButton(page, "Log out");
+    await page.waitForURL(/\/ui\/login\?notice=logged-out$/);
+    await expectNotice(page, "You have been logged out");
+    await saveStep(page, "logged out");
+    await page.goto("/ui/account");
+    await page.waitForURL(/\/ui\/login\?notice=login-required$/);
+  },
+);
 
 test("log in with password and a TOTP code computed from the key; the code step is accessible", FLOW_TIMEOUT, async (t) => {
   const { page } = await suite.openPage(t);
@@ -355,55 +370,62 @@ test("forgot password: the reset link from the inbox sets a new password, and it
   await saveStep(page, "account after reset");
 });
 
-test("D26: request a magic link, type the emailed code on the check-your-email page (a wrong one first), then a recovery code: logged in", FLOW_TIMEOUT, async (t) => {
-  // Its own member: the first member's magic link, a few tests ago, is still in its 3-minute cooldown.
-  const coder = { name: "Katherine Johnson", email: "katherine@example.org" };
-  const recoveryCodes = await verifiedDevMemberWithTwoFactor(suite.server, coder.email, coder.name);
-  const { page, problems } = await suite.openPage(t);
-  // The enhanced form's API call is refused with 400 on purpose (the wrong code): Chromium logs that response.
-  problems.allow(/Failed to load resource: the server responded with a status of 400/);
-  const earlier = new Set((await readInbox(suite.server)).map((m) => m.id));
+test(
+  "D26: request a magic link, type the emailed code on the check-your-email page (a wrong one first), then a recovery code: logged in",
+  FLOW_TIMEOUT,
+  async (t) => {
+    // Its own member: the first member's magic link, a few tests ago, is still in its 3-minute cooldown.
+    const coder = { name: "Katherine Johnson", email: "katherine@example.org" };
+    const recoveryCodes = await verifiedDevMemberWithTwoFactor(suite.server, coder.email, coder.name);
+    const { page, problems } = await suite.openPage(t);
+    // The enhanced form's API call is refused with 400 on purpose (the wrong code): Chromium logs that response.
+    problems.allow(/Failed to load resource: the server responded with a status of 400/);
+    const earlier = new Set((await readInbox(suite.server)).map((m) => m.id));
 
-  await page.goto("/ui/magic-link");
-  await expectHeading(page, "Email me a login link");
-  await typeInto(page, "Email address", coder.email);
-  await solveAltchaWidget(page);
-  await pressButton(page, "Email me a login link");
-  await page.waitForURL(/\/ui\/check-email\?for=magic-link$/);
-  await expectHeading(page, "Check your email");
-  await page.getByRole("heading", { level: 2, name: "Or enter the 6-digit code from the email" }).waitFor();
-  // The address typed on the last page is carried along, not asked for again.
-  assert.equal(await page.getByRole("textbox", { name: "Email address" }).count(), 0);
-  assert.ok((await page.locator("main form").innerText()).includes(`Email address: ${coder.email}`));
-  await recordStep(page, "check your email with the code form");
+    await page.goto("/ui/magic-link");
+    await expectHeading(page, "Email me a login link");
+    await typeInto(page, "Email address", coder.email);
+    await solveAltchaWidget(page);
+    await pressButton(page, "Email me a login link");
+    await page.waitForURL(/\/ui\/check-email\?for=magic-link$/);
+    await expectHeading(page, "Check your email");
+    await page.getByRole("heading", { level: 2, name: "Or enter the 6-digit code from the email" }).waitFor();
+    // The address typed on the last page is carried along, not asked for again.
+    assert.equal(await page.getByRole("textbox", { name: "Email address" }).count(), 0);
+    assert.ok((await page.locator("main form").innerText()).includes(`Email address: ${coder.email}`));
+    await recordStep(page, "check your email with the code form");
 
-  // The code as the webhook carries it, and as the dev inbox page shows it beside the link.
-  const email = await waitForEmail(suite.server, "magic_login", coder.email, { excluding: earlier });
-  const code = email.code ?? "";
-  assert.match(code, /^[0-9]{6}$/);
-  await page.getByRole("link", { name: "dev inbox", exact: true }).click();
-  await page.waitForURL(/\/dev\/inbox$/);
-  await page.locator("article", { has: page.locator(`a[href="${email.link}"]`) }).locator("p", { hasText: `Code: ${code}` }).waitFor();
-  await saveStep(page, "inbox magic link email with its code");
-  await page.goBack();
-  await expectHeading(page, "Check your email");
+    // The code as the webhook carries it, and as the dev inbox page shows it beside the link.
+    const email = await waitForEmail(suite.server, "magic_login", coder.email, { excluding: earlier });
+    const code = email.code ?? "";
+    assert.match(code, /^[0-9]{6}$/);
+    await page.getByRole("link", { name: "dev inbox", exact: true }).click();
+    await page.waitForURL(/\/dev\/inbox$/);
+    await page
+      .locator("article", { has: page.locator(`a[href="${email.link}"]`) })
+      .locator("p", { hasText: `Code: ${code}` })
+      .waitFor();
+    await saveStep(page, "inbox magic link email with its code");
+    await page.goBack();
+    await expectHeading(page, "Check your email");
 
-  const wrongCode = String((Number(code) + 1) % 1_000_000).padStart(6, "0");
-  await typeInto(page, "Code from the email", wrongCode);
-  await solveAltchaByKeyboard(page);
-  await pressButton(page, "Log in");
-  await expectFocusedErrorSummary(page, /That code is wrong or has expired\. Check the latest email, or ask for a new link\./);
-  assert.equal(await page.getByRole("textbox", { name: "Code from the email" }).getAttribute("aria-invalid"), "true");
-  await recordStep(page, "login code wrong code error");
+    const wrongCode = String((Number(code) + 1) % 1_000_000).padStart(6, "0");
+    await typeInto(page, "Code from the email", wrongCode);
+    await solveAltchaByKeyboard(page);
+    await pressButton(page, "Log in");
+    await expectFocusedErrorSummary(page, /That code is wrong or has expired\. Check the latest email, or ask for a new link\./);
+    assert.equal(await page.getByRole("textbox", { name: "Code from the email" }).getAttribute("aria-invalid"), "true");
+    await recordStep(page, "login code wrong code error");
 
-  await typeInto(page, "Code from the email", code);
-  await solveAltchaByKeyboard(page);
-  await pressButton(page, "Log in");
-  await page.getByRole("textbox", { name: "Authentication code" }).waitFor();
-  assert.match(await page.locator("#form-status").innerText(), /two-factor authentication/);
-  await recordStep(page, "login code second factor step");
-  await giveSecondFactor(page, recoveryCodes[0]!, "Log in");
-  await page.waitForURL(/\/ui\/account$/);
-  assert.equal((await readAccountFacts(page)).Email, coder.email);
-  await saveStep(page, "account after login code");
-});
+    await typeInto(page, "Code from the email", code);
+    await solveAltchaByKeyboard(page);
+    await pressButton(page, "Log in");
+    await page.getByRole("textbox", { name: "Authentication code" }).waitFor();
+    assert.match(await page.locator("#form-status").innerText(), /two-factor authentication/);
+    await recordStep(page, "login code second factor step");
+    await giveSecondFactor(page, recoveryCodes[0]!, "Log in");
+    await page.waitForURL(/\/ui\/account$/);
+    assert.equal((await readAccountFacts(page)).Email, coder.email);
+    await saveStep(page, "account after login code");
+  },
+);

@@ -33,7 +33,14 @@ const giveCookie = (context: BrowserContext, cookie: string) => giveSessionCooki
 async function addVirtualAuthenticator(cdp: CDPSession): Promise<string> {
   await cdp.send("WebAuthn.enable", { enableUI: false });
   const { authenticatorId } = await cdp.send("WebAuthn.addVirtualAuthenticator", {
-    options: { protocol: "ctap2", transport: "internal", hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+    options: {
+      protocol: "ctap2",
+      transport: "internal",
+      hasResidentKey: true,
+      hasUserVerification: true,
+      isUserVerified: true,
+      automaticPresenceSimulation: true,
+    },
   });
   return authenticatorId;
 }
@@ -45,80 +52,95 @@ interface WidgetPage {
 /** The passkey form's own ALTCHA widget (the login page has one per form), solved for real. */
 async function solvePasskeyWidget(page: Page): Promise<void> {
   await page.locator('form[data-latch-form="passkeyLogin"] altcha-widget label').click();
-  await page.waitForFunction(() => {
-    const doc = (globalThis as unknown as WidgetPage).document;
-    const widget = doc.querySelector('form[data-latch-form="passkeyLogin"] altcha-widget');
-    const answer = doc.querySelector('form[data-latch-form="passkeyLogin"] input[name="bot-challenge-response"]')?.value ?? "";
-    return widget?.getState?.() === "verified" && answer.length > 0;
-  }, undefined, { timeout: SOLVE_TIMEOUT_MS });
+  await page.waitForFunction(
+    () => {
+      const doc = (globalThis as unknown as WidgetPage).document;
+      const widget = doc.querySelector('form[data-latch-form="passkeyLogin"] altcha-widget');
+      const answer = doc.querySelector('form[data-latch-form="passkeyLogin"] input[name="bot-challenge-response"]')?.value ?? "";
+      return widget?.getState?.() === "verified" && answer.length > 0;
+    },
+    undefined,
+    { timeout: SOLVE_TIMEOUT_MS },
+  );
 }
 
-test("add a passkey, log out, sign in with it by the button and by autofill, remove it: the real ceremony with a virtual authenticator", FLOW_TIMEOUT, async (t) => {
-  const email = "grace.passkey@example.org";
-  await verifiedMember(email, "Grace Hopper");
-  const { context, page, problems } = await suite.openPage(t);
-  // The refused passkey login at the end is answered 401 on purpose, which Chromium logs.
-  problems.allow(/status of 401 \(Unauthorized\)/);
-  const cdp = await context.newCDPSession(page);
-  const authenticatorId = await addVirtualAuthenticator(cdp);
-  await page.addInitScript((flag) => {
-    const credential = (globalThis as unknown as { PublicKeyCredential?: { isConditionalMediationAvailable?: () => Promise<boolean> } }).PublicKeyCredential;
-    if ((globalThis as unknown as { location: { search: string } }).location.search.includes(flag) && credential) credential.isConditionalMediationAvailable = async () => false;
-  }, NO_AUTOFILL);
-  await giveCookie(context, await signIn(email));
+test(
+  "add a passkey, log out, sign in with it by the button and by autofill, remove it: the real ceremony with a virtual authenticator",
+  FLOW_TIMEOUT,
+  async (t) => {
+    const email = "grace.passkey@example.org";
+    await verifiedMember(email, "Grace Hopper");
+    const { context, page, problems } = await suite.openPage(t);
+    // The refused passkey login at the end is answered 401 on purpose, which Chromium logs.
+    problems.allow(/status of 401 \(Unauthorized\)/);
+    const cdp = await context.newCDPSession(page);
+    const authenticatorId = await addVirtualAuthenticator(cdp);
+    await page.addInitScript((flag) => {
+      const credential = (globalThis as unknown as { PublicKeyCredential?: { isConditionalMediationAvailable?: () => Promise<boolean> } }).PublicKeyCredential;
+      if ((globalThis as unknown as { location: { search: string } }).location.search.includes(flag) && credential)
+        credential.isConditionalMediationAvailable = async () => false;
+    }, NO_AUTOFILL);
+    await giveCookie(context, await signIn(email));
 
-  await page.goto("/ui/account");
-  await page.getByRole("link", { name: "Passkeys: sign in without a password" }).click();
-  await heading(page, "Passkeys");
-  await page.getByText("You have no passkeys yet.").waitFor();
-  assert.equal(await page.locator(".passkey-missing").isVisible(), false, "the browser has WebAuthn: no note");
-  await step(page, "passkeys, none yet");
-  await page.getByLabel("Name (optional)").fill("This Chromium");
-  await page.getByLabel("Your password").fill(E2E_PASSWORD);
-  await pressButton(page, "Add a passkey");
-  await page.waitForURL(/\/ui\/account\/passkeys\?notice=passkey-added$/);
-  await page.getByText("This Chromium", { exact: true }).waitFor();
-  await step(page, "passkey added");
-  const stored = (await cdp.send("WebAuthn.getCredentials", { authenticatorId })).credentials;
-  assert.equal(stored.length, 1);
-  assert.equal(stored[0]!.isResidentCredential, true, "a discoverable credential");
-  assert.equal(stored[0]!.rpId, "localhost", "the tenant's hostname is the RP ID");
-  const alert = await waitForEmail(suite.server, "security_alert", email);
-  assert.match(alert.link ?? "", /\/secure-account\//);
+    await page.goto("/ui/account");
+    await page.getByRole("link", { name: "Passkeys: sign in without a password" }).click();
+    await heading(page, "Passkeys");
+    await page.getByText("You have no passkeys yet.").waitFor();
+    assert.equal(await page.locator(".passkey-missing").isVisible(), false, "the browser has WebAuthn: no note");
+    await step(page, "passkeys, none yet");
+    await page.getByLabel("Name (optional)").fill("This Chromium");
+    await page.getByLabel("Your password").fill(E2E_PASSWORD);
+    await pressButton(page, "Add a passkey");
+    await page.waitForURL(/\/ui\/account\/passkeys\?notice=passkey-added$/);
+    await page.getByText("This Chromium", { exact: true }).waitFor();
+    await step(page, "passkey added");
+    const stored = (await cdp.send("WebAuthn.getCredentials", { authenticatorId })).credentials;
+    assert.equal(stored.length, 1);
+    assert.equal(stored[0]!.isResidentCredential, true, "a discoverable credential");
+    assert.equal(stored[0]!.rpId, "localhost", "the tenant's hostname is the RP ID");
+    const alert = await waitForEmail(suite.server, "security_alert", email);
+    assert.match(alert.link ?? "", /\/secure-account\//);
 
-  // The button, in a browser without autofill (an init script takes conditional mediation away).
-  await page.goto("/ui/account");
-  await pressButton(page, "Log out");
-  await page.waitForURL(/\/ui\/login/);
-  await page.goto(`/ui/login?${NO_AUTOFILL}`);
-  await page.getByRole("heading", { level: 2, name: "Or use a passkey" }).waitFor();
-  await step(page, "login page with the passkey button");
-  await solvePasskeyWidget(page);
-  await pressButton(page, "Sign in with a passkey");
-  await page.waitForURL((url) => !url.pathname.startsWith("/ui/login"));
-  await assertSignedIn(context);
-  assert.equal((await cdp.send("WebAuthn.getCredentials", { authenticatorId })).credentials[0]!.signCount, stored[0]!.signCount + 1, "the authenticator signed once");
+    // The button, in a browser without autofill (an init script takes conditional mediation away).
+    await page.goto("/ui/account");
+    await pressButton(page, "Log out");
+    await page.waitForURL(/\/ui\/login/);
+    await page.goto(`/ui/login?${NO_AUTOFILL}`);
+    await page.getByRole("heading", { level: 2, name: "Or use a passkey" }).waitFor();
+    await step(page, "login page with the passkey button");
+    await solvePasskeyWidget(page);
+    await pressButton(page, "Sign in with a passkey");
+    await page.waitForURL((url) => !url.pathname.startsWith("/ui/login"));
+    await assertSignedIn(context);
+    assert.equal(
+      (await cdp.send("WebAuthn.getCredentials", { authenticatorId })).credentials[0]!.signCount,
+      stored[0]!.signCount + 1,
+      "the authenticator signed once",
+    );
 
-  // Autofill: the page asks for options as it loads and the browser offers the passkey in the email
-  // field's suggestions; the virtual authenticator picks it at once, with no button pressed.
-  await context.clearCookies();
-  const asked: string[] = [];
-  page.on("request", (r) => { if (r.url().includes("/auth/passkeys/login/")) asked.push(new URL(r.url()).pathname); });
-  await page.goto("/ui/login");
-  await page.waitForURL((url) => !url.pathname.startsWith("/ui/login"), { timeout: 90_000 });
-  await assertSignedIn(context);
-  assert.deepEqual(asked, ["/auth/passkeys/login/options", "/auth/passkeys/login/verify"]);
+    // Autofill: the page asks for options as it loads and the browser offers the passkey in the email
+    // field's suggestions; the virtual authenticator picks it at once, with no button pressed.
+    await context.clearCookies();
+    const asked: string[] = [];
+    page.on("request", (r) => {
+      if (r.url().includes("/auth/passkeys/login/")) asked.push(new URL(r.url()).pathname);
+    });
+    await page.goto("/ui/login");
+    await page.waitForURL((url) => !url.pathname.startsWith("/ui/login"), { timeout: 90_000 });
+    await assertSignedIn(context);
+    assert.deepEqual(asked, ["/auth/passkeys/login/options", "/auth/passkeys/login/verify"]);
 
-  await page.goto("/ui/account/passkeys");
-  await page.getByText(/last used/).waitFor();
-  await pressButton(page, "Remove");
-  await page.waitForURL(/\/ui\/account\/passkeys\?notice=passkey-removed$/);
-  await page.getByText("You have no passkeys yet.").waitFor();
-  await step(page, "passkey removed");
+    await page.goto("/ui/account/passkeys");
+    await page.getByText(/last used/).waitFor();
+    await pressButton(page, "Remove");
+    await page.waitForURL(/\/ui\/account\/passkeys\?notice=passkey-removed$/);
+    await page.getByText("You have no passkeys yet.").waitFor();
+    await step(page, "passkey removed");
 
-  // The authenticator still holds the key, but Latch no longer knows it: picked by autofill, refused, and told.
-  await context.clearCookies();
-  await page.goto("/ui/login");
-  await page.locator("#error-summary").getByText("This passkey could not be verified.").waitFor({ timeout: 90_000 });
-  await step(page, "a removed passkey is refused");
-});
+    // The authenticator still holds the key, but Latch no longer knows it: picked by autofill, refused, and told.
+    await context.clearCookies();
+    await page.goto("/ui/login");
+    await page.locator("#error-summary").getByText("This passkey could not be verified.").waitFor({ timeout: 90_000 });
+    await step(page, "a removed passkey is refused");
+  },
+);

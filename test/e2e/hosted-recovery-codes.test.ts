@@ -18,9 +18,24 @@ const PHONE_WIDTHS = [360, 320];
 /** The number and its code must not touch: at least this many pixels between them. */
 const MIN_GAP_PX = 4;
 
-interface Box { left: number; right: number; top: number; bottom: number; width: number }
-interface CodeRow { text: string; number: Box | null; codeLines: Box[] }
-interface ListLayout { viewport: number; scrollWidth: number; tooWide: string[]; rows: CodeRow[] }
+interface Box {
+  left: number;
+  right: number;
+  top: number;
+  bottom: number;
+  width: number;
+}
+interface CodeRow {
+  text: string;
+  number: Box | null;
+  codeLines: Box[];
+}
+interface ListLayout {
+  viewport: number;
+  scrollWidth: number;
+  tooWide: string[];
+  rows: CodeRow[];
+}
 
 /** The DOM this test reads in the page (the project's tsconfig has no DOM lib; see support/dom.ts). */
 interface LayoutPage {
@@ -48,13 +63,18 @@ async function measureCodeList(page: Page): Promise<ListLayout> {
       if (element.closest(".skip, .visually-hidden, script, style, head")) continue;
       const box = element.getBoundingClientRect();
       if (box.width === 0) continue;
-      if (box.left < -0.5 || box.right > innerWidth + 0.5) tooWide.push(`${element.tagName.toLowerCase()}.${element.className} ${Math.round(box.left)}..${Math.round(box.right)}`);
+      if (box.left < -0.5 || box.right > innerWidth + 0.5)
+        tooWide.push(`${element.tagName.toLowerCase()}.${element.className} ${Math.round(box.left)}..${Math.round(box.right)}`);
     }
     const rows = Array.from(document.querySelectorAll("ol.codes li")).map((item) => {
       const code = item.querySelector("code")!;
       const range = document.createRange();
       range.selectNodeContents(code);
-      return { text: code.textContent ?? "", number: item.querySelector(".code-number")?.getBoundingClientRect() ?? null, codeLines: Array.from(range.getClientRects()) };
+      return {
+        text: code.textContent ?? "",
+        number: item.querySelector(".code-number")?.getBoundingClientRect() ?? null,
+        codeLines: Array.from(range.getClientRects()),
+      };
     });
     return { viewport: innerWidth, scrollWidth: document.documentElement.scrollWidth, tooWide, rows };
   });
@@ -64,14 +84,21 @@ function assertCodeListFits(layout: ListLayout, codes: string[]): void {
   const at = `at ${layout.viewport} px`;
   assert.ok(layout.scrollWidth <= layout.viewport, `no sideways scroll ${at} (page is ${layout.scrollWidth} px wide)`);
   assert.deepEqual(layout.tooWide, [], `every element within the viewport ${at}`);
-  assert.deepEqual(layout.rows.map((r) => r.text), codes, "the list shows the codes");
+  assert.deepEqual(
+    layout.rows.map((r) => r.text),
+    codes,
+    "the list shows the codes",
+  );
   for (const [i, row] of layout.rows.entries()) {
     const lineTops = new Set(row.codeLines.map((line) => Math.round(line.top)));
     assert.equal(lineTops.size, 1, `code ${i + 1} (${row.text}) is on one line ${at}, not ${lineTops.size}`);
     const code = row.codeLines[0]!;
     const left = Math.min(...row.codeLines.map((line) => line.left));
     assert.ok(row.number && row.number.width > 0, `code ${i + 1} has its number shown, in its own box`);
-    assert.ok(row.number.right + MIN_GAP_PX <= left, `number ${i + 1} ends (${row.number.right}) at least ${MIN_GAP_PX} px before its code starts (${left}) ${at}`);
+    assert.ok(
+      row.number.right + MIN_GAP_PX <= left,
+      `number ${i + 1} ends (${row.number.right}) at least ${MIN_GAP_PX} px before its code starts (${left}) ${at}`,
+    );
     assert.ok(row.number.top < code.bottom && code.top < row.number.bottom, `number ${i + 1} is on its code's line ${at}`);
   }
 }
@@ -89,31 +116,38 @@ async function readCodes(page: Page): Promise<string[]> {
   return (await page.getByRole("list", { name: "Recovery codes" }).locator("code").allInnerTexts()).map((c) => c.trim());
 }
 
-test("the recovery codes fit a 360 and a 320 px phone screen: one line per code, numbers beside them, no sideways scroll; after enabling 2FA and after new codes", { timeout: 120_000 }, async (t) => {
-  const email = "dorothy.vaughan@example.org";
-  await verifiedDevMember(suite.server, email, "Dorothy Vaughan");
-  const { context, page } = await suite.openPage(t);
-  await giveSessionCookie(context, suite.server, await signInDevMember(suite.server, email));
-  await page.setViewportSize({ width: 360, height: 800 });
+test(
+  "the recovery codes fit a 360 and a 320 px phone screen: one line per code, numbers beside them, no sideways scroll; after enabling 2FA and after new codes",
+  { timeout: 120_000 },
+  async (t) => {
+    const email = "dorothy.vaughan@example.org";
+    await verifiedDevMember(suite.server, email, "Dorothy Vaughan");
+    const { context, page } = await suite.openPage(t);
+    await giveSessionCookie(context, suite.server, await signInDevMember(suite.server, email));
+    await page.setViewportSize({ width: 360, height: 800 });
 
-  await page.goto("/ui/two-factor");
-  await pressButton(page, "Set up two-factor authentication");
-  await heading(page, "Set up two-factor authentication");
-  const secret = (await page.locator("#totp-secret").innerText()).trim();
-  await page.getByRole("textbox", { name: "Code from your authenticator app" }).fill(totpAt(secret, Date.now()));
-  await pressButton(page, "Turn on two-factor authentication");
-  const codes = await readCodes(page);
-  assert.equal(codes.length, 10);
-  assert.ok(codes.every((c) => /^[a-z0-9]{4}(-[a-z0-9]{4}){3}$/.test(c)), "the codes alone, without their numbers");
-  await checkOnPhones(page, codes, "recovery codes after enabling");
+    await page.goto("/ui/two-factor");
+    await pressButton(page, "Set up two-factor authentication");
+    await heading(page, "Set up two-factor authentication");
+    const secret = (await page.locator("#totp-secret").innerText()).trim();
+    await page.getByRole("textbox", { name: "Code from your authenticator app" }).fill(totpAt(secret, Date.now()));
+    await pressButton(page, "Turn on two-factor authentication");
+    const codes = await readCodes(page);
+    assert.equal(codes.length, 10);
+    assert.ok(
+      codes.every((c) => /^[a-z0-9]{4}(-[a-z0-9]{4}){3}$/.test(c)),
+      "the codes alone, without their numbers",
+    );
+    await checkOnPhones(page, codes, "recovery codes after enabling");
 
-  // New codes, confirmed with one of the old ones (the TOTP's time step is spent).
-  await page.setViewportSize({ width: 360, height: 800 });
-  await page.goto("/ui/two-factor");
-  await page.getByRole("textbox", { name: "Code from your authenticator app" }).fill(codes[0]!);
-  await pressButton(page, "Get new recovery codes");
-  const newCodes = await readCodes(page);
-  assert.equal(newCodes.length, 10);
-  await page.getByText("You have new recovery codes. Your old ones no longer work.").waitFor();
-  await checkOnPhones(page, newCodes, "new recovery codes");
-});
+    // New codes, confirmed with one of the old ones (the TOTP's time step is spent).
+    await page.setViewportSize({ width: 360, height: 800 });
+    await page.goto("/ui/two-factor");
+    await page.getByRole("textbox", { name: "Code from your authenticator app" }).fill(codes[0]!);
+    await pressButton(page, "Get new recovery codes");
+    const newCodes = await readCodes(page);
+    assert.equal(newCodes.length, 10);
+    await page.getByText("You have new recovery codes. Your old ones no longer work.").waitFor();
+    await checkOnPhones(page, newCodes, "new recovery codes");
+  },
+);

@@ -19,7 +19,8 @@ test("PostgreSQL outage: 503 unavailable, nothing half-written, recovery without
   proxied.port = String(proxy.port);
   const h = await createHarness({ env: { DATABASE_URL: proxied.toString(), DATABASE_STATEMENT_TIMEOUT_MS: "1000" } });
   t.after(() => h.close());
-  const register = (email: string, ip: string) => post(h, "/auth/register-password", { email, name: "O", password: STRONG_PASSWORD, "bot-challenge-response": "x" }, { ip });
+  const register = (email: string, ip: string) =>
+    post(h, "/auth/register-password", { email, name: "O", password: STRONG_PASSWORD, "bot-challenge-response": "x" }, { ip });
 
   assert.equal((await register("before@example.org", "198.51.100.1")).statusCode, 200);
 
@@ -38,5 +39,8 @@ test("PostgreSQL outage: 503 unavailable, nothing half-written, recovery without
   assert.equal((await register("after@example.org", "198.51.100.3")).statusCode, 200);
   const emails = (await h.db.selectFrom("members").select("email").orderBy("email").execute()).map((r) => r.email);
   assert.deepEqual(emails, ["after@example.org", "before@example.org"]);
-  assert.ok(h.logs.some((l) => l.includes('"code":"unavailable"') || l.includes("unavailable")), "the outage is logged");
+  assert.ok(
+    h.logs.some((l) => l.includes('"code":"unavailable"') || l.includes("unavailable")),
+    "the outage is logged",
+  );
 });

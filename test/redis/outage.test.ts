@@ -27,7 +27,10 @@ test("with REDIS_URL the limit counters live in Redis under the key prefix, none
   for (let i = 0; i < 6; i++) await register(h, `r${i}@example.org`, "198.51.100.7");
   assert.equal((await register(h, "r6@example.org", "198.51.100.7")).statusCode, 429, "the per-IP limit holds with Redis");
   const keys = await redis.keys(`${prefix}*`);
-  assert.ok(keys.some((k) => k.includes(":register_ip:")), `register_ip counter in Redis: ${keys.join(", ")}`);
+  assert.ok(
+    keys.some((k) => k.includes(":register_ip:")),
+    `register_ip counter in Redis: ${keys.join(", ")}`,
+  );
   assert.equal((await h.db.selectFrom("rate_limit_counters").select("key").execute()).length, 0);
   assert.equal((await h.db.selectFrom("rate_limit_sets").select("key").execute()).length, 0);
 });
@@ -62,6 +65,9 @@ test("Redis outage: 503 unavailable, nothing written, readiness reports it, reco
   assert.equal((await register(h, "after@example.org", "198.51.100.3")).statusCode, 200);
   const emails = (await h.db.selectFrom("members").select("email").orderBy("email").execute()).map((r) => r.email);
   assert.deepEqual(emails, ["after@example.org", "before@example.org"], "the refused registrations wrote nothing");
-  assert.ok(h.logs.some((l) => l.includes("Redis")), "the outage is logged");
+  assert.ok(
+    h.logs.some((l) => l.includes("Redis")),
+    "the outage is logged",
+  );
   assert.ok(!h.logs.some((l) => l.includes(STRONG_PASSWORD)), "no password in the logs");
 });

@@ -8,10 +8,14 @@ import { TEST_STORE, type Harness } from "./harness.js";
 /** Every table of the test database (the harness's schema on PostgreSQL), migration bookkeeping aside. */
 export async function tableNames(h: Harness): Promise<string[]> {
   if (TEST_STORE === "postgres") {
-    const { rows } = await sql<{ name: string }>`select table_name as name from information_schema.tables where table_schema = current_schema() and table_type = 'BASE TABLE'`.execute(h.db);
+    const { rows } = await sql<{
+      name: string;
+    }>`select table_name as name from information_schema.tables where table_schema = current_schema() and table_type = 'BASE TABLE'`.execute(h.db);
     return rows.map((r) => r.name).filter((name) => !name.startsWith("kysely_"));
   }
-  const { rows } = await sql<{ name: string }>`select name from sqlite_master where type = 'table' and name not like 'sqlite_%' and name not like 'kysely_%'`.execute(h.db);
+  const { rows } = await sql<{
+    name: string;
+  }>`select name from sqlite_master where type = 'table' and name not like 'sqlite_%' and name not like 'kysely_%'`.execute(h.db);
   return rows.map((r) => r.name);
 }
 
@@ -27,7 +31,9 @@ export async function rowsHolding(h: Harness, values: { exact?: string[]; contai
   for (const table of await tableNames(h)) {
     const { rows } = await sql<Record<string, unknown>>`select * from ${sql.table(table)}`.execute(h.db);
     for (const row of rows) {
-      const hit = Object.values(row).some((value) => exact.includes(String(value)) || (typeof value === "string" && contained.some((c) => value.toLowerCase().includes(c))));
+      const hit = Object.values(row).some(
+        (value) => exact.includes(String(value)) || (typeof value === "string" && contained.some((c) => value.toLowerCase().includes(c))),
+      );
       if (hit) found.push(`${table}: ${JSON.stringify(row)}`);
     }
   }

@@ -63,7 +63,12 @@ export async function register(h: Harness, email: string, password = STRONG_PASS
 }
 
 /** Registers and delivers; returns the verification link's parts (member stays pending). */
-export async function registerPending(h: Harness, email: string, password = STRONG_PASSWORD, options: PostOptions = {}): Promise<{ recordId: string; token: string }> {
+export async function registerPending(
+  h: Harness,
+  email: string,
+  password = STRONG_PASSWORD,
+  options: PostOptions = {},
+): Promise<{ recordId: string; token: string }> {
   const res = await register(h, email, password, options);
   assert.equal(res.statusCode, 200, res.body);
   await deliverWebhooks(h);
@@ -100,7 +105,13 @@ export async function forgotPassword(h: Harness, email: string, options: PostOpt
   return post(h, "/auth/forgot-password", { email, "bot-challenge-response": "x" }, options);
 }
 
-export async function resetPassword(h: Harness, recordId: string, token: string, newPassword: string, options: PostOptions = {}): Promise<LightMyRequestResponse> {
+export async function resetPassword(
+  h: Harness,
+  recordId: string,
+  token: string,
+  newPassword: string,
+  options: PostOptions = {},
+): Promise<LightMyRequestResponse> {
   return post(h, "/auth/reset-password", { recordId, token, newPassword }, options);
 }
 
@@ -118,7 +129,11 @@ export async function requestMagicLink(h: Harness, email: string, options: PostO
 }
 
 /** Requests a link, delivers the magic_login webhook, returns the link's parts. */
-export async function magicLinkFor(h: Harness, email: string, options: PostOptions = {}): Promise<{ recordId: string; token: string; link: string; code: string }> {
+export async function magicLinkFor(
+  h: Harness,
+  email: string,
+  options: PostOptions = {},
+): Promise<{ recordId: string; token: string; link: string; code: string }> {
   const res = await requestMagicLink(h, email, options);
   assert.equal(res.statusCode, 200, res.body);
   await deliverWebhooks(h);

@@ -137,13 +137,24 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
   });
   const clock = new ManualClock(Date.UTC(2026, 0, 1));
   const logs: string[] = [];
-  const sink = new Writable({ write(chunk: Buffer, _enc, done) { logs.push(chunk.toString("utf8")); done(); } });
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      logs.push(chunk.toString("utf8"));
+      done();
+    },
+  });
   const receiver = await new WebhookReceiver().start();
   let seed = 0;
   const build = async () => {
     // Dev mode is wired as src/dev/main.ts wires it: the dev tenant's links and the dev inbox routes.
     const dev = config.devMode ? new DevMode() : undefined;
-    const deps = await createDeps(config, { clock, random: seededRandom(`latch-test-${seed++}`), log: createLogger(config.logLevel, sink), altchaDifficulty: CHEAP_ALTCHA, dev });
+    const deps = await createDeps(config, {
+      clock,
+      random: seededRandom(`latch-test-${seed++}`),
+      log: createLogger(config.logLevel, sink),
+      altchaDifficulty: CHEAP_ALTCHA,
+      dev,
+    });
     return { deps, app: await buildApp(deps, { plugins: dev ? [devInboxRoutes(dev)] : [] }) };
   };
   let { deps, app } = await build();
@@ -161,7 +172,17 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
   const opened = openDatabase(config.databaseUrl, { poolSize: 2, statementTimeoutMs: 5000 });
   const checker = opened.db;
   const harness: Harness = {
-    app, deps, clock, config, logs, receiver, tenant, dataDir, storeKind: TEST_STORE, redis: config.redisUrl !== undefined, db: checker,
+    app,
+    deps,
+    clock,
+    config,
+    logs,
+    receiver,
+    tenant,
+    dataDir,
+    storeKind: TEST_STORE,
+    redis: config.redisUrl !== undefined,
+    db: checker,
     async restart() {
       await harness.deps.background.drain();
       await harness.app.close();
@@ -196,17 +217,20 @@ export interface PostOptions {
 
 /** Requests wait for the background work they started, so tests see its effects deterministically. */
 export async function post(h: Harness, url: string, body: unknown, options: PostOptions = {}): Promise<LightMyRequestResponse> {
-  return settled(h, h.app.inject({
-    method: "POST",
-    url,
-    payload: body as Record<string, unknown>,
-    remoteAddress: options.ip ?? "203.0.113.10",
-    headers: {
-      "x-tenant-domain": options.domain ?? h.tenant.domain,
-      ...(options.cookie ? { cookie: `session_id=${options.cookie}` } : {}),
-      ...options.headers,
-    },
-  }));
+  return settled(
+    h,
+    h.app.inject({
+      method: "POST",
+      url,
+      payload: body as Record<string, unknown>,
+      remoteAddress: options.ip ?? "203.0.113.10",
+      headers: {
+        "x-tenant-domain": options.domain ?? h.tenant.domain,
+        ...(options.cookie ? { cookie: `session_id=${options.cookie}` } : {}),
+        ...options.headers,
+      },
+    }),
+  );
 }
 
 async function settled(h: Harness, response: Promise<LightMyRequestResponse>): Promise<LightMyRequestResponse> {
@@ -233,12 +257,19 @@ export async function settle(h: Harness): Promise<void> {
 
 /** A GET commits no email request, so it only waits for background work (a test may hold a write open meanwhile). */
 export async function get(h: Harness, url: string, options: PostOptions = {}): Promise<LightMyRequestResponse> {
-  return drained(h, h.app.inject({
-    method: "GET",
-    url,
-    remoteAddress: options.ip ?? "203.0.113.10",
-    headers: { "x-tenant-domain": options.domain ?? h.tenant.domain, ...(options.cookie ? { cookie: `session_id=${options.cookie}` } : {}), ...options.headers },
-  }));
+  return drained(
+    h,
+    h.app.inject({
+      method: "GET",
+      url,
+      remoteAddress: options.ip ?? "203.0.113.10",
+      headers: {
+        "x-tenant-domain": options.domain ?? h.tenant.domain,
+        ...(options.cookie ? { cookie: `session_id=${options.cookie}` } : {}),
+        ...options.headers,
+      },
+    }),
+  );
 }
 
 /** Runs the dispatcher once and returns how many deliveries it attempted. */

@@ -105,7 +105,9 @@ function parseNetwork(cidr: string): { bytes: Uint8Array; prefix: number } {
 
 // A record is a child node, a data entry (by index), or empty.
 type Rec = { node: TrieNode } | { data: number } | null;
-interface TrieNode { recs: [Rec, Rec] }
+interface TrieNode {
+  recs: [Rec, Rec];
+}
 
 const bitAt = (bytes: Uint8Array, i: number): 0 | 1 => (((bytes[i >> 3] ?? 0) >> (7 - (i & 7))) & 1) as 0 | 1;
 
@@ -113,16 +115,17 @@ const bitAt = (bytes: Uint8Array, i: number): 0 | 1 => (((bytes[i >> 3] ?? 0) >>
 export function buildMmdb(entries: MmdbEntry[], options: MmdbOptions = {}): Buffer {
   // Insert shorter prefixes first: a more specific network inserted later splits the
   // covering data record into a node whose both halves inherit the broader data.
-  const nets = entries
-    .map((e, index) => ({ ...parseNetwork(e.network), index }))
-    .sort((a, b) => a.prefix - b.prefix);
+  const nets = entries.map((e, index) => ({ ...parseNetwork(e.network), index })).sort((a, b) => a.prefix - b.prefix);
   const root: TrieNode = { recs: [null, null] };
   for (const { bytes, prefix, index } of nets) {
     let node = root;
     for (let i = 0; i < prefix - 1; i++) {
       const bit = bitAt(bytes, i);
       const rec = node.recs[bit];
-      if (rec && "node" in rec) { node = rec.node; continue; }
+      if (rec && "node" in rec) {
+        node = rec.node;
+        continue;
+      }
       const child: TrieNode = { recs: [rec, rec] }; // null or inherited data
       node.recs[bit] = { node: child };
       node = child;
@@ -158,8 +161,7 @@ export function buildMmdb(entries: MmdbEntry[], options: MmdbOptions = {}): Buff
   // Record values: < nodeCount -> node; == nodeCount -> "no data";
   // > nodeCount -> data at file offset (treeSize + value - nodeCount), i.e. the 16-byte
   // separator is counted, so a data-section offset `off` is stored as nodeCount + 16 + off.
-  const value = (rec: Rec): number =>
-    rec === null ? nodeCount : "node" in rec ? (ids.get(rec.node) ?? 0) : nodeCount + 16 + (dataOffset[rec.data] ?? 0);
+  const value = (rec: Rec): number => (rec === null ? nodeCount : "node" in rec ? (ids.get(rec.node) ?? 0) : nodeCount + 16 + (dataOffset[rec.data] ?? 0));
   const maxValue = nodeCount + 16 + dataSize;
   const recordSize = maxValue < 2 ** 24 ? 24 : maxValue < 2 ** 28 ? 28 : 32;
   const nodeBytes = recordSize / 4; // two records per node

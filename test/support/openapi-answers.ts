@@ -46,8 +46,15 @@ export class OpenApiAnswerChecker {
     this.operations = Object.entries(paths).flatMap(([path, item]) =>
       HTTP_METHODS.filter((method) => method in item).map((method) => {
         const operation = item[method] as Json;
-        return { key: `${method.toUpperCase()} ${path}`, operationId: operation.operationId as string, method, path, statuses: Object.keys(operation.responses as Json) };
-      }));
+        return {
+          key: `${method.toUpperCase()} ${path}`,
+          operationId: operation.operationId as string,
+          method,
+          path,
+          statuses: Object.keys(operation.responses as Json),
+        };
+      }),
+    );
   }
 
   private validatorAt(pointer: string): ValidateFunction {
@@ -68,7 +75,10 @@ export class OpenApiAnswerChecker {
 
   private assertValid(pointer: string, value: unknown, label: string): void {
     const validate = this.validatorAt(pointer);
-    assert.ok(validate(value), `${label} does not match the document (${pointer}): ${this.ajv.errorsText(validate.errors)}\n${JSON.stringify(value).slice(0, 2000)}`);
+    assert.ok(
+      validate(value),
+      `${label} does not match the document (${pointer}): ${this.ajv.errorsText(validate.errors)}\n${JSON.stringify(value).slice(0, 2000)}`,
+    );
   }
 
   /** Checks one answer of `method schemaPath` (the template, `/auth/passkeys/{id}`) and records it. */

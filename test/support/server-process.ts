@@ -62,7 +62,13 @@ export async function startServerProcess(options: ServerProcessOptions): Promise
     const seen = lines.find((line) => pattern.test(line));
     if (seen !== undefined) return Promise.resolve(seen);
     return new Promise<string>((resolve, reject) => {
-      const waiter = { pattern, resolve: (line: string) => { clearTimeout(timer); resolve(line); } };
+      const waiter = {
+        pattern,
+        resolve: (line: string) => {
+          clearTimeout(timer);
+          resolve(line);
+        },
+      };
       const timer = setTimeout(() => {
         waiters.delete(waiter);
         reject(new Error(`no line matching ${pattern} within ${waitMs} ms from ${describe()}`));

@@ -25,7 +25,20 @@ interface PendingPause {
   released: Promise<void>;
 }
 
-const STORE_PARTS = new Set(["tenants", "members", "sessions", "tokens", "limits", "outbox", "audit", "twoFactor", "loginOrigins", "registrations", "emailRequests", "passkeys"]);
+const STORE_PARTS = new Set([
+  "tenants",
+  "members",
+  "sessions",
+  "tokens",
+  "limits",
+  "outbox",
+  "audit",
+  "twoFactor",
+  "loginOrigins",
+  "registrations",
+  "emailRequests",
+  "passkeys",
+]);
 
 export class StoreSeam {
   private readonly pending: PendingPause[] = [];

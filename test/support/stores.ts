@@ -20,7 +20,13 @@ export async function sqliteStore(): Promise<MadeStore> {
   const { db, reader } = openDatabase(`sqlite:${join(dir, "latch.db")}`);
   await migrateToLatest(db);
   const store = new Store(db, "sqlite", reader, subjects);
-  return { store, dispose: async () => { await store.close(); rmSync(dir, { recursive: true, force: true }); } };
+  return {
+    store,
+    dispose: async () => {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }
 
 export async function postgresStore(): Promise<MadeStore> {

@@ -22,7 +22,10 @@ export interface UiRequestOptions {
 function headersFor(h: Harness, options: UiRequestOptions): Record<string, string> {
   const domain = options.domain ?? h.tenant.domain;
   const headers: Record<string, string> = { host: domain };
-  const cookies = [...(options.cookie ? [`session_id=${options.cookie}`] : []), ...Object.entries(options.cookies ?? {}).map(([name, value]) => `${name}=${encodeURIComponent(value)}`)];
+  const cookies = [
+    ...(options.cookie ? [`session_id=${options.cookie}`] : []),
+    ...Object.entries(options.cookies ?? {}).map(([name, value]) => `${name}=${encodeURIComponent(value)}`),
+  ];
   if (cookies.length > 0) headers.cookie = cookies.join("; ");
   const origin = options.origin === undefined ? `https://${domain}` : options.origin;
   if (origin !== null) headers.origin = origin;

@@ -62,18 +62,21 @@ export class SoftAuthenticator {
   createCredential(options: PublicKeyCredentialCreationOptionsJSON, origin: string, overrides: RegistrationOverrides = {}): RegistrationResponseJSON {
     if (!options.pubKeyCredParams.some((p) => p.alg === ES256)) throw new Error("SoftAuthenticator: options do not allow ES256 (-7)");
     const excluded = new Set((options.excludeCredentials ?? []).map((c) => c.id));
-    if (this.#credentials.some((c) => excluded.has(c.id))) throw new Error("SoftAuthenticator: InvalidStateError, an excluded credential is on this authenticator");
+    if (this.#credentials.some((c) => excluded.has(c.id)))
+      throw new Error("SoftAuthenticator: InvalidStateError, an excluded credential is on this authenticator");
 
     const rpId = options.rp.id ?? hostOf(origin);
     const { privateKey, publicKey: spki } = generateKeyPairSync("ec", { namedCurve: "P-256" });
     const jwk = spki.export({ format: "jwk" });
-    const publicKey = isoCBOR.encode(new Map<number, Cbor>([
-      [1, 2], // kty: EC2
-      [3, ES256], // alg
-      [-1, 1], // crv: P-256
-      [-2, new Uint8Array(Buffer.from(jwk.x ?? "", "base64url"))],
-      [-3, new Uint8Array(Buffer.from(jwk.y ?? "", "base64url"))],
-    ]));
+    const publicKey = isoCBOR.encode(
+      new Map<number, Cbor>([
+        [1, 2], // kty: EC2
+        [3, ES256], // alg
+        [-1, 1], // crv: P-256
+        [-2, new Uint8Array(Buffer.from(jwk.x ?? "", "base64url"))],
+        [-3, new Uint8Array(Buffer.from(jwk.y ?? "", "base64url"))],
+      ]),
+    );
     const credential: SoftCredential = {
       id: overrides.credentialId ?? randomBytes(randomInt(16, 33)).toString("base64url"),
       privateKey,
@@ -94,11 +97,13 @@ export class SoftAuthenticator {
       rawId,
       publicKey,
     ]);
-    const attestationObject = isoCBOR.encode(new Map<string, Cbor>([
-      ["fmt", "none"],
-      ["attStmt", new Map()],
-      ["authData", new Uint8Array(authData)],
-    ]));
+    const attestationObject = isoCBOR.encode(
+      new Map<string, Cbor>([
+        ["fmt", "none"],
+        ["attStmt", new Map()],
+        ["authData", new Uint8Array(authData)],
+      ]),
+    );
     this.#credentials.push(credential);
     return {
       id: credential.id,

@@ -48,12 +48,27 @@ type Base64Url = string;
 type Attachment = "platform" | "cross-platform";
 /** What `startRegistration` of `@simplewebauthn/browser` resolves to (`RegistrationResponseJSON`). */
 export type PasskeyRegistrationResponse = {
-  id: Base64Url; rawId: Base64Url; type: "public-key"; authenticatorAttachment?: Attachment; clientExtensionResults: object;
-  response: { clientDataJSON: Base64Url; attestationObject: Base64Url; authenticatorData?: Base64Url; transports?: string[]; publicKeyAlgorithm?: number; publicKey?: Base64Url };
+  id: Base64Url;
+  rawId: Base64Url;
+  type: "public-key";
+  authenticatorAttachment?: Attachment;
+  clientExtensionResults: object;
+  response: {
+    clientDataJSON: Base64Url;
+    attestationObject: Base64Url;
+    authenticatorData?: Base64Url;
+    transports?: string[];
+    publicKeyAlgorithm?: number;
+    publicKey?: Base64Url;
+  };
 };
 /** What `startAuthentication` of `@simplewebauthn/browser` resolves to (`AuthenticationResponseJSON`). */
 export type PasskeyAuthenticationResponse = {
-  id: Base64Url; rawId: Base64Url; type: "public-key"; authenticatorAttachment?: Attachment; clientExtensionResults: object;
+  id: Base64Url;
+  rawId: Base64Url;
+  type: "public-key";
+  authenticatorAttachment?: Attachment;
+  clientExtensionResults: object;
   response: { clientDataJSON: Base64Url; authenticatorData: Base64Url; signature: Base64Url; userHandle?: Base64Url };
 };
 export type FinishPasskeyRegistrationRequest = { response: PasskeyRegistrationResponse; name?: string };
@@ -72,9 +87,7 @@ export type MessageResponse = { success: true; message: string };
 export type VerifyEmailResponse = { success: true; message: string; passwordSet: boolean };
 /** An already-registered email gets the same answer with a decoy `recordid`. */
 export type RegistrationResponse = { success: true; recordid: string; message: string };
-export type LoginResponse =
-  | { authorized: true; recordid: string; redirectUrl: string }
-  | { authorized: false; two_factor_required: true; message: string };
+export type LoginResponse = { authorized: true; recordid: string; redirectUrl: string } | { authorized: false; two_factor_required: true; message: string };
 /** `iat` and `exp` are Unix seconds. */
 export type SessionResponse = {
   recordId: string;
@@ -87,9 +100,7 @@ export type SessionResponse = {
   loginContext: null;
   attemptedPath: null;
 };
-export type MagicLinkLoginResponse =
-  | { success: true; message: string; redirect: string }
-  | { success: false; requires2FA: true; message: string };
+export type MagicLinkLoginResponse = { success: true; message: string; redirect: string } | { success: false; requires2FA: true; message: string };
 export type TwoFactorSetupResponse = { success: true; secret: string; otpauthUrl: string; qrCodeDataUrl: string };
 export type RecoveryCodesResponse = { success: true; recoveryCodes: string[] };
 /**
@@ -124,15 +135,41 @@ export type AccountStatusResponse = { success: true; recordid: string; authentic
  * service's docs/audit-events.md. Later versions may add types.
  */
 export type AuditEventType =
-  | "registered" | "registration_repeated" | "verification_resent" | "email_verified"
-  | "login_succeeded" | "login_failed" | "login_anomaly" | "suspicious_login_velocity" | "logout"
-  | "two_factor_setup_started" | "two_factor_enabled" | "two_factor_disabled" | "two_factor_passed" | "two_factor_failed"
-  | "recovery_code_used" | "recovery_codes_regenerated"
-  | "password_reset_requested" | "password_reset" | "password_changed" | "password_change_failed" | "password_change_required"
-  | "magic_link_requested" | "account_locked" | "account_unlocked"
-  | "name_changed" | "email_change_requested" | "email_changed" | "email_restored" | "account_secured"
-  | "session_revoked" | "sessions_revoked" | "member_deleted"
-  | "passkey_added" | "passkey_removed" | "passkey_counter_regressed";
+  | "registered"
+  | "registration_repeated"
+  | "verification_resent"
+  | "email_verified"
+  | "login_succeeded"
+  | "login_failed"
+  | "login_anomaly"
+  | "suspicious_login_velocity"
+  | "logout"
+  | "two_factor_setup_started"
+  | "two_factor_enabled"
+  | "two_factor_disabled"
+  | "two_factor_passed"
+  | "two_factor_failed"
+  | "recovery_code_used"
+  | "recovery_codes_regenerated"
+  | "password_reset_requested"
+  | "password_reset"
+  | "password_changed"
+  | "password_change_failed"
+  | "password_change_required"
+  | "magic_link_requested"
+  | "account_locked"
+  | "account_unlocked"
+  | "name_changed"
+  | "email_change_requested"
+  | "email_changed"
+  | "email_restored"
+  | "account_secured"
+  | "session_revoked"
+  | "sessions_revoked"
+  | "member_deleted"
+  | "passkey_added"
+  | "passkey_removed"
+  | "passkey_counter_regressed";
 export type AuditEvent = {
   id: number;
   type: AuditEventType;
@@ -166,7 +203,13 @@ export type MemberExportResponse = {
   member: With<Member, { emailVerified: boolean; hasPassword: boolean }>;
   sessions: SessionSummary[];
   loginHistory: { kind: "country" | "network"; value: string; firstSeen: string; lastSeen: string }[];
-  auditEvents: { type: AuditEventType; at: string; ip: string | null; userAgent: string | null; details: { [key: string]: string | number | boolean | null } }[];
+  auditEvents: {
+    type: AuditEventType;
+    at: string;
+    ip: string | null;
+    userAgent: string | null;
+    details: { [key: string]: string | number | boolean | null };
+  }[];
   passkeys: { name: string; createdAt: string; lastUsedAt: string | null }[];
 };
 export type RecordIdResponse = { success: true; recordid: string };

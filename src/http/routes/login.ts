@@ -19,66 +19,97 @@ export const LoginAnswer = described(
   SetSessionCookieHeader,
 );
 
-export const SessionAnswer = described(Type.Object({
-  recordId: Type.String(),
-  hostname: Type.String(),
-  iat: Type.Integer(),
-  exp: Type.Integer(),
-  is2FAEnabled: Type.Boolean(),
-  require2FASetup: Type.Boolean(),
-  passwordChangePending: Type.Boolean(),
-  loginContext: Type.Null(),
-  attemptedPath: Type.Null(),
-}), "The session data of spec 2.2; `iat` and `exp` are Unix seconds.");
+export const SessionAnswer = described(
+  Type.Object({
+    recordId: Type.String(),
+    hostname: Type.String(),
+    iat: Type.Integer(),
+    exp: Type.Integer(),
+    is2FAEnabled: Type.Boolean(),
+    require2FASetup: Type.Boolean(),
+    passwordChangePending: Type.Boolean(),
+    loginContext: Type.Null(),
+    attemptedPath: Type.Null(),
+  }),
+  "The session data of spec 2.2; `iat` and `exp` are Unix seconds.",
+);
 
 export const loginRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
-  app.post("/auth/login", {
-    schema: {
-      summary: "Log in with email and password",
-      description: "Spec 4.2. Order: bot challenge, lockout and login velocity, password, account status, second factor. A wrong password always answers `invalid_credentials`; the account's status is told only to someone who gave the right password (D4). Error bodies carry `authorized: false`.",
-      tags: ["login"],
-      operationId: "loginWithPassword",
-      body: LoginBody,
-      response: {
-        200: LoginAnswer,
-        ...errorResponses(...TENANT_ERRORS, ...BODY_ERRORS, ...BOT_ERRORS, "invalid_credentials", "invalid_2fa_code", "email_not_verified", "account_locked", "password_change_required", "rate_limited"),
+  app.post(
+    "/auth/login",
+    {
+      schema: {
+        summary: "Log in with email and password",
+        description:
+          "Spec 4.2. Order: bot challenge, lockout and login velocity, password, account status, second factor. A wrong password always answers `invalid_credentials`; the account's status is told only to someone who gave the right password (D4). Error bodies carry `authorized: false`.",
+        tags: ["login"],
+        operationId: "loginWithPassword",
+        body: LoginBody,
+        response: {
+          200: LoginAnswer,
+          ...errorResponses(
+            ...TENANT_ERRORS,
+            ...BODY_ERRORS,
+            ...BOT_ERRORS,
+            "invalid_credentials",
+            "invalid_2fa_code",
+            "email_not_verified",
+            "account_locked",
+            "password_change_required",
+            "rate_limited",
+          ),
+        },
       },
     },
-  }, async (request, reply) => {
-    const { email, password, twoFACode } = request.body;
-    const result = await loginWithPassword(deps, request.tenant, { email, password, twoFACode, botToken: request.body["bot-challenge-response"] }, contextOf(request));
-    if (!result.authorized) return { authorized: false as const, two_factor_required: true as const, message: result.message };
-    setSessionCookie(reply, result.session);
-    return { authorized: true as const, recordid: result.recordid, redirectUrl: result.redirectUrl };
-  });
-
-  app.get("/auth/session", {
-    schema: {
-      summary: "Read the current session",
-      description: "D6. A session is valid only for the tenant that created it.",
-      tags: ["sessions"],
-      operationId: "getSession",
-      security: security.session,
-      response: { 200: SessionAnswer, ...errorResponses(...TENANT_ERRORS, "unauthorized") },
+    async (request, reply) => {
+      const { email, password, twoFACode } = request.body;
+      const result = await loginWithPassword(
+        deps,
+        request.tenant,
+        { email, password, twoFACode, botToken: request.body["bot-challenge-response"] },
+        contextOf(request),
+      );
+      if (!result.authorized) return { authorized: false as const, two_factor_required: true as const, message: result.message };
+      setSessionCookie(reply, result.session);
+      return { authorized: true as const, recordid: result.recordid, redirectUrl: result.redirectUrl };
     },
-  }, async (request) => {
-    const session = await requireSession(deps, request);
-    return session.data;
-  });
+  );
 
-  app.post("/auth/logout", {
-    schema: {
-      summary: "Log out",
-      description: "D6. Deletes the session and clears the cookie. Answers 200 without a session too. Send no body (or a JSON one).",
-      tags: ["sessions"],
-      operationId: "logout",
-      security: [...security.session, {}],
-      body: NoBodyNeeded,
-      response: { 200: described(MessageBody, "Logged out; `Set-Cookie` clears `session_id`."), ...errorResponses(...TENANT_ERRORS, ...BODY_ERRORS) },
+  app.get(
+    "/auth/session",
+    {
+      schema: {
+        summary: "Read the current session",
+        description: "D6. A session is valid only for the tenant that created it.",
+        tags: ["sessions"],
+        operationId: "getSession",
+        security: security.session,
+        response: { 200: SessionAnswer, ...errorResponses(...TENANT_ERRORS, "unauthorized") },
+      },
     },
-  }, async (request, reply) => {
-    await logout(deps, request.tenant, request.cookies[SESSION_COOKIE]);
-    clearSessionCookie(reply);
-    return { success: true as const, message: "You have been logged out." };
-  });
+    async (request) => {
+      const session = await requireSession(deps, request);
+      return session.data;
+    },
+  );
+
+  app.post(
+    "/auth/logout",
+    {
+      schema: {
+        summary: "Log out",
+        description: "D6. Deletes the session and clears the cookie. Answers 200 without a session too. Send no body (or a JSON one).",
+        tags: ["sessions"],
+        operationId: "logout",
+        security: [...security.session, {}],
+        body: NoBodyNeeded,
+        response: { 200: described(MessageBody, "Logged out; `Set-Cookie` clears `session_id`."), ...errorResponses(...TENANT_ERRORS, ...BODY_ERRORS) },
+      },
+    },
+    async (request, reply) => {
+      await logout(deps, request.tenant, request.cookies[SESSION_COOKIE]);
+      clearSessionCookie(reply);
+      return { success: true as const, message: "You have been logged out." };
+    },
+  );
 };

@@ -30,70 +30,111 @@ export const MagicLoginAnswer = described(
 );
 
 export const magicLinkRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
-  app.post("/auth/register-magic-link", {
-    schema: {
-      summary: "Register with email alone",
-      description: "Spec 4.1. Like password registration, without a password: bot challenge and registration limits, then the verification email.",
-      tags: ["registration"],
-      operationId: "registerWithMagicLink",
-      body: RegisterMagicLinkBody,
-      response: { 200: RegistrationBody, ...errorResponses(...TENANT_ERRORS, ...BODY_ERRORS, ...BOT_ERRORS, "rate_limited") },
+  app.post(
+    "/auth/register-magic-link",
+    {
+      schema: {
+        summary: "Register with email alone",
+        description: "Spec 4.1. Like password registration, without a password: bot challenge and registration limits, then the verification email.",
+        tags: ["registration"],
+        operationId: "registerWithMagicLink",
+        body: RegisterMagicLinkBody,
+        response: { 200: RegistrationBody, ...errorResponses(...TENANT_ERRORS, ...BODY_ERRORS, ...BOT_ERRORS, "rate_limited") },
+      },
     },
-  }, async (request) => {
-    const { email, name } = request.body;
-    const result = await registerWithMagicLink(deps, request.tenant, { email, name, botToken: request.body["bot-challenge-response"] }, contextOf(request));
-    return { success: true as const, ...result };
-  });
+    async (request) => {
+      const { email, name } = request.body;
+      const result = await registerWithMagicLink(deps, request.tenant, { email, name, botToken: request.body["bot-challenge-response"] }, contextOf(request));
+      return { success: true as const, ...result };
+    },
+  );
 
-  app.post("/auth/request-magic-link", {
-    schema: {
-      summary: "Email a one-time login link",
-      description: "Spec 4.4. Unknown and locked emails get the same success and nothing is sent; an unverified email answers 403 `email_not_verified`. One request per email every 3 minutes.",
-      tags: ["magic-link"],
-      operationId: "requestMagicLink",
-      body: RequestMagicLinkBody,
-      response: { 200: described(MessageBody, "Generic success, the same whether or not a link was sent."), ...errorResponses(...TENANT_ERRORS, ...BODY_ERRORS, ...BOT_ERRORS, "email_not_verified", "rate_limited") },
+  app.post(
+    "/auth/request-magic-link",
+    {
+      schema: {
+        summary: "Email a one-time login link",
+        description:
+          "Spec 4.4. Unknown and locked emails get the same success and nothing is sent; an unverified email answers 403 `email_not_verified`. One request per email every 3 minutes.",
+        tags: ["magic-link"],
+        operationId: "requestMagicLink",
+        body: RequestMagicLinkBody,
+        response: {
+          200: described(MessageBody, "Generic success, the same whether or not a link was sent."),
+          ...errorResponses(...TENANT_ERRORS, ...BODY_ERRORS, ...BOT_ERRORS, "email_not_verified", "rate_limited"),
+        },
+      },
     },
-  }, async (request) => {
-    const message = await requestMagicLink(deps, request.tenant, { email: request.body.email, botToken: request.body["bot-challenge-response"] }, contextOf(request));
-    return { success: true as const, message };
-  });
+    async (request) => {
+      const message = await requestMagicLink(
+        deps,
+        request.tenant,
+        { email: request.body.email, botToken: request.body["bot-challenge-response"] },
+        contextOf(request),
+      );
+      return { success: true as const, message };
+    },
+  );
 
   // The token is in the path (spec 4.4); the request serializer masks it in logs (src/logging.ts).
-  app.post("/auth/verify-magic-link/:recordId/:token", {
-    schema: {
-      summary: "Log in with a magic link",
-      description: "Spec 4.4. `recordId` and `token` are the last two segments of the `magicLoginLink`. The link is used up only by a successful login.",
-      tags: ["magic-link"],
-      operationId: "verifyMagicLink",
-      params: VerifyMagicLinkParams,
-      body: VerifyMagicLinkBody,
-      response: { 200: MagicLoginAnswer, ...errorResponses(...TENANT_ERRORS, ...BODY_ERRORS, ...BOT_ERRORS, "invalid_token", "account_locked", "invalid_2fa_code", "rate_limited") },
+  app.post(
+    "/auth/verify-magic-link/:recordId/:token",
+    {
+      schema: {
+        summary: "Log in with a magic link",
+        description: "Spec 4.4. `recordId` and `token` are the last two segments of the `magicLoginLink`. The link is used up only by a successful login.",
+        tags: ["magic-link"],
+        operationId: "verifyMagicLink",
+        params: VerifyMagicLinkParams,
+        body: VerifyMagicLinkBody,
+        response: {
+          200: MagicLoginAnswer,
+          ...errorResponses(...TENANT_ERRORS, ...BODY_ERRORS, ...BOT_ERRORS, "invalid_token", "account_locked", "invalid_2fa_code", "rate_limited"),
+        },
+      },
     },
-  }, async (request, reply) => {
-    const { recordId, token } = request.params;
-    const result = await verifyMagicLink(deps, request.tenant, { recordId, token, botToken: request.body["bot-challenge-response"], twoFACode: request.body.twoFACode }, contextOf(request));
-    if (!result.success) return result;
-    setSessionCookie(reply, result.session);
-    return { success: true as const, message: result.message, redirect: result.redirect };
-  });
+    async (request, reply) => {
+      const { recordId, token } = request.params;
+      const result = await verifyMagicLink(
+        deps,
+        request.tenant,
+        { recordId, token, botToken: request.body["bot-challenge-response"], twoFACode: request.body.twoFACode },
+        contextOf(request),
+      );
+      if (!result.success) return result;
+      setSessionCookie(reply, result.session);
+      return { success: true as const, message: result.message, redirect: result.redirect };
+    },
+  );
 
-  app.post("/auth/verify-login-code", {
-    schema: {
-      summary: "Log in with the code of a magic link email",
-      description:
-        "D26. The `code` of the latest `magic_login` webhook for the email, for a member reading the email on another device: the same lifetime and single use as its link (using either uses both), and a login like the link's. " +
-        "At most 5 codes are compared per email in 15 minutes, right or wrong: after 5 wrong ones the code is void (429 until the 15 minutes end; the link still works). An unknown email, an email with no live link and a wrong code get the same 400 `invalid_token`. 10 attempts per IP per hour and per email per day.",
-      tags: ["magic-link"],
-      operationId: "verifyLoginCode",
-      body: VerifyLoginCodeBody,
-      response: { 200: MagicLoginAnswer, ...errorResponses(...TENANT_ERRORS, ...BODY_ERRORS, ...BOT_ERRORS, "invalid_token", "account_locked", "invalid_2fa_code", "rate_limited") },
+  app.post(
+    "/auth/verify-login-code",
+    {
+      schema: {
+        summary: "Log in with the code of a magic link email",
+        description:
+          "D26. The `code` of the latest `magic_login` webhook for the email, for a member reading the email on another device: the same lifetime and single use as its link (using either uses both), and a login like the link's. " +
+          "At most 5 codes are compared per email in 15 minutes, right or wrong: after 5 wrong ones the code is void (429 until the 15 minutes end; the link still works). An unknown email, an email with no live link and a wrong code get the same 400 `invalid_token`. 10 attempts per IP per hour and per email per day.",
+        tags: ["magic-link"],
+        operationId: "verifyLoginCode",
+        body: VerifyLoginCodeBody,
+        response: {
+          200: MagicLoginAnswer,
+          ...errorResponses(...TENANT_ERRORS, ...BODY_ERRORS, ...BOT_ERRORS, "invalid_token", "account_locked", "invalid_2fa_code", "rate_limited"),
+        },
+      },
     },
-  }, async (request, reply) => {
-    const { email, code, twoFACode } = request.body;
-    const result = await verifyLoginCode(deps, request.tenant, { email, code, botToken: request.body["bot-challenge-response"], twoFACode }, contextOf(request));
-    if (!result.success) return result;
-    setSessionCookie(reply, result.session);
-    return { success: true as const, message: result.message, redirect: result.redirect };
-  });
+    async (request, reply) => {
+      const { email, code, twoFACode } = request.body;
+      const result = await verifyLoginCode(
+        deps,
+        request.tenant,
+        { email, code, botToken: request.body["bot-challenge-response"], twoFACode },
+        contextOf(request),
+      );
+      if (!result.success) return result;
+      setSessionCookie(reply, result.session);
+      return { success: true as const, message: result.message, redirect: result.redirect };
+    },
+  );
 };

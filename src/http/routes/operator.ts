@@ -8,7 +8,16 @@ import type { Deps } from "../../deps.js";
 import { AuthError, type ErrorCode } from "../../errors.js";
 import { NewTenantSettingsSchema, PartialTenantSettingsSchema, TenantSettingsSchema } from "../../flows/tenant-settings.js";
 import {
-  createTenant, deleteTenant, listTenants, listWebhookDeliveries, rotateApplicationKey, rotateWebhookSecret, showTenant, TENANT_PAGE_DEFAULT, TENANT_PAGE_MAX, updateTenantSettings,
+  createTenant,
+  deleteTenant,
+  listTenants,
+  listWebhookDeliveries,
+  rotateApplicationKey,
+  rotateWebhookSecret,
+  showTenant,
+  TENANT_PAGE_DEFAULT,
+  TENANT_PAGE_MAX,
+  updateTenantSettings,
 } from "../../flows/tenants.js";
 import { constantTimeEqual } from "../../security/hashing.js";
 import { BODY_ERRORS, errorResponses, security } from "../openapi.js";
@@ -17,43 +26,59 @@ import { bearerToken } from "./admin.js";
 
 export const DomainParams = Type.Object({ domain: Type.String({ minLength: 1, maxLength: MAX_PATH_PARAM_LENGTH }) });
 
-const CreatedTenantBody = described(Type.Object({
-  domain: Type.String(),
-  applicationId: Type.String(),
-  webhookSecret: Type.String({ description: "Standard Webhooks secret (`whsec_…`). Shown once." }),
-  internalApiKey: Type.Optional(Type.String({ description: "The new application's admin key. Shown once; only when a new application was created." })),
-}), "The tenant is created.");
+const CreatedTenantBody = described(
+  Type.Object({
+    domain: Type.String(),
+    applicationId: Type.String(),
+    webhookSecret: Type.String({ description: "Standard Webhooks secret (`whsec_…`). Shown once." }),
+    internalApiKey: Type.Optional(Type.String({ description: "The new application's admin key. Shown once; only when a new application was created." })),
+  }),
+  "The tenant is created.",
+);
 const TenantBody = described(
   Type.Object({ domain: Type.String(), applicationId: Type.String(), settings: TenantSettingsSchema }),
   "The tenant and its settings; `botProtection.secretKey` is never returned.",
 );
-const DeliveriesBody = described(Type.Object({
-  deliveries: Type.Array(Type.Object({
-    id: Type.String({ description: "The `webhook-id` of the event." }),
-    eventType: Type.String(),
-    status: Type.Union([Type.Literal("pending"), Type.Literal("delivered"), Type.Literal("failed")]),
-    attempts: Type.Integer(),
-    lastError: Type.Union([Type.String(), Type.Null()]),
-    nextAttemptAt: Type.Union([Type.String({ description: "ISO 8601 time." }), Type.Null()]),
-    createdAt: Type.String({ description: "ISO 8601 time." }),
-  })),
-}), "Recent deliveries, newest first; never the payload or its link.");
+const DeliveriesBody = described(
+  Type.Object({
+    deliveries: Type.Array(
+      Type.Object({
+        id: Type.String({ description: "The `webhook-id` of the event." }),
+        eventType: Type.String(),
+        status: Type.Union([Type.Literal("pending"), Type.Literal("delivered"), Type.Literal("failed")]),
+        attempts: Type.Integer(),
+        lastError: Type.Union([Type.String(), Type.Null()]),
+        nextAttemptAt: Type.Union([Type.String({ description: "ISO 8601 time." }), Type.Null()]),
+        createdAt: Type.String({ description: "ISO 8601 time." }),
+      }),
+    ),
+  }),
+  "Recent deliveries, newest first; never the payload or its link.",
+);
 
 export const DeleteTenantQuery = Type.Object({ confirm: Type.String({ minLength: 1, maxLength: MAX_PATH_PARAM_LENGTH, description: "The domain again." }) });
 export const TenantListQuery = Type.Object({
   limit: Type.Optional(LimitQueryField(TENANT_PAGE_DEFAULT, TENANT_PAGE_MAX, "Tenants")),
   cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 340, description: "`nextCursor` of the previous page." })),
 });
-export const TenantListBody = described(Type.Object({
-  tenants: Type.Array(Type.Object({ domain: Type.String(), applicationId: Type.String(), createdAt: Type.String({ description: "ISO 8601 time." }) })),
-  nextCursor: Type.Union([Type.String(), Type.Null()], { description: "Pass as `cursor` for the next page; null on the last page." }),
-}), "Tenants in domain order; never a key or secret.");
-export const DeletedTenantBody = described(Type.Object({
-  success: Type.Literal(true),
-  domain: Type.String(),
-  applicationId: Type.String(),
-  applicationDeleted: Type.Boolean({ description: "True when this was the application's last tenant: the application and its internal API key are gone too." }),
-}), "The tenant and everything it held are erased.");
+export const TenantListBody = described(
+  Type.Object({
+    tenants: Type.Array(Type.Object({ domain: Type.String(), applicationId: Type.String(), createdAt: Type.String({ description: "ISO 8601 time." }) })),
+    nextCursor: Type.Union([Type.String(), Type.Null()], { description: "Pass as `cursor` for the next page; null on the last page." }),
+  }),
+  "Tenants in domain order; never a key or secret.",
+);
+export const DeletedTenantBody = described(
+  Type.Object({
+    success: Type.Literal(true),
+    domain: Type.String(),
+    applicationId: Type.String(),
+    applicationDeleted: Type.Boolean({
+      description: "True when this was the application's last tenant: the application and its internal API key are gone too.",
+    }),
+  }),
+  "The tenant and everything it held are erased.",
+);
 
 /** The key is checked before anything else (onRequest); 404 when the operator API is off. */
 const OPERATOR_ERRORS: readonly ErrorCode[] = ["not_found", "unauthorized"];
@@ -66,117 +91,164 @@ export const operatorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
     if (presented === undefined || !constantTimeEqual(presented, operatorKey)) throw new AuthError("unauthorized");
   });
 
-  app.post("/operator/tenants", {
-    schema: {
-      summary: "Create a tenant",
-      description: "D3. Without `applicationId` a new application is created with a new internal API key; with it, the tenant joins that application and shares its key (404 `not_found` when there is no such application). Settings are refused with 400 when a key is unknown.",
-      tags: ["operator"],
-      operationId: "createTenant",
-      security: security.operator,
-      body: Type.Object({
-        domain: Type.String({ minLength: 1, maxLength: 253 }),
-        applicationId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
-        settings: NewTenantSettingsSchema,
-      }),
-      response: { 201: CreatedTenantBody, ...errorResponses(...OPERATOR_ERRORS, ...BODY_ERRORS, "conflict") },
+  app.post(
+    "/operator/tenants",
+    {
+      schema: {
+        summary: "Create a tenant",
+        description:
+          "D3. Without `applicationId` a new application is created with a new internal API key; with it, the tenant joins that application and shares its key (404 `not_found` when there is no such application). Settings are refused with 400 when a key is unknown.",
+        tags: ["operator"],
+        operationId: "createTenant",
+        security: security.operator,
+        body: Type.Object({
+          domain: Type.String({ minLength: 1, maxLength: 253 }),
+          applicationId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+          settings: NewTenantSettingsSchema,
+        }),
+        response: { 201: CreatedTenantBody, ...errorResponses(...OPERATOR_ERRORS, ...BODY_ERRORS, "conflict") },
+      },
     },
-  }, async (request, reply) => {
-    const created = await createTenant(deps, request.body);
-    return reply.code(201).send(created);
-  });
+    async (request, reply) => {
+      const created = await createTenant(deps, request.body);
+      return reply.code(201).send(created);
+    },
+  );
 
-  app.get("/operator/tenants", {
-    schema: {
-      summary: "List tenants",
-      description: "D23. In domain order, cursor-paged.",
-      tags: ["operator"],
-      operationId: "listTenants",
-      security: security.operator,
-      querystring: TenantListQuery,
-      response: { 200: TenantListBody, ...errorResponses(...OPERATOR_ERRORS, "validation_failed") },
+  app.get(
+    "/operator/tenants",
+    {
+      schema: {
+        summary: "List tenants",
+        description: "D23. In domain order, cursor-paged.",
+        tags: ["operator"],
+        operationId: "listTenants",
+        security: security.operator,
+        querystring: TenantListQuery,
+        response: { 200: TenantListBody, ...errorResponses(...OPERATOR_ERRORS, "validation_failed") },
+      },
     },
-  }, async (request) => {
-    const { limit, cursor } = request.query;
-    return listTenants(deps, { cursor, limit });
-  });
+    async (request) => {
+      const { limit, cursor } = request.query;
+      return listTenants(deps, { cursor, limit });
+    },
+  );
 
-  app.delete("/operator/tenants/:domain", {
-    schema: {
-      summary: "Delete a tenant and everything it holds",
-      description: "D23. `confirm` must repeat the domain (400 otherwise, nothing deleted). Erases, in one transaction, the tenant's members, sessions, tokens, webhook deliveries, audit events and counters, and its application with the application's internal API key when no other tenant shares it. Not reversible. Other instances may serve the tenant from their cache for up to 5 seconds.",
-      tags: ["operator"],
-      operationId: "deleteTenant",
-      security: security.operator,
-      params: DomainParams,
-      querystring: DeleteTenantQuery,
-      response: { 200: DeletedTenantBody, ...errorResponses(...OPERATOR_ERRORS, "validation_failed", "unknown_tenant") },
+  app.delete(
+    "/operator/tenants/:domain",
+    {
+      schema: {
+        summary: "Delete a tenant and everything it holds",
+        description:
+          "D23. `confirm` must repeat the domain (400 otherwise, nothing deleted). Erases, in one transaction, the tenant's members, sessions, tokens, webhook deliveries, audit events and counters, and its application with the application's internal API key when no other tenant shares it. Not reversible. Other instances may serve the tenant from their cache for up to 5 seconds.",
+        tags: ["operator"],
+        operationId: "deleteTenant",
+        security: security.operator,
+        params: DomainParams,
+        querystring: DeleteTenantQuery,
+        response: { 200: DeletedTenantBody, ...errorResponses(...OPERATOR_ERRORS, "validation_failed", "unknown_tenant") },
+      },
     },
-  }, async (request) => deleteTenant(deps, request.params.domain, request.query.confirm));
+    async (request) => deleteTenant(deps, request.params.domain, request.query.confirm),
+  );
 
-  app.get("/operator/tenants/:domain", {
-    schema: {
-      summary: "Show a tenant",
-      description: "D3. Its settings as stored, without `botProtection.secretKey`.",
-      tags: ["operator"],
-      operationId: "showTenant",
-      security: security.operator,
-      params: DomainParams,
-      response: { 200: TenantBody, ...errorResponses(...OPERATOR_ERRORS, "validation_failed", "unknown_tenant") },
+  app.get(
+    "/operator/tenants/:domain",
+    {
+      schema: {
+        summary: "Show a tenant",
+        description: "D3. Its settings as stored, without `botProtection.secretKey`.",
+        tags: ["operator"],
+        operationId: "showTenant",
+        security: security.operator,
+        params: DomainParams,
+        response: { 200: TenantBody, ...errorResponses(...OPERATOR_ERRORS, "validation_failed", "unknown_tenant") },
+      },
     },
-  }, async (request) => showTenant(deps, request.params.domain));
+    async (request) => showTenant(deps, request.params.domain),
+  );
 
-  app.patch("/operator/tenants/:domain", {
-    schema: {
-      summary: "Change a tenant's settings",
-      description: "D3. Top-level keys are merged; `botProtection` is replaced whole, and the result is validated again. Concurrent updates of different keys both land (D21); 409 `conflict` only if the settings kept changing through five tries.",
-      tags: ["operator"],
-      operationId: "updateTenantSettings",
-      security: security.operator,
-      params: DomainParams,
-      body: Type.Object({ settings: PartialTenantSettingsSchema }),
-      response: { 200: TenantBody, ...errorResponses(...OPERATOR_ERRORS, ...BODY_ERRORS, "unknown_tenant", "conflict") },
+  app.patch(
+    "/operator/tenants/:domain",
+    {
+      schema: {
+        summary: "Change a tenant's settings",
+        description:
+          "D3. Top-level keys are merged; `botProtection` is replaced whole, and the result is validated again. Concurrent updates of different keys both land (D21); 409 `conflict` only if the settings kept changing through five tries.",
+        tags: ["operator"],
+        operationId: "updateTenantSettings",
+        security: security.operator,
+        params: DomainParams,
+        body: Type.Object({ settings: PartialTenantSettingsSchema }),
+        response: { 200: TenantBody, ...errorResponses(...OPERATOR_ERRORS, ...BODY_ERRORS, "unknown_tenant", "conflict") },
+      },
     },
-  }, async (request) => updateTenantSettings(deps, request.params.domain, request.body.settings));
+    async (request) => updateTenantSettings(deps, request.params.domain, request.body.settings),
+  );
 
-  app.post("/operator/applications/:applicationId/rotate-key", {
-    schema: {
-      summary: "Replace an application's internal API key",
-      description: "D3. The old key stops working at once, for every tenant of the application.",
-      tags: ["operator"],
-      operationId: "rotateApplicationKey",
-      security: security.operator,
-      params: Type.Object({ applicationId: Type.String({ minLength: 1, maxLength: 64 }) }),
-      body: NoBodyNeeded,
-      response: { 200: described(Type.Object({ applicationId: Type.String(), internalApiKey: Type.String() }), "The new key, shown once."), ...errorResponses(...OPERATOR_ERRORS, ...BODY_ERRORS) },
+  app.post(
+    "/operator/applications/:applicationId/rotate-key",
+    {
+      schema: {
+        summary: "Replace an application's internal API key",
+        description: "D3. The old key stops working at once, for every tenant of the application.",
+        tags: ["operator"],
+        operationId: "rotateApplicationKey",
+        security: security.operator,
+        params: Type.Object({ applicationId: Type.String({ minLength: 1, maxLength: 64 }) }),
+        body: NoBodyNeeded,
+        response: {
+          200: described(Type.Object({ applicationId: Type.String(), internalApiKey: Type.String() }), "The new key, shown once."),
+          ...errorResponses(...OPERATOR_ERRORS, ...BODY_ERRORS),
+        },
+      },
     },
-  }, async (request) => rotateApplicationKey(deps, request.params.applicationId));
+    async (request) => rotateApplicationKey(deps, request.params.applicationId),
+  );
 
-  app.post("/operator/tenants/:domain/rotate-webhook-secret", {
-    schema: {
-      summary: "Replace a tenant's webhook signing secret",
-      description: "D3. Webhooks are signed with the new secret from the next attempt on, retries of earlier events included.",
-      tags: ["operator"],
-      operationId: "rotateWebhookSecret",
-      security: security.operator,
-      params: DomainParams,
-      body: NoBodyNeeded,
-      response: { 200: described(Type.Object({ domain: Type.String(), webhookSecret: Type.String() }), "The new secret, shown once."), ...errorResponses(...OPERATOR_ERRORS, ...BODY_ERRORS, "unknown_tenant") },
+  app.post(
+    "/operator/tenants/:domain/rotate-webhook-secret",
+    {
+      schema: {
+        summary: "Replace a tenant's webhook signing secret",
+        description: "D3. Webhooks are signed with the new secret from the next attempt on, retries of earlier events included.",
+        tags: ["operator"],
+        operationId: "rotateWebhookSecret",
+        security: security.operator,
+        params: DomainParams,
+        body: NoBodyNeeded,
+        response: {
+          200: described(Type.Object({ domain: Type.String(), webhookSecret: Type.String() }), "The new secret, shown once."),
+          ...errorResponses(...OPERATOR_ERRORS, ...BODY_ERRORS, "unknown_tenant"),
+        },
+      },
     },
-  }, async (request) => rotateWebhookSecret(deps, request.params.domain));
+    async (request) => rotateWebhookSecret(deps, request.params.domain),
+  );
 
-  app.get("/operator/tenants/:domain/webhook-deliveries", {
-    schema: {
-      summary: "List a tenant's recent webhook deliveries",
-      description: "D3. Newest first; never a payload or its link.",
-      tags: ["operator"],
-      operationId: "listWebhookDeliveries",
-      security: security.operator,
-      params: DomainParams,
-      querystring: Type.Object({ limit: Type.Optional(LimitQueryField(50, 200, "Deliveries")) }),
-      response: { 200: DeliveriesBody, ...errorResponses(...OPERATOR_ERRORS, "validation_failed", "unknown_tenant") },
+  app.get(
+    "/operator/tenants/:domain/webhook-deliveries",
+    {
+      schema: {
+        summary: "List a tenant's recent webhook deliveries",
+        description: "D3. Newest first; never a payload or its link.",
+        tags: ["operator"],
+        operationId: "listWebhookDeliveries",
+        security: security.operator,
+        params: DomainParams,
+        querystring: Type.Object({ limit: Type.Optional(LimitQueryField(50, 200, "Deliveries")) }),
+        response: { 200: DeliveriesBody, ...errorResponses(...OPERATOR_ERRORS, "validation_failed", "unknown_tenant") },
+      },
     },
-  }, async (request) => {
-    const deliveries = await listWebhookDeliveries(deps, request.params.domain, request.query.limit ?? 50);
-    return { deliveries: deliveries.map((d) => ({ ...d, createdAt: new Date(d.createdAt).toISOString(), nextAttemptAt: d.nextAttemptAt === null ? null : new Date(d.nextAttemptAt).toISOString() })) };
-  });
+    async (request) => {
+      const deliveries = await listWebhookDeliveries(deps, request.params.domain, request.query.limit ?? 50);
+      return {
+        deliveries: deliveries.map((d) => ({
+          ...d,
+          createdAt: new Date(d.createdAt).toISOString(),
+          nextAttemptAt: d.nextAttemptAt === null ? null : new Date(d.nextAttemptAt).toISOString(),
+        })),
+      };
+    },
+  );
 };

@@ -13,47 +13,75 @@ export const ResetPasswordBody = Type.Object({ recordId: RecordIdField, token: T
 export const ChangePasswordBody = Type.Object({ currentPassword: PasswordField, newPassword: PasswordField });
 
 export const passwordRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
-  app.post("/auth/forgot-password", {
-    schema: {
-      summary: "Email a password reset link",
-      description: "Spec 4.3. Unknown and locked emails get the same success and nothing is sent. For an existing account, this also ends every session of the member.",
-      tags: ["passwords"],
-      operationId: "requestPasswordReset",
-      body: ForgotPasswordBody,
-      response: { 200: described(MessageBody, "Generic success, the same whether or not a link was sent."), ...errorResponses(...TENANT_ERRORS, ...BODY_ERRORS, ...BOT_ERRORS, "rate_limited") },
+  app.post(
+    "/auth/forgot-password",
+    {
+      schema: {
+        summary: "Email a password reset link",
+        description:
+          "Spec 4.3. Unknown and locked emails get the same success and nothing is sent. For an existing account, this also ends every session of the member.",
+        tags: ["passwords"],
+        operationId: "requestPasswordReset",
+        body: ForgotPasswordBody,
+        response: {
+          200: described(MessageBody, "Generic success, the same whether or not a link was sent."),
+          ...errorResponses(...TENANT_ERRORS, ...BODY_ERRORS, ...BOT_ERRORS, "rate_limited"),
+        },
+      },
     },
-  }, async (request) => {
-    const message = await requestPasswordReset(deps, request.tenant, { email: request.body.email, botToken: request.body["bot-challenge-response"] }, contextOf(request));
-    return { success: true as const, message };
-  });
+    async (request) => {
+      const message = await requestPasswordReset(
+        deps,
+        request.tenant,
+        { email: request.body.email, botToken: request.body["bot-challenge-response"] },
+        contextOf(request),
+      );
+      return { success: true as const, message };
+    },
+  );
 
-  app.post("/auth/reset-password", {
-    schema: {
-      summary: "Set a new password with the emailed reset link",
-      description: "Spec 4.3. `recordId` and `token` are the last two segments of the `resetLink`. On success every session ends and the account is `Unlocked`. A password that fails the policy leaves the link valid.",
-      tags: ["passwords"],
-      operationId: "resetPassword",
-      body: ResetPasswordBody,
-      response: { 200: described(MessageBody, "The password is reset."), ...errorResponses(...TENANT_ERRORS, ...BODY_ERRORS, ...NEW_PASSWORD_ERRORS, "invalid_token") },
+  app.post(
+    "/auth/reset-password",
+    {
+      schema: {
+        summary: "Set a new password with the emailed reset link",
+        description:
+          "Spec 4.3. `recordId` and `token` are the last two segments of the `resetLink`. On success every session ends and the account is `Unlocked`. A password that fails the policy leaves the link valid.",
+        tags: ["passwords"],
+        operationId: "resetPassword",
+        body: ResetPasswordBody,
+        response: {
+          200: described(MessageBody, "The password is reset."),
+          ...errorResponses(...TENANT_ERRORS, ...BODY_ERRORS, ...NEW_PASSWORD_ERRORS, "invalid_token"),
+        },
+      },
     },
-  }, async (request) => {
-    const message = await resetPassword(deps, request.tenant, request.body, contextOf(request));
-    return { success: true as const, message };
-  });
+    async (request) => {
+      const message = await resetPassword(deps, request.tenant, request.body, contextOf(request));
+      return { success: true as const, message };
+    },
+  );
 
-  app.post("/auth/change-password", {
-    schema: {
-      summary: "Change the password of the logged-in member",
-      description: "Spec 4.3. Every other session of the member ends; this one stays. Wrong current passwords count towards the same lockout as login.",
-      tags: ["passwords"],
-      operationId: "changePassword",
-      security: security.session,
-      body: ChangePasswordBody,
-      response: { 200: described(MessageBody, "The password is changed."), ...errorResponses(...TENANT_ERRORS, ...BODY_ERRORS, ...NEW_PASSWORD_ERRORS, "unauthorized", "invalid_credentials", "rate_limited") },
+  app.post(
+    "/auth/change-password",
+    {
+      schema: {
+        summary: "Change the password of the logged-in member",
+        description: "Spec 4.3. Every other session of the member ends; this one stays. Wrong current passwords count towards the same lockout as login.",
+        tags: ["passwords"],
+        operationId: "changePassword",
+        security: security.session,
+        body: ChangePasswordBody,
+        response: {
+          200: described(MessageBody, "The password is changed."),
+          ...errorResponses(...TENANT_ERRORS, ...BODY_ERRORS, ...NEW_PASSWORD_ERRORS, "unauthorized", "invalid_credentials", "rate_limited"),
+        },
+      },
     },
-  }, async (request) => {
-    const session = await requireSession(deps, request);
-    const message = await changePassword(deps, request.tenant, session, request.body, contextOf(request));
-    return { success: true as const, message };
-  });
+    async (request) => {
+      const session = await requireSession(deps, request);
+      const message = await changePassword(deps, request.tenant, session, request.body, contextOf(request));
+      return { success: true as const, message };
+    },
+  );
 };

@@ -6,16 +6,32 @@ import { confirmEmailChange, requestEmailChange, secureAccount } from "../../flo
 import { changeName, deleteAccount, getMe, listSessions, revokeOtherSessions, revokeSession } from "../../flows/self-service.js";
 import { findActiveSession } from "../../flows/sessions.js";
 import { BODY_ERRORS, errorResponses, security, TENANT_ERRORS } from "../openapi.js";
-import { described, EmailField, memberIdentityFields, MessageBody, NameField, NoBodyNeeded, PasswordField, RecordIdField, SessionFields, Timestamp, TokenField, TwoFactorCodeField } from "../schemas.js";
+import {
+  described,
+  EmailField,
+  memberIdentityFields,
+  MessageBody,
+  NameField,
+  NoBodyNeeded,
+  PasswordField,
+  RecordIdField,
+  SessionFields,
+  Timestamp,
+  TokenField,
+  TwoFactorCodeField,
+} from "../schemas.js";
 import { clearSessionCookie, requireSession } from "../session-cookie.js";
 import { contextOf, SESSION_COOKIE } from "../tenant.js";
 
-export const MeBody = described(Type.Object({
-  success: Type.Literal(true),
-  ...memberIdentityFields,
-  hasPassword: Type.Boolean({ description: "False for a magic-link-only member: re-authentication then needs a session under 10 minutes old." }),
-  createdAt: Timestamp,
-}), "The signed-in member.");
+export const MeBody = described(
+  Type.Object({
+    success: Type.Literal(true),
+    ...memberIdentityFields,
+    hasPassword: Type.Boolean({ description: "False for a magic-link-only member: re-authentication then needs a session under 10 minutes old." }),
+    createdAt: Timestamp,
+  }),
+  "The signed-in member.",
+);
 export const UpdateMeBody = Type.Object({ name: NameField });
 const Reauthentication = {
   password: Type.Optional(described(PasswordField, "Required when the member has a password.")),
@@ -24,146 +40,198 @@ const Reauthentication = {
 export const ChangeEmailBody = Type.Object({ newEmail: EmailField, ...Reauthentication });
 export const DeleteAccountBody = Type.Object(Reauthentication);
 export const LinkBody = Type.Object({ recordId: RecordIdField, token: TokenField });
-export const SessionListBody = described(Type.Object({
-  success: Type.Literal(true),
-  sessions: Type.Array(Type.Object({
-    id: Type.String({ description: "Public id: names the session in `DELETE /auth/sessions/{id}`; it is not the cookie and opens nothing." }),
-    ...SessionFields,
-    current: Type.Boolean({ description: "The session of this request." }),
-  })),
-}), "The member's live sessions, newest first.");
+export const SessionListBody = described(
+  Type.Object({
+    success: Type.Literal(true),
+    sessions: Type.Array(
+      Type.Object({
+        id: Type.String({ description: "Public id: names the session in `DELETE /auth/sessions/{id}`; it is not the cookie and opens nothing." }),
+        ...SessionFields,
+        current: Type.Boolean({ description: "The session of this request." }),
+      }),
+    ),
+  }),
+  "The member's live sessions, newest first.",
+);
 export const SessionParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
 const SESSION_ERRORS = [...TENANT_ERRORS, "unauthorized"] as const;
 const REAUTH_ERRORS = ["invalid_credentials", "invalid_2fa_code", "password_change_required", "rate_limited"] as const;
 
 export const selfServiceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
-  app.get("/auth/me", {
-    schema: {
-      summary: "Read the signed-in member's profile",
-      description: "D24.",
-      tags: ["account"],
-      operationId: "getMe",
-      security: security.session,
-      response: { 200: MeBody, ...errorResponses(...SESSION_ERRORS) },
+  app.get(
+    "/auth/me",
+    {
+      schema: {
+        summary: "Read the signed-in member's profile",
+        description: "D24.",
+        tags: ["account"],
+        operationId: "getMe",
+        security: security.session,
+        response: { 200: MeBody, ...errorResponses(...SESSION_ERRORS) },
+      },
     },
-  }, async (request) => ({ success: true as const, ...(await getMe(deps, request.tenant, await requireSession(deps, request))) }));
+    async (request) => ({ success: true as const, ...(await getMe(deps, request.tenant, await requireSession(deps, request))) }),
+  );
 
-  app.patch("/auth/me", {
-    schema: {
-      summary: "Change the signed-in member's name",
-      description: "D24. 1 to 100 characters, no control characters. Sends `member.updated` (`changes: [\"name\"]`) to the tenant's `eventsWebhook`.",
-      tags: ["account"],
-      operationId: "updateMe",
-      security: security.session,
-      body: UpdateMeBody,
-      response: { 200: MeBody, ...errorResponses(...SESSION_ERRORS, ...BODY_ERRORS) },
+  app.patch(
+    "/auth/me",
+    {
+      schema: {
+        summary: "Change the signed-in member's name",
+        description: 'D24. 1 to 100 characters, no control characters. Sends `member.updated` (`changes: ["name"]`) to the tenant\'s `eventsWebhook`.',
+        tags: ["account"],
+        operationId: "updateMe",
+        security: security.session,
+        body: UpdateMeBody,
+        response: { 200: MeBody, ...errorResponses(...SESSION_ERRORS, ...BODY_ERRORS) },
+      },
     },
-  }, async (request) => {
-    const session = await requireSession(deps, request);
-    return { success: true as const, ...(await changeName(deps, request.tenant, session, request.body.name, contextOf(request))) };
-  });
+    async (request) => {
+      const session = await requireSession(deps, request);
+      return { success: true as const, ...(await changeName(deps, request.tenant, session, request.body.name, contextOf(request))) };
+    },
+  );
 
-  app.post("/auth/change-email", {
-    schema: {
-      summary: "Ask to change the email address",
-      description: "D24. Re-authenticates: `password` when the member has one (same lockout as login), else a session under 10 minutes old; and `twoFACode` when 2FA is on. In `Password Change Pending` a password is refused (403 `password_change_required`): it is the one flagged. Then sends `email_change` (`verificationLink` to `/email-change/{recordId}/{token}`, 1 hour) to the new address through `emailVerificationWebhook`, and a `security_alert` `email_change_requested` to the current one. The same answer whether or not the new address is taken (nothing is sent to a taken one). 3 requests per member per hour.",
-      tags: ["account"],
-      operationId: "changeEmail",
-      security: security.session,
-      body: ChangeEmailBody,
-      response: { 200: described(MessageBody, "Generic success."), ...errorResponses(...SESSION_ERRORS, ...BODY_ERRORS, ...REAUTH_ERRORS) },
+  app.post(
+    "/auth/change-email",
+    {
+      schema: {
+        summary: "Ask to change the email address",
+        description:
+          "D24. Re-authenticates: `password` when the member has one (same lockout as login), else a session under 10 minutes old; and `twoFACode` when 2FA is on. In `Password Change Pending` a password is refused (403 `password_change_required`): it is the one flagged. Then sends `email_change` (`verificationLink` to `/email-change/{recordId}/{token}`, 1 hour) to the new address through `emailVerificationWebhook`, and a `security_alert` `email_change_requested` to the current one. The same answer whether or not the new address is taken (nothing is sent to a taken one). 3 requests per member per hour.",
+        tags: ["account"],
+        operationId: "changeEmail",
+        security: security.session,
+        body: ChangeEmailBody,
+        response: { 200: described(MessageBody, "Generic success."), ...errorResponses(...SESSION_ERRORS, ...BODY_ERRORS, ...REAUTH_ERRORS) },
+      },
     },
-  }, async (request) => {
-    const session = await requireSession(deps, request);
-    return { success: true as const, message: await requestEmailChange(deps, request.tenant, session, request.body, contextOf(request)) };
-  });
+    async (request) => {
+      const session = await requireSession(deps, request);
+      return { success: true as const, message: await requestEmailChange(deps, request.tenant, session, request.body, contextOf(request)) };
+    },
+  );
 
-  app.post("/auth/confirm-email-change", {
-    schema: {
-      summary: "Confirm a new email address with the emailed link",
-      description: "D24. `recordId` and `token` are the last two segments of the `verificationLink`. No session needed (the link may be opened on another device). Replaces the email, ends every other session, voids every link sent to the old address, sends `security_alert` `email_changed` to the old address and `member.updated` to `eventsWebhook`. 409 `conflict` when the address was taken meanwhile (the link stays valid).",
-      tags: ["account"],
-      operationId: "confirmEmailChange",
-      body: LinkBody,
-      response: { 200: described(MessageBody, "The email is changed."), ...errorResponses(...TENANT_ERRORS, ...BODY_ERRORS, "invalid_token", "conflict") },
+  app.post(
+    "/auth/confirm-email-change",
+    {
+      schema: {
+        summary: "Confirm a new email address with the emailed link",
+        description:
+          "D24. `recordId` and `token` are the last two segments of the `verificationLink`. No session needed (the link may be opened on another device). Replaces the email, ends every other session, voids every link sent to the old address, sends `security_alert` `email_changed` to the old address and `member.updated` to `eventsWebhook`. 409 `conflict` when the address was taken meanwhile (the link stays valid).",
+        tags: ["account"],
+        operationId: "confirmEmailChange",
+        body: LinkBody,
+        response: { 200: described(MessageBody, "The email is changed."), ...errorResponses(...TENANT_ERRORS, ...BODY_ERRORS, "invalid_token", "conflict") },
+      },
     },
-  }, async (request) => {
-    const current = await findActiveSession(deps, request.tenant, request.cookies[SESSION_COOKIE]);
-    const keep = current && current.data.recordId === request.body.recordId ? current.idHash : undefined;
-    return { success: true as const, message: await confirmEmailChange(deps, request.tenant, request.body, contextOf(request), keep) };
-  });
+    async (request) => {
+      const current = await findActiveSession(deps, request.tenant, request.cookies[SESSION_COOKIE]);
+      const keep = current && current.data.recordId === request.body.recordId ? current.idHash : undefined;
+      return { success: true as const, message: await confirmEmailChange(deps, request.tenant, request.body, contextOf(request), keep) };
+    },
+  );
 
-  app.post("/auth/secure-account", {
-    schema: {
-      summary: "\"This wasn't me\": lock the account down from a security alert",
-      description: "D24. `recordId` and `token` are the last two segments of an alert's `secureAccountLink` (7 days, one use; each alert has its own, and a password or email change leaves them valid). Ends every session, voids every link, sets `Password Change Pending` (a locked account stays locked) and turns off a second factor turned on after the alert was sent. After an `email_changed` alert it also gives the old address back, unless a verified account holds it now (the message then says so); a pending registration holding it is erased.",
-      tags: ["account"],
-      operationId: "secureAccount",
-      body: LinkBody,
-      response: { 200: described(MessageBody, "The account is secured; `Set-Cookie` clears `session_id`."), ...errorResponses(...TENANT_ERRORS, ...BODY_ERRORS, "invalid_token") },
+  app.post(
+    "/auth/secure-account",
+    {
+      schema: {
+        summary: '"This wasn\'t me": lock the account down from a security alert',
+        description:
+          "D24. `recordId` and `token` are the last two segments of an alert's `secureAccountLink` (7 days, one use; each alert has its own, and a password or email change leaves them valid). Ends every session, voids every link, sets `Password Change Pending` (a locked account stays locked) and turns off a second factor turned on after the alert was sent. After an `email_changed` alert it also gives the old address back, unless a verified account holds it now (the message then says so); a pending registration holding it is erased.",
+        tags: ["account"],
+        operationId: "secureAccount",
+        body: LinkBody,
+        response: {
+          200: described(MessageBody, "The account is secured; `Set-Cookie` clears `session_id`."),
+          ...errorResponses(...TENANT_ERRORS, ...BODY_ERRORS, "invalid_token"),
+        },
+      },
     },
-  }, async (request, reply) => {
-    const { message } = await secureAccount(deps, request.tenant, request.body, contextOf(request));
-    clearSessionCookie(reply);
-    return { success: true as const, message };
-  });
+    async (request, reply) => {
+      const { message } = await secureAccount(deps, request.tenant, request.body, contextOf(request));
+      clearSessionCookie(reply);
+      return { success: true as const, message };
+    },
+  );
 
-  app.get("/auth/sessions", {
-    schema: {
-      summary: "List the member's sessions",
-      description: "D24. Where and when each live session was opened and last used.",
-      tags: ["account"],
-      operationId: "listSessions",
-      security: security.session,
-      response: { 200: SessionListBody, ...errorResponses(...SESSION_ERRORS) },
+  app.get(
+    "/auth/sessions",
+    {
+      schema: {
+        summary: "List the member's sessions",
+        description: "D24. Where and when each live session was opened and last used.",
+        tags: ["account"],
+        operationId: "listSessions",
+        security: security.session,
+        response: { 200: SessionListBody, ...errorResponses(...SESSION_ERRORS) },
+      },
     },
-  }, async (request) => ({ success: true as const, sessions: await listSessions(deps, request.tenant, await requireSession(deps, request)) }));
+    async (request) => ({ success: true as const, sessions: await listSessions(deps, request.tenant, await requireSession(deps, request)) }),
+  );
 
-  app.delete("/auth/sessions/:id", {
-    schema: {
-      summary: "End one of the member's sessions",
-      description: "D24. `id` from `GET /auth/sessions`. Ending the current one also clears the cookie. 404 `not_found` for an id that is not one of the member's live sessions.",
-      tags: ["account"],
-      operationId: "revokeSession",
-      security: security.session,
-      params: SessionParams,
-      response: { 200: described(MessageBody, "The session has ended."), ...errorResponses(...SESSION_ERRORS, "validation_failed", "not_found") },
+  app.delete(
+    "/auth/sessions/:id",
+    {
+      schema: {
+        summary: "End one of the member's sessions",
+        description:
+          "D24. `id` from `GET /auth/sessions`. Ending the current one also clears the cookie. 404 `not_found` for an id that is not one of the member's live sessions.",
+        tags: ["account"],
+        operationId: "revokeSession",
+        security: security.session,
+        params: SessionParams,
+        response: { 200: described(MessageBody, "The session has ended."), ...errorResponses(...SESSION_ERRORS, "validation_failed", "not_found") },
+      },
     },
-  }, async (request, reply) => {
-    const session = await requireSession(deps, request);
-    const { current } = await revokeSession(deps, request.tenant, session, request.params.id, contextOf(request));
-    if (current) clearSessionCookie(reply);
-    return { success: true as const, message: "The session has ended." };
-  });
+    async (request, reply) => {
+      const session = await requireSession(deps, request);
+      const { current } = await revokeSession(deps, request.tenant, session, request.params.id, contextOf(request));
+      if (current) clearSessionCookie(reply);
+      return { success: true as const, message: "The session has ended." };
+    },
+  );
 
-  app.post("/auth/sessions/revoke-others", {
-    schema: {
-      summary: "End every other session of the member",
-      description: "D24 (OWASP ASVS 3.3.4). This session stays.",
-      tags: ["account"],
-      operationId: "revokeOtherSessions",
-      security: security.session,
-      body: NoBodyNeeded,
-      response: { 200: described(MessageBody, "Every other session has ended."), ...errorResponses(...SESSION_ERRORS, ...BODY_ERRORS) },
+  app.post(
+    "/auth/sessions/revoke-others",
+    {
+      schema: {
+        summary: "End every other session of the member",
+        description: "D24 (OWASP ASVS 3.3.4). This session stays.",
+        tags: ["account"],
+        operationId: "revokeOtherSessions",
+        security: security.session,
+        body: NoBodyNeeded,
+        response: { 200: described(MessageBody, "Every other session has ended."), ...errorResponses(...SESSION_ERRORS, ...BODY_ERRORS) },
+      },
     },
-  }, async (request) => {
-    await revokeOtherSessions(deps, request.tenant, await requireSession(deps, request), contextOf(request));
-    return { success: true as const, message: "Every other session has ended." };
-  });
+    async (request) => {
+      await revokeOtherSessions(deps, request.tenant, await requireSession(deps, request), contextOf(request));
+      return { success: true as const, message: "Every other session has ended." };
+    },
+  );
 
-  app.post("/auth/delete-account", {
-    schema: {
-      summary: "Delete the signed-in member's account",
-      description: "D24. The same re-authentication as `/auth/change-email`, then the erasure of D22 (every row keyed to the member, in one transaction); `member.deleted` goes to `eventsWebhook`. Clears the cookie.",
-      tags: ["account"],
-      operationId: "deleteAccount",
-      security: security.session,
-      body: DeleteAccountBody,
-      response: { 200: described(MessageBody, "The account is deleted; `Set-Cookie` clears `session_id`."), ...errorResponses(...SESSION_ERRORS, ...BODY_ERRORS, ...REAUTH_ERRORS) },
+  app.post(
+    "/auth/delete-account",
+    {
+      schema: {
+        summary: "Delete the signed-in member's account",
+        description:
+          "D24. The same re-authentication as `/auth/change-email`, then the erasure of D22 (every row keyed to the member, in one transaction); `member.deleted` goes to `eventsWebhook`. Clears the cookie.",
+        tags: ["account"],
+        operationId: "deleteAccount",
+        security: security.session,
+        body: DeleteAccountBody,
+        response: {
+          200: described(MessageBody, "The account is deleted; `Set-Cookie` clears `session_id`."),
+          ...errorResponses(...SESSION_ERRORS, ...BODY_ERRORS, ...REAUTH_ERRORS),
+        },
+      },
     },
-  }, async (request, reply) => {
-    await deleteAccount(deps, request.tenant, await requireSession(deps, request), request.body, contextOf(request));
-    clearSessionCookie(reply);
-    return { success: true as const, message: "Your account has been deleted." };
-  });
+    async (request, reply) => {
+      await deleteAccount(deps, request.tenant, await requireSession(deps, request), request.body, contextOf(request));
+      clearSessionCookie(reply);
+      return { success: true as const, message: "Your account has been deleted." };
+    },
+  );
 };

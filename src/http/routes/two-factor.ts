@@ -27,64 +27,85 @@ export const RegenerateRecoveryCodesBody = Type.Object({ code: CodeField });
 const SESSION_ERRORS = [...TENANT_ERRORS, ...BODY_ERRORS, "unauthorized", "invalid_state"] as const;
 
 export const twoFactorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
-  app.post("/auth/2fa/setup", {
-    schema: {
-      summary: "Start TOTP enrolment",
-      description: "D14. Each call replaces the pending secret until one is confirmed. 409 `invalid_state` when 2FA is already enabled.",
-      tags: ["two-factor"],
-      operationId: "setUpTwoFactor",
-      security: security.session,
-      body: NoBodyNeeded,
-      response: { 200: SetupBody, ...errorResponses(...SESSION_ERRORS) },
+  app.post(
+    "/auth/2fa/setup",
+    {
+      schema: {
+        summary: "Start TOTP enrolment",
+        description: "D14. Each call replaces the pending secret until one is confirmed. 409 `invalid_state` when 2FA is already enabled.",
+        tags: ["two-factor"],
+        operationId: "setUpTwoFactor",
+        security: security.session,
+        body: NoBodyNeeded,
+        response: { 200: SetupBody, ...errorResponses(...SESSION_ERRORS) },
+      },
     },
-  }, async (request) => {
-    const session = await requireSession(deps, request);
-    return { success: true as const, ...(await setUpTwoFactor(deps, request.tenant, session, contextOf(request))) };
-  });
+    async (request) => {
+      const session = await requireSession(deps, request);
+      return { success: true as const, ...(await setUpTwoFactor(deps, request.tenant, session, contextOf(request))) };
+    },
+  );
 
-  app.post("/auth/2fa/enable", {
-    schema: {
-      summary: "Confirm enrolment with a first TOTP code",
-      description: "D14. Needs a pending secret from `/auth/2fa/setup`. 3 wrong codes lock the second factor for 15 minutes. On success every other session of the member ends; this one stays.",
-      tags: ["two-factor"],
-      operationId: "enableTwoFactor",
-      security: security.session,
-      body: EnableTwoFactorBody,
-      response: { 200: RecoveryCodesBody, ...errorResponses(...SESSION_ERRORS, "invalid_2fa_code", "rate_limited") },
+  app.post(
+    "/auth/2fa/enable",
+    {
+      schema: {
+        summary: "Confirm enrolment with a first TOTP code",
+        description:
+          "D14. Needs a pending secret from `/auth/2fa/setup`. 3 wrong codes lock the second factor for 15 minutes. On success every other session of the member ends; this one stays.",
+        tags: ["two-factor"],
+        operationId: "enableTwoFactor",
+        security: security.session,
+        body: EnableTwoFactorBody,
+        response: { 200: RecoveryCodesBody, ...errorResponses(...SESSION_ERRORS, "invalid_2fa_code", "rate_limited") },
+      },
     },
-  }, async (request) => {
-    const session = await requireSession(deps, request);
-    return { success: true as const, recoveryCodes: await enableTwoFactor(deps, request.tenant, session, request.body.code, contextOf(request)) };
-  });
+    async (request) => {
+      const session = await requireSession(deps, request);
+      return { success: true as const, recoveryCodes: await enableTwoFactor(deps, request.tenant, session, request.body.code, contextOf(request)) };
+    },
+  );
 
-  app.post("/auth/2fa/disable", {
-    schema: {
-      summary: "Turn the second factor off",
-      description: "D14. Needs the password or a current code (TOTP or recovery code): the session alone is not enough. Without either, 400 `validation_failed`.",
-      tags: ["two-factor"],
-      operationId: "disableTwoFactor",
-      security: security.session,
-      body: DisableTwoFactorBody,
-      response: { 200: described(MessageBody, "2FA is off."), ...errorResponses(...SESSION_ERRORS, "invalid_credentials", "invalid_2fa_code", "rate_limited") },
+  app.post(
+    "/auth/2fa/disable",
+    {
+      schema: {
+        summary: "Turn the second factor off",
+        description:
+          "D14. Needs the password or a current code (TOTP or recovery code): the session alone is not enough. Without either, 400 `validation_failed`.",
+        tags: ["two-factor"],
+        operationId: "disableTwoFactor",
+        security: security.session,
+        body: DisableTwoFactorBody,
+        response: {
+          200: described(MessageBody, "2FA is off."),
+          ...errorResponses(...SESSION_ERRORS, "invalid_credentials", "invalid_2fa_code", "rate_limited"),
+        },
+      },
     },
-  }, async (request) => {
-    const session = await requireSession(deps, request);
-    await disableTwoFactor(deps, request.tenant, session, request.body, contextOf(request));
-    return { success: true as const, message: "Two-factor authentication is disabled." };
-  });
+    async (request) => {
+      const session = await requireSession(deps, request);
+      await disableTwoFactor(deps, request.tenant, session, request.body, contextOf(request));
+      return { success: true as const, message: "Two-factor authentication is disabled." };
+    },
+  );
 
-  app.post("/auth/2fa/recovery-codes", {
-    schema: {
-      summary: "Replace the recovery codes",
-      description: "D14. Needs a current code (TOTP or recovery code); the old set stops working.",
-      tags: ["two-factor"],
-      operationId: "regenerateRecoveryCodes",
-      security: security.session,
-      body: RegenerateRecoveryCodesBody,
-      response: { 200: RecoveryCodesBody, ...errorResponses(...SESSION_ERRORS, "invalid_2fa_code", "rate_limited") },
+  app.post(
+    "/auth/2fa/recovery-codes",
+    {
+      schema: {
+        summary: "Replace the recovery codes",
+        description: "D14. Needs a current code (TOTP or recovery code); the old set stops working.",
+        tags: ["two-factor"],
+        operationId: "regenerateRecoveryCodes",
+        security: security.session,
+        body: RegenerateRecoveryCodesBody,
+        response: { 200: RecoveryCodesBody, ...errorResponses(...SESSION_ERRORS, "invalid_2fa_code", "rate_limited") },
+      },
     },
-  }, async (request) => {
-    const session = await requireSession(deps, request);
-    return { success: true as const, recoveryCodes: await regenerateRecoveryCodes(deps, request.tenant, session, request.body.code, contextOf(request)) };
-  });
+    async (request) => {
+      const session = await requireSession(deps, request);
+      return { success: true as const, recoveryCodes: await regenerateRecoveryCodes(deps, request.tenant, session, request.body.code, contextOf(request)) };
+    },
+  );
 };

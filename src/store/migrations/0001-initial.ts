@@ -125,7 +125,17 @@ export async function up(db: Kysely<any>): Promise<void> {
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  for (const table of ["audit_events", "webhook_deliveries", "rate_limit_counters", "login_lockouts", "one_time_tokens", "sessions", "members", "tenants", "applications"]) {
+  for (const table of [
+    "audit_events",
+    "webhook_deliveries",
+    "rate_limit_counters",
+    "login_lockouts",
+    "one_time_tokens",
+    "sessions",
+    "members",
+    "tenants",
+    "applications",
+  ]) {
     await db.schema.dropTable(table).execute();
   }
 }

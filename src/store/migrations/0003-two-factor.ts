@@ -9,9 +9,18 @@ import type { Kysely } from "kysely";
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.alterTable("members").addColumn("totp_secret_enc", "text").execute();
   await db.schema.alterTable("members").addColumn("totp_pending_secret_enc", "text").execute();
-  await db.schema.alterTable("members").addColumn("totp_last_step", "bigint", (c) => c.notNull().defaultTo(0)).execute();
-  await db.schema.alterTable("members").addColumn("two_factor_failures", "integer", (c) => c.notNull().defaultTo(0)).execute();
-  await db.schema.alterTable("members").addColumn("two_factor_locked_until", "bigint", (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable("members")
+    .addColumn("totp_last_step", "bigint", (c) => c.notNull().defaultTo(0))
+    .execute();
+  await db.schema
+    .alterTable("members")
+    .addColumn("two_factor_failures", "integer", (c) => c.notNull().defaultTo(0))
+    .execute();
+  await db.schema
+    .alterTable("members")
+    .addColumn("two_factor_locked_until", "bigint", (c) => c.notNull().defaultTo(0))
+    .execute();
   await db.schema
     .createTable("recovery_codes")
     .addColumn("tenant_id", "varchar(64)", (c) => c.notNull())

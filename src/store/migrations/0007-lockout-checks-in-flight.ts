@@ -8,8 +8,14 @@
 import type { Kysely } from "kysely";
 
 export async function up(db: Kysely<any>): Promise<void> {
-  await db.schema.alterTable("login_lockouts").addColumn("in_flight", "integer", (c) => c.notNull().defaultTo(0)).execute();
-  await db.schema.alterTable("login_lockouts").addColumn("in_flight_until", "bigint", (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable("login_lockouts")
+    .addColumn("in_flight", "integer", (c) => c.notNull().defaultTo(0))
+    .execute();
+  await db.schema
+    .alterTable("login_lockouts")
+    .addColumn("in_flight_until", "bigint", (c) => c.notNull().defaultTo(0))
+    .execute();
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

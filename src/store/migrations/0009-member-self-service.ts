@@ -16,7 +16,10 @@ export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.alterTable("sessions").addColumn("user_agent", "varchar(512)").execute();
   await db.schema.alterTable("sessions").addColumn("country", "varchar(8)").execute();
   const randomId = isPostgres(db) ? sql`replace(gen_random_uuid()::text, '-', '')` : sql`lower(hex(randomblob(16)))`;
-  await db.updateTable("sessions").set({ public_id: randomId, last_seen_at: sql`created_at` }).execute();
+  await db
+    .updateTable("sessions")
+    .set({ public_id: randomId, last_seen_at: sql`created_at` })
+    .execute();
   await db.schema.alterTable("one_time_tokens").addColumn("new_email", "varchar(254)").execute();
   await db.schema.alterTable("members").addColumn("two_factor_enabled_at", "bigint").execute();
 }

@@ -39,7 +39,10 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addPrimaryKeyConstraint("passkey_challenges_pk", ["tenant_id", "challenge_hash"])
     .execute();
   await db.schema.createIndex("passkey_challenges_expires").on("passkey_challenges").column("expires_at").execute();
-  await db.schema.alterTable("sessions").addColumn("by_passkey", "integer", (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable("sessions")
+    .addColumn("by_passkey", "integer", (c) => c.notNull().defaultTo(0))
+    .execute();
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

@@ -37,20 +37,28 @@ function sendWhenSolved(form: HTMLFormElement, widget: AltchaWidget): void {
   // The button that was pressed (Enter in a field clicks the default one): `invalid` doesn't say.
   let submitter: HTMLButtonElement | HTMLInputElement | undefined;
   let waiting = false;
-  form.addEventListener("click", (event) => {
-    const button = (event.target as Element | null)?.closest?.<HTMLButtonElement | HTMLInputElement>("button, input");
-    if (button?.type === "submit" && button.form === form && !widget.contains(button)) submitter = button;
-  }, true);
+  form.addEventListener(
+    "click",
+    (event) => {
+      const button = (event.target as Element | null)?.closest?.<HTMLButtonElement | HTMLInputElement>("button, input");
+      if (button?.type === "submit" && button.form === form && !widget.contains(button)) submitter = button;
+    },
+    true,
+  );
   // `invalid` doesn't bubble; a capturing listener on the form still sees it.
-  form.addEventListener("invalid", (event) => {
-    if (!widget.contains(event.target as Node)) return;
-    const state = widget.getState?.();
-    if ((state !== "verifying" && state !== "unverified") || !onlyBotCheckInvalid(form, widget)) return;
-    event.preventDefault();
-    if (!waiting) setFormStatus(WAITING_MESSAGE);
-    waiting = true;
-    if (state === "unverified") void widget.verify?.();
-  }, true);
+  form.addEventListener(
+    "invalid",
+    (event) => {
+      if (!widget.contains(event.target as Node)) return;
+      const state = widget.getState?.();
+      if ((state !== "verifying" && state !== "unverified") || !onlyBotCheckInvalid(form, widget)) return;
+      event.preventDefault();
+      if (!waiting) setFormStatus(WAITING_MESSAGE);
+      waiting = true;
+      if (state === "unverified") void widget.verify?.();
+    },
+    true,
+  );
   widget.addEventListener("statechange", (event) => {
     const state = (event as CustomEvent<{ state?: string }>).detail?.state;
     if (!waiting || state === "verifying") return;

@@ -37,13 +37,20 @@ const submitters: Record<string, (client: LatchClient, fields: Fields) => Promis
   registerWithMagicLink: async (c, f) => (await c.registerWithMagicLink(f as never), checkEmailPath("registration")),
   resendVerification: async (c, f) => (await c.resendVerification(f as never), checkEmailPath("verification")),
   requestPasswordReset: async (c, f) => (await c.requestPasswordReset(f as never), checkEmailPath("reset")),
-  requestMagicLink: async (c, f) => (await c.requestMagicLink(f as never), writeLoginEmailCookie((f.email ?? "").trim(), LOGIN_EMAIL_COOKIE.maxAgeSeconds), checkEmailPath("magic-link")),
+  requestMagicLink: async (c, f) => (
+    await c.requestMagicLink(f as never),
+    writeLoginEmailCookie((f.email ?? "").trim(), LOGIN_EMAIL_COOKIE.maxAgeSeconds),
+    checkEmailPath("magic-link")
+  ),
   changePassword: async (c, f) => (await c.changePassword(f as never), withNotice(pagePaths.account, "password-changed")),
   verifyEmail: async (c, f) => {
     const { passwordSet } = await c.verifyEmail({ ...linkFromLocation(), ...(f.password ? { password: f.password } : {}) });
     return passwordSet ? withNotice(pagePaths.login, "email-verified") : withNotice(pagePaths.magicLink, "email-verified-no-password");
   },
-  resetPassword: async (c, f) => (await c.resetPassword({ ...linkFromLocation(), newPassword: f.newPassword ?? "" }), withNotice(pagePaths.login, "password-reset")),
+  resetPassword: async (c, f) => (
+    await c.resetPassword({ ...linkFromLocation(), newPassword: f.newPassword ?? "" }),
+    withNotice(pagePaths.login, "password-reset")
+  ),
   loginWithPassword: async (c, f) => {
     const result = await c.loginWithPassword(f as never);
     return result.authorized ? safeRedirectPath(result.redirectUrl, pagePaths.account) : "code";
@@ -78,7 +85,8 @@ function askForCode(form: HTMLFormElement, summary: HTMLElement | null): void {
   if (!input) {
     const wrapper = document.createElement("div");
     wrapper.className = "field";
-    wrapper.innerHTML = '<label for="twoFACode">Authentication code</label><p class="hint" id="twoFACode-hint">The 6-digit code from your authenticator app, or one of your recovery codes.</p><input id="twoFACode" name="twoFACode" type="text" autocomplete="one-time-code" required aria-describedby="twoFACode-hint">';
+    wrapper.innerHTML =
+      '<label for="twoFACode">Authentication code</label><p class="hint" id="twoFACode-hint">The 6-digit code from your authenticator app, or one of your recovery codes.</p><input id="twoFACode" name="twoFACode" type="text" autocomplete="one-time-code" required aria-describedby="twoFACode-hint">';
     (form.querySelector(".bot") ?? form.querySelector(".actions"))!.before(wrapper);
     input = wrapper.querySelector("input")!;
   }
@@ -123,7 +131,10 @@ function showRefusal(form: HTMLFormElement, summary: HTMLElement | null, refusal
   if (own) return showErrors(form, summary, [own]);
   const fieldNames = [...form.elements].map((e) => (e as HTMLInputElement).name).filter(Boolean);
   const field = fieldForError(refusal.code, refusal.details, fieldNames);
-  const message = refusal.code === "network_error" ? "The service could not be reached. Check your connection and try again." : messageForError(refusal.code, refusal.message, refusal.details);
+  const message =
+    refusal.code === "network_error"
+      ? "The service could not be reached. Check your connection and try again."
+      : messageForError(refusal.code, refusal.message, refusal.details);
   showErrors(form, summary, [{ ...(field ? { field } : {}), message }]);
 }
 

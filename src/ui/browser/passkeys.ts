@@ -36,7 +36,11 @@ export class PasskeyStepFailed extends Error {}
 function failed(error: unknown, adding: boolean): PasskeyStepFailed {
   const name = error instanceof Error ? error.name : "";
   if (adding && name === "InvalidStateError") return new PasskeyStepFailed("This device already has a passkey for your account.");
-  return new PasskeyStepFailed(adding ? "No passkey was added: the request was cancelled or timed out. Try again." : "No passkey was used: the request was cancelled or timed out. Try again.");
+  return new PasskeyStepFailed(
+    adding
+      ? "No passkey was added: the request was cancelled or timed out. Try again."
+      : "No passkey was used: the request was cancelled or timed out. Try again.",
+  );
 }
 
 export async function addPasskey(client: LatchClient, fields: Fields): Promise<string> {
@@ -62,7 +66,9 @@ async function finishLogin(client: LatchClient, response: Awaited<ReturnType<typ
 export async function signInWithPasskey(client: LatchClient, fields: Fields): Promise<string> {
   const held = autofillOptions;
   autofillOptions = undefined;
-  const optionsJSON = (await held) ?? (await client.startPasskeyLogin({ ...(fields["bot-challenge-response"] ? { "bot-challenge-response": fields["bot-challenge-response"] } : {}) }));
+  const optionsJSON =
+    (await held) ??
+    (await client.startPasskeyLogin({ ...(fields["bot-challenge-response"] ? { "bot-challenge-response": fields["bot-challenge-response"] } : {}) }));
   let response;
   try {
     response = await startAuthentication({ optionsJSON: optionsJSON as never });

@@ -5,7 +5,14 @@
  */
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Deps } from "../../deps.js";
-import { disableTwoFactor, enableTwoFactor, pendingTwoFactorSetup, regenerateRecoveryCodes, setUpTwoFactor, type TwoFactorSetup } from "../../flows/two-factor.js";
+import {
+  disableTwoFactor,
+  enableTwoFactor,
+  pendingTwoFactorSetup,
+  regenerateRecoveryCodes,
+  setUpTwoFactor,
+  type TwoFactorSetup,
+} from "../../flows/two-factor.js";
 import { getMe, type MeView } from "../../flows/self-service.js";
 import type { ActiveSession } from "../../flows/sessions.js";
 import { PasswordField } from "../../http/schemas.js";
@@ -20,70 +27,88 @@ const hide = { schema: { hide: true } };
 const CODE_RULE: FieldRule = { name: "code", what: "the code", max: 32 };
 
 function formatTime(unixSeconds: number): string {
-  return new Date(unixSeconds * 1000).toISOString().replace("T", " ").replace(/\.\d+Z$/, " UTC");
+  return new Date(unixSeconds * 1000)
+    .toISOString()
+    .replace("T", " ")
+    .replace(/\.\d+Z$/, " UTC");
 }
 
 function accountBody(session: ActiveSession, me: MeView): Html {
   const data = session.data;
   return html`<dl>
-<dt>Email</dt><dd>${me.email}</dd>
-<dt>Name</dt><dd>${me.name}</dd>
-<dt>Member id</dt><dd>${data.recordId}</dd>
-<dt>Logged in at</dt><dd><time datetime="${new Date(data.iat * 1000).toISOString()}">${formatTime(data.iat)}</time></dd>
-<dt>Session expires</dt><dd><time datetime="${new Date(data.exp * 1000).toISOString()}">${formatTime(data.exp)}</time></dd>
-<dt>Two-factor authentication</dt><dd>${data.is2FAEnabled ? "On" : "Off"}</dd>
-</dl>
-${data.require2FASetup ? html`<p class="note">This site asks you to <a href="${pagePaths.twoFactor}">turn on two-factor authentication</a>.</p>` : ""}
-${data.passwordChangePending ? html`<p class="note">Please <a href="${pagePaths.changePassword}">change your password</a>.</p>` : ""}
-<ul>
-<li><a href="${pagePaths.accountProfile}">Change your name or email address</a></li>
-<li><a href="${pagePaths.accountSessions}">See where you are signed in</a></li>
-<li><a href="${pagePaths.accountPasskeys}">Passkeys: sign in without a password</a></li>
-<li>${me.hasPassword ? html`<a href="${pagePaths.changePassword}">Change your password</a>` : html`<a href="${pagePaths.forgotPassword}">Set a password</a> (we email you a link)`}</li>
-<li><a href="${pagePaths.twoFactor}">${data.is2FAEnabled ? "Manage two-factor authentication" : "Turn on two-factor authentication"}</a></li>
-<li><a href="${pagePaths.accountDelete}">Delete your account</a></li>
-</ul>
-${form({ operation: "logout", action: pagePaths.logout, submit: "Log out", submitClass: "secondary", content: html`` })}`;
+      <dt>Email</dt>
+      <dd>${me.email}</dd>
+      <dt>Name</dt>
+      <dd>${me.name}</dd>
+      <dt>Member id</dt>
+      <dd>${data.recordId}</dd>
+      <dt>Logged in at</dt>
+      <dd><time datetime="${new Date(data.iat * 1000).toISOString()}">${formatTime(data.iat)}</time></dd>
+      <dt>Session expires</dt>
+      <dd><time datetime="${new Date(data.exp * 1000).toISOString()}">${formatTime(data.exp)}</time></dd>
+      <dt>Two-factor authentication</dt>
+      <dd>${data.is2FAEnabled ? "On" : "Off"}</dd>
+    </dl>
+    ${data.require2FASetup ? html`<p class="note">This site asks you to <a href="${pagePaths.twoFactor}">turn on two-factor authentication</a>.</p>` : ""}
+    ${data.passwordChangePending ? html`<p class="note">Please <a href="${pagePaths.changePassword}">change your password</a>.</p>` : ""}
+    <ul>
+      <li><a href="${pagePaths.accountProfile}">Change your name or email address</a></li>
+      <li><a href="${pagePaths.accountSessions}">See where you are signed in</a></li>
+      <li><a href="${pagePaths.accountPasskeys}">Passkeys: sign in without a password</a></li>
+      <li>
+        ${me.hasPassword ? html`<a href="${pagePaths.changePassword}">Change your password</a>` : html`<a href="${pagePaths.forgotPassword}">Set a password</a> (we email you a link)`}
+      </li>
+      <li><a href="${pagePaths.twoFactor}">${data.is2FAEnabled ? "Manage two-factor authentication" : "Turn on two-factor authentication"}</a></li>
+      <li><a href="${pagePaths.accountDelete}">Delete your account</a></li>
+    </ul>
+    ${form({ operation: "logout", action: pagePaths.logout, submit: "Log out", submitClass: "secondary", content: html`` })}`;
 }
 
 function twoFactorOverview(session: ActiveSession, errors: FormError[]): Html {
   if (!session.data.is2FAEnabled) {
     return html`<p>Two-factor authentication is off. With it on, logging in also asks for a code from an authenticator app on your phone.</p>
-${form({ operation: "setUpTwoFactor", action: pagePaths.twoFactorSetup, submit: "Set up two-factor authentication", content: html`` })}
-<p><a href="${pagePaths.account}">Back to your account</a></p>`;
+      ${form({ operation: "setUpTwoFactor", action: pagePaths.twoFactorSetup, submit: "Set up two-factor authentication", content: html`` })}
+      <p><a href="${pagePaths.account}">Back to your account</a></p>`;
   }
   return html`<p>Two-factor authentication is on.</p>
-<h2 id="recovery-title">New recovery codes</h2>
-${form({ operation: "regenerateRecoveryCodes", action: pagePaths.recoveryCodes, labelledBy: "recovery-title", submit: "Get new recovery codes", content: html`<p>Your old recovery codes stop working.</p>${field({ name: "code", label: "Code from your authenticator app", autocomplete: "one-time-code", errors: errors.filter((e) => e.field === "code") })}` })}
-<h2 id="disable-title">Turn off two-factor authentication</h2>
-${form({
-    operation: "disableTwoFactor",
-    action: pagePaths.twoFactorDisable,
-    labelledBy: "disable-title",
-    submit: "Turn off two-factor authentication",
-    submitClass: "danger",
-    content: html`<p>Confirm with your password, or with a code if your account has no password.</p>
-${field({ name: "password", label: "Password", type: "password", autocomplete: "current-password", required: false, errors })}
-${field({ name: "disableCode", label: "Or a code from your app or a recovery code", autocomplete: "one-time-code", required: false, errors })}`,
-  })}
-<p><a href="${pagePaths.account}">Back to your account</a></p>`;
+    <h2 id="recovery-title">New recovery codes</h2>
+    ${form({
+      operation: "regenerateRecoveryCodes",
+      action: pagePaths.recoveryCodes,
+      labelledBy: "recovery-title",
+      submit: "Get new recovery codes",
+      content: html`<p>Your old recovery codes stop working.</p>
+        ${field({ name: "code", label: "Code from your authenticator app", autocomplete: "one-time-code", errors: errors.filter((e) => e.field === "code") })}`,
+    })}
+    <h2 id="disable-title">Turn off two-factor authentication</h2>
+    ${form({
+      operation: "disableTwoFactor",
+      action: pagePaths.twoFactorDisable,
+      labelledBy: "disable-title",
+      submit: "Turn off two-factor authentication",
+      submitClass: "danger",
+      content: html`<p>Confirm with your password, or with a code if your account has no password.</p>
+        ${field({ name: "password", label: "Password", type: "password", autocomplete: "current-password", required: false, errors })}
+        ${field({ name: "disableCode", label: "Or a code from your app or a recovery code", autocomplete: "one-time-code", required: false, errors })}`,
+    })}
+    <p><a href="${pagePaths.account}">Back to your account</a></p>`;
 }
 
 /** The enrolment step: the QR code, the secret as text, and the first code (shown again, the same, after a wrong code). */
 function enableForm(setup: TwoFactorSetup, errors: FormError[]): Html {
   return html`<ol>
-<li>Open an authenticator app on your phone and add an account.</li>
-<li>Scan this QR code, or enter the key below by hand.</li>
-<li>Type the 6-digit code the app shows. Turning it on logs you out everywhere else.</li>
-</ol>
-<img class="qr" src="${setup.qrCodeDataUrl}" alt="QR code for your authenticator app. If you cannot scan it, enter the key shown below.">
-<p>Key for manual entry: <code class="secret" id="totp-secret">${setup.secret}</code></p>
-${form({
-    operation: "enableTwoFactor",
-    action: pagePaths.twoFactorEnable,
-    submit: "Turn on two-factor authentication",
-    content: field({ name: "code", label: "Code from your authenticator app", autocomplete: "one-time-code", inputmode: "numeric", errors }),
-  })}`;
+      <li>Open an authenticator app on your phone and add an account.</li>
+      <li>Scan this QR code, or enter the key below by hand.</li>
+      <li>Type the 6-digit code the app shows. Turning it on logs you out everywhere else.</li>
+    </ol>
+    <img class="qr" src="${setup.qrCodeDataUrl}" alt="QR code for your authenticator app. If you cannot scan it, enter the key shown below." />
+    <p>Key for manual entry: <code class="secret" id="totp-secret">${setup.secret}</code></p>
+    ${form({
+      operation: "enableTwoFactor",
+      action: pagePaths.twoFactorEnable,
+      submit: "Turn on two-factor authentication",
+      content: field({ name: "code", label: "Code from your authenticator app", autocomplete: "one-time-code", inputmode: "numeric", errors }),
+    })}`;
 }
 
 /**
@@ -93,26 +118,42 @@ ${form({
  */
 function recoveryCodesBody(codes: string[], notice: string): Html {
   return html`<p class="notice" role="status">${notice}</p>
-<p><strong>Save these recovery codes now. They are shown only this once.</strong> Each works once, to log in when you do not have your phone.</p>
-<ol class="codes" aria-label="Recovery codes">${codes.map((c, i) => html`<li><span class="code-number" aria-hidden="true">${i + 1}.</span> <code>${c}</code></li>`)}</ol>
-<p><a href="${pagePaths.account}">I have saved them: continue to your account</a></p>`;
+    <p><strong>Save these recovery codes now. They are shown only this once.</strong> Each works once, to log in when you do not have your phone.</p>
+    <ol class="codes" aria-label="Recovery codes">
+      ${codes.map((c, i) => html`<li><span class="code-number" aria-hidden="true">${i + 1}.</span> <code>${c}</code></li>`)}
+    </ol>
+    <p><a href="${pagePaths.account}">I have saved them: continue to your account</a></p>`;
 }
 
 export async function accountPages(app: FastifyInstance, { deps }: PageDeps): Promise<void> {
-  const show = (request: FastifyRequest, title: string, body: Html, errors: FormError[] = [], notice?: string) => page(deps, request, { title, body, errors, notice, signedIn: true });
+  const show = (request: FastifyRequest, title: string, body: Html, errors: FormError[] = [], notice?: string) =>
+    page(deps, request, { title, body, errors, notice, signedIn: true });
 
   app.get(pagePaths.account, hide, async (request, reply) =>
-    withSession(deps, request, reply, async (session) => sendPage(reply, 200, show(request, "Your account", accountBody(session, await getMe(deps, request.tenant, session)), [], noticeOf(request)))));
+    withSession(deps, request, reply, async (session) =>
+      sendPage(reply, 200, show(request, "Your account", accountBody(session, await getMe(deps, request.tenant, session)), [], noticeOf(request))),
+    ),
+  );
 
   app.get(pagePaths.twoFactor, hide, async (request, reply) =>
-    withSession(deps, request, reply, async (session) => sendPage(reply, 200, show(request, "Two-factor authentication", twoFactorOverview(session, []), [], noticeOf(request)))));
+    withSession(deps, request, reply, async (session) =>
+      sendPage(reply, 200, show(request, "Two-factor authentication", twoFactorOverview(session, []), [], noticeOf(request))),
+    ),
+  );
 
   app.post(pagePaths.twoFactorSetup, hide, async (request, reply) =>
     withSession(deps, request, reply, async (session) =>
-      handleForm(reply, [], (errors) => show(request, "Two-factor authentication", twoFactorOverview(session, []), errors), async () => {
-        const setup = await setUpTwoFactor(deps, request.tenant, session, contextOf(request));
-        return sendPage(reply, 200, show(request, "Set up two-factor authentication", enableForm(setup, [])));
-      })));
+      handleForm(
+        reply,
+        [],
+        (errors) => show(request, "Two-factor authentication", twoFactorOverview(session, []), errors),
+        async () => {
+          const setup = await setUpTwoFactor(deps, request.tenant, session, contextOf(request));
+          return sendPage(reply, 200, show(request, "Set up two-factor authentication", enableForm(setup, [])));
+        },
+      ),
+    ),
+  );
 
   app.post(pagePaths.twoFactorEnable, hide, async (request, reply) =>
     withSession(deps, request, reply, async (session) => {
@@ -128,23 +169,39 @@ export async function accountPages(app: FastifyInstance, { deps }: PageDeps): Pr
       return handleForm(reply, ["code"], render, async () => {
         const { code } = readFields(values, [CODE_RULE]);
         const codes = await enableTwoFactor(deps, request.tenant, session, code!, contextOf(request));
-        return sendPage(reply, 200, show(request, "Save your recovery codes", recoveryCodesBody(codes, "Two-factor authentication is on. Your other sessions have been logged out.")));
+        return sendPage(
+          reply,
+          200,
+          show(request, "Save your recovery codes", recoveryCodesBody(codes, "Two-factor authentication is on. Your other sessions have been logged out.")),
+        );
       });
-    }));
+    }),
+  );
 
   app.post(pagePaths.recoveryCodes, hide, async (request, reply) =>
     withSession(deps, request, reply, async (session) => {
       const values = formValues(request);
-      return handleForm(reply, ["code"], (errors) => show(request, "Two-factor authentication", twoFactorOverview(session, errors), errors), async () => {
-        const { code } = readFields(values, [CODE_RULE]);
-        const codes = await regenerateRecoveryCodes(deps, request.tenant, session, code!, contextOf(request));
-        // Regenerating ends no session (flows/two-factor.ts), so the page says only what changed.
-        return sendPage(reply, 200, show(request, "Save your recovery codes", recoveryCodesBody(codes, "You have new recovery codes. Your old ones no longer work.")));
-      });
-    }));
+      return handleForm(
+        reply,
+        ["code"],
+        (errors) => show(request, "Two-factor authentication", twoFactorOverview(session, errors), errors),
+        async () => {
+          const { code } = readFields(values, [CODE_RULE]);
+          const codes = await regenerateRecoveryCodes(deps, request.tenant, session, code!, contextOf(request));
+          // Regenerating ends no session (flows/two-factor.ts), so the page says only what changed.
+          return sendPage(
+            reply,
+            200,
+            show(request, "Save your recovery codes", recoveryCodesBody(codes, "You have new recovery codes. Your old ones no longer work.")),
+          );
+        },
+      );
+    }),
+  );
 
   app.post(pagePaths.twoFactorDisable, hide, async (request, reply) =>
-    withSession(deps, request, reply, async (session) => disableFromForm(deps, request, reply, session, show)));
+    withSession(deps, request, reply, async (session) => disableFromForm(deps, request, reply, session, show)),
+  );
 }
 
 type Show = (request: FastifyRequest, title: string, body: Html, errors?: FormError[]) => Html;

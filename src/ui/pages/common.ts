@@ -51,7 +51,12 @@ export function rememberedLoginEmail(request: FastifyRequest, maxLength: number)
 }
 
 /** Pages behind the session: without one, the login page (303, so a POST is not repeated). */
-export async function withSession(deps: Deps, request: FastifyRequest, reply: FastifyReply, handle: (session: ActiveSession) => Promise<FastifyReply>): Promise<FastifyReply> {
+export async function withSession(
+  deps: Deps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  handle: (session: ActiveSession) => Promise<FastifyReply>,
+): Promise<FastifyReply> {
   const session = await findSession(deps, request);
   if (!session) return reply.redirect(withNotice(pagePaths.login, "login-required"), 303);
   return handle(session);
@@ -61,7 +66,12 @@ export async function withSession(deps: Deps, request: FastifyRequest, reply: Fa
  * Runs a form's flow. Success: whatever `submit` answers (usually a 303 redirect: post, redirect,
  * get). A refusal the member can act on: the same form again, with the errors and the flow's status.
  */
-export async function handleForm(reply: FastifyReply, fieldsInForm: string[], render: (errors: FormError[], error: unknown) => Html | Promise<Html>, submit: () => Promise<FastifyReply>): Promise<FastifyReply> {
+export async function handleForm(
+  reply: FastifyReply,
+  fieldsInForm: string[],
+  render: (errors: FormError[], error: unknown) => Html | Promise<Html>,
+  submit: () => Promise<FastifyReply>,
+): Promise<FastifyReply> {
   try {
     return await submit();
   } catch (error) {

@@ -27,52 +27,58 @@ const PASSWORD_RULE: FieldRule = { name: "password", what: "your password", max:
 export const CODE_RULE: FieldRule = { name: "twoFACode", what: "the code", max: 32, optional: true };
 
 function codeField(errors: FormError[]): Html {
-  return field({ name: "twoFACode", label: "Authentication code", autocomplete: "one-time-code", inputmode: "text", hint: "The 6-digit code from your authenticator app, or one of your recovery codes.", errors });
+  return field({
+    name: "twoFACode",
+    label: "Authentication code",
+    autocomplete: "one-time-code",
+    inputmode: "text",
+    hint: "The 6-digit code from your authenticator app, or one of your recovery codes.",
+    errors,
+  });
 }
 
 function loginForm(request: FastifyRequest, values: FormValues, errors: FormError[]): Html {
   return html`${form({
-    operation: "loginWithPassword",
-    action: pagePaths.login,
-    submit: "Log in",
-    content: html`${field({ name: "email", label: "Email address", type: "email", autocomplete: "username webauthn", value: values.email, errors })}
-${field({ name: "password", label: "Password", type: "password", autocomplete: "current-password", errors })}
-${botWidget(request.tenant)}`,
-  })}
-${passkeyOnly(html`<h2 id="passkey-title">Or use a passkey</h2>
-${form({ operation: "passkeyLogin", action: pagePaths.login, labelledBy: "passkey-title", submit: "Sign in with a passkey", submitClass: "secondary", content: botWidget(request.tenant) })}`)}
-<ul>
-<li><a href="${pagePaths.forgotPassword}">Forgot your password?</a></li>
-<li><a href="${pagePaths.magicLink}">Email me a login link instead</a></li>
-<li><a href="${pagePaths.register}">Register</a></li>
-</ul>`;
+      operation: "loginWithPassword",
+      action: pagePaths.login,
+      submit: "Log in",
+      content: html`${field({ name: "email", label: "Email address", type: "email", autocomplete: "username webauthn", value: values.email, errors })}
+      ${field({ name: "password", label: "Password", type: "password", autocomplete: "current-password", errors })} ${botWidget(request.tenant)}`,
+    })}
+    ${passkeyOnly(
+      html`<h2 id="passkey-title">Or use a passkey</h2>
+        ${form({ operation: "passkeyLogin", action: pagePaths.login, labelledBy: "passkey-title", submit: "Sign in with a passkey", submitClass: "secondary", content: botWidget(request.tenant) })}`,
+    )}
+    <ul>
+      <li><a href="${pagePaths.forgotPassword}">Forgot your password?</a></li>
+      <li><a href="${pagePaths.magicLink}">Email me a login link instead</a></li>
+      <li><a href="${pagePaths.register}">Register</a></li>
+    </ul>`;
 }
 
 /** Step two without JavaScript: the first step's email and password ride along in hidden fields on a no-store page. */
 function loginCodeForm(request: FastifyRequest, values: FormValues, errors: FormError[]): Html {
   return html`<p>Your account uses two-factor authentication.</p>
-${form({
-    operation: "loginWithPassword",
-    action: pagePaths.login,
-    submit: "Verify and log in",
-    content: html`${hidden("email", values.email ?? "")}${hidden("password", values.password ?? "")}
-${codeField(errors)}
-${botWidget(request.tenant)}`,
-  })}
-<p><a href="${pagePaths.login}">Start again</a></p>`;
+    ${form({
+      operation: "loginWithPassword",
+      action: pagePaths.login,
+      submit: "Verify and log in",
+      content: html`${hidden("email", values.email ?? "")}${hidden("password", values.password ?? "")} ${codeField(errors)} ${botWidget(request.tenant)}`,
+    })}
+    <p><a href="${pagePaths.login}">Start again</a></p>`;
 }
 
 function magicLinkRequestForm(request: FastifyRequest, values: FormValues, errors: FormError[]): Html {
   const unverified = errors.some((e) => e.code === "email_not_verified");
   return html`<p>We will email you a link that logs you in once, within 15 minutes.</p>
-${form({
-    operation: "requestMagicLink",
-    action: pagePaths.magicLink,
-    submit: "Email me a login link",
-    content: html`${field({ name: "email", label: "Email address", type: "email", autocomplete: "email", value: values.email, errors })}${botWidget(request.tenant)}`,
-  })}
-${unverified ? html`<p><a href="${pagePaths.resendVerification}">Send the confirmation email again</a></p>` : ""}
-<p><a href="${pagePaths.login}">Log in with a password</a></p>`;
+    ${form({
+      operation: "requestMagicLink",
+      action: pagePaths.magicLink,
+      submit: "Email me a login link",
+      content: html`${field({ name: "email", label: "Email address", type: "email", autocomplete: "email", value: values.email, errors })}${botWidget(request.tenant)}`,
+    })}
+    ${unverified ? html`<p><a href="${pagePaths.resendVerification}">Send the confirmation email again</a></p>` : ""}
+    <p><a href="${pagePaths.login}">Log in with a password</a></p>`;
 }
 
 /**
@@ -89,10 +95,15 @@ export interface MagicLoginCarried {
 const CARRIED_BY_LINK: MagicLoginCarried = { operation: "verifyMagicLink", fields: html`` };
 
 /** The second-factor step of a login by link or by its emailed code: the same page for both. */
-export function magicLoginSecondFactorPage(deps: PageDeps["deps"], request: FastifyRequest, errors: FormError[], carried: MagicLoginCarried = CARRIED_BY_LINK): Html {
+export function magicLoginSecondFactorPage(
+  deps: PageDeps["deps"],
+  request: FastifyRequest,
+  errors: FormError[],
+  carried: MagicLoginCarried = CARRIED_BY_LINK,
+): Html {
   const body = html`<p>Your account uses two-factor authentication.</p>
-${form({ operation: carried.operation, action: carried.action, submit: "Verify and log in", content: html`${carried.fields}${codeField(errors)}${botWidget(request.tenant)}` })}
-<p><a href="${pagePaths.magicLink}">Request a new login link</a></p>`;
+    ${form({ operation: carried.operation, action: carried.action, submit: "Verify and log in", content: html`${carried.fields}${codeField(errors)}${botWidget(request.tenant)}` })}
+    <p><a href="${pagePaths.magicLink}">Request a new login link</a></p>`;
   return page(deps, request, { title: "Enter your authentication code", body, errors, botGuarded: true });
 }
 
@@ -104,8 +115,8 @@ export function missingSecondFactorErrors(codeStep: boolean): FormError[] {
 function magicLinkForm(request: FastifyRequest, dead: boolean): Html {
   if (dead) return html`<p><a href="${pagePaths.magicLink}">Request a new login link</a></p>`;
   return html`<p>Press the button to log in.</p>
-${form({ operation: "verifyMagicLink", submit: "Log in", content: botWidget(request.tenant) })}
-<p><a href="${pagePaths.magicLink}">Request a new login link</a></p>`;
+    ${form({ operation: "verifyMagicLink", submit: "Log in", content: botWidget(request.tenant) })}
+    <p><a href="${pagePaths.magicLink}">Request a new login link</a></p>`;
 }
 
 export async function loginPages(app: FastifyInstance, { deps }: PageDeps): Promise<void> {
@@ -124,7 +135,12 @@ export async function loginPages(app: FastifyInstance, { deps }: PageDeps): Prom
     const render = (errors: FormError[]) => (codeStep ? codePage(request, values, errors) : loginPage(request, values, errors));
     return handleForm(reply, codeStep ? ["twoFACode"] : ["email", "password"], render, async () => {
       const { email, password, twoFACode } = readFields(values, [EMAIL_RULE, PASSWORD_RULE, CODE_RULE]);
-      const result = await loginWithPassword(deps, request.tenant, { email: email!, password: password!, twoFACode: twoFACode || undefined, botToken: values[BOT] }, contextOf(request));
+      const result = await loginWithPassword(
+        deps,
+        request.tenant,
+        { email: email!, password: password!, twoFACode: twoFACode || undefined, botToken: values[BOT] },
+        contextOf(request),
+      );
       if (!result.authorized) return sendPage(reply, 200, codePage(request, values, missingSecondFactorErrors(codeStep)));
       setSessionCookie(reply, result.session);
       return reply.redirect(loginSuccessPath(request), 303);
@@ -132,10 +148,16 @@ export async function loginPages(app: FastifyInstance, { deps }: PageDeps): Prom
   });
 
   app.get(pagePaths.magicLink, hide, async (request, reply) =>
-    sendPage(reply, 200, page(deps, request, { title: "Email me a login link", body: magicLinkRequestForm(request, {}, []), notice: noticeOf(request), botGuarded: true })));
+    sendPage(
+      reply,
+      200,
+      page(deps, request, { title: "Email me a login link", body: magicLinkRequestForm(request, {}, []), notice: noticeOf(request), botGuarded: true }),
+    ),
+  );
   app.post(pagePaths.magicLink, hide, async (request, reply) => {
     const values = formValues(request);
-    const render = (errors: FormError[]) => page(deps, request, { title: "Email me a login link", body: magicLinkRequestForm(request, values, errors), errors, botGuarded: true });
+    const render = (errors: FormError[]) =>
+      page(deps, request, { title: "Email me a login link", body: magicLinkRequestForm(request, values, errors), errors, botGuarded: true });
     return handleForm(reply, ["email"], render, async () => {
       const { email } = readFields(values, [EMAIL_RULE]);
       await requestMagicLink(deps, request.tenant, { email: email!, botToken: values[BOT] }, contextOf(request));
@@ -146,8 +168,7 @@ export async function loginPages(app: FastifyInstance, { deps }: PageDeps): Prom
 
   // The magic link's page. GET renders the button (and the bot check: the endpoint is guarded).
   tokenPageRoutes(app, "verify-magic-link", {
-    render: (request, errors, alive) =>
-      page(deps, request, { title: "Log in with your link", body: magicLinkForm(request, !alive), errors, botGuarded: true }),
+    render: (request, errors, alive) => page(deps, request, { title: "Log in with your link", body: magicLinkForm(request, !alive), errors, botGuarded: true }),
     submit: async (request, reply) => {
       const link = readLinkParams(request);
       const values = formValues(request);

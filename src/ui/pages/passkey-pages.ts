@@ -24,24 +24,29 @@ const TITLE = "Passkeys";
 /** Shown only where the page script finds WebAuthn (it removes `hidden`); the note says what is missing otherwise. */
 export function passkeyOnly(content: Html, missing?: string): Html {
   return html`<div class="passkey-only" hidden>${content}</div>
-${missing ? html`<p class="hint passkey-missing">${missing}</p>` : ""}`;
+    ${missing ? html`<p class="hint passkey-missing">${missing}</p>` : ""}`;
 }
 
 function passkeyList(passkeys: PasskeyView[], errors: FormError[]): Html {
   if (passkeys.length === 0) return html`<p>You have no passkeys yet.</p>`;
-  return html`<ul class="sessions">${passkeys.map((p, i) => html`<li>
-<p><strong id="passkey-${i}">${p.name}</strong>${p.backedUp ? html` <span class="badge">Synced</span>` : ""}</p>
-<p class="hint">Added ${time(p.createdAt)}; ${p.lastUsedAt ? html`last used ${time(p.lastUsedAt)}` : "not used yet"}.</p>
-${form({
-    operation: "renamePasskey",
-    action: pagePaths.accountPasskeyRename,
-    labelledBy: `passkey-${i}`,
-    submit: "Rename",
-    submitClass: "secondary",
-    content: html`${hidden("id", p.id)}${field({ name: `name-${i}`, label: `New name for ${p.name}`, autocomplete: "off", errors: errors.filter((e) => e.field === `name-${i}`) })}`,
-  })}
-${form({ operation: "deletePasskey", action: pagePaths.accountPasskeyRemove, labelledBy: `passkey-${i}`, submit: "Remove", submitClass: "danger", content: hidden("id", p.id) })}
-</li>`)}</ul>`;
+  return html`<ul class="sessions">
+    ${passkeys.map(
+      (p, i) =>
+        html`<li>
+          <p><strong id="passkey-${i}">${p.name}</strong>${p.backedUp ? html` <span class="badge">Synced</span>` : ""}</p>
+          <p class="hint">Added ${time(p.createdAt)}; ${p.lastUsedAt ? html`last used ${time(p.lastUsedAt)}` : "not used yet"}.</p>
+          ${form({
+            operation: "renamePasskey",
+            action: pagePaths.accountPasskeyRename,
+            labelledBy: `passkey-${i}`,
+            submit: "Rename",
+            submitClass: "secondary",
+            content: html`${hidden("id", p.id)}${field({ name: `name-${i}`, label: `New name for ${p.name}`, autocomplete: "off", errors: errors.filter((e) => e.field === `name-${i}`) })}`,
+          })}
+          ${form({ operation: "deletePasskey", action: pagePaths.accountPasskeyRemove, labelledBy: `passkey-${i}`, submit: "Remove", submitClass: "danger", content: hidden("id", p.id) })}
+        </li>`,
+    )}
+  </ul>`;
 }
 
 function passkeysBody(me: MeView, passkeys: PasskeyView[], errors: FormError[]): Html {
@@ -51,13 +56,16 @@ function passkeysBody(me: MeView, passkeys: PasskeyView[], errors: FormError[]):
     labelledBy: "add-title",
     submit: "Add a passkey",
     content: html`${field({ name: "name", label: "Name (optional)", autocomplete: "off", required: false, hint: "So you can tell your passkeys apart, such as Work laptop.", errors })}
-${reauthFields(me, errors)}`,
+    ${reauthFields(me, errors)}`,
   });
-  return html`<p>A passkey signs you in with your fingerprint, face or device PIN instead of a password. It works only on this site, so a fake site can't trick you into using it.</p>
-${passkeyList(passkeys, errors)}
-<h2 id="add-title">Add a passkey</h2>
-${passkeyOnly(add, "Adding a passkey needs JavaScript and a browser or device that supports passkeys.")}
-<p><a href="${pagePaths.account}">Back to your account</a></p>`;
+  return html`<p>
+      A passkey signs you in with your fingerprint, face or device PIN instead of a password. It works only on this site, so a fake site can't trick you into
+      using it.
+    </p>
+    ${passkeyList(passkeys, errors)}
+    <h2 id="add-title">Add a passkey</h2>
+    ${passkeyOnly(add, "Adding a passkey needs JavaScript and a browser or device that supports passkeys.")}
+    <p><a href="${pagePaths.account}">Back to your account</a></p>`;
 }
 
 export async function passkeyPages(app: FastifyInstance, { deps }: PageDeps): Promise<void> {
@@ -67,11 +75,15 @@ export async function passkeyPages(app: FastifyInstance, { deps }: PageDeps): Pr
   };
 
   app.get(pagePaths.accountPasskeys, hide, async (request, reply) =>
-    withSession(deps, request, reply, async (session) => sendPage(reply, 200, await render(request, session, [], noticeOf(request)))));
+    withSession(deps, request, reply, async (session) => sendPage(reply, 200, await render(request, session, [], noticeOf(request)))),
+  );
 
   // The add form is sent by the page script; a post without it (no JavaScript) says what is needed.
   app.post(pagePaths.accountPasskeys, hide, async (request, reply) =>
-    withSession(deps, request, reply, async (session) => sendPage(reply, 400, await render(request, session, [{ message: "Adding a passkey needs JavaScript and a browser that supports passkeys." }]))));
+    withSession(deps, request, reply, async (session) =>
+      sendPage(reply, 400, await render(request, session, [{ message: "Adding a passkey needs JavaScript and a browser that supports passkeys." }])),
+    ),
+  );
 
   app.post(pagePaths.accountPasskeyRename, hide, async (request, reply) =>
     withSession(deps, request, reply, async (session) => {
@@ -85,11 +97,15 @@ export async function passkeyPages(app: FastifyInstance, { deps }: PageDeps): Pr
         await renamePasskey(deps, request.tenant, session, id, name!);
       } catch (error) {
         if (!(error instanceof AuthError) && !(error instanceof FormInvalid)) throw error;
-        const message = error instanceof AuthError && error.code === "not_found" ? "That passkey has already been removed." : "Give the passkey a name of 1 to 64 characters, without control characters.";
+        const message =
+          error instanceof AuthError && error.code === "not_found"
+            ? "That passkey has already been removed."
+            : "Give the passkey a name of 1 to 64 characters, without control characters.";
         return sendPage(reply, error instanceof AuthError ? error.status : 400, await renderWith([{ field: fieldName, message }]));
       }
       return reply.redirect(withNotice(pagePaths.accountPasskeys, "passkey-renamed"), 303);
-    }));
+    }),
+  );
 
   app.post(pagePaths.accountPasskeyRemove, hide, async (request, reply) =>
     withSession(deps, request, reply, async (session) => {
@@ -102,5 +118,6 @@ export async function passkeyPages(app: FastifyInstance, { deps }: PageDeps): Pr
         return sendPage(reply, 404, await render(request, session, [{ message: "That passkey has already been removed." }]));
       }
       return reply.redirect(withNotice(pagePaths.accountPasskeys, "passkey-removed"), 303);
-    }));
+    }),
+  );
 }

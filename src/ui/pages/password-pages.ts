@@ -24,13 +24,13 @@ const CURRENT_PASSWORD_RULE: FieldRule = { name: "currentPassword", what: "your 
 
 function forgotForm(request: FastifyRequest, values: FormValues, errors: FormError[]): Html {
   return html`<p>Enter the address you registered with. If it belongs to an account, we will email you a link to set a new password.</p>
-${form({
-    operation: "requestPasswordReset",
-    action: pagePaths.forgotPassword,
-    submit: "Email me a reset link",
-    content: html`${field({ name: "email", label: "Email address", type: "email", autocomplete: "email", value: values.email, errors })}${botWidget(request.tenant)}`,
-  })}
-<p><a href="${pagePaths.login}">Back to log in</a></p>`;
+    ${form({
+      operation: "requestPasswordReset",
+      action: pagePaths.forgotPassword,
+      submit: "Email me a reset link",
+      content: html`${field({ name: "email", label: "Email address", type: "email", autocomplete: "email", value: values.email, errors })}${botWidget(request.tenant)}`,
+    })}
+    <p><a href="${pagePaths.login}">Back to log in</a></p>`;
 }
 
 function newPasswordField(errors: FormError[]): Html {
@@ -44,14 +44,14 @@ function resetForm(errors: FormError[], usable: boolean): Html {
 
 function changeForm(errors: FormError[]): Html {
   return html`${form({
-    operation: "changePassword",
-    action: pagePaths.changePassword,
-    submit: "Change password",
-    content: html`${field({ name: "currentPassword", label: "Current password", type: "password", autocomplete: "current-password", errors })}
-${newPasswordField(errors)}`,
-  })}
-<p>Other devices where you are logged in will be logged out.</p>
-<p><a href="${pagePaths.account}">Back to your account</a></p>`;
+      operation: "changePassword",
+      action: pagePaths.changePassword,
+      submit: "Change password",
+      content: html`${field({ name: "currentPassword", label: "Current password", type: "password", autocomplete: "current-password", errors })}
+      ${newPasswordField(errors)}`,
+    })}
+    <p>Other devices where you are logged in will be logged out.</p>
+    <p><a href="${pagePaths.account}">Back to your account</a></p>`;
 }
 
 export async function passwordPages(app: FastifyInstance, { deps }: PageDeps): Promise<void> {
@@ -61,11 +61,16 @@ export async function passwordPages(app: FastifyInstance, { deps }: PageDeps): P
   app.get(pagePaths.forgotPassword, hide, async (request, reply) => sendPage(reply, 200, forgotPage(request, {}, [])));
   app.post(pagePaths.forgotPassword, hide, async (request, reply) => {
     const values = formValues(request);
-    return handleForm(reply, ["email"], (errors) => forgotPage(request, values, errors), async () => {
-      const { email } = readFields(values, [EMAIL_RULE]);
-      await requestPasswordReset(deps, request.tenant, { email: email!, botToken: values["bot-challenge-response"] }, contextOf(request));
-      return reply.redirect(checkEmailPath("reset"), 303);
-    });
+    return handleForm(
+      reply,
+      ["email"],
+      (errors) => forgotPage(request, values, errors),
+      async () => {
+        const { email } = readFields(values, [EMAIL_RULE]);
+        await requestPasswordReset(deps, request.tenant, { email: email!, botToken: values["bot-challenge-response"] }, contextOf(request));
+        return reply.redirect(checkEmailPath("reset"), 303);
+      },
+    );
   });
 
   tokenPageRoutes(app, "reset-password", {
@@ -87,7 +92,10 @@ export async function passwordPages(app: FastifyInstance, { deps }: PageDeps): P
   });
 
   app.get(pagePaths.changePassword, hide, async (request, reply) =>
-    withSession(deps, request, reply, async () => sendPage(reply, 200, page(deps, request, { title: "Change your password", body: changeForm([]), signedIn: true }))));
+    withSession(deps, request, reply, async () =>
+      sendPage(reply, 200, page(deps, request, { title: "Change your password", body: changeForm([]), signedIn: true })),
+    ),
+  );
   app.post(pagePaths.changePassword, hide, async (request, reply) =>
     withSession(deps, request, reply, async (session) => {
       const values = formValues(request);
@@ -97,5 +105,6 @@ export async function passwordPages(app: FastifyInstance, { deps }: PageDeps): P
         await changePassword(deps, request.tenant, session, { currentPassword: currentPassword!, newPassword: newPassword! }, contextOf(request));
         return reply.redirect(withNotice(pagePaths.account, "password-changed"), 303);
       });
-    }));
+    }),
+  );
 }

@@ -30,34 +30,32 @@ function emailField(values: FormValues, errors: FormError[]): Html {
 
 function registerForm(request: FastifyRequest, values: FormValues, errors: FormError[]): Html {
   return html`${form({
-    operation: "registerWithPassword",
-    action: pagePaths.register,
-    submit: "Register",
-    content: html`${field({ name: "name", label: "Name", autocomplete: "name", value: values.name, errors })}
-${emailField(values, errors)}
-${field({ name: "password", label: "Password", type: "password", autocomplete: "new-password", hint: PASSWORD_HINT, errors })}
-${botWidget(request.tenant)}`,
-  })}
-<p>Prefer no password? <a href="${pagePaths.registerEmailOnly}">Register with your email only</a>: you log in with a link we email you.</p>
-<p>Already registered? <a href="${pagePaths.login}">Log in</a>. No confirmation email? <a href="${pagePaths.resendVerification}">Send it again</a>.</p>`;
+      operation: "registerWithPassword",
+      action: pagePaths.register,
+      submit: "Register",
+      content: html`${field({ name: "name", label: "Name", autocomplete: "name", value: values.name, errors })} ${emailField(values, errors)}
+      ${field({ name: "password", label: "Password", type: "password", autocomplete: "new-password", hint: PASSWORD_HINT, errors })}
+      ${botWidget(request.tenant)}`,
+    })}
+    <p>Prefer no password? <a href="${pagePaths.registerEmailOnly}">Register with your email only</a>: you log in with a link we email you.</p>
+    <p>Already registered? <a href="${pagePaths.login}">Log in</a>. No confirmation email? <a href="${pagePaths.resendVerification}">Send it again</a>.</p>`;
 }
 
 function registerEmailOnlyForm(request: FastifyRequest, values: FormValues, errors: FormError[]): Html {
   return html`<p>You will log in with a one-time link sent to this address, no password needed.</p>
-${form({
-    operation: "registerWithMagicLink",
-    action: pagePaths.registerEmailOnly,
-    submit: "Register",
-    content: html`${field({ name: "name", label: "Name", autocomplete: "name", value: values.name, errors })}
-${emailField(values, errors)}
-${botWidget(request.tenant)}`,
-  })}
-<p>Want a password instead? <a href="${pagePaths.register}">Register with a password</a>.</p>`;
+    ${form({
+      operation: "registerWithMagicLink",
+      action: pagePaths.registerEmailOnly,
+      submit: "Register",
+      content: html`${field({ name: "name", label: "Name", autocomplete: "name", value: values.name, errors })} ${emailField(values, errors)}
+      ${botWidget(request.tenant)}`,
+    })}
+    <p>Want a password instead? <a href="${pagePaths.register}">Register with a password</a>.</p>`;
 }
 
 function resendForm(request: FastifyRequest, values: FormValues, errors: FormError[]): Html {
   return html`<p>Enter the address you registered with and we will send the confirmation email again.</p>
-${form({ operation: "resendVerification", submit: "Send the email again", content: html`${emailField(values, errors)}${botWidget(request.tenant)}` })}`;
+    ${form({ operation: "resendVerification", submit: "Send the email again", content: html`${emailField(values, errors)}${botWidget(request.tenant)}` })}`;
 }
 
 /**
@@ -67,14 +65,22 @@ ${form({ operation: "resendVerification", submit: "Send the email again", conten
  */
 function verifyEmailForm(errors: FormError[], linkUsable: boolean, info: VerificationLinkInfo | undefined): Html {
   if (!linkUsable) return html`<p><a href="${pagePaths.resendVerification}">Send a new confirmation email</a></p>`;
-  const madeBy = info?.registeredName === undefined ? html`` : html`<p>This link confirms a registration made with the name <strong>${info.registeredName}</strong>. If you did not make it, do not press the button: <a href="${pagePaths.resendVerification}">send yourself a new confirmation email</a> instead.</p>`;
-  const choosePassword = info && !info.setsPassword
-    ? html`<p>This link does not set a password. Choose one now, or leave it empty to log in with links we email you.</p>
-${field({ name: "password", label: "Choose a password (optional)", type: "password", autocomplete: "new-password", hint: PASSWORD_HINT, errors })}`
-    : html``;
-  return html`${madeBy}<p>Press the button to confirm your email address.</p>
-${form({ operation: "verifyEmail", submit: "Confirm email address", content: choosePassword })}
-${errors.length > 0 ? html`<p><a href="${pagePaths.resendVerification}">Send a new confirmation email</a></p>` : ""}`;
+  const madeBy =
+    info?.registeredName === undefined
+      ? html``
+      : html`<p>
+          This link confirms a registration made with the name <strong>${info.registeredName}</strong>. If you did not make it, do not press the button:
+          <a href="${pagePaths.resendVerification}">send yourself a new confirmation email</a> instead.
+        </p>`;
+  const choosePassword =
+    info && !info.setsPassword
+      ? html`<p>This link does not set a password. Choose one now, or leave it empty to log in with links we email you.</p>
+          ${field({ name: "password", label: "Choose a password (optional)", type: "password", autocomplete: "new-password", hint: PASSWORD_HINT, errors })}`
+      : html``;
+  return html`${madeBy}
+    <p>Press the button to confirm your email address.</p>
+    ${form({ operation: "verifyEmail", submit: "Confirm email address", content: choosePassword })}
+    ${errors.length > 0 ? html`<p><a href="${pagePaths.resendVerification}">Send a new confirmation email</a></p>` : ""}`;
 }
 
 /** What the page says about the link: only for a live link of the shape Latch issues. */
@@ -90,21 +96,34 @@ export async function registrationPages(app: FastifyInstance, { deps }: PageDeps
   app.get(pagePaths.register, hide, async (request, reply) => show(request, reply, "Register", registerForm(request, {}, [])));
   app.post(pagePaths.register, hide, async (request, reply) => {
     const values = formValues(request);
-    return handleForm(reply, ["name", "email", "password"], (errors) => page(deps, request, { title: "Register", body: registerForm(request, values, errors), errors, botGuarded: true }), async () => {
-      const { name, email, password } = readFields(values, [NAME_RULE, EMAIL_RULE, PASSWORD_RULE]);
-      await registerWithPassword(deps, request.tenant, { name: name!, email: email!, password: password!, botToken: values[BOT] }, contextOf(request));
-      return reply.redirect(checkEmailPath("registration"), 303);
-    });
+    return handleForm(
+      reply,
+      ["name", "email", "password"],
+      (errors) => page(deps, request, { title: "Register", body: registerForm(request, values, errors), errors, botGuarded: true }),
+      async () => {
+        const { name, email, password } = readFields(values, [NAME_RULE, EMAIL_RULE, PASSWORD_RULE]);
+        await registerWithPassword(deps, request.tenant, { name: name!, email: email!, password: password!, botToken: values[BOT] }, contextOf(request));
+        return reply.redirect(checkEmailPath("registration"), 303);
+      },
+    );
   });
 
-  app.get(pagePaths.registerEmailOnly, hide, async (request, reply) => show(request, reply, "Register with your email only", registerEmailOnlyForm(request, {}, [])));
+  app.get(pagePaths.registerEmailOnly, hide, async (request, reply) =>
+    show(request, reply, "Register with your email only", registerEmailOnlyForm(request, {}, [])),
+  );
   app.post(pagePaths.registerEmailOnly, hide, async (request, reply) => {
     const values = formValues(request);
-    return handleForm(reply, ["name", "email"], (errors) => page(deps, request, { title: "Register with your email only", body: registerEmailOnlyForm(request, values, errors), errors, botGuarded: true }), async () => {
-      const { name, email } = readFields(values, [NAME_RULE, EMAIL_RULE]);
-      await registerWithMagicLink(deps, request.tenant, { name: name!, email: email!, botToken: values[BOT] }, contextOf(request));
-      return reply.redirect(checkEmailPath("registration"), 303);
-    });
+    return handleForm(
+      reply,
+      ["name", "email"],
+      (errors) =>
+        page(deps, request, { title: "Register with your email only", body: registerEmailOnlyForm(request, values, errors), errors, botGuarded: true }),
+      async () => {
+        const { name, email } = readFields(values, [NAME_RULE, EMAIL_RULE]);
+        await registerWithMagicLink(deps, request.tenant, { name: name!, email: email!, botToken: values[BOT] }, contextOf(request));
+        return reply.redirect(checkEmailPath("registration"), 303);
+      },
+    );
   });
 
   // Spec 4.6 names /resend-verification as a page of the tenant: served there and under /ui/.
@@ -112,17 +131,26 @@ export async function registrationPages(app: FastifyInstance, { deps }: PageDeps
     app.get(path, hide, async (request, reply) => show(request, reply, "Send the confirmation email again", resendForm(request, {}, [])));
     app.post(path, hide, async (request, reply) => {
       const values = formValues(request);
-      return handleForm(reply, ["email"], (errors) => page(deps, request, { title: "Send the confirmation email again", body: resendForm(request, values, errors), errors, botGuarded: true }), async () => {
-        const { email } = readFields(values, [EMAIL_RULE]);
-        await resendVerification(deps, request.tenant, { email: email!, botToken: values[BOT] }, contextOf(request));
-        return reply.redirect(checkEmailPath("verification"), 303);
-      });
+      return handleForm(
+        reply,
+        ["email"],
+        (errors) => page(deps, request, { title: "Send the confirmation email again", body: resendForm(request, values, errors), errors, botGuarded: true }),
+        async () => {
+          const { email } = readFields(values, [EMAIL_RULE]);
+          await resendVerification(deps, request.tenant, { email: email!, botToken: values[BOT] }, contextOf(request));
+          return reply.redirect(checkEmailPath("verification"), 303);
+        },
+      );
     });
   }
 
   // The verification link's page. Its GET changes nothing; the POST uses the token once.
   const verifyPage = async (request: FastifyRequest, errors: FormError[], alive: boolean) =>
-    page(deps, request, { title: "Confirm your email address", body: verifyEmailForm(errors, alive, alive ? await linkInfo(deps, request) : undefined), errors });
+    page(deps, request, {
+      title: "Confirm your email address",
+      body: verifyEmailForm(errors, alive, alive ? await linkInfo(deps, request) : undefined),
+      errors,
+    });
   tokenPageRoutes(app, "email-verified", {
     render: verifyPage,
     submit: async (request, reply) => {

@@ -7,7 +7,16 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { AuthError } from "../../errors.js";
 import { confirmEmailChange, requestEmailChange, secureAccount } from "../../flows/email-change.js";
-import { changeName, deleteAccount, getMe, listSessions, revokeOtherSessions, revokeSession, type MeView, type Reauthentication } from "../../flows/self-service.js";
+import {
+  changeName,
+  deleteAccount,
+  getMe,
+  listSessions,
+  revokeOtherSessions,
+  revokeSession,
+  type MeView,
+  type Reauthentication,
+} from "../../flows/self-service.js";
 import type { ActiveSession } from "../../flows/sessions.js";
 import { clearSessionCookie } from "../../http/session-cookie.js";
 import { EmailField, NameField, PasswordField } from "../../http/schemas.js";
@@ -33,7 +42,7 @@ export function time(ms: number | string): Html {
 /** The re-authentication fields this member needs (D24): the password if they have one, a code if 2FA is on. */
 export function reauthFields(me: MeView, errors: FormError[]): Html {
   return html`${me.hasPassword ? field({ name: "password", label: "Your password", type: "password", autocomplete: "current-password", errors }) : html`<p class="hint">Your account has no password: this works within 10 minutes of logging in. If it is refused, log in again with an emailed link.</p>`}
-${me._2fa_status === "Enabled" ? field({ name: "twoFACode", label: "Code from your authenticator app, or a recovery code", autocomplete: "one-time-code", errors }) : ""}`;
+  ${me._2fa_status === "Enabled" ? field({ name: "twoFACode", label: "Code from your authenticator app, or a recovery code", autocomplete: "one-time-code", errors }) : ""}`;
 }
 
 export function readReauth(values: FormValues, me: MeView): Reauthentication {
@@ -44,74 +53,101 @@ export function readReauth(values: FormValues, me: MeView): Reauthentication {
 
 function profileBody(me: MeView, errors: FormError[], values: FormValues = {}): Html {
   return html`<h2 id="name-title">Your name</h2>
-${form({ operation: "updateMe", action: pagePaths.accountName, labelledBy: "name-title", submit: "Save name", content: field({ name: "name", label: "Name", autocomplete: "name", value: values.name ?? me.name, errors }) })}
-<h2 id="email-title">Your email address</h2>
-<p>Now: <strong>${me.email}</strong></p>
-${form({
-    operation: "changeEmail",
-    action: pagePaths.accountEmail,
-    labelledBy: "email-title",
-    submit: "Send a confirmation link",
-    content: html`<p>We send a link to the new address. Your email changes when you open it, and we tell your current address.</p>
-${field({ name: "newEmail", label: "New email address", type: "email", autocomplete: "email", value: values.newEmail, errors })}
-${reauthFields(me, errors)}`,
-  })}
-<p><a href="${pagePaths.account}">Back to your account</a></p>`;
+    ${form({ operation: "updateMe", action: pagePaths.accountName, labelledBy: "name-title", submit: "Save name", content: field({ name: "name", label: "Name", autocomplete: "name", value: values.name ?? me.name, errors }) })}
+    <h2 id="email-title">Your email address</h2>
+    <p>Now: <strong>${me.email}</strong></p>
+    ${form({
+      operation: "changeEmail",
+      action: pagePaths.accountEmail,
+      labelledBy: "email-title",
+      submit: "Send a confirmation link",
+      content: html`<p>We send a link to the new address. Your email changes when you open it, and we tell your current address.</p>
+        ${field({ name: "newEmail", label: "New email address", type: "email", autocomplete: "email", value: values.newEmail, errors })}
+        ${reauthFields(me, errors)}`,
+    })}
+    <p><a href="${pagePaths.account}">Back to your account</a></p>`;
 }
 
 function sessionsBody(sessions: Awaited<ReturnType<typeof listSessions>>): Html {
   const others = sessions.filter((s) => !s.current);
-  return html`<ul class="sessions">${sessions.map((s, i) => html`<li>
-<p><strong>${s.userAgent ?? "Unknown browser"}</strong>${s.current ? html` <span class="badge">This browser</span>` : ""}</p>
-<p class="hint">From ${s.ip ?? "an unknown address"}${s.country ? html` (${s.country})` : ""}. Logged in ${time(s.createdAt)}; last active ${time(s.lastSeenAt)}.</p>
-${s.current ? "" : form({ operation: "revokeSession", action: pagePaths.accountSessionRevoke, labelledBy: `session-${i}`, submit: "Sign out this session", submitClass: "secondary", content: html`<span class="visually-hidden" id="session-${i}">Session ${i + 1}</span>${hidden("id", s.id)}` })}
-</li>`)}</ul>
-${others.length > 0 ? form({ operation: "revokeOtherSessions", action: pagePaths.accountSessionsRevokeOthers, submit: "Sign out everywhere else", submitClass: "danger", content: html`` }) : html`<p>You are not signed in anywhere else.</p>`}
-<p><a href="${pagePaths.account}">Back to your account</a></p>`;
+  return html`<ul class="sessions">
+      ${sessions.map(
+        (s, i) =>
+          html`<li>
+            <p><strong>${s.userAgent ?? "Unknown browser"}</strong>${s.current ? html` <span class="badge">This browser</span>` : ""}</p>
+            <p class="hint">
+              From ${s.ip ?? "an unknown address"}${s.country ? html` (${s.country})` : ""}. Logged in ${time(s.createdAt)}; last active ${time(s.lastSeenAt)}.
+            </p>
+            ${s.current ? "" : form({ operation: "revokeSession", action: pagePaths.accountSessionRevoke, labelledBy: `session-${i}`, submit: "Sign out this session", submitClass: "secondary", content: html`<span class="visually-hidden" id="session-${i}">Session ${i + 1}</span>${hidden("id", s.id)}` })}
+          </li>`,
+      )}
+    </ul>
+    ${others.length > 0 ? form({ operation: "revokeOtherSessions", action: pagePaths.accountSessionsRevokeOthers, submit: "Sign out everywhere else", submitClass: "danger", content: html`` }) : html`<p>You are not signed in anywhere else.</p>`}
+    <p><a href="${pagePaths.account}">Back to your account</a></p>`;
 }
 
 function deleteBody(me: MeView, errors: FormError[]): Html {
   return html`<p>This deletes your account and everything we hold about it: your sessions, your sign-in history and your settings. It cannot be undone.</p>
-${form({ operation: "deleteAccount", action: pagePaths.accountDelete, submit: "Delete my account", submitClass: "danger", content: reauthFields(me, errors) })}
-<p><a href="${pagePaths.account}">Keep my account</a></p>`;
+    ${form({ operation: "deleteAccount", action: pagePaths.accountDelete, submit: "Delete my account", submitClass: "danger", content: reauthFields(me, errors) })}
+    <p><a href="${pagePaths.account}">Keep my account</a></p>`;
 }
 
 export async function selfServicePages(app: FastifyInstance, { deps }: PageDeps): Promise<void> {
-  const show = (request: FastifyRequest, title: string, body: Html, errors: FormError[] = [], notice?: string) => page(deps, request, { title, body, errors, notice, signedIn: true });
+  const show = (request: FastifyRequest, title: string, body: Html, errors: FormError[] = [], notice?: string) =>
+    page(deps, request, { title, body, errors, notice, signedIn: true });
   const me = (request: FastifyRequest, session: ActiveSession) => getMe(deps, request.tenant, session);
 
   app.get(pagePaths.accountProfile, hide, async (request, reply) =>
-    withSession(deps, request, reply, async (session) => sendPage(reply, 200, show(request, "Name and email", profileBody(await me(request, session), []), [], noticeOf(request)))));
+    withSession(deps, request, reply, async (session) =>
+      sendPage(reply, 200, show(request, "Name and email", profileBody(await me(request, session), []), [], noticeOf(request))),
+    ),
+  );
 
   app.post(pagePaths.accountName, hide, async (request, reply) =>
     withSession(deps, request, reply, async (session) => {
       const values = formValues(request);
       const profile = await me(request, session);
-      return handleForm(reply, ["name"], (errors) => show(request, "Name and email", profileBody(profile, errors, values), errors), async () => {
-        const { name } = readFields(values, [NAME_RULE]);
-        await changeName(deps, request.tenant, session, name!, contextOf(request));
-        return reply.redirect(withNotice(pagePaths.account, "name-changed"), 303);
-      });
-    }));
+      return handleForm(
+        reply,
+        ["name"],
+        (errors) => show(request, "Name and email", profileBody(profile, errors, values), errors),
+        async () => {
+          const { name } = readFields(values, [NAME_RULE]);
+          await changeName(deps, request.tenant, session, name!, contextOf(request));
+          return reply.redirect(withNotice(pagePaths.account, "name-changed"), 303);
+        },
+      );
+    }),
+  );
 
   app.post(pagePaths.accountEmail, hide, async (request, reply) =>
     withSession(deps, request, reply, async (session) => {
       const values = formValues(request);
       const profile = await me(request, session);
-      return handleForm(reply, ["newEmail", "password", "twoFACode"], (errors) => show(request, "Name and email", profileBody(profile, errors, values), errors), async () => {
-        const { newEmail } = readFields(values, [NEW_EMAIL_RULE]);
-        await requestEmailChange(deps, request.tenant, session, { newEmail: newEmail!, ...readReauth(values, profile) }, contextOf(request));
-        return reply.redirect(checkEmailPath("email-change"), 303);
-      });
-    }));
+      return handleForm(
+        reply,
+        ["newEmail", "password", "twoFACode"],
+        (errors) => show(request, "Name and email", profileBody(profile, errors, values), errors),
+        async () => {
+          const { newEmail } = readFields(values, [NEW_EMAIL_RULE]);
+          await requestEmailChange(deps, request.tenant, session, { newEmail: newEmail!, ...readReauth(values, profile) }, contextOf(request));
+          return reply.redirect(checkEmailPath("email-change"), 303);
+        },
+      );
+    }),
+  );
 
   app.get(pagePaths.accountSessions, hide, async (request, reply) =>
-    withSession(deps, request, reply, async (session) => sendPage(reply, 200, show(request, "Where you are signed in", sessionsBody(await listSessions(deps, request.tenant, session)), [], noticeOf(request)))));
+    withSession(deps, request, reply, async (session) =>
+      sendPage(reply, 200, show(request, "Where you are signed in", sessionsBody(await listSessions(deps, request.tenant, session)), [], noticeOf(request))),
+    ),
+  );
 
   app.post(pagePaths.accountSessionRevoke, hide, async (request, reply) =>
     withSession(deps, request, reply, async (session) => {
       const id = formValues(request).id ?? "";
-      const render = async (errors: FormError[]) => show(request, "Where you are signed in", sessionsBody(await listSessions(deps, request.tenant, session)), errors);
+      const render = async (errors: FormError[]) =>
+        show(request, "Where you are signed in", sessionsBody(await listSessions(deps, request.tenant, session)), errors);
       try {
         await revokeSession(deps, request.tenant, session, id.slice(0, 64), contextOf(request));
       } catch (error) {
@@ -120,38 +156,54 @@ export async function selfServicePages(app: FastifyInstance, { deps }: PageDeps)
         return sendPage(reply, 404, await render([{ message: "That session has already ended." }]));
       }
       return reply.redirect(withNotice(pagePaths.accountSessions, "session-ended"), 303);
-    }));
+    }),
+  );
 
   app.post(pagePaths.accountSessionsRevokeOthers, hide, async (request, reply) =>
     withSession(deps, request, reply, async (session) => {
       await revokeOtherSessions(deps, request.tenant, session, contextOf(request));
       return reply.redirect(withNotice(pagePaths.accountSessions, "other-sessions-ended"), 303);
-    }));
+    }),
+  );
 
   app.get(pagePaths.accountDelete, hide, async (request, reply) =>
-    withSession(deps, request, reply, async (session) => sendPage(reply, 200, show(request, "Delete your account", deleteBody(await me(request, session), [])))));
+    withSession(deps, request, reply, async (session) =>
+      sendPage(reply, 200, show(request, "Delete your account", deleteBody(await me(request, session), []))),
+    ),
+  );
 
   app.post(pagePaths.accountDelete, hide, async (request, reply) =>
     withSession(deps, request, reply, async (session) => {
       const values = formValues(request);
       const profile = await me(request, session);
-      return handleForm(reply, ["password", "twoFACode"], (errors) => show(request, "Delete your account", deleteBody(profile, errors), errors), async () => {
-        await deleteAccount(deps, request.tenant, session, readReauth(values, profile), contextOf(request));
-        clearSessionCookie(reply);
-        return reply.redirect(withNotice(pagePaths.login, "account-deleted"), 303);
-      });
-    }));
+      return handleForm(
+        reply,
+        ["password", "twoFACode"],
+        (errors) => show(request, "Delete your account", deleteBody(profile, errors), errors),
+        async () => {
+          await deleteAccount(deps, request.tenant, session, readReauth(values, profile), contextOf(request));
+          clearSessionCookie(reply);
+          return reply.redirect(withNotice(pagePaths.login, "account-deleted"), 303);
+        },
+      );
+    }),
+  );
 
   // The links D24 mails. GET shows a button and changes nothing; the POST uses the token once.
   const emailChangeForm = (errors: FormError[], alive: boolean) =>
     alive
-      ? form({ operation: "confirmEmailChange", submit: "Confirm my new email address", content: html`<p>Open this page only if you asked to change the email address of your account.</p>` })
+      ? form({
+          operation: "confirmEmailChange",
+          submit: "Confirm my new email address",
+          content: html`<p>Open this page only if you asked to change the email address of your account.</p>`,
+        })
       : html`<p>${errors.length > 0 ? "" : "This link no longer works."} <a href="${pagePaths.accountProfile}">Ask for a new one</a> from your account.</p>`;
   tokenPageRoutes(app, "email-change", {
     render: (request, errors, alive) => page(deps, request, { title: "Confirm your new email address", body: emailChangeForm(errors, alive), errors }),
     submit: async (request, reply) => {
       const link = readLinkParams(request);
-      const render = (errors: FormError[], error: unknown) => page(deps, request, { title: "Confirm your new email address", body: emailChangeForm(errors, link !== undefined && !isInvalidToken(error)), errors });
+      const render = (errors: FormError[], error: unknown) =>
+        page(deps, request, { title: "Confirm your new email address", body: emailChangeForm(errors, link !== undefined && !isInvalidToken(error)), errors });
       return handleForm(reply, [], render, async () => {
         if (!link) throw new AuthError("invalid_token");
         const session = await findSession(deps, request);
@@ -164,14 +216,21 @@ export async function selfServicePages(app: FastifyInstance, { deps }: PageDeps)
 
   const secureForm = (errors: FormError[], alive: boolean) =>
     alive
-      ? html`<p>If you did not do what the email told you about, someone else may be using your account. This signs you out everywhere, cancels every link we sent, and asks for a new password at your next login. If your email address was changed, you get it back.</p>
-${form({ operation: "secureAccount", submit: "Secure my account", submitClass: "danger", content: html`` })}`
-      : html`<p>${errors.length > 0 ? "" : "This link no longer works."} If you still think someone else uses your account, <a href="${pagePaths.forgotPassword}">reset your password</a>.</p>`;
+      ? html`<p>
+            If you did not do what the email told you about, someone else may be using your account. This signs you out everywhere, cancels every link we sent,
+            and asks for a new password at your next login. If your email address was changed, you get it back.
+          </p>
+          ${form({ operation: "secureAccount", submit: "Secure my account", submitClass: "danger", content: html`` })}`
+      : html`<p>
+          ${errors.length > 0 ? "" : "This link no longer works."} If you still think someone else uses your account,
+          <a href="${pagePaths.forgotPassword}">reset your password</a>.
+        </p>`;
   tokenPageRoutes(app, "secure-account", {
     render: (request, errors, alive) => page(deps, request, { title: "This wasn't me", body: secureForm(errors, alive), errors }),
     submit: async (request, reply) => {
       const link = readLinkParams(request);
-      const render = (errors: FormError[], error: unknown) => page(deps, request, { title: "This wasn't me", body: secureForm(errors, link !== undefined && !isInvalidToken(error)), errors });
+      const render = (errors: FormError[], error: unknown) =>
+        page(deps, request, { title: "This wasn't me", body: secureForm(errors, link !== undefined && !isInvalidToken(error)), errors });
       return handleForm(reply, [], render, async () => {
         if (!link) throw new AuthError("invalid_token");
         const { emailNotRestored } = await secureAccount(deps, request.tenant, link, contextOf(request));

@@ -40,7 +40,9 @@ async function waitForVerified(page: Page): Promise<number> {
     undefined,
     { timeout: SOLVE_TIMEOUT_MS },
   );
-  const length = await page.evaluate(() => (globalThis as unknown as AltchaPage).document.querySelector('input[name="bot-challenge-response"]')?.value?.length ?? 0);
+  const length = await page.evaluate(
+    () => (globalThis as unknown as AltchaPage).document.querySelector('input[name="bot-challenge-response"]')?.value?.length ?? 0,
+  );
   assert.ok(length > 0, "the widget says verified but the form's bot-challenge-response field is empty");
   return length;
 }

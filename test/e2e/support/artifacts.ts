@@ -12,7 +12,10 @@ export const ARTIFACTS_ROOT = resolve("test-artifacts", "e2e");
 let current: { dir: string; step: number } | undefined;
 
 function toFileName(text: string): string {
-  const name = text.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "");
+  const name = text
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "-")
+    .replace(/^-+|-+$/g, "");
   if (!name) throw new Error(`a step name needs letters or digits (got "${text}")`);
   return name;
 }

@@ -47,7 +47,9 @@ export async function solveBotChallenge(server: DevServer): Promise<string> {
   const deriveKey = challenge.parameters.algorithm === "SHA-256" ? deriveSha : derivePbkdf2;
   const controller = new AbortController();
   const solvers = [0, 1].map((start) =>
-    solveChallenge({ challenge, deriveKey, controller, counterStart: start, counterStep: 2 }).then((solution) => solution ?? Promise.reject(new Error("no solution"))),
+    solveChallenge({ challenge, deriveKey, controller, counterStart: start, counterStep: 2 }).then(
+      (solution) => solution ?? Promise.reject(new Error("no solution")),
+    ),
   );
   const solution: Solution = await Promise.any(solvers);
   controller.abort();
@@ -73,7 +75,12 @@ export interface WaitForEmailOptions {
 }
 
 /** Polls the inbox until an email of `eventType` to `to` arrives (the dispatcher delivers within about a second). */
-export async function waitForEmail(server: DevServer, eventType: string, to: string, { timeoutMs = 15_000, excluding = new Set() }: WaitForEmailOptions = {}): Promise<InboxEmail> {
+export async function waitForEmail(
+  server: DevServer,
+  eventType: string,
+  to: string,
+  { timeoutMs = 15_000, excluding = new Set() }: WaitForEmailOptions = {},
+): Promise<InboxEmail> {
   const deadline = performance.now() + timeoutMs;
   for (;;) {
     const email = (await readInbox(server)).find((m) => m.eventType === eventType && m.to.email === to && !excluding.has(m.id));

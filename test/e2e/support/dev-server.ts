@@ -22,7 +22,13 @@ export interface DevServer {
 
 export async function startDevServer(): Promise<DevServer> {
   const dataDir = mkdtempSync(join(tmpdir(), "latch-e2e-"));
-  const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: `sqlite:${join(dataDir, "dev.db")}`, PORT: "0", LOG_LEVEL: "info", BREACH_CHECK_MODE: "offline" };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATABASE_URL: `sqlite:${join(dataDir, "dev.db")}`,
+    PORT: "0",
+    LOG_LEVEL: "info",
+    BREACH_CHECK_MODE: "offline",
+  };
   // What dev mode must choose itself: the key generated into the data folder, loopback, dev mode on.
   for (const name of ["SECRETS_KEY", "DEV_MODE", "HOST", "REDIS_URL", "OPERATOR_API_KEY", "METRICS_TOKEN"]) delete env[name];
   let server: ServerProcess;

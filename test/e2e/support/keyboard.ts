@@ -31,13 +31,24 @@ export async function readFocus(page: Page): Promise<FocusedElement | null> {
     const element = document.activeElement;
     if (!element || element === document.body) return null;
     const s = getComputedStyle(element);
-    return { tag: element.tagName.toLowerCase(), focusVisible: element.matches(":focus-visible"), outlineStyle: s.outlineStyle, outlineWidth: s.outlineWidth, outlineColor: s.outlineColor, boxShadow: s.boxShadow };
+    return {
+      tag: element.tagName.toLowerCase(),
+      focusVisible: element.matches(":focus-visible"),
+      outlineStyle: s.outlineStyle,
+      outlineWidth: s.outlineWidth,
+      outlineColor: s.outlineColor,
+      boxShadow: s.boxShadow,
+    };
   });
   if (!style) return null;
   const snapshot = await page.locator(":focus").ariaSnapshot();
   const [, role = "generic", quoted] = /^- ([a-z]+)(?: ("(?:[^"\\]|\\.)*"))?/.exec(snapshot.split("\n")[0] ?? "") ?? [];
   const outlined = style.outlineStyle !== "none" && parseFloat(style.outlineWidth) > 0 && !TRANSPARENT.test(style.outlineColor);
-  const indicator = outlined ? `outline ${style.outlineWidth} ${style.outlineStyle} ${style.outlineColor}` : style.boxShadow !== "none" ? `box-shadow ${style.boxShadow}` : null;
+  const indicator = outlined
+    ? `outline ${style.outlineWidth} ${style.outlineStyle} ${style.outlineColor}`
+    : style.boxShadow !== "none"
+      ? `box-shadow ${style.boxShadow}`
+      : null;
   return { role, name: quoted ? (JSON.parse(quoted) as string) : "", tag: style.tag, focusVisible: style.focusVisible, indicator };
 }
 

@@ -48,12 +48,20 @@ export async function watchPageProblems(context: BrowserContext): Promise<PagePr
   });
   // Bindings and init scripts go through the DevTools protocol, so the page's CSP doesn't block them.
   await context.exposeBinding(CSP_BINDING, (_source, violation: CspViolation) => {
-    seen.push(`CSP violation: ${violation.directive} blocked ${violation.blockedURI || "(inline)"} in ${violation.documentURI} (${violation.sourceFile}:${violation.line})`);
+    seen.push(
+      `CSP violation: ${violation.directive} blocked ${violation.blockedURI || "(inline)"} in ${violation.documentURI} (${violation.sourceFile}:${violation.line})`,
+    );
   });
   await context.addInitScript((binding: string) => {
     const page = globalThis as unknown as PageWindow & Record<string, ((violation: CspViolation) => void) | undefined>;
     page.document.addEventListener("securitypolicyviolation", (event) => {
-      page[binding]?.({ directive: event.effectiveDirective, blockedURI: event.blockedURI, sourceFile: event.sourceFile, line: event.lineNumber, documentURI: event.documentURI });
+      page[binding]?.({
+        directive: event.effectiveDirective,
+        blockedURI: event.blockedURI,
+        sourceFile: event.sourceFile,
+        line: event.lineNumber,
+        documentURI: event.documentURI,
+      });
     });
   }, CSP_BINDING);
 

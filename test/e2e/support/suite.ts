@@ -21,13 +21,16 @@ export function useE2eSuite(name: string): E2eSuite {
   requireChromium();
   let browser: Browser | undefined;
   let server: DevServer | undefined;
-  before(async () => {
-    startArtifacts(name);
-    // Both are awaited before failing, so after() can close whichever one did start.
-    const results = await Promise.allSettled([launchBrowser().then((b) => (browser = b)), startDevServer().then((s) => (server = s))]);
-    const failed = results.find((r) => r.status === "rejected");
-    if (failed) throw failed.reason;
-  }, { timeout: 120_000 });
+  before(
+    async () => {
+      startArtifacts(name);
+      // Both are awaited before failing, so after() can close whichever one did start.
+      const results = await Promise.allSettled([launchBrowser().then((b) => (browser = b)), startDevServer().then((s) => (server = s))]);
+      const failed = results.find((r) => r.status === "rejected");
+      if (failed) throw failed.reason;
+    },
+    { timeout: 120_000 },
+  );
   after(async () => {
     await browser?.close();
     await server?.stop();
@@ -37,8 +40,12 @@ export function useE2eSuite(name: string): E2eSuite {
     return value;
   };
   return {
-    get browser() { return ready(browser, "browser"); },
-    get server() { return ready(server, "dev server"); },
+    get browser() {
+      return ready(browser, "browser");
+    },
+    get server() {
+      return ready(server, "dev server");
+    },
     openPage: (t) => openTestPage(t, ready(browser, "browser"), ready(server, "dev server").baseURL),
   };
 }
