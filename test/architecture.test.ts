@@ -65,3 +65,13 @@ test("hosted pages decide by an error's code, never by its words (issue 18)", as
   );
   assert.deepEqual(offenders, []);
 });
+
+test("lint checks formatting: Prettier is part of npm run lint, and an unformatted file fails it (issue 18)", async () => {
+  const { readFileSync } = await import("node:fs");
+  const prettier = await import("prettier");
+  const scripts = (JSON.parse(readFileSync("package.json", "utf8")) as { scripts: Record<string, string> }).scripts;
+  assert.match(scripts.lint!, /prettier --check/);
+  const options = { ...(await prettier.resolveConfig("src/app.ts")), filepath: "src/app.ts" };
+  assert.equal(await prettier.check("export const x = {a:1,\n  b:2}\n", options), false, "an unformatted file");
+  assert.equal(await prettier.check(readFileSync("src/app.ts", "utf8"), options), true, "a file of the tree");
+});
