@@ -82,11 +82,9 @@ function errorItem(error: FormError): Html {
 export function errorSummary(errors: FormError[]): Html {
   if (errors.length === 0) return html`<div id="error-summary" class="error-summary" role="alert" tabindex="-1" hidden></div>`;
   return html`<div id="error-summary" class="error-summary" role="alert" tabindex="-1" autofocus>
-    <h2 id="error-summary-title">There is a problem</h2>
-    <ul>
-      ${errors.map(errorItem)}
-    </ul>
-  </div>`;
+<h2 id="error-summary-title">There is a problem</h2>
+<ul>${errors.map(errorItem)}</ul>
+</div>`;
 }
 
 export interface FieldInput {
@@ -109,21 +107,15 @@ export function field(input: FieldInput): Html {
   const error = input.errors?.find((e) => e.field === input.name);
   const describedBy = [error ? `${input.name}-error` : "", input.hint ? `${input.name}-hint` : ""].filter(Boolean).join(" ");
   return html`<div class="field">
-    <label for="${input.name}">${input.label}</label>
-    ${input.hint ? html`<p class="hint" id="${input.name}-hint">${input.hint}</p>` : ""}
-    ${error ? html`<p class="field-error" id="${input.name}-error"><span class="visually-hidden">Error: </span>${error.message}</p>` : ""}
-    <input
-      id="${input.name}"
-      name="${input.name}"
-      type="${input.type ?? "text"}"
-      autocomplete="${input.autocomplete}"
-      ${input.inputmode ? raw(` inputmode="${input.inputmode}"`) : ""}${input.pattern ? html` pattern="${input.pattern}"` : ""}${input.maxlength ? html` maxlength="${input.maxlength}"` : ""}${input.required === false ? "" : raw(" required")}${input.value !== undefined && input.type !== "password" ? html` value="${input.value}"` : ""}${error ? raw(' aria-invalid="true"') : ""}${describedBy ? html` aria-describedby="${describedBy}"` : ""}
-    />
-  </div>`;
+<label for="${input.name}">${input.label}</label>
+${input.hint ? html`<p class="hint" id="${input.name}-hint">${input.hint}</p>` : ""}
+${error ? html`<p class="field-error" id="${input.name}-error"><span class="visually-hidden">Error: </span>${error.message}</p>` : ""}
+<input id="${input.name}" name="${input.name}" type="${input.type ?? "text"}" autocomplete="${input.autocomplete}"${input.inputmode ? raw(` inputmode="${input.inputmode}"`) : ""}${input.pattern ? html` pattern="${input.pattern}"` : ""}${input.maxlength ? html` maxlength="${input.maxlength}"` : ""}${input.required === false ? "" : raw(" required")}${input.value !== undefined && input.type !== "password" ? html` value="${input.value}"` : ""}${error ? raw(' aria-invalid="true"') : ""}${describedBy ? html` aria-describedby="${describedBy}"` : ""}>
+</div>`;
 }
 
 export function hidden(name: string, value: string): Html {
-  return html`<input type="hidden" name="${name}" value="${value}" />`;
+  return html`<input type="hidden" name="${name}" value="${value}">`;
 }
 
 /**
@@ -135,10 +127,8 @@ export function botWidget(tenant: Tenant): Html {
   const provider = tenant.settings.botProtection.provider;
   if (provider === "none") return html``;
   if (provider === "altcha") {
-    return html`<div class="bot">
-      <altcha-widget challenge="/auth/bot-challenge" name="bot-challenge-response" auto="onfocus"></altcha-widget>
-      <noscript><p class="note">This form checks that you are not a bot, which needs JavaScript. Please turn JavaScript on for this site.</p></noscript>
-    </div>`;
+    return html`<div class="bot"><altcha-widget challenge="/auth/bot-challenge" name="bot-challenge-response" auto="onfocus"></altcha-widget>
+<noscript><p class="note">This form checks that you are not a bot, which needs JavaScript. Please turn JavaScript on for this site.</p></noscript></div>`;
   }
   return html`<p class="note">This site uses ${provider} bot protection, which these hosted pages cannot show. Please use the site's own sign-in pages.</p>`;
 }
@@ -156,44 +146,41 @@ function navigation(signedIn: boolean, devInbox: boolean): Html {
         html`<li><a href="${pagePaths.magicLink}">Email me a login link</a></li>`,
       ];
   if (devInbox) links.push(html`<li><a href="/dev/inbox">Dev inbox</a></li>`);
-  return html`<nav aria-label="Main">
-    <ul>
-      ${links}
-    </ul>
-  </nav>`;
+  return html`<nav aria-label="Main"><ul>${links}</ul></nav>`;
 }
 
 export function renderPage(input: PageInput): Html {
   const errors = input.errors ?? [];
   const altcha = input.botGuarded === true && input.tenant.settings.botProtection.provider === "altcha";
   return html`<!doctype html>
-    <html lang="en">
-      <head>
-        <meta charset="utf-8" />
-        <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <title>${errors.length > 0 ? "Error: " : ""}${input.title} · ${input.tenant.domain}</title>
-        <link rel="icon" href="data:," />
-        <link rel="stylesheet" href="/ui/assets/hosted.css" />
-        ${altcha ? raw('<link rel="stylesheet" href="/ui/assets/altcha.css">\n<script type="module" src="/ui/assets/altcha.js"></script>\n') : ""}
-        <script type="module" src="/ui/assets/hosted.js"></script>
-      </head>
-      <body>
-        <a class="skip" href="#main">Skip to main content</a>
-        <div class="wrap">
-          <header class="site">
-            <p>${input.tenant.domain}</p>
-            ${navigation(input.signedIn === true, input.devInbox === true)}
-          </header>
-          <main id="main" tabindex="-1">
-            <h1>${input.title}</h1>
-            ${input.notice ? html`<p class="notice" role="status">${input.notice}</p>` : ""} ${errorSummary(errors)}
-            <p id="form-status" role="status"></p>
-            ${input.body}
-          </main>
-          <footer><p>Sign-in pages served by Latch for ${input.tenant.domain}.</p></footer>
-        </div>
-      </body>
-    </html> `;
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${errors.length > 0 ? "Error: " : ""}${input.title} · ${input.tenant.domain}</title>
+<link rel="icon" href="data:,">
+<link rel="stylesheet" href="/ui/assets/hosted.css">
+${altcha ? raw('<link rel="stylesheet" href="/ui/assets/altcha.css">\n<script type="module" src="/ui/assets/altcha.js"></script>\n') : ""}<script type="module" src="/ui/assets/hosted.js"></script>
+</head>
+<body>
+<a class="skip" href="#main">Skip to main content</a>
+<div class="wrap">
+<header class="site">
+<p>${input.tenant.domain}</p>
+${navigation(input.signedIn === true, input.devInbox === true)}
+</header>
+<main id="main" tabindex="-1">
+<h1>${input.title}</h1>
+${input.notice ? html`<p class="notice" role="status">${input.notice}</p>` : ""}
+${errorSummary(errors)}
+<p id="form-status" role="status"></p>
+${input.body}
+</main>
+<footer><p>Sign-in pages served by Latch for ${input.tenant.domain}.</p></footer>
+</div>
+</body>
+</html>
+`;
 }
 
 export interface FormInput {
@@ -209,35 +196,31 @@ export interface FormInput {
 }
 
 export function form(input: FormInput): Html {
-  return html`<form
-    method="post"
-    ${input.action !== undefined ? html` action="${input.action}"` : ""}
-    data-latch-form="${input.operation}"
-    ${input.labelledBy ? html` aria-labelledby="${input.labelledBy}"` : ""}
-  >
-    ${input.content}
-    <div class="actions"><button type="submit" ${input.submitClass ? html` class="${input.submitClass}"` : ""}>${input.submit}</button></div>
-  </form>`;
+  return html`<form method="post"${input.action !== undefined ? html` action="${input.action}"` : ""} data-latch-form="${input.operation}"${input.labelledBy ? html` aria-labelledby="${input.labelledBy}"` : ""}>
+${input.content}
+<div class="actions"><button type="submit"${input.submitClass ? html` class="${input.submitClass}"` : ""}>${input.submit}</button></div>
+</form>`;
 }
 
 /** For answers with no tenant to frame them (unknown site, refused request, failure). */
 export function renderErrorPage(title: string, message: string, requestId: string): Html {
   return html`<!doctype html>
-    <html lang="en">
-      <head>
-        <meta charset="utf-8" />
-        <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <title>${title}</title>
-        <link rel="stylesheet" href="/ui/assets/hosted.css" />
-      </head>
-      <body>
-        <div class="wrap">
-          <main id="main">
-            <h1>${title}</h1>
-            <p>${message}</p>
-            <p class="hint">Reference: <code>${requestId}</code></p>
-          </main>
-        </div>
-      </body>
-    </html> `;
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${title}</title>
+<link rel="stylesheet" href="/ui/assets/hosted.css">
+</head>
+<body>
+<div class="wrap">
+<main id="main">
+<h1>${title}</h1>
+<p>${message}</p>
+<p class="hint">Reference: <code>${requestId}</code></p>
+</main>
+</div>
+</body>
+</html>
+`;
 }

@@ -36,79 +36,64 @@ function formatTime(unixSeconds: number): string {
 function accountBody(session: ActiveSession, me: MeView): Html {
   const data = session.data;
   return html`<dl>
-      <dt>Email</dt>
-      <dd>${me.email}</dd>
-      <dt>Name</dt>
-      <dd>${me.name}</dd>
-      <dt>Member id</dt>
-      <dd>${data.recordId}</dd>
-      <dt>Logged in at</dt>
-      <dd><time datetime="${new Date(data.iat * 1000).toISOString()}">${formatTime(data.iat)}</time></dd>
-      <dt>Session expires</dt>
-      <dd><time datetime="${new Date(data.exp * 1000).toISOString()}">${formatTime(data.exp)}</time></dd>
-      <dt>Two-factor authentication</dt>
-      <dd>${data.is2FAEnabled ? "On" : "Off"}</dd>
-    </dl>
-    ${data.require2FASetup ? html`<p class="note">This site asks you to <a href="${pagePaths.twoFactor}">turn on two-factor authentication</a>.</p>` : ""}
-    ${data.passwordChangePending ? html`<p class="note">Please <a href="${pagePaths.changePassword}">change your password</a>.</p>` : ""}
-    <ul>
-      <li><a href="${pagePaths.accountProfile}">Change your name or email address</a></li>
-      <li><a href="${pagePaths.accountSessions}">See where you are signed in</a></li>
-      <li><a href="${pagePaths.accountPasskeys}">Passkeys: sign in without a password</a></li>
-      <li>
-        ${me.hasPassword ? html`<a href="${pagePaths.changePassword}">Change your password</a>` : html`<a href="${pagePaths.forgotPassword}">Set a password</a> (we email you a link)`}
-      </li>
-      <li><a href="${pagePaths.twoFactor}">${data.is2FAEnabled ? "Manage two-factor authentication" : "Turn on two-factor authentication"}</a></li>
-      <li><a href="${pagePaths.accountDelete}">Delete your account</a></li>
-    </ul>
-    ${form({ operation: "logout", action: pagePaths.logout, submit: "Log out", submitClass: "secondary", content: html`` })}`;
+<dt>Email</dt><dd>${me.email}</dd>
+<dt>Name</dt><dd>${me.name}</dd>
+<dt>Member id</dt><dd>${data.recordId}</dd>
+<dt>Logged in at</dt><dd><time datetime="${new Date(data.iat * 1000).toISOString()}">${formatTime(data.iat)}</time></dd>
+<dt>Session expires</dt><dd><time datetime="${new Date(data.exp * 1000).toISOString()}">${formatTime(data.exp)}</time></dd>
+<dt>Two-factor authentication</dt><dd>${data.is2FAEnabled ? "On" : "Off"}</dd>
+</dl>
+${data.require2FASetup ? html`<p class="note">This site asks you to <a href="${pagePaths.twoFactor}">turn on two-factor authentication</a>.</p>` : ""}
+${data.passwordChangePending ? html`<p class="note">Please <a href="${pagePaths.changePassword}">change your password</a>.</p>` : ""}
+<ul>
+<li><a href="${pagePaths.accountProfile}">Change your name or email address</a></li>
+<li><a href="${pagePaths.accountSessions}">See where you are signed in</a></li>
+<li><a href="${pagePaths.accountPasskeys}">Passkeys: sign in without a password</a></li>
+<li>${me.hasPassword ? html`<a href="${pagePaths.changePassword}">Change your password</a>` : html`<a href="${pagePaths.forgotPassword}">Set a password</a> (we email you a link)`}</li>
+<li><a href="${pagePaths.twoFactor}">${data.is2FAEnabled ? "Manage two-factor authentication" : "Turn on two-factor authentication"}</a></li>
+<li><a href="${pagePaths.accountDelete}">Delete your account</a></li>
+</ul>
+${form({ operation: "logout", action: pagePaths.logout, submit: "Log out", submitClass: "secondary", content: html`` })}`;
 }
 
 function twoFactorOverview(session: ActiveSession, errors: FormError[]): Html {
   if (!session.data.is2FAEnabled) {
     return html`<p>Two-factor authentication is off. With it on, logging in also asks for a code from an authenticator app on your phone.</p>
-      ${form({ operation: "setUpTwoFactor", action: pagePaths.twoFactorSetup, submit: "Set up two-factor authentication", content: html`` })}
-      <p><a href="${pagePaths.account}">Back to your account</a></p>`;
+${form({ operation: "setUpTwoFactor", action: pagePaths.twoFactorSetup, submit: "Set up two-factor authentication", content: html`` })}
+<p><a href="${pagePaths.account}">Back to your account</a></p>`;
   }
   return html`<p>Two-factor authentication is on.</p>
-    <h2 id="recovery-title">New recovery codes</h2>
-    ${form({
-      operation: "regenerateRecoveryCodes",
-      action: pagePaths.recoveryCodes,
-      labelledBy: "recovery-title",
-      submit: "Get new recovery codes",
-      content: html`<p>Your old recovery codes stop working.</p>
-        ${field({ name: "code", label: "Code from your authenticator app", autocomplete: "one-time-code", errors: errors.filter((e) => e.field === "code") })}`,
-    })}
-    <h2 id="disable-title">Turn off two-factor authentication</h2>
-    ${form({
-      operation: "disableTwoFactor",
-      action: pagePaths.twoFactorDisable,
-      labelledBy: "disable-title",
-      submit: "Turn off two-factor authentication",
-      submitClass: "danger",
-      content: html`<p>Confirm with your password, or with a code if your account has no password.</p>
-        ${field({ name: "password", label: "Password", type: "password", autocomplete: "current-password", required: false, errors })}
-        ${field({ name: "disableCode", label: "Or a code from your app or a recovery code", autocomplete: "one-time-code", required: false, errors })}`,
-    })}
-    <p><a href="${pagePaths.account}">Back to your account</a></p>`;
+<h2 id="recovery-title">New recovery codes</h2>
+${form({ operation: "regenerateRecoveryCodes", action: pagePaths.recoveryCodes, labelledBy: "recovery-title", submit: "Get new recovery codes", content: html`<p>Your old recovery codes stop working.</p>${field({ name: "code", label: "Code from your authenticator app", autocomplete: "one-time-code", errors: errors.filter((e) => e.field === "code") })}` })}
+<h2 id="disable-title">Turn off two-factor authentication</h2>
+${form({
+  operation: "disableTwoFactor",
+  action: pagePaths.twoFactorDisable,
+  labelledBy: "disable-title",
+  submit: "Turn off two-factor authentication",
+  submitClass: "danger",
+  content: html`<p>Confirm with your password, or with a code if your account has no password.</p>
+${field({ name: "password", label: "Password", type: "password", autocomplete: "current-password", required: false, errors })}
+${field({ name: "disableCode", label: "Or a code from your app or a recovery code", autocomplete: "one-time-code", required: false, errors })}`,
+})}
+<p><a href="${pagePaths.account}">Back to your account</a></p>`;
 }
 
 /** The enrolment step: the QR code, the secret as text, and the first code (shown again, the same, after a wrong code). */
 function enableForm(setup: TwoFactorSetup, errors: FormError[]): Html {
   return html`<ol>
-      <li>Open an authenticator app on your phone and add an account.</li>
-      <li>Scan this QR code, or enter the key below by hand.</li>
-      <li>Type the 6-digit code the app shows. Turning it on logs you out everywhere else.</li>
-    </ol>
-    <img class="qr" src="${setup.qrCodeDataUrl}" alt="QR code for your authenticator app. If you cannot scan it, enter the key shown below." />
-    <p>Key for manual entry: <code class="secret" id="totp-secret">${setup.secret}</code></p>
-    ${form({
-      operation: "enableTwoFactor",
-      action: pagePaths.twoFactorEnable,
-      submit: "Turn on two-factor authentication",
-      content: field({ name: "code", label: "Code from your authenticator app", autocomplete: "one-time-code", inputmode: "numeric", errors }),
-    })}`;
+<li>Open an authenticator app on your phone and add an account.</li>
+<li>Scan this QR code, or enter the key below by hand.</li>
+<li>Type the 6-digit code the app shows. Turning it on logs you out everywhere else.</li>
+</ol>
+<img class="qr" src="${setup.qrCodeDataUrl}" alt="QR code for your authenticator app. If you cannot scan it, enter the key shown below.">
+<p>Key for manual entry: <code class="secret" id="totp-secret">${setup.secret}</code></p>
+${form({
+  operation: "enableTwoFactor",
+  action: pagePaths.twoFactorEnable,
+  submit: "Turn on two-factor authentication",
+  content: field({ name: "code", label: "Code from your authenticator app", autocomplete: "one-time-code", inputmode: "numeric", errors }),
+})}`;
 }
 
 /**
@@ -118,11 +103,9 @@ function enableForm(setup: TwoFactorSetup, errors: FormError[]): Html {
  */
 function recoveryCodesBody(codes: string[], notice: string): Html {
   return html`<p class="notice" role="status">${notice}</p>
-    <p><strong>Save these recovery codes now. They are shown only this once.</strong> Each works once, to log in when you do not have your phone.</p>
-    <ol class="codes" aria-label="Recovery codes">
-      ${codes.map((c, i) => html`<li><span class="code-number" aria-hidden="true">${i + 1}.</span> <code>${c}</code></li>`)}
-    </ol>
-    <p><a href="${pagePaths.account}">I have saved them: continue to your account</a></p>`;
+<p><strong>Save these recovery codes now. They are shown only this once.</strong> Each works once, to log in when you do not have your phone.</p>
+<ol class="codes" aria-label="Recovery codes">${codes.map((c, i) => html`<li><span class="code-number" aria-hidden="true">${i + 1}.</span> <code>${c}</code></li>`)}</ol>
+<p><a href="${pagePaths.account}">I have saved them: continue to your account</a></p>`;
 }
 
 export async function accountPages(app: FastifyInstance, { deps }: PageDeps): Promise<void> {

@@ -43,20 +43,19 @@ function emailedCodeForm(request: FastifyRequest, values: FormValues, errors: Fo
   const email = values.email ?? remembered ?? "";
   const emailPart =
     email !== "" && email === remembered
-      ? html`${hidden("email", email)}
-          <p>Email address: <strong>${email}</strong></p>`
+      ? html`${hidden("email", email)}<p>Email address: <strong>${email}</strong></p>`
       : field({ name: "email", label: "Email address", type: "email", autocomplete: "email", value: email, errors });
   return html`<h2 id="login-code-title">Or enter the 6-digit code from the email</h2>
-    ${form({
-      operation: OPERATION,
-      action: checkEmailPath("magic-link"),
-      labelledBy: "login-code-title",
-      submit: "Log in",
-      content: html`${emailPart}
-      ${field({ name: "code", label: "Code from the email", autocomplete: "one-time-code", inputmode: "numeric", pattern: LOGIN_CODE_PATTERN, maxlength: 6, hint: "6 digits, in the same email as the link.", errors })}
-      ${botWidget(request.tenant)}`,
-    })}
-    <p><a href="${pagePaths.magicLink}">Request a new login link</a></p>`;
+${form({
+  operation: OPERATION,
+  action: checkEmailPath("magic-link"),
+  labelledBy: "login-code-title",
+  submit: "Log in",
+  content: html`${emailPart}
+${field({ name: "code", label: "Code from the email", autocomplete: "one-time-code", inputmode: "numeric", pattern: LOGIN_CODE_PATTERN, maxlength: 6, hint: "6 digits, in the same email as the link.", errors })}
+${botWidget(request.tenant)}`,
+})}
+<p><a href="${pagePaths.magicLink}">Request a new login link</a></p>`;
 }
 
 /** The second-factor step after a right code: the email and code go back hidden with the 2FA code. */
@@ -78,9 +77,7 @@ export async function checkEmailPages(app: FastifyInstance, { deps }: PageDeps):
     const text = sentFor ? SENT_TEXT[sentFor] : "If the address is known to us, we have sent you an email.";
     const dev = deps.dev ? html`<p class="note">Dev mode: the email is not sent; it is in the <a href="/dev/inbox">dev inbox</a>.</p>` : html``;
     const codeForm = sentFor === "magic-link" ? emailedCodeForm(request, values, errors) : html``;
-    const body = html`<p>${text}</p>
-      ${dev}${codeForm}
-      <p><a href="${pagePaths.login}">Back to log in</a></p>`;
+    const body = html`<p>${text}</p>${dev}${codeForm}<p><a href="${pagePaths.login}">Back to log in</a></p>`;
     return page(deps, request, { title: "Check your email", body, errors, botGuarded: sentFor === "magic-link" });
   };
 

@@ -39,46 +39,47 @@ function codeField(errors: FormError[]): Html {
 
 function loginForm(request: FastifyRequest, values: FormValues, errors: FormError[]): Html {
   return html`${form({
-      operation: "loginWithPassword",
-      action: pagePaths.login,
-      submit: "Log in",
-      content: html`${field({ name: "email", label: "Email address", type: "email", autocomplete: "username webauthn", value: values.email, errors })}
-      ${field({ name: "password", label: "Password", type: "password", autocomplete: "current-password", errors })} ${botWidget(request.tenant)}`,
-    })}
-    ${passkeyOnly(
-      html`<h2 id="passkey-title">Or use a passkey</h2>
-        ${form({ operation: "passkeyLogin", action: pagePaths.login, labelledBy: "passkey-title", submit: "Sign in with a passkey", submitClass: "secondary", content: botWidget(request.tenant) })}`,
-    )}
-    <ul>
-      <li><a href="${pagePaths.forgotPassword}">Forgot your password?</a></li>
-      <li><a href="${pagePaths.magicLink}">Email me a login link instead</a></li>
-      <li><a href="${pagePaths.register}">Register</a></li>
-    </ul>`;
+    operation: "loginWithPassword",
+    action: pagePaths.login,
+    submit: "Log in",
+    content: html`${field({ name: "email", label: "Email address", type: "email", autocomplete: "username webauthn", value: values.email, errors })}
+${field({ name: "password", label: "Password", type: "password", autocomplete: "current-password", errors })}
+${botWidget(request.tenant)}`,
+  })}
+${passkeyOnly(html`<h2 id="passkey-title">Or use a passkey</h2>
+${form({ operation: "passkeyLogin", action: pagePaths.login, labelledBy: "passkey-title", submit: "Sign in with a passkey", submitClass: "secondary", content: botWidget(request.tenant) })}`)}
+<ul>
+<li><a href="${pagePaths.forgotPassword}">Forgot your password?</a></li>
+<li><a href="${pagePaths.magicLink}">Email me a login link instead</a></li>
+<li><a href="${pagePaths.register}">Register</a></li>
+</ul>`;
 }
 
 /** Step two without JavaScript: the first step's email and password ride along in hidden fields on a no-store page. */
 function loginCodeForm(request: FastifyRequest, values: FormValues, errors: FormError[]): Html {
   return html`<p>Your account uses two-factor authentication.</p>
-    ${form({
-      operation: "loginWithPassword",
-      action: pagePaths.login,
-      submit: "Verify and log in",
-      content: html`${hidden("email", values.email ?? "")}${hidden("password", values.password ?? "")} ${codeField(errors)} ${botWidget(request.tenant)}`,
-    })}
-    <p><a href="${pagePaths.login}">Start again</a></p>`;
+${form({
+  operation: "loginWithPassword",
+  action: pagePaths.login,
+  submit: "Verify and log in",
+  content: html`${hidden("email", values.email ?? "")}${hidden("password", values.password ?? "")}
+${codeField(errors)}
+${botWidget(request.tenant)}`,
+})}
+<p><a href="${pagePaths.login}">Start again</a></p>`;
 }
 
 function magicLinkRequestForm(request: FastifyRequest, values: FormValues, errors: FormError[]): Html {
   const unverified = errors.some((e) => e.code === "email_not_verified");
   return html`<p>We will email you a link that logs you in once, within 15 minutes.</p>
-    ${form({
-      operation: "requestMagicLink",
-      action: pagePaths.magicLink,
-      submit: "Email me a login link",
-      content: html`${field({ name: "email", label: "Email address", type: "email", autocomplete: "email", value: values.email, errors })}${botWidget(request.tenant)}`,
-    })}
-    ${unverified ? html`<p><a href="${pagePaths.resendVerification}">Send the confirmation email again</a></p>` : ""}
-    <p><a href="${pagePaths.login}">Log in with a password</a></p>`;
+${form({
+  operation: "requestMagicLink",
+  action: pagePaths.magicLink,
+  submit: "Email me a login link",
+  content: html`${field({ name: "email", label: "Email address", type: "email", autocomplete: "email", value: values.email, errors })}${botWidget(request.tenant)}`,
+})}
+${unverified ? html`<p><a href="${pagePaths.resendVerification}">Send the confirmation email again</a></p>` : ""}
+<p><a href="${pagePaths.login}">Log in with a password</a></p>`;
 }
 
 /**
@@ -102,8 +103,8 @@ export function magicLoginSecondFactorPage(
   carried: MagicLoginCarried = CARRIED_BY_LINK,
 ): Html {
   const body = html`<p>Your account uses two-factor authentication.</p>
-    ${form({ operation: carried.operation, action: carried.action, submit: "Verify and log in", content: html`${carried.fields}${codeField(errors)}${botWidget(request.tenant)}` })}
-    <p><a href="${pagePaths.magicLink}">Request a new login link</a></p>`;
+${form({ operation: carried.operation, action: carried.action, submit: "Verify and log in", content: html`${carried.fields}${codeField(errors)}${botWidget(request.tenant)}` })}
+<p><a href="${pagePaths.magicLink}">Request a new login link</a></p>`;
   return page(deps, request, { title: "Enter your authentication code", body, errors, botGuarded: true });
 }
 
@@ -115,8 +116,8 @@ export function missingSecondFactorErrors(codeStep: boolean): FormError[] {
 function magicLinkForm(request: FastifyRequest, dead: boolean): Html {
   if (dead) return html`<p><a href="${pagePaths.magicLink}">Request a new login link</a></p>`;
   return html`<p>Press the button to log in.</p>
-    ${form({ operation: "verifyMagicLink", submit: "Log in", content: botWidget(request.tenant) })}
-    <p><a href="${pagePaths.magicLink}">Request a new login link</a></p>`;
+${form({ operation: "verifyMagicLink", submit: "Log in", content: botWidget(request.tenant) })}
+<p><a href="${pagePaths.magicLink}">Request a new login link</a></p>`;
 }
 
 export async function loginPages(app: FastifyInstance, { deps }: PageDeps): Promise<void> {

@@ -24,29 +24,26 @@ const TITLE = "Passkeys";
 /** Shown only where the page script finds WebAuthn (it removes `hidden`); the note says what is missing otherwise. */
 export function passkeyOnly(content: Html, missing?: string): Html {
   return html`<div class="passkey-only" hidden>${content}</div>
-    ${missing ? html`<p class="hint passkey-missing">${missing}</p>` : ""}`;
+${missing ? html`<p class="hint passkey-missing">${missing}</p>` : ""}`;
 }
 
 function passkeyList(passkeys: PasskeyView[], errors: FormError[]): Html {
   if (passkeys.length === 0) return html`<p>You have no passkeys yet.</p>`;
-  return html`<ul class="sessions">
-    ${passkeys.map(
-      (p, i) =>
-        html`<li>
-          <p><strong id="passkey-${i}">${p.name}</strong>${p.backedUp ? html` <span class="badge">Synced</span>` : ""}</p>
-          <p class="hint">Added ${time(p.createdAt)}; ${p.lastUsedAt ? html`last used ${time(p.lastUsedAt)}` : "not used yet"}.</p>
-          ${form({
-            operation: "renamePasskey",
-            action: pagePaths.accountPasskeyRename,
-            labelledBy: `passkey-${i}`,
-            submit: "Rename",
-            submitClass: "secondary",
-            content: html`${hidden("id", p.id)}${field({ name: `name-${i}`, label: `New name for ${p.name}`, autocomplete: "off", errors: errors.filter((e) => e.field === `name-${i}`) })}`,
-          })}
-          ${form({ operation: "deletePasskey", action: pagePaths.accountPasskeyRemove, labelledBy: `passkey-${i}`, submit: "Remove", submitClass: "danger", content: hidden("id", p.id) })}
-        </li>`,
-    )}
-  </ul>`;
+  return html`<ul class="sessions">${passkeys.map(
+    (p, i) => html`<li>
+<p><strong id="passkey-${i}">${p.name}</strong>${p.backedUp ? html` <span class="badge">Synced</span>` : ""}</p>
+<p class="hint">Added ${time(p.createdAt)}; ${p.lastUsedAt ? html`last used ${time(p.lastUsedAt)}` : "not used yet"}.</p>
+${form({
+  operation: "renamePasskey",
+  action: pagePaths.accountPasskeyRename,
+  labelledBy: `passkey-${i}`,
+  submit: "Rename",
+  submitClass: "secondary",
+  content: html`${hidden("id", p.id)}${field({ name: `name-${i}`, label: `New name for ${p.name}`, autocomplete: "off", errors: errors.filter((e) => e.field === `name-${i}`) })}`,
+})}
+${form({ operation: "deletePasskey", action: pagePaths.accountPasskeyRemove, labelledBy: `passkey-${i}`, submit: "Remove", submitClass: "danger", content: hidden("id", p.id) })}
+</li>`,
+  )}</ul>`;
 }
 
 function passkeysBody(me: MeView, passkeys: PasskeyView[], errors: FormError[]): Html {
@@ -56,16 +53,13 @@ function passkeysBody(me: MeView, passkeys: PasskeyView[], errors: FormError[]):
     labelledBy: "add-title",
     submit: "Add a passkey",
     content: html`${field({ name: "name", label: "Name (optional)", autocomplete: "off", required: false, hint: "So you can tell your passkeys apart, such as Work laptop.", errors })}
-    ${reauthFields(me, errors)}`,
+${reauthFields(me, errors)}`,
   });
-  return html`<p>
-      A passkey signs you in with your fingerprint, face or device PIN instead of a password. It works only on this site, so a fake site can't trick you into
-      using it.
-    </p>
-    ${passkeyList(passkeys, errors)}
-    <h2 id="add-title">Add a passkey</h2>
-    ${passkeyOnly(add, "Adding a passkey needs JavaScript and a browser or device that supports passkeys.")}
-    <p><a href="${pagePaths.account}">Back to your account</a></p>`;
+  return html`<p>A passkey signs you in with your fingerprint, face or device PIN instead of a password. It works only on this site, so a fake site can't trick you into using it.</p>
+${passkeyList(passkeys, errors)}
+<h2 id="add-title">Add a passkey</h2>
+${passkeyOnly(add, "Adding a passkey needs JavaScript and a browser or device that supports passkeys.")}
+<p><a href="${pagePaths.account}">Back to your account</a></p>`;
 }
 
 export async function passkeyPages(app: FastifyInstance, { deps }: PageDeps): Promise<void> {

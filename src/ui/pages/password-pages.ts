@@ -24,13 +24,13 @@ const CURRENT_PASSWORD_RULE: FieldRule = { name: "currentPassword", what: "your 
 
 function forgotForm(request: FastifyRequest, values: FormValues, errors: FormError[]): Html {
   return html`<p>Enter the address you registered with. If it belongs to an account, we will email you a link to set a new password.</p>
-    ${form({
-      operation: "requestPasswordReset",
-      action: pagePaths.forgotPassword,
-      submit: "Email me a reset link",
-      content: html`${field({ name: "email", label: "Email address", type: "email", autocomplete: "email", value: values.email, errors })}${botWidget(request.tenant)}`,
-    })}
-    <p><a href="${pagePaths.login}">Back to log in</a></p>`;
+${form({
+  operation: "requestPasswordReset",
+  action: pagePaths.forgotPassword,
+  submit: "Email me a reset link",
+  content: html`${field({ name: "email", label: "Email address", type: "email", autocomplete: "email", value: values.email, errors })}${botWidget(request.tenant)}`,
+})}
+<p><a href="${pagePaths.login}">Back to log in</a></p>`;
 }
 
 function newPasswordField(errors: FormError[]): Html {
@@ -44,14 +44,14 @@ function resetForm(errors: FormError[], usable: boolean): Html {
 
 function changeForm(errors: FormError[]): Html {
   return html`${form({
-      operation: "changePassword",
-      action: pagePaths.changePassword,
-      submit: "Change password",
-      content: html`${field({ name: "currentPassword", label: "Current password", type: "password", autocomplete: "current-password", errors })}
-      ${newPasswordField(errors)}`,
-    })}
-    <p>Other devices where you are logged in will be logged out.</p>
-    <p><a href="${pagePaths.account}">Back to your account</a></p>`;
+    operation: "changePassword",
+    action: pagePaths.changePassword,
+    submit: "Change password",
+    content: html`${field({ name: "currentPassword", label: "Current password", type: "password", autocomplete: "current-password", errors })}
+${newPasswordField(errors)}`,
+  })}
+<p>Other devices where you are logged in will be logged out.</p>
+<p><a href="${pagePaths.account}">Back to your account</a></p>`;
 }
 
 export async function passwordPages(app: FastifyInstance, { deps }: PageDeps): Promise<void> {

@@ -30,32 +30,34 @@ function emailField(values: FormValues, errors: FormError[]): Html {
 
 function registerForm(request: FastifyRequest, values: FormValues, errors: FormError[]): Html {
   return html`${form({
-      operation: "registerWithPassword",
-      action: pagePaths.register,
-      submit: "Register",
-      content: html`${field({ name: "name", label: "Name", autocomplete: "name", value: values.name, errors })} ${emailField(values, errors)}
-      ${field({ name: "password", label: "Password", type: "password", autocomplete: "new-password", hint: PASSWORD_HINT, errors })}
-      ${botWidget(request.tenant)}`,
-    })}
-    <p>Prefer no password? <a href="${pagePaths.registerEmailOnly}">Register with your email only</a>: you log in with a link we email you.</p>
-    <p>Already registered? <a href="${pagePaths.login}">Log in</a>. No confirmation email? <a href="${pagePaths.resendVerification}">Send it again</a>.</p>`;
+    operation: "registerWithPassword",
+    action: pagePaths.register,
+    submit: "Register",
+    content: html`${field({ name: "name", label: "Name", autocomplete: "name", value: values.name, errors })}
+${emailField(values, errors)}
+${field({ name: "password", label: "Password", type: "password", autocomplete: "new-password", hint: PASSWORD_HINT, errors })}
+${botWidget(request.tenant)}`,
+  })}
+<p>Prefer no password? <a href="${pagePaths.registerEmailOnly}">Register with your email only</a>: you log in with a link we email you.</p>
+<p>Already registered? <a href="${pagePaths.login}">Log in</a>. No confirmation email? <a href="${pagePaths.resendVerification}">Send it again</a>.</p>`;
 }
 
 function registerEmailOnlyForm(request: FastifyRequest, values: FormValues, errors: FormError[]): Html {
   return html`<p>You will log in with a one-time link sent to this address, no password needed.</p>
-    ${form({
-      operation: "registerWithMagicLink",
-      action: pagePaths.registerEmailOnly,
-      submit: "Register",
-      content: html`${field({ name: "name", label: "Name", autocomplete: "name", value: values.name, errors })} ${emailField(values, errors)}
-      ${botWidget(request.tenant)}`,
-    })}
-    <p>Want a password instead? <a href="${pagePaths.register}">Register with a password</a>.</p>`;
+${form({
+  operation: "registerWithMagicLink",
+  action: pagePaths.registerEmailOnly,
+  submit: "Register",
+  content: html`${field({ name: "name", label: "Name", autocomplete: "name", value: values.name, errors })}
+${emailField(values, errors)}
+${botWidget(request.tenant)}`,
+})}
+<p>Want a password instead? <a href="${pagePaths.register}">Register with a password</a>.</p>`;
 }
 
 function resendForm(request: FastifyRequest, values: FormValues, errors: FormError[]): Html {
   return html`<p>Enter the address you registered with and we will send the confirmation email again.</p>
-    ${form({ operation: "resendVerification", submit: "Send the email again", content: html`${emailField(values, errors)}${botWidget(request.tenant)}` })}`;
+${form({ operation: "resendVerification", submit: "Send the email again", content: html`${emailField(values, errors)}${botWidget(request.tenant)}` })}`;
 }
 
 /**
@@ -68,19 +70,15 @@ function verifyEmailForm(errors: FormError[], linkUsable: boolean, info: Verific
   const madeBy =
     info?.registeredName === undefined
       ? html``
-      : html`<p>
-          This link confirms a registration made with the name <strong>${info.registeredName}</strong>. If you did not make it, do not press the button:
-          <a href="${pagePaths.resendVerification}">send yourself a new confirmation email</a> instead.
-        </p>`;
+      : html`<p>This link confirms a registration made with the name <strong>${info.registeredName}</strong>. If you did not make it, do not press the button: <a href="${pagePaths.resendVerification}">send yourself a new confirmation email</a> instead.</p>`;
   const choosePassword =
     info && !info.setsPassword
       ? html`<p>This link does not set a password. Choose one now, or leave it empty to log in with links we email you.</p>
-          ${field({ name: "password", label: "Choose a password (optional)", type: "password", autocomplete: "new-password", hint: PASSWORD_HINT, errors })}`
+${field({ name: "password", label: "Choose a password (optional)", type: "password", autocomplete: "new-password", hint: PASSWORD_HINT, errors })}`
       : html``;
-  return html`${madeBy}
-    <p>Press the button to confirm your email address.</p>
-    ${form({ operation: "verifyEmail", submit: "Confirm email address", content: choosePassword })}
-    ${errors.length > 0 ? html`<p><a href="${pagePaths.resendVerification}">Send a new confirmation email</a></p>` : ""}`;
+  return html`${madeBy}<p>Press the button to confirm your email address.</p>
+${form({ operation: "verifyEmail", submit: "Confirm email address", content: choosePassword })}
+${errors.length > 0 ? html`<p><a href="${pagePaths.resendVerification}">Send a new confirmation email</a></p>` : ""}`;
 }
 
 /** What the page says about the link: only for a live link of the shape Latch issues. */
