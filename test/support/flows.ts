@@ -214,3 +214,31 @@ export async function enrolTwoFactor(h: Harness, cookie: string): Promise<string
   h.clock.advance(30 * SECOND);
   return secret;
 }
+
+/** An admin call as a tenant's backend makes it: the tenant's domain and, unless `key` says otherwise, its admin key. */
+export interface AdminOptions {
+  key?: string | null;
+  domain?: string;
+}
+
+export function adminRequestHeaders(h: Harness, options: AdminOptions): Record<string, string> {
+  const key = options.key === undefined ? internalApiKeyOf(h) : options.key;
+  return {
+    "x-tenant-domain": options.domain ?? h.tenant.domain,
+    ...(key === null ? {} : { authorization: `Bearer ${key}` }),
+  };
+}
+
+export function adminPost(h: Harness, url: string, body: unknown, options: AdminOptions = {}): Promise<LightMyRequestResponse> {
+  return h.app.inject({
+    method: "POST",
+    url,
+    payload: body as Record<string, unknown>,
+    remoteAddress: "198.51.100.7",
+    headers: adminRequestHeaders(h, options),
+  });
+}
+
+export function adminGet(h: Harness, url: string, options: AdminOptions = {}): Promise<LightMyRequestResponse> {
+  return h.app.inject({ method: "GET", url, remoteAddress: "198.51.100.7", headers: adminRequestHeaders(h, options) });
+}
