@@ -176,10 +176,12 @@ const DOCS_CSP = `default-src 'self'; base-uri 'self'; connect-src 'self'; font-
 
 /**
  * WCAG AA contrast for swagger-ui's colours (white on its light green/blue badges is 2:1), and no
- * top bar: its logo has no alt text and its URL field no label, and the page needs neither.
+ * top bar: its logo has no alt text and its URL field no label, and the page needs neither. Nor
+ * the servers list: swagger-ui's select has no accessible name, and the document names one server.
  */
 const DOCS_THEME_CSS = `
 .swagger-ui .topbar{display:none}
+.swagger-ui .servers-title,.swagger-ui .servers{display:none}
 .swagger-ui .opblock .opblock-summary-method{background:#1b1b1b}
 .swagger-ui .opblock.opblock-post .opblock-summary-method{background:#1d6b45}
 .swagger-ui .opblock.opblock-get .opblock-summary-method{background:#1d4ed8}
