@@ -90,8 +90,11 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
   await app.register(cookie);
 
   // Every answer names its request id, so a person can quote it and an operator find the log line.
+  // And none is kept by a cache: answers hold session data, a new tenant's keys, a member's export.
+  // A route that may be cached says so itself (the hosted pages' assets).
   app.addHook("onRequest", (request, reply, done) => {
     void reply.header("x-request-id", request.id);
+    void reply.header("cache-control", "no-store");
     // D21: no valid URL is this long (the longest route with its longest parameters and query is a
     // few hundred characters), so a longer one is refused before anything reads it.
     if (request.url.length > MAX_URL_LENGTH) {

@@ -6,7 +6,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import { DAY } from "../src/core/clock.js";
-import { createHarness, deliverWebhooks, login, post, registerVerifiedMember } from "./support/harness.js";
+import { operatorHeaders, receiverSettings } from "./support/flows.js";
+import { createHarness, deliverWebhooks, get, login, post, registerVerifiedMember, sessionCookieOf } from "./support/harness.js";
 import { startServerProcess } from "./support/server-process.js";
 
 test("healthz and readyz answer without a tenant; readyz turns 503 when the store is gone", async (t) => {
@@ -27,6 +28,32 @@ test("every answer carries x-request-id, equal to the error body's requestId", a
   assert.equal(refused.headers["x-request-id"], refused.json().requestId);
   const ok = await h.app.inject({ method: "GET", url: "/healthz" });
   assert.match(String(ok.headers["x-request-id"]), /^req_/);
+});
+
+test("no answer of the API is kept by a cache: session data, a new tenant's keys, errors, unknown routes; hosted assets may be", async (t) => {
+  const h = await createHarness();
+  t.after(() => h.close());
+  await registerVerifiedMember(h, "ada@example.org");
+  const signedIn = await login(h, "ada@example.org");
+  const cookie = sessionCookieOf(signedIn)!;
+  const answers = [
+    signedIn,
+    await get(h, "/auth/session", { cookie }),
+    await h.app.inject({
+      method: "POST",
+      url: "/operator/tenants",
+      headers: operatorHeaders(),
+      payload: { domain: "cached.example.com", settings: receiverSettings(h) },
+    }),
+    await login(h, "nobody@example.org"),
+    await h.app.inject({ method: "GET", url: "/no/such/route" }),
+    await h.app.inject({ method: "GET", url: "/healthz" }),
+  ];
+  for (const answer of answers) assert.equal(answer.headers["cache-control"], "no-store", `${answer.statusCode} ${answer.body.slice(0, 80)}`);
+  assert.equal(answers[2]!.statusCode, 201, "the tenant with its keys was created");
+  const asset = await h.app.inject({ method: "GET", url: "/ui/assets/hosted.css" });
+  assert.equal(asset.statusCode, 200);
+  assert.equal(asset.headers["cache-control"], "public, max-age=300", "an asset says it may be cached");
 });
 
 test("a refusal by a rule or a lockout names it on the request's own log line, with its reqId", async (t) => {
