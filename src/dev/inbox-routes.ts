@@ -10,27 +10,31 @@ import { AuthError } from "../errors.js";
 import type { DevMode } from "./dev-mode.js";
 import { describeMessage } from "./inbox.js";
 import { INBOX_PAGE_CSP, renderInboxPage } from "./inbox-page.js";
-import { isWebhookSignatureValid } from "./verify-webhook.js";
+import { isWebhookSignatureValid, type SignedWebhookHeaders } from "./verify-webhook.js";
+
+const SECRETS_PAGE = 100;
 
 /**
- * Every tenant's current webhook secret, read like the dispatcher reads it (store + secret box).
- * Not only the dev tenant's: a second tenant created in dev mode whose webhooks point here must
- * not be refused while its pages say "check the dev inbox". Dev mode is one SQLite file with a
- * handful of tenants, so reading them all per delivery costs nothing that matters.
+ * The site whose current webhook secret signed this webhook, read like the dispatcher reads it
+ * (store + secret box), or undefined. Any tenant's, not only the dev tenant's: a second tenant
+ * created in dev mode whose webhooks point here must not be refused while its pages say "check the
+ * dev inbox". One query per page of secrets (the same listing `latch secrets reseal` walks), and
+ * one for the signer's domain.
  */
-async function findWebhookSecrets(deps: Deps): Promise<{ domain: string; secret: string }[]> {
-  const secrets: { domain: string; secret: string }[] = [];
-  for (const { domain } of await deps.store.tenants.listTenants()) {
-    const tenant = await deps.store.tenants.findTenantByDomain(domain);
-    const sealed = tenant && (await deps.store.tenants.findWebhookSecret(tenant.id));
-    if (sealed === undefined) continue;
-    try {
-      secrets.push({ domain, secret: deps.secrets.open(sealed) });
-    } catch {
-      // sealed with another SECRETS_KEY: nothing can verify it (a dev restart replaces the dev tenant's)
-    }
+async function findSigningSite(deps: Deps, headers: SignedWebhookHeaders, body: string, now: number): Promise<string | undefined> {
+  for (let after = ""; ;) {
+    const page = await deps.store.tenants.listTenantSecrets(after, SECRETS_PAGE);
+    const signer = page.find(({ webhookSecretEnc }) => {
+      try {
+        return isWebhookSignatureValid(deps.secrets.open(webhookSecretEnc), headers, body, now);
+      } catch {
+        return false; // sealed with another SECRETS_KEY: nothing can verify it (a dev restart replaces the dev tenant's)
+      }
+    });
+    if (signer) return (await deps.store.tenants.findTenantById(signer.tenantId))?.domain;
+    if (page.length < SECRETS_PAGE) return undefined;
+    after = page.at(-1)!.tenantId;
   }
-  return secrets;
 }
 
 function headerText(value: string | string[] | undefined): string | undefined {
@@ -61,8 +65,8 @@ export const devInboxRoutes =
         signature: headerText(request.headers["webhook-signature"]),
       };
       const now = deps.clock.now();
-      const signer = (await findWebhookSecrets(deps)).find(({ secret }) => isWebhookSignatureValid(secret, headers, body, now));
-      if (signer === undefined) throw new AuthError("unauthorized", { message: "The webhook signature is not valid for any tenant of this dev server." });
+      const site = await findSigningSite(deps, headers, body, now);
+      if (site === undefined) throw new AuthError("unauthorized", { message: "The webhook signature is not valid for any tenant of this dev server." });
       let payload: unknown;
       try {
         payload = JSON.parse(body);
@@ -71,7 +75,7 @@ export const devInboxRoutes =
       }
       if (typeof payload !== "object" || payload === null || Array.isArray(payload))
         throw new AuthError("validation_failed", { message: "The webhook body must be a JSON object." });
-      dev.inbox.add({ id: headers.id!, site: signer.domain, receivedAt: now, payload: payload as Record<string, unknown> });
+      dev.inbox.add({ id: headers.id!, site, receivedAt: now, payload: payload as Record<string, unknown> });
       return reply.code(204).send();
     });
 
