@@ -3,9 +3,10 @@
  * process started with `node --cpu-prof`, then prints the functions with the most self and
  * inclusive time (bench/cpuprofile-top.mjs), then the CPU time per request by stage
  * (bench/cpuprofile-stages.mjs: routing, hooks, tenant lookup, cookie, store read, serialization,
- * logging, metrics...). Scenarios: session (default), login, floor (the bare Fastify floor under
- * the session check's load). The profile
- * file stays in the printed directory for Chrome DevTools or speedscope.
+ * logging, metrics...). Scenarios: session (default), login, forgot (forgot-password for unknown
+ * emails, a new IP each, with the rate limits on as deployed), floor (the bare Fastify floor under
+ * the session check's load). The profile file stays in the printed directory for Chrome DevTools
+ * or speedscope.
  */
 import { spawn, spawnSync } from "node:child_process";
 import { once } from "node:events";
@@ -14,11 +15,13 @@ import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { runLoad } from "./load-client.js";
+import { forgotPasswords } from "./requests.js";
 import { BENCH_PASSWORD, BENCH_SECRETS_KEY, seedLatch } from "./seed.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const [scenario = "session", secondsArg = "8"] = process.argv.slice(2);
-if (scenario !== "session" && scenario !== "login" && scenario !== "floor") throw new Error("scenario must be session, login or floor");
+const SCENARIOS = ["session", "login", "forgot", "floor"];
+if (!SCENARIOS.includes(scenario)) throw new Error(`scenario must be one of ${SCENARIOS.join(", ")}`);
 const work = mkdtempSync(join(tmpdir(), "latch-profile-"));
 const seeded = await seedLatch({ dataDir: work, tenants: 1, membersPerTenant: 1000, sessions: 1000, webhookUrl: "http://127.0.0.1:9" });
 const port = 40_000 + Math.floor(Math.random() * 20_000);
@@ -33,7 +36,8 @@ const child = spawn(process.execPath, ["--cpu-prof", `--cpu-prof-dir=${work}`, .
     PORT: String(port),
     HOST: "127.0.0.1",
     LOG_LEVEL: "warn",
-    RATE_LIMITS: "off",
+    // forgot-password is profiled as deployed: its cost is mostly the limits' counters (bench/requests.ts).
+    ...(scenario === "forgot" ? { TRUST_PROXY: "127.0.0.1" } : { RATE_LIMITS: "off" }),
     BREACH_CHECK_MODE: "offline",
     UV_THREADPOOL_SIZE: String(Math.max(4, availableParallelism())),
   },
@@ -53,18 +57,20 @@ for (
   await new Promise((r) => setTimeout(r, 100));
 }
 const requests =
-  scenario !== "login"
-    ? seeded.sessions.map((s) => ({
-        method: "GET" as const,
-        path: "/auth/session",
-        headers: { "x-tenant-domain": s.domain, cookie: `session_id=${s.cookie}` },
-      }))
-    : seeded.logins.map((l) => ({
-        method: "POST" as const,
-        path: "/auth/login",
-        headers: { "content-type": "application/json", "x-tenant-domain": l.domain },
-        body: JSON.stringify({ email: l.email, password: BENCH_PASSWORD, "bot-challenge-response": "x" }),
-      }));
+  scenario === "forgot"
+    ? forgotPasswords(seeded.sessions[0]!.domain)
+    : scenario !== "login"
+      ? seeded.sessions.map((s) => ({
+          method: "GET" as const,
+          path: "/auth/session",
+          headers: { "x-tenant-domain": s.domain, cookie: `session_id=${s.cookie}` },
+        }))
+      : seeded.logins.map((l) => ({
+          method: "POST" as const,
+          path: "/auth/login",
+          headers: { "content-type": "application/json", "x-tenant-domain": l.domain },
+          body: JSON.stringify({ email: l.email, password: BENCH_PASSWORD, "bot-challenge-response": "x" }),
+        }));
 // No warm-up run: every request served is in the profile, so the stage table can divide by them.
 const result = await runLoad({ url, connections: 20, durationSeconds: Number(secondsArg), requests });
 console.log(`${scenario}: ${result.rps.toFixed(0)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms (under --cpu-prof, which slows it)`);

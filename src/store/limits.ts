@@ -26,7 +26,9 @@ export class LimitStore implements Counters {
 
   /**
    * Counts one hit in a fixed window, atomically: the upsert restarts an expired window and
-   * increments a live one in a single statement, so concurrent requests never lose a count.
+   * increments a live one in a single statement, so concurrent requests never lose a count. The
+   * times go in as parameters (`eb.val`): Kysely writes a bare `then(value)` into the SQL text, which
+   * made every call a new statement to compile (test/statement-texts.test.ts).
    */
   async hitCounter(tenantId: string, key: string, windowMs: number, now: number): Promise<CounterHit> {
     const row = await this.db
@@ -39,14 +41,14 @@ export class LimitStore implements Counters {
             count: eb
               .case()
               .when(expired)
-              .then(1)
+              .then(eb.val(1))
               .else(eb("rate_limit_counters.count", "+", 1))
               .end(),
-            window_start: eb.case().when(expired).then(now).else(eb.ref("rate_limit_counters.window_start")).end(),
+            window_start: eb.case().when(expired).then(eb.val(now)).else(eb.ref("rate_limit_counters.window_start")).end(),
             expires_at: eb
               .case()
               .when(expired)
-              .then(now + windowMs)
+              .then(eb.val(now + windowMs))
               .else(eb.ref("rate_limit_counters.expires_at"))
               .end(),
           };
