@@ -2,10 +2,12 @@
  * Issue 17: a session's `last_seen_at` is written behind, in one transaction for every session
  * seen, instead of a commit (an fsync on SQLite's event loop) per session check. What a member or
  * admin reads is unchanged in this process; the row follows at the flush, and a closing store
- * writes what it kept. Both stores.
+ * writes what it kept; a big flush goes in chunks with requests served between them. Both stores.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { sha256Hex } from "../src/security/hashing.js";
+import { FLUSH_CHUNK, SessionTouches } from "../src/store/session-touches.js";
 import { createHarness, get, login, post, registerVerifiedMember, sessionCookieOf, type Harness } from "./support/harness.js";
 
 async function storedSeenAt(h: Harness): Promise<number[]> {
@@ -63,4 +65,28 @@ test("a logout between the check and the flush is not undone: the flush finds no
   await h.deps.store.flushPending();
   assert.deepEqual(await storedSeenAt(h), []);
   assert.equal((await get(h, "/auth/session", { cookie })).statusCode, 401);
+});
+
+test("a big flush is written in chunks and lets other work run between them (no long stall on SQLite's synchronous driver)", async (t) => {
+  const h = await createHarness();
+  t.after(() => h.close());
+  const cookie = await signIn(h, "ada@example.org");
+  const start = h.clock.now();
+  const tenantId = (await h.deps.store.tenants.findTenantByDomain(h.tenant.domain))!.id;
+  const touches = new SessionTouches(h.db, (err) => assert.fail(String(err)), 60_000);
+  const count = FLUSH_CHUNK * 2 + 10; // three chunks: the member's session and sessions that no longer exist
+  touches.touch(tenantId, sha256Hex(cookie), start + 60_000);
+  for (let i = 1; i < count; i++) touches.touch(tenantId, sha256Hex(`gone-${i}`), start + 60_000);
+
+  let between = 0;
+  let flushed = false;
+  const tick = () => {
+    if (flushed) return;
+    between++;
+    setImmediate(tick);
+  };
+  setImmediate(tick);
+  await touches.flush().then(() => (flushed = true));
+  assert.ok(between >= 2, `other work ran ${between} times during a flush of ${count} touches; at least once between each of its three chunks`);
+  assert.deepEqual(await storedSeenAt(h), [start + 60_000], "the member's row is written");
 });
