@@ -8,7 +8,7 @@ import { DAY } from "../core/clock.js";
 import { DEFAULT_AUDIT_RETENTION_DAYS, LAST_SEEN_RESOLUTION_MS, ORIGIN_MEMORY_MS, REGISTRATION_MEMORY_MS, RETENTION_MS } from "../rules.js";
 import { AuditStore } from "./audit.js";
 import { isMigrated } from "./database.js";
-import type { DialectName, SnapshotReader } from "./dialects.js";
+import type { DialectName, HotReader } from "./dialects.js";
 import type { SubjectHasher } from "../security/hashing.js";
 import { LimitStore } from "./limits.js";
 import { MemberStore } from "./members.js";
@@ -43,8 +43,8 @@ export class Store {
   constructor(
     private readonly db: Kysely<Database>,
     readonly dialect: DialectName = "sqlite",
-    /** SQLite's read-only snapshot connection; the root store only, never a transaction's. */
-    private readonly reader: SnapshotReader | undefined,
+    /** The hot reads' own path (dialects.ts HotReader): the root store only, never a transaction's. */
+    private readonly reader: HotReader | undefined,
     /** D25: how emails are keyed in lockout rows (a keyed hash, from SECRETS_KEY). */
     private readonly subjects: SubjectHasher,
     /** `last_seen_at` written behind: made by the root store (deps.ts passes one that logs a failed write), shared with its transactions' stores. */

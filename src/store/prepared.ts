@@ -5,7 +5,7 @@
  * compiled parameters says where each value goes. Used only where the profile showed the cost.
  */
 import { CompiledQuery, type Compilable, type Kysely } from "kysely";
-import type { SnapshotReader } from "./dialects.js";
+import type { HotReader } from "./dialects.js";
 
 export class PreparedQuery<P extends Record<string, string | number>, R> {
   private compiled: { sql: string; order: Array<keyof P> } | undefined;
@@ -15,13 +15,13 @@ export class PreparedQuery<P extends Record<string, string | number>, R> {
     private readonly build: (values: P) => Compilable<R>,
   ) {}
 
-  /** Runs on the SQLite snapshot reader when given (outside transactions), else through Kysely. */
+  /** Runs on the store's hot reader when given (outside transactions, dialects.ts), else through Kysely. */
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any schema: the SQL is fixed
-  async execute(db: Kysely<any>, values: P, reader?: SnapshotReader): Promise<R[]> {
+  async execute(db: Kysely<any>, values: P, reader?: HotReader): Promise<R[]> {
     this.compiled ??= this.compile();
     const { sql, order } = this.compiled;
     const parameters = order.map((name) => values[name]);
-    if (reader) return reader.all<R>(sql, parameters);
+    if (reader) return await reader.all<R>(sql, parameters);
     return (await db.executeQuery<R>(CompiledQuery.raw(sql, parameters))).rows;
   }
 

@@ -2,7 +2,7 @@ import type { Kysely } from "kysely";
 import type { Database } from "./schema.js";
 import type { MemberStatus, TwoFactorStatus } from "../model.js";
 import { PreparedQuery } from "./prepared.js";
-import type { SnapshotReader } from "./dialects.js";
+import type { HotReader } from "./dialects.js";
 import type { SessionTouches } from "./session-touches.js";
 
 export interface SessionRecord {
@@ -37,8 +37,8 @@ export interface SessionSummary extends SessionOrigin {
 export class SessionStore {
   constructor(
     private readonly db: Kysely<Database>,
-    /** SQLite outside a transaction: the session check reads the committed snapshot directly. */
-    private readonly reader: SnapshotReader | undefined,
+    /** Outside a transaction, the session check's own path (dialects.ts HotReader). */
+    private readonly reader: HotReader | undefined,
     /** `last_seen_at` written behind, shared by the root store and its transactions. */
     private readonly touches: SessionTouches,
   ) {}

@@ -31,9 +31,9 @@ export async function sqliteStore(): Promise<MadeStore> {
 
 export async function postgresStore(): Promise<MadeStore> {
   const schema = await createTestSchema();
-  const { db, dialect } = openDatabase(schema.url);
+  const { db, dialect, reader } = openDatabase(schema.url);
   await migrateToLatest(db);
-  const store = new Store(db, dialect, undefined, subjects);
+  const store = new Store(db, dialect, reader, subjects);
   // The schema is not dropped here: a DROP SCHEMA beside another file's migration breaks Kysely's
   // migrator, which looks across schemas; scripts/test-backends.mjs drops every test schema.
   return { store, dispose: () => store.close() };
