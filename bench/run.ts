@@ -49,7 +49,7 @@ import {
   type SprayFigures,
 } from "./scenarios.js";
 import { seedLatch } from "./seed.js";
-import { cleanups, log, runCleanups, startLatch, startWebhookSink, THREAD_POOL, type EventLoopDelay } from "./servers.js";
+import { cleanups, log, pinServers, runCleanups, startLatch, startWebhookSink, THREAD_POOL, type EventLoopDelay } from "./servers.js";
 
 /**
  * --store sqlite (default): SQLite only. --store postgres: the SQLite scenarios and then the same
@@ -327,6 +327,12 @@ async function main(): Promise<void> {
   const tokens = runs("writes") ? 20_000 : 0;
   const plan = { tenants: 1, membersPerTenant: 1000, sessions: 1000, verifyTokens: tokens, magicTokens: tokens, passkeyLogins: tokens, webhookUrl: sink };
 
+  const pinning = pinServers(true);
+  log(
+    pinning
+      ? "servers on core 0, this process and the load generators on the others (BENCH_PIN=off to share all cores)"
+      : "servers and load generators share every core",
+  );
   const peer = runs("peer") ? await measurePeer(dir("better-auth")) : undefined;
   log("Latch on SQLite: seeding");
   const base = await seedLatch({ ...plan, dataDir: dir("base") });
@@ -345,6 +351,8 @@ async function main(): Promise<void> {
   }
   let pg: LatchFigures | undefined;
   if (STORE === "postgres" && runs("postgres")) {
+    // PostgreSQL's own processes need a core as much as Latch does: nothing is pinned for these runs.
+    pinServers(false);
     const store = await createBenchStore();
     log("Latch on PostgreSQL: seeding");
     const seeded = await seedLatch({ ...plan, databaseUrl: store.databaseUrl });
@@ -373,7 +381,7 @@ async function main(): Promise<void> {
   process.stdout.write(`\n${body}\n`);
   const heading =
     `Run of ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC: ${availableParallelism()} cores (${cpus()[0]?.model ?? "unknown CPU"}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB, ${type()}, Node ${process.version}; ` +
-    `${SECONDS} s per run after ${WARMUP} s of warm-up, ${CONNECTIONS} connections, load generator on the same cores, UV_THREADPOOL_SIZE=${THREAD_POOL}; ` +
+    `${SECONDS} s per run after ${WARMUP} s of warm-up, ${CONNECTIONS} connections, ${pinning ? `servers (Latch, floors, Better Auth) on core 0 and the load generator on the other${pg ? ", everything on every core for the PostgreSQL runs" : ""}` : "load generator on the same cores"}, UV_THREADPOOL_SIZE=${THREAD_POOL}; ` +
     `Latch with rate limits on behind TRUST_PROXY=127.0.0.1 (an X-Forwarded-For IP per simulated client) and METRICS_TOKEN set; SQLite for both${pg ? "; PostgreSQL with Redis counters for Latch's second table" : ""}` +
     `${ONLY ? `; only ${ONLY.join(", ")} (BENCH_ONLY)` : ""}.`;
   writeReport(heading, body);

@@ -18,6 +18,7 @@ import {
   ROOT,
   scrapeMetrics,
   startLatch,
+  serverCommand,
   startServer,
   THREAD_POOL,
   type LatchStore,
@@ -51,7 +52,8 @@ export function median(results: LoadResult[]): LoadResult {
 }
 
 async function hashFloor(): Promise<number> {
-  const child = spawn(process.execPath, ["--import", "tsx", "bench/hash-floor.ts", String(SECONDS), THREAD_POOL], {
+  const [command, args] = serverCommand(["--import", "tsx", "bench/hash-floor.ts", String(SECONDS), THREAD_POOL]);
+  const child = spawn(command, args, {
     cwd: ROOT,
     env: { ...process.env, UV_THREADPOOL_SIZE: THREAD_POOL },
     stdio: ["ignore", "pipe", "inherit"],

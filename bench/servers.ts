@@ -4,7 +4,7 @@
  * server started here is stopped by runCleanups(), in reverse order, with anything else pushed
  * onto `cleanups` (temporary directories, the PostgreSQL database).
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { readFileSync } from "node:fs";
 import { createServer } from "node:http";
@@ -16,6 +16,40 @@ export const ROOT = fileURLToPath(new URL("..", import.meta.url));
 export const THREAD_POOL = String(Math.max(4, availableParallelism()));
 /** GET /metrics answers only with this Bearer token (config.ts: at least 32 characters). */
 export const METRICS_TOKEN = "bench-metrics-token-".padEnd(40, "x");
+
+/**
+ * Where the processes run. On a machine of two cores the server, the load generator and the
+ * machine's own work share both, and the tail of a paced run measured the generator and the server
+ * taking turns on a core as much as the server (docs/performance.md). With `pinServers(true)` every
+ * server started afterwards (Latch, the floors, the peer, the hash floor) runs on core 0 with its
+ * threads, and this process and the load generators it starts on the other cores. BENCH_PIN=off
+ * keeps everything on every core; so does a machine without `taskset` or with one core.
+ */
+const CORES = availableParallelism();
+const PIN_WANTED = process.env.BENCH_PIN !== "off" && CORES >= 2 && hasTaskset();
+let pinned = false;
+
+function hasTaskset(): boolean {
+  try {
+    execFileSync("taskset", ["-V"], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Pins (servers on core 0, this process on the others) or unpins; returns whether pinning is on. */
+export function pinServers(on: boolean): boolean {
+  const next = on && PIN_WANTED;
+  if (next !== pinned) execFileSync("taskset", ["-a", "-cp", next ? `1-${CORES - 1}` : `0-${CORES - 1}`, String(process.pid)], { stdio: "ignore" });
+  pinned = next;
+  return pinned;
+}
+
+/** How to start a server process: on core 0 while pinning is on. */
+export function serverCommand(args: string[]): [string, string[]] {
+  return pinned ? ["taskset", ["-c", "0", process.execPath, ...args]] : [process.execPath, args];
+}
 
 export const cleanups: Array<() => Promise<void> | void> = [];
 
@@ -59,7 +93,8 @@ const DECIDED_HERE = ["RATE_LIMITS", "TRUST_PROXY", "METRICS_TOKEN", "REDIS_URL"
 export async function startServer(name: string, args: string[], env: Record<string, string>, readyPath: string): Promise<Running> {
   const port = await freePort();
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([key]) => !DECIDED_HERE.includes(key)));
-  const child = spawn(process.execPath, args, {
+  const [command, commandArgs] = serverCommand(args);
+  const child = spawn(command, commandArgs, {
     cwd: ROOT,
     env: { ...inherited, ...env, PORT: String(port), HOST: "127.0.0.1", UV_THREADPOOL_SIZE: THREAD_POOL },
     stdio: ["ignore", "ignore", "inherit"],
