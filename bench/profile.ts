@@ -81,5 +81,5 @@ const profile = readdirSync(work)
   .map((f) => join(work, f))[0];
 if (!profile) throw new Error("no profile written");
 console.log(`profile: ${profile}`);
-spawnSync(process.execPath, [join(ROOT, "bench/cpuprofile-top.mjs"), profile, "25"], { stdio: "inherit" });
+spawnSync(process.execPath, [join(ROOT, "bench/cpuprofile-top.mjs"), profile, process.env.PROFILE_TOP ?? "25"], { stdio: "inherit" });
 spawnSync(process.execPath, [join(ROOT, "bench/cpuprofile-stages.mjs"), profile, String(result.requests)], { stdio: "inherit" });

@@ -328,11 +328,7 @@ async function main(): Promise<void> {
   const plan = { tenants: 1, membersPerTenant: 1000, sessions: 1000, verifyTokens: tokens, magicTokens: tokens, passkeyLogins: tokens, webhookUrl: sink };
 
   const pinning = pinServers(true);
-  log(
-    pinning
-      ? "servers on core 0, this process and the load generators on the others (BENCH_PIN=off to share all cores)"
-      : "servers and load generators share every core",
-  );
+  log(pinning ? "BENCH_PIN=on: servers on core 0, this process and the load generators on the others" : "servers and load generators share every core");
   const peer = runs("peer") ? await measurePeer(dir("better-auth")) : undefined;
   log("Latch on SQLite: seeding");
   const base = await seedLatch({ ...plan, dataDir: dir("base") });

@@ -18,15 +18,16 @@ export const THREAD_POOL = String(Math.max(4, availableParallelism()));
 export const METRICS_TOKEN = "bench-metrics-token-".padEnd(40, "x");
 
 /**
- * Where the processes run. On a machine of two cores the server, the load generator and the
- * machine's own work share both, and the tail of a paced run measured the generator and the server
- * taking turns on a core as much as the server (docs/performance.md). With `pinServers(true)` every
- * server started afterwards (Latch, the floors, the peer, the hash floor) runs on core 0 with its
- * threads, and this process and the load generators it starts on the other cores. BENCH_PIN=off
- * keeps everything on every core; so does a machine without `taskset` or with one core.
+ * Where the processes run. By default everything shares every core, as in a deployment where the
+ * server has the machine. BENCH_PIN=on (an experiment, not the report's method) runs every server
+ * started after `pinServers(true)` (Latch, the floors, the peer, the hash floor) on core 0 with its
+ * threads, and this process and its load generators on the others; it needs `taskset` and two
+ * cores. On the two-core bench machine it took the generator out of the paced run's tail, but it
+ * also put Argon2's threads on the core that serves the requests, so logins measured one core's
+ * contention instead of the deployment's (docs/performance.md).
  */
 const CORES = availableParallelism();
-const PIN_WANTED = process.env.BENCH_PIN !== "off" && CORES >= 2 && hasTaskset();
+const PIN_WANTED = process.env.BENCH_PIN === "on" && CORES >= 2 && hasTaskset();
 let pinned = false;
 
 function hasTaskset(): boolean {
