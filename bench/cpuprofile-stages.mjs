@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Where a request's CPU time goes, by stage (issue 17): each sample of a V8 .cpuprofile goes to
-// the innermost stage on its stack (pino called from the tenant hook counts as logging), and the
+// the innermost stage on its stack (pino called from the tenant hook counts as logging; anything
+// under the PostgreSQL client's frames, its socket's reads and writes included, counts as the store), and the
 // time per stage is divided by the requests served. Samples of start-up (module loading, plugin
 // boot, schema compilation) and idle time are left out. Usage:
 //   node bench/cpuprofile-stages.mjs <file.cpuprofile> <requests served>
@@ -32,6 +33,8 @@ export const STAGES = [
   ],
   ["garbage collection", (f) => f.functionName === "(garbage collector)"],
 ];
+const STORE_READ = STAGES[0][0];
+const POSTGRES_CLIENT = /~\/(pg|pg-protocol|pg-pool)\//;
 const START_UP = /node:internal\/modules|compileSchemasFor|avvio\/lib\/plugin|Boot\._loadPlugin|ajv\/dist\/(core|compile)/;
 const IGNORED = new Set(["(idle)", "(program)"]);
 
@@ -54,6 +57,12 @@ export function stagesOf(profile) {
     for (let cur = id; cur !== undefined; cur = parent.get(cur)) stack.push(frameOf(cur));
     if (stack.some((f) => START_UP.test(`${f.url} ${f.functionName}`))) {
       startUp += dt;
+      return;
+    }
+    // PostgreSQL's protocol runs on a socket of its own: its reads and writes are Node's net code
+    // under pg's frames, and count as the store's, not as HTTP.
+    if (stack.some((f) => POSTGRES_CLIENT.test(f.url))) {
+      totals.set(STORE_READ, totals.get(STORE_READ) + dt);
       return;
     }
     for (const frame of stack) {

@@ -5,8 +5,9 @@
  * (bench/cpuprofile-stages.mjs: routing, hooks, tenant lookup, cookie, store read, serialization,
  * logging, metrics...). Scenarios: session (default), login, forgot (forgot-password for unknown
  * emails, a new IP each, with the rate limits on as deployed), floor (the bare Fastify floor under
- * the session check's load). The profile file stays in the printed directory for Chrome DevTools
- * or speedscope.
+ * the session check's load). `--store postgres` profiles Latch on a PostgreSQL database of its own
+ * with Redis counters (bench/postgres.ts), as `npm run bench -- --store postgres` runs it. The
+ * profile file stays in the printed directory for Chrome DevTools or speedscope.
  */
 import { spawn, spawnSync } from "node:child_process";
 import { once } from "node:events";
@@ -15,15 +16,28 @@ import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { runLoad } from "./load-client.js";
+import { createBenchStore } from "./postgres.js";
+import { runCleanups } from "./servers.js";
 import { forgotPasswords } from "./requests.js";
 import { BENCH_PASSWORD, BENCH_SECRETS_KEY, seedLatch } from "./seed.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
-const [scenario = "session", secondsArg = "8"] = process.argv.slice(2);
+const argv = process.argv.slice(2);
+const storeAt = argv.indexOf("--store");
+const onPostgres = storeAt >= 0 && argv[storeAt + 1] === "postgres";
+if (storeAt >= 0) argv.splice(storeAt, 2);
+const [scenario = "session", secondsArg = "8"] = argv;
 const SCENARIOS = ["session", "login", "forgot", "floor"];
 if (!SCENARIOS.includes(scenario)) throw new Error(`scenario must be one of ${SCENARIOS.join(", ")}`);
 const work = mkdtempSync(join(tmpdir(), "latch-profile-"));
-const seeded = await seedLatch({ dataDir: work, tenants: 1, membersPerTenant: 1000, sessions: 1000, webhookUrl: "http://127.0.0.1:9" });
+const store = onPostgres ? await createBenchStore() : undefined;
+const seeded = await seedLatch({
+  ...(store ? { databaseUrl: store.databaseUrl } : { dataDir: work }),
+  tenants: 1,
+  membersPerTenant: 1000,
+  sessions: 1000,
+  webhookUrl: "http://127.0.0.1:9",
+});
 const port = 40_000 + Math.floor(Math.random() * 20_000);
 // `floor` profiles the framework floor (bench/floor-server.ts) under the session check's load, for the same per-stage table.
 const entry = scenario === "floor" ? ["--import", "tsx", "bench/floor-server.ts"] : ["dist/main.js"];
@@ -32,6 +46,7 @@ const child = spawn(process.execPath, ["--cpu-prof", `--cpu-prof-dir=${work}`, .
   env: {
     ...process.env,
     DATABASE_URL: seeded.databaseUrl,
+    ...(store?.redis ? { REDIS_URL: store.redis.url, REDIS_KEY_PREFIX: store.redis.keyPrefix } : {}),
     SECRETS_KEY: BENCH_SECRETS_KEY,
     PORT: String(port),
     HOST: "127.0.0.1",
@@ -76,6 +91,7 @@ const result = await runLoad({ url, connections: 20, durationSeconds: Number(sec
 console.log(`${scenario}: ${result.rps.toFixed(0)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms (under --cpu-prof, which slows it)`);
 child.kill("SIGTERM");
 await once(child, "exit");
+await runCleanups(); // the PostgreSQL database and Redis keys, with --store postgres
 const profile = readdirSync(work)
   .filter((f) => f.endsWith(".cpuprofile"))
   .map((f) => join(work, f))[0];
