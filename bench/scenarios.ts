@@ -258,7 +258,9 @@ async function sprayMemory(latch: Running, domain: string, scenario: string): Pr
   const startedAt = performance.now();
   const sample = async () => {
     const heap = (await scrapeMetrics(latch.url)).get("nodejs_heap_size_used_bytes") ?? NaN;
-    samples.push({ seconds: (performance.now() - startedAt) / 1000, rssMiB: latch.rssMiB(), heapMiB: heap / 2 ** 20 });
+    const taken = { seconds: (performance.now() - startedAt) / 1000, rssMiB: latch.rssMiB(), heapMiB: heap / 2 ** 20 };
+    samples.push(taken);
+    log(`memory at ${taken.seconds.toFixed(0)} s: RSS ${taken.rssMiB.toFixed(0)} MiB, heap used ${taken.heapMiB.toFixed(0)} MiB`);
   };
   await sample();
   const every = Math.min(3, Math.max(1, SPRAY_SECONDS / 20)) * 1000;
