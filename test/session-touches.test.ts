@@ -90,3 +90,27 @@ test("a big flush is written in chunks and lets other work run between them (no 
   assert.ok(between >= 2, `other work ran ${between} times during a flush of ${count} touches; at least once between each of its three chunks`);
   assert.deepEqual(await storedSeenAt(h), [start + 60_000], "the member's row is written");
 });
+
+test("while a flush is under way, this process still reads the kept time of a session whose chunk is not written yet", async (t) => {
+  const h = await createHarness();
+  t.after(() => h.close());
+  const cookie = await signIn(h, "ada@example.org");
+  const start = h.clock.now();
+  const tenantId = (await h.deps.store.tenants.findTenantByDomain(h.tenant.domain))!.id;
+  const touches = new SessionTouches(h.db, (err) => assert.fail(String(err)), 60_000);
+  for (let i = 1; i < FLUSH_CHUNK * 2 + 10; i++) touches.touch(tenantId, sha256Hex(`gone-${i}`), start + 60_000);
+  touches.touch(tenantId, sha256Hex(cookie), start + 60_000); // the last chunk's
+
+  const read: number[] = [];
+  let flushed = false;
+  const tick = async () => {
+    if (flushed) return;
+    const [stored] = await storedSeenAt(h);
+    read.push(touches.seenAt(tenantId, sha256Hex(cookie), stored!));
+    setImmediate(() => void tick());
+  };
+  setImmediate(() => void tick());
+  await touches.flush().then(() => (flushed = true));
+  assert.ok(read.length >= 2, `read ${read.length} times during the flush`);
+  assert.deepEqual(new Set(read), new Set([start + 60_000]), "never the stored time before the row is written");
+});

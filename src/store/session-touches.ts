@@ -22,12 +22,20 @@ export const MAX_KEPT_TOUCHES = 10_000;
  */
 export const FLUSH_CHUNK = 100;
 
+interface Touch {
+  tenantId: string;
+  idHash: string;
+  at: number;
+}
+
 function keyOf(tenantId: string, idHash: string): string {
   return `${tenantId}\u0000${idHash}`;
 }
 
 export class SessionTouches {
-  private kept = new Map<string, { tenantId: string; idHash: string; at: number }>();
+  private kept = new Map<string, Touch>();
+  /** The touches the running flush took out of `kept`: read like kept ones until the flush ends, as their rows may not be written yet. */
+  private writing = new Map<string, Touch>();
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
 
@@ -55,7 +63,8 @@ export class SessionTouches {
    * write it (a minute or more after the stored one, the same condition as the UPDATE's).
    */
   seenAt(tenantId: string, idHash: string, stored: number): number {
-    const kept = this.kept.get(keyOf(tenantId, idHash))?.at;
+    const key = keyOf(tenantId, idHash);
+    const kept = (this.kept.get(key) ?? this.writing.get(key))?.at;
     return kept !== undefined && kept - stored >= this.resolutionMs ? kept : stored;
   }
 
@@ -68,8 +77,16 @@ export class SessionTouches {
   private async writeKept(): Promise<void> {
     clearTimeout(this.timer);
     this.timer = undefined;
-    const batch = [...this.kept.entries()];
+    this.writing = this.kept;
     this.kept = new Map();
+    try {
+      await this.writeInChunks([...this.writing.entries()]);
+    } finally {
+      this.writing = new Map();
+    }
+  }
+
+  private async writeInChunks(batch: Array<[string, Touch]>): Promise<void> {
     for (let from = 0; from < batch.length; from += FLUSH_CHUNK) {
       if (from > 0) await yieldToRequests();
       const chunk = batch.slice(from, from + FLUSH_CHUNK);
@@ -85,7 +102,7 @@ export class SessionTouches {
     }
   }
 
-  private async writeChunk(touches: Array<{ tenantId: string; idHash: string; at: number }>): Promise<void> {
+  private async writeChunk(touches: Touch[]): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
       for (const { tenantId, idHash, at } of touches) {
         // Conditional, as before: never moves it back, and a session ended meanwhile is simply not found.
