@@ -9,6 +9,7 @@ import {
   deliverWebhooks,
   get,
   login,
+  OPERATOR_KEY,
   OTHER_STRONG_PASSWORD,
   parseLink,
   post,
@@ -166,6 +167,35 @@ test("admin key checks: missing 401, wrong 401, other application's key 403, unk
     assert.equal((await login(h, "keys@example.org")).statusCode, 200);
   } finally {
     await h.close();
+  }
+});
+
+test("D30: the Bearer scheme is matched case-insensitively (RFC 9110), for the admin and the operator API alike", async (t) => {
+  const h = await createHarness();
+  t.after(() => h.close());
+  const recordId = await registerVerifiedMember(h, "scheme@example.org");
+  for (const scheme of ["bearer", "BEARER", "bEaReR"]) {
+    const res = await h.app.inject({
+      method: "GET",
+      url: `/auth/admin/audit-log?recordId=${recordId}`,
+      headers: { "x-tenant-domain": h.tenant.domain, authorization: `${scheme} ${internalApiKeyOf(h)}` },
+    });
+    assert.equal(res.statusCode, 200, `${scheme}: ${res.body}`);
+    const operator = await h.app.inject({
+      method: "GET",
+      url: `/operator/tenants/${h.tenant.domain}`,
+      headers: { authorization: `${scheme} ${OPERATOR_KEY}` },
+    });
+    assert.equal(operator.statusCode, 200, `${scheme}: ${operator.body}`);
+  }
+  // Only the scheme's case is free: another scheme, or the key's case changed, is still refused.
+  for (const authorization of [`Basic ${internalApiKeyOf(h)}`, `bearer ${internalApiKeyOf(h).toUpperCase()}`, `Bearer${internalApiKeyOf(h)}`]) {
+    const res = await h.app.inject({
+      method: "GET",
+      url: `/auth/admin/audit-log?recordId=${recordId}`,
+      headers: { "x-tenant-domain": h.tenant.domain, authorization },
+    });
+    assertErrorNoExtras(res, 401, "unauthorized");
   }
 });
 

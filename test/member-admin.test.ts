@@ -257,6 +257,12 @@ test("D22 delete: the member and every row keyed to them are erased in every tab
   assert.equal((await login(h, email)).statusCode, 401);
   assertErrorNoExtras(await admin(h, "GET", `/auth/admin/members/${recordId}`), 404, "not_found");
   assertErrorNoExtras(await admin(h, "DELETE", `/auth/admin/members/${recordId}`), 404, "not_found");
+  // D30: the audit log still shows what erasure kept, the member_deleted row (and nothing else).
+  const audit = ok<{ events: { type: string; details: Record<string, unknown> }[] }>(await admin(h, "GET", `/auth/admin/audit-log?recordId=${recordId}`));
+  assert.deepEqual(
+    audit.events.map((e) => [e.type, e.details]),
+    [["member_deleted", { by: "admin" }]],
+  );
   assert.equal((await login(h, "bystander@example.org")).statusCode, 200, "other members are untouched");
   // The email is free again: a new registration makes a new member.
   const again = await registerVerifiedMember(h, email, STRONG_PASSWORD, nextIp());

@@ -128,7 +128,15 @@ export async function requirePasswordChange(deps: Deps, tenant: Tenant, input: {
   return result;
 }
 
+/**
+ * The member's audit events. An erased member's record id still shows what erasure kept of it, its
+ * `member_deleted` row (D22); a record id with no event in this tenant (another tenant's, or none)
+ * is 404, like a missing member.
+ */
 export async function listAuditEvents(deps: Deps, tenant: Tenant, rawRecordId: string, limit: number): Promise<StoredAuditEvent[]> {
-  const member = await findTargetMember(deps.store, tenant, rawRecordId);
-  return deps.store.audit.listMemberAuditEvents(tenant.id, member.recordId, Math.min(Math.max(limit, 1), 200));
+  const recordId = parseRecordId(rawRecordId);
+  if (recordId === undefined) throw noSuchMember();
+  const events = await deps.store.audit.listMemberAuditEvents(tenant.id, recordId, Math.min(Math.max(limit, 1), 200));
+  if (events.length === 0 && !(await deps.store.members.findMemberById(tenant.id, recordId))) throw noSuchMember();
+  return events;
 }
