@@ -9,8 +9,8 @@
  * Confirming swaps the email with a conditional update from the address the change was asked
  * from, ends every other session, voids every link mailed to the old address and alerts the old
  * address with a link that gives it back. `/auth/secure-account` ("this wasn't me", from any
- * alert) ends every session, voids every link, requires a new password and, after an email
- * change, restores the old address.
+ * alert) ends every session, voids every link but the other alerts' own, requires a new password
+ * and, after an email change, restores the old address for good (D30).
  */
 import type { Deps } from "../deps.js";
 import { AuthError } from "../errors.js";
@@ -72,7 +72,8 @@ export async function requestEmailChange(
       now,
       { discarded: taken },
     );
-    await enqueueSecurityAlert(tx, deps, tenant, fresh, "email_change_requested", context, now, { fields: { newEmail } });
+    // D30: its "this wasn't me" gives this address back too, should the change be confirmed before the owner reads it.
+    await enqueueSecurityAlert(tx, deps, tenant, fresh, "email_change_requested", context, now, { fields: { newEmail }, restoreEmail: fresh.email });
     await tx.audit.insertAuditEvent(tenant.id, { memberId: fresh.recordId, type: "email_change_requested", ip: context.ip, userAgent: context.userAgent }, now);
   });
   deps.webhooks.notify();
@@ -129,12 +130,13 @@ export async function confirmEmailChange(deps: Deps, tenant: Tenant, input: Link
 }
 
 /**
- * D24 "this wasn't me": every session ends, every link is void (the other alerts' too), a new
- * password is required, and a second factor turned on since the alert's link was issued is turned
- * off (else an attacker's authenticator would keep the owner out). That lockdown commits on its own;
- * then, after an `email_changed` alert, the old address is given back in a second transaction, so
- * a failed restore never undoes the lockdown. Returns the message, which says when it could not be,
- * and whether the email was kept for that reason (the hosted page words its notice by it).
+ * D24, D30 "this wasn't me", in one transaction: the link is used up (only it: every other alert's
+ * link stays valid, whatever happened in between), every session ends, every other link is void, a
+ * new password is required, a second factor turned on since the link was issued is turned off, and
+ * every passkey goes. When the link carries an address the account no longer has (its email was
+ * changed since), that address comes back, for good. One transaction, so the replaced address can't
+ * get a link or a session between the lockdown and the restore. Returns the message, which says
+ * when the address could not be given back (the hosted page words its notice by that flag).
  */
 export async function secureAccount(
   deps: Deps,
@@ -144,71 +146,101 @@ export async function secureAccount(
 ): Promise<{ message: string; emailNotRestored: boolean }> {
   const now = deps.clock.now();
   const { recordId, tokenHash } = await peekLink(deps.store, tenant, input, "secure_account", now);
-  const secured = await deps.store.transaction(async (tx) => {
-    const { member, email: restore, createdAt: issuedAt } = await consumeLink(tx, tenant, recordId, "secure_account", tokenHash, now);
-    await tx.sessions.deleteMemberSessions(tenant.id, recordId);
-    await tx.tokens.deleteMemberTokens(tenant.id, recordId);
-    const changes: string[] = [];
-    // A locked account stays locked: the admin's decision outranks the member's (nextStatus gives none).
-    const status = nextStatus("secureAccount", member);
-    if (status && status !== member.status) {
-      await changeStatus(tx, member, status, now);
-      changes.push("status");
+  const link = { recordId, tokenHash };
+  let restored: boolean | undefined;
+  // An account that takes the address between the restore's look and its write (PostgreSQL) fails
+  // the write on the unique index, and the whole transaction rolls back, link included. Decided
+  // again, that account is seen; the third time (it can't keep happening) the lockdown goes alone.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      restored = await deps.store.transaction((tx) => secureInTransaction(tx, deps, tenant, link, context, now, attempt < 3));
+      break;
+    } catch (error) {
+      if (attempt >= 3 || !isUniqueViolation(error)) throw error;
     }
-    const twoFactor = member.twoFactorStatus === "Enabled" ? await tx.twoFactor.findTwoFactorState(tenant.id, recordId) : undefined;
-    const twoFactorReset = twoFactor?.enabledAt != null && twoFactor.enabledAt >= issuedAt && (await tx.twoFactor.disableTwoFactor(tenant.id, recordId, now));
-    // D26: every passkey goes. One added by an intruder is their way back in, and a newer alert
-    // (say, of a passkey they added and removed) must not keep it; removing the owner's locks
-    // nobody out (a passkey is a way in, never a second factor), and they can add theirs again.
-    const passkeysRemoved = await tx.passkeys.deleteMemberPasskeys(tenant.id, recordId);
-    await tx.passkeys.deleteMemberChallenges(tenant.id, recordId);
-    await tx.audit.insertAuditEvent(
-      tenant.id,
-      { memberId: recordId, type: "account_secured", ip: context.ip, userAgent: context.userAgent, details: { twoFactorReset, passkeysRemoved } },
-      now,
-    );
-    if (changes.length > 0) await enqueueMemberEvent(tx, deps, tenant, "member.updated", recordId, { changes }, now);
-    return { email: member.email, restore };
-  });
-  const restored =
-    secured.restore === null || secured.restore === secured.email
-      ? undefined
-      : await restoreEmail(deps, tenant, recordId, secured.email, secured.restore, context, now);
+  }
   deps.webhooks.notify();
   const emailNotRestored = restored === false;
   return { message: emailNotRestored ? `${ACCOUNT_SECURED_MESSAGE} ${EMAIL_NOT_RESTORED_MESSAGE}` : ACCOUNT_SECURED_MESSAGE, emailNotRestored };
 }
 
-/**
- * Gives the member back the address an `email_changed` alert went to. A pending account holding it
- * is erased first: it has no password (D18) and its registrant never proved the mailbox, so it
- * can't be used to keep the address from its owner. A verified account holding it proved that
- * mailbox, and keeps it. False when the address stays elsewhere (or the member changed meanwhile).
- */
-async function restoreEmail(
+/** The lockdown and, when the link carries another address, the restore; undefined when there was nothing to restore. */
+async function secureInTransaction(
+  tx: Store,
   deps: Deps,
   tenant: Tenant,
+  link: { recordId: number; tokenHash: string },
+  context: RequestContext,
+  now: number,
+  tryRestore: boolean,
+): Promise<boolean | undefined> {
+  const { member, email: restore, createdAt: issuedAt } = await consumeLink(tx, tenant, link.recordId, "secure_account", link.tokenHash, now);
+  const changes = await lockDown(tx, tenant, member, issuedAt, context, now);
+  let restored: boolean | undefined;
+  if (restore !== null && restore !== member.email) {
+    restored = tryRestore && (await restoreEmail(tx, tenant, link.recordId, restore, issuedAt, context, now));
+    if (restored) changes.push("email");
+  }
+  if (changes.length > 0) await enqueueMemberEvent(tx, deps, tenant, "member.updated", link.recordId, { changes }, now);
+  return restored;
+}
+
+/**
+ * Ends every session, voids every link but the other "this wasn't me" ones (D30), requires a new
+ * password, turns off a second factor turned on at or after `issuedAt` (an intruder's authenticator
+ * would keep the owner out; an older one stays, since mailbox access alone must not remove 2FA) and
+ * removes every passkey. Returns the member fields it changed.
+ */
+async function lockDown(tx: Store, tenant: Tenant, member: Member, issuedAt: number, context: RequestContext, now: number): Promise<string[]> {
+  const recordId = member.recordId;
+  await tx.sessions.deleteMemberSessions(tenant.id, recordId);
+  await tx.tokens.deleteMemberLinks(tenant.id, recordId);
+  const changes: string[] = [];
+  // A locked account stays locked: the admin's decision outranks the member's (nextStatus gives none).
+  const status = nextStatus("secureAccount", member);
+  if (status && status !== member.status) {
+    await changeStatus(tx, member, status, now);
+    changes.push("status");
+  }
+  const twoFactor = member.twoFactorStatus === "Enabled" ? await tx.twoFactor.findTwoFactorState(tenant.id, recordId) : undefined;
+  const twoFactorReset = twoFactor?.enabledAt != null && twoFactor.enabledAt >= issuedAt && (await tx.twoFactor.disableTwoFactor(tenant.id, recordId, now));
+  // D26: every passkey goes. One added by an intruder is their way back in, and a newer alert
+  // (say, of a passkey they added and removed) must not keep it; removing the owner's locks
+  // nobody out (a passkey is a way in, never a second factor), and they can add theirs again.
+  const passkeysRemoved = await tx.passkeys.deleteMemberPasskeys(tenant.id, recordId);
+  await tx.passkeys.deleteMemberChallenges(tenant.id, recordId);
+  await tx.audit.insertAuditEvent(
+    tenant.id,
+    { memberId: recordId, type: "account_secured", ip: context.ip, userAgent: context.userAgent, details: { twoFactorReset, passkeysRemoved } },
+    now,
+  );
+  return changes;
+}
+
+/**
+ * Gives the member back the address the alert went to, on the row this transaction holds locked
+ * (read again: the lockdown just changed it). A pending account holding the address is erased
+ * first: it has no password (D18) and its registrant never proved the mailbox, so it can't be used
+ * to keep the address from its owner. A verified account holding it proved that mailbox, and keeps
+ * it: false then. The restore is final (D30): the member's other "this wasn't me" links issued
+ * since this one went to the addresses it replaces, and lose the address they carry.
+ */
+async function restoreEmail(
+  tx: Store,
+  tenant: Tenant,
   recordId: number,
-  current: string,
   restore: string,
+  issuedAt: number,
   context: RequestContext,
   now: number,
 ): Promise<boolean> {
-  try {
-    return await deps.store.transaction(async (tx) => {
-      const member = await tx.members.findMemberById(tenant.id, recordId, { lock: true });
-      if (!member || member.email !== current) return false;
-      const holder = await tx.members.findMemberByEmail(tenant.id, restore, { lock: true });
-      if (holder && holder.status !== MemberStatus.pending) return false;
-      if (holder) await eraseMemberRows(tx, holder);
-      if (!(await tx.members.updateEmail(tenant.id, recordId, current, restore, now))) return false;
-      await tx.audit.insertAuditEvent(tenant.id, { memberId: recordId, type: "email_restored", ip: context.ip, userAgent: context.userAgent }, now);
-      await enqueueMemberEvent(tx, deps, tenant, "member.updated", recordId, { changes: ["email"] }, now);
-      return true;
-    });
-  } catch (error) {
-    // A registration of the address committed in between: it stays where it is, the lockdown stands.
-    if (isUniqueViolation(error)) return false;
-    throw error;
-  }
+  const member = await tx.members.findMemberById(tenant.id, recordId, { lock: true });
+  if (!member) return false;
+  const holder = await tx.members.findMemberByEmail(tenant.id, restore, { lock: true });
+  if (holder && holder.status !== MemberStatus.pending) return false;
+  if (holder) await eraseMemberRows(tx, holder);
+  if (!(await tx.members.updateEmail(tenant.id, recordId, member.email, restore, now))) return false;
+  await tx.tokens.dropRestoreAddresses(tenant.id, recordId, issuedAt);
+  await tx.audit.insertAuditEvent(tenant.id, { memberId: recordId, type: "email_restored", ip: context.ip, userAgent: context.userAgent }, now);
+  return true;
 }

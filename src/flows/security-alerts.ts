@@ -28,7 +28,10 @@ export type SecurityAlert = (typeof SECURITY_ALERTS)[number];
 export interface AlertOptions {
   /** Fields the alert adds (email_change_requested: `newEmail`). */
   fields?: Record<string, string>;
-  /** email_changed: the address "this wasn't me" gives back to the member (the one the alert goes to). */
+  /**
+   * email_change_requested and email_changed: the address "this wasn't me" gives back to the member
+   * (the one the alert goes to) if the account no longer has it by then (D30).
+   */
   restoreEmail?: string;
 }
 
@@ -44,8 +47,8 @@ export async function enqueueSecurityAlert(
 ): Promise<void> {
   const url = tenant.settings.securityAlertWebhook;
   if (!url) return;
-  // Each alert keeps its own link (D24: one use, 7 days), and a password or email change leaves
-  // them alone: an attacker's next change must not void the owner's way back.
+  // Each alert keeps its own link (D24: one use, 7 days). Nothing but an admin lock or an erasure
+  // voids it (D30): not a password or email change, not another alert's link used by an intruder.
   const secureAccountLink = await issueOneTimeToken(tx, deps, tenant, member.recordId, "secure_account", now, {
     newEmail: options.restoreEmail,
     keepOthers: true,

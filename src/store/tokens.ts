@@ -155,7 +155,7 @@ export class TokenStore {
     return row !== undefined;
   }
 
-  /** Every token of the member (a lock, an erasure, "this wasn't me"), or those of one kind. */
+  /** Every token of the member (an admin lock, an erasure), or those of one kind. */
   async deleteMemberTokens(tenantId: string, memberId: number, kind?: TokenKind): Promise<void> {
     let query = this.db.deleteFrom("one_time_tokens").where("tenant_id", "=", tenantId).where("member_id", "=", memberId);
     if (kind !== undefined) query = query.where("kind", "=", kind);
@@ -163,8 +163,9 @@ export class TokenStore {
   }
 
   /**
-   * Voids the member's links after a password or email change, but not their "this wasn't me"
-   * links (D24): those are how a member undoes exactly such a change made by someone else.
+   * Voids the member's links after a password or email change or "this wasn't me", but not their
+   * "this wasn't me" links (D24, D30): those are how a member undoes exactly such a change made by
+   * someone else, so nothing an intruder does may void them (their own alert links included).
    */
   async deleteMemberLinks(tenantId: string, memberId: number): Promise<void> {
     await this.db
@@ -173,6 +174,27 @@ export class TokenStore {
       .where("member_id", "=", memberId)
       .where("kind", "!=", "secure_account")
       .execute();
+  }
+
+  /**
+   * D30: after "this wasn't me" gave an address back, the member's other "this wasn't me" links
+   * issued at or after the one used keep their lockdown but lose the address they would restore:
+   * they went to addresses the restore just replaced, and the restore is final. Older ones keep it
+   * (they go further back, to addresses the account had before). Issued in the same millisecond
+   * counts as since: two email changes can't be confirmed in one (each takes its own round trips).
+   * Returns how many lost it.
+   */
+  async dropRestoreAddresses(tenantId: string, memberId: number, issuedSince: number): Promise<number> {
+    const result = await this.db
+      .updateTable("one_time_tokens")
+      .set({ new_email: null })
+      .where("tenant_id", "=", tenantId)
+      .where("member_id", "=", memberId)
+      .where("kind", "=", "secure_account")
+      .where("created_at", ">=", issuedSince)
+      .where("new_email", "is not", null)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows);
   }
 
   async deleteExpiredTokens(now: number): Promise<void> {

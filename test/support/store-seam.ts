@@ -42,11 +42,14 @@ const STORE_PARTS = new Set([
 
 export class StoreSeam {
   private readonly pending: PendingPause[] = [];
-  private readonly failing: { call: StoreCall; times: number }[] = [];
+  private readonly failing: { call: StoreCall; times: number; code: string }[] = [];
 
-  /** The next `times` calls throw as a lost database connection does (503 `unavailable`), before they run. */
-  fail(call: StoreCall, times = 1): void {
-    this.failing.push({ call, times });
+  /**
+   * The next `times` calls throw before they run, as a lost database connection does (503
+   * `unavailable`), or with another driver error `code` (`23505`: a unique index refused the write).
+   */
+  fail(call: StoreCall, times = 1, code = "ECONNRESET"): void {
+    this.failing.push({ call, times, code });
   }
 
   /** Holds the next call (after `skip` others) before it runs, or after it returned with `when: "after"`. */
@@ -100,7 +103,7 @@ export class StoreSeam {
     const failure = this.failing.find((f) => f.call === call && f.times > 0);
     if (!failure) return;
     failure.times--;
-    throw Object.assign(new Error(`injected failure of ${call}`), { code: "ECONNRESET" });
+    throw Object.assign(new Error(`injected failure of ${call}`), { code: failure.code });
   }
 
   private async hold(call: StoreCall, when: "before" | "after", args: unknown[]): Promise<void> {
