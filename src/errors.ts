@@ -88,7 +88,7 @@ export function validationIssueOf(
 export interface AuthErrorOptions {
   message?: string;
   details?: ErrorDetails;
-  /** Seconds, sent as Retry-After with rate_limited. */
+  /** Seconds, sent as Retry-After: with rate_limited, and with unavailable when trying again later helps (D30). */
   retryAfterSeconds?: number;
   /** Internal cause: logged, never sent. */
   cause?: unknown;

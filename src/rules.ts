@@ -70,6 +70,18 @@ export const FAILURES_BEFORE_LOCKOUT = 3;
 export const LOCKOUT_DURATIONS_MS = [1 * HOUR, 4 * HOUR, 24 * HOUR, 7 * DAY] as const;
 /** D20: a password check still in flight this long after it started was lost with its process; its place is given back. */
 export const CHECK_ABANDONED_AFTER_MS = 60 * SECOND;
+/**
+ * D30: a password check that finds the budget full waits at most this long for its turn, then is
+ * 503 `unavailable` with Retry-After, nothing counted. Three argon2 checks at a time get through a
+ * queue of 20 of one member in 1-2 s on a busy 2-core host, so 5 s is only reached by an overload.
+ */
+export const CHECK_TURN_DEADLINE_MS = 5 * SECOND;
+/**
+ * D30: checks of one email that may wait for a turn at once in one process; more are 503
+ * `unavailable`. Each waiter re-reads the lockout row whenever a check of its email finishes, so
+ * this bounds that work and the memory of one email's queue; it is no defence (the budget is).
+ */
+export const MAX_CHECKS_WAITING_PER_EMAIL = 256;
 
 /** Spec 8.2, D13: failed second-factor codes before the second factor locks, and for how long. */
 export const TWO_FACTOR_FAILURES_BEFORE_LOCKOUT = 3;
@@ -172,6 +184,16 @@ export const RULE_TABLE: readonly RuleRow[] = [
   { rule: "Failed passwords before a lockout", value: String(FAILURES_BEFORE_LOCKOUT), source: "spec 8.2, D13" },
   { rule: "Password lockouts in turn (the last repeats)", value: LOCKOUT_DURATIONS_MS.map(describeDuration).join(", "), source: "spec 8.2, D13" },
   { rule: "A password check in flight counts as lost after", value: describeDuration(CHECK_ABANDONED_AFTER_MS), source: "D20; the number is Latch's" },
+  {
+    rule: "A password check waits for its turn at most (then 503 unavailable)",
+    value: describeDuration(CHECK_TURN_DEADLINE_MS),
+    source: "D30; the number is Latch's",
+  },
+  {
+    rule: "Password checks of one email waiting at once per process (more: 503 unavailable)",
+    value: String(MAX_CHECKS_WAITING_PER_EMAIL),
+    source: "D30; the number is Latch's",
+  },
   {
     rule: "Failed second-factor codes before it locks",
     value: `${TWO_FACTOR_FAILURES_BEFORE_LOCKOUT}, locked ${describeDuration(TWO_FACTOR_LOCKOUT_MS)}`,

@@ -3,10 +3,10 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { hash as argon2Hash, argon2id } from "argon2";
 import { loadConfig, ConfigError } from "../src/config.js";
-import { HOUR } from "../src/core/clock.js";
+import { HOUR, ManualClock, systemClock } from "../src/core/clock.js";
 import { randomIntBetween, seededRandom, cryptoRandom } from "../src/core/random.js";
 import { normalizeEmail, normalizeName, parseRecordId } from "../src/security/identity.js";
-import { finishFailedCheck, lockoutRemainingMs, noLockout, recordFailedLogin, startPasswordCheck } from "../src/security/lockout.js";
+import { finishFailedCheck, lockoutRemainingMs, nextTurnCheckInMs, noLockout, recordFailedLogin, startPasswordCheck } from "../src/security/lockout.js";
 import { failedPasswordRules, normalizePassword } from "../src/security/password.js";
 import { decideRateLimit } from "../src/security/rate-limit.js";
 import { CHECK_ABANDONED_AFTER_MS, rateRules } from "../src/rules.js";
@@ -84,6 +84,58 @@ test("lockout budget (D20): places of a dead process are free again once their t
   assert.deepEqual(gate.kind === "start" && [gate.state.failures, gate.state.inFlight, gate.state.lockedUntil], [1, 1, 0]);
   const locked = { ...noLockout, level: 1, lockedUntil: now + HOUR, inFlight: 2, inFlightUntil: now + 1 };
   assert.deepEqual(finishFailedCheck(locked, now), { ...locked, inFlight: 1 }, "no failure counted on top of a running lockout");
+});
+
+test("turn of a waiting check (D30): it sleeps until the next re-check or its deadline, whichever is first, and gives up at the deadline", () => {
+  assert.equal(nextTurnCheckInMs(1_000, 6_000, 250), 250, "re-checks well before the deadline");
+  assert.equal(nextTurnCheckInMs(5_900, 6_000, 250), 100, "never sleeps past the deadline");
+  assert.equal(nextTurnCheckInMs(5_999, 6_000, 250), 1);
+  assert.equal(nextTurnCheckInMs(6_000, 6_000, 250), undefined, "at the deadline it gives up");
+  assert.equal(nextTurnCheckInMs(9_000, 6_000, 250), undefined);
+});
+
+/** Settles `promise` into a flag, so a test can see whether it resolved yet. */
+function settled(promise: Promise<unknown>): { done: boolean } {
+  const flag = { done: false };
+  void promise.then(() => (flag.done = true));
+  return flag;
+}
+
+test("manual clock (D30): a sleep ends when advance or set reaches its time, or at once when aborted, and leaves no timer behind", async () => {
+  const clock = new ManualClock(0);
+  const short = settled(clock.sleep(100));
+  const long = settled(clock.sleep(1_000));
+  clock.advance(99);
+  await Promise.resolve();
+  assert.deepEqual([short.done, long.done], [false, false], "nothing ends before its time");
+  clock.advance(1);
+  await Promise.resolve();
+  assert.deepEqual([short.done, long.done], [true, false]);
+  clock.set(1_000);
+  await Promise.resolve();
+  assert.equal(long.done, true, "set moves time as advance does");
+  const wakes = new AbortController();
+  const woken = settled(clock.sleep(5_000, wakes.signal));
+  assert.equal(clock.pendingSleeps, 1);
+  wakes.abort();
+  await Promise.resolve();
+  assert.equal(woken.done, true, "an abort ends the sleep without the clock moving");
+  assert.equal(clock.pendingSleeps, 0, "and forgets its timer");
+  await clock.sleep(0);
+  await clock.sleep(10, wakes.signal);
+  assert.equal(clock.pendingSleeps, 0, "zero or already aborted: no timer at all");
+});
+
+test("system clock (D30): a sleep ends on an abort without waiting for its time, and never rejects", async () => {
+  const wakes = new AbortController();
+  const started = performance.now();
+  const sleeping = systemClock.sleep(60_000, wakes.signal);
+  wakes.abort();
+  await sleeping;
+  assert.ok(performance.now() - started < 1_000);
+  // Its timer is unref'd (a waiting request must not hold a stopping process): something else keeps this one alive.
+  const alive = setInterval(() => undefined, 1_000);
+  await systemClock.sleep(5).finally(() => clearInterval(alive));
 });
 
 test("rate decision: allowed up to the limit, Retry-After until the window ends", () => {

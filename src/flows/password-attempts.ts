@@ -2,23 +2,79 @@
  * The gate in front of every password check (login, change-password, disabling 2FA): the
  * progressive lockout of D13 and, for login, the distinct-IP velocity rows of spec 8.2.
  */
-import { setTimeout as sleep } from "node:timers/promises";
+import type { Clock } from "../core/clock.js";
 import type { Deps } from "../deps.js";
 import { AuthError } from "../errors.js";
 import type { RequestContext, Tenant } from "../model.js";
-import { finishFailedCheck, lockoutRemainingMs, noLockout, startPasswordCheck } from "../security/lockout.js";
-import { distinctIpRules, VELOCITY_LOCKOUT_MS } from "../rules.js";
+import { finishFailedCheck, lockoutRemainingMs, nextTurnCheckInMs, noLockout, startPasswordCheck } from "../security/lockout.js";
+import { CHECK_TURN_DEADLINE_MS, distinctIpRules, MAX_CHECKS_WAITING_PER_EMAIL, VELOCITY_LOCKOUT_MS } from "../rules.js";
 import type { Store } from "../store/index.js";
 import { normalizePassword } from "../security/password.js";
 import { countDistinctIps } from "./guards.js";
 
 const LOCKED_OUT_MESSAGE = "Too many failed attempts. Please try again later.";
-/** A check waiting for a place in the budget asks again this often, this many times (about 5 s). */
-const WAIT_STEP_MS = 25;
-const WAIT_ROUNDS = 200;
-/** Checks of one email that may wait at once in this process; more are refused at once (429). */
-const MAX_WAITING_PER_EMAIL = 8;
-const waitingChecks = new Map<string, number>();
+/**
+ * A waiting check is woken by every check of its email that finishes in this process; one held by
+ * another instance (several processes on one PostgreSQL) can't wake it, so it also re-reads the
+ * row this often on the injected clock. A plain read, no write: 4 reads a second per waiter.
+ */
+const TURN_RECHECK_MS = 250;
+
+/** A check listening for the checks of its email to finish, to decide again (D30). */
+class TurnWaiter {
+  /** Counted among its email's waiting checks (it found the budget full once). */
+  queued = false;
+  private wakes = new AbortController();
+  constructor(readonly key: string) {}
+  /** Forgets earlier wakes. Called before each read of the row, so a wake after that read is never lost. */
+  arm(): void {
+    if (this.wakes.signal.aborted) this.wakes = new AbortController();
+  }
+  wake(): void {
+    this.wakes.abort();
+  }
+  /** Returns at once when woken since `arm`. */
+  sleep(clock: Clock, ms: number): Promise<void> {
+    return clock.sleep(ms, this.wakes.signal);
+  }
+}
+
+/** The checks of each (tenant, email) deciding or waiting for a turn in this process. */
+class TurnWaiters {
+  private readonly byKey = new Map<string, Set<TurnWaiter>>();
+
+  join(key: string): TurnWaiter {
+    const waiter = new TurnWaiter(key);
+    const waiters = this.byKey.get(key) ?? new Set<TurnWaiter>();
+    waiters.add(waiter);
+    this.byKey.set(key, waiters);
+    return waiter;
+  }
+
+  /** Counts `waiter` among its email's waiting checks; false when `max` wait already. */
+  queue(waiter: TurnWaiter, max: number): boolean {
+    if (waiter.queued) return true;
+    let queued = 0;
+    for (const other of this.byKey.get(waiter.key) ?? []) if (other.queued) queued++;
+    if (queued >= max) return false;
+    waiter.queued = true;
+    return true;
+  }
+
+  leave(waiter: TurnWaiter): void {
+    const waiters = this.byKey.get(waiter.key);
+    waiters?.delete(waiter);
+    if (waiters?.size === 0) this.byKey.delete(waiter.key);
+  }
+
+  /** A check of the email finished: every check deciding or waiting looks at the row again. */
+  wake(key: string): void {
+    for (const waiter of this.byKey.get(key) ?? []) waiter.wake();
+  }
+}
+
+/** Module-wide: checks of one email in this process reach each other whatever Deps they carry. */
+const turnWaiters = new TurnWaiters();
 
 type GateDecision =
   | { kind: "refused"; refusedForMs: number; velocityLockout: boolean; distinctIps: number }
@@ -40,7 +96,8 @@ export interface PasswordAttempt {
  * guesses can't all pass the gate before the first failure is written); a wrong password turns
  * the place into a failure, a right one clears the row (D20: a correct password never counts as a
  * failure, so N concurrent correct logins all succeed). With the budget taken by checks in flight
- * a new one waits for a place. Refused attempts neither count nor extend a lockout.
+ * a new one waits for its turn (D30): woken when a check finishes, 503 `unavailable` when none
+ * comes before the deadline. Refused attempts neither count nor extend a lockout.
  */
 export async function reservePasswordAttempt(
   deps: Deps,
@@ -57,10 +114,12 @@ export async function reservePasswordAttempt(
     options.trackVelocity && deps.redis
       ? await countDistinctIps(deps.subjects, deps.counters, tenant, distinctIpRules.lockingLoginIps, email, context.ip, deps.clock.now())
       : undefined;
-  let waitedRounds = 0;
-  let leaveQueue: (() => void) | undefined;
+  const deadline = deps.clock.now() + CHECK_TURN_DEADLINE_MS;
+  // Listening before the first decision: a check that finishes while it is taken still wakes it.
+  const waiter = turnWaiters.join(waitKey(tenant, email));
   try {
     for (;;) {
+      waiter.arm();
       const decision = await decideCheck(deps, tenant, email, context, counted, options);
       if (decision.kind === "start") {
         if (decision.distinctIps >= distinctIpRules.suspiciousLoginIps.threshold)
@@ -69,43 +128,38 @@ export async function reservePasswordAttempt(
       }
       if (decision.kind === "refused") throw refusal(deps, tenant, decision);
       counted = decision.distinctIps;
-      leaveQueue ??= joinQueue(`${tenant.id}\n${email}`);
-      waitedRounds = await waitForPlace(deps, tenant, email, waitedRounds);
+      if (!turnWaiters.queue(waiter, MAX_CHECKS_WAITING_PER_EMAIL)) throw noTurn("queue_full");
+      await waitForTurn(deps, tenant, email, waiter, deadline);
     }
   } finally {
-    leaveQueue?.();
+    turnWaiters.leave(waiter);
   }
 }
 
-/** Counts a check among those waiting for one email in this process; refused (429) when they are too many. */
-function joinQueue(key: string): () => void {
-  const waiting = waitingChecks.get(key) ?? 0;
-  if (waiting >= MAX_WAITING_PER_EMAIL) throw busy();
-  waitingChecks.set(key, waiting + 1);
-  return () => {
-    const left = (waitingChecks.get(key) ?? 1) - 1;
-    if (left === 0) waitingChecks.delete(key);
-    else waitingChecks.set(key, left);
-  };
+function waitKey(tenant: Tenant, email: string): string {
+  return `${tenant.id}\n${email}`;
 }
 
 /**
- * Reads (never writes) the lockout row every WAIT_STEP_MS until the budget has a place or a
- * lockout, then returns the rounds waited so far; 429 once WAIT_ROUNDS have passed in all.
+ * Sleeps on the injected clock until a check of this email finishes here (a wake), the next
+ * re-check or the deadline, then reads (never writes) the lockout row; returns once the budget
+ * has a place or a lockout runs, for the caller to decide in its transaction. Past the deadline:
+ * 503 `unavailable`, having taken nothing and counted nothing.
  */
-async function waitForPlace(deps: Deps, tenant: Tenant, email: string, waitedRounds: number): Promise<number> {
-  let rounds = waitedRounds;
-  while (rounds < WAIT_ROUNDS) {
-    await sleep(WAIT_STEP_MS);
-    rounds++;
+async function waitForTurn(deps: Deps, tenant: Tenant, email: string, waiter: TurnWaiter, deadline: number): Promise<void> {
+  for (;;) {
+    const sleepMs = nextTurnCheckInMs(deps.clock.now(), deadline, TURN_RECHECK_MS);
+    if (sleepMs === undefined) throw noTurn("deadline");
+    await waiter.sleep(deps.clock, sleepMs);
+    waiter.arm();
     const stored = (await deps.store.limits.findLockout(tenant.id, email)) ?? noLockout;
-    if (startPasswordCheck(stored, deps.clock.now()).kind !== "wait") return rounds;
+    if (startPasswordCheck(stored, deps.clock.now()).kind !== "wait") return;
   }
-  throw busy();
 }
 
-function busy(): AuthError {
-  return new AuthError("rate_limited", { message: LOCKED_OUT_MESSAGE, retryAfterSeconds: 1, logFields: { lockout: "busy" } });
+/** D30: an overload, not a lockout: nothing failed, so never "too many failed attempts". */
+function noTurn(reason: "deadline" | "queue_full"): AuthError {
+  return new AuthError("unavailable", { retryAfterSeconds: Math.ceil(CHECK_TURN_DEADLINE_MS / 1000), logFields: { passwordCheck: reason } });
 }
 
 /**
@@ -113,6 +167,8 @@ function busy(): AuthError {
  * `work` ends without settling the place (an error: the database failed, the member changed
  * too often), the place is given back without a failure, so a member's own correct logins during
  * an outage never add up to a lockout. A place the process dies with frees itself after 60 s.
+ * However the check ended (a failure recorded, the place given back, the row cleared with the
+ * session in login's own transaction), its email's waiting checks are woken when it is committed.
  */
 export async function holdingPlace<T>(deps: Deps, tenant: Tenant, attempt: PasswordAttempt, work: () => Promise<T>): Promise<T> {
   try {
@@ -123,6 +179,7 @@ export async function holdingPlace<T>(deps: Deps, tenant: Tenant, attempt: Passw
         deps.log.warn({ err, tenantId: tenant.id }, "a password check's place could not be given back; it frees itself in 60 s"),
       );
     }
+    turnWaiters.wake(waitKey(tenant, attempt.email));
   }
 }
 
@@ -131,10 +188,14 @@ async function releasePasswordCheck(deps: Deps, tenant: Tenant, attempt: Passwor
   attempt.settled = true;
 }
 
-/** The password was right: the lockout count is cleared (D13), the place with it. */
+/**
+ * The password was right: the lockout count is cleared (D13), the place with it. The waiting
+ * checks are woken now, not when the rest of the login (2FA, a rehash) is done.
+ */
 export async function passwordCheckPassed(store: Store, tenant: Tenant, attempt: PasswordAttempt): Promise<void> {
   await store.limits.clearLockout(tenant.id, attempt.email);
   attempt.settled = true;
+  turnWaiters.wake(waitKey(tenant, attempt.email));
 }
 
 async function decideCheck(

@@ -5,7 +5,8 @@
  *
  * A check in progress holds a place in the budget of three (D20): failures plus checks in flight
  * never exceed it, so a burst of guesses gets at most three checked, and a correct password is
- * never counted as a failure: a fourth concurrent login waits for a place instead of being refused.
+ * never counted as a failure: a fourth concurrent login waits for its turn instead of being
+ * refused, and one that gets none before its deadline is an overload (D30), not a lockout.
  */
 import { CHECK_ABANDONED_AFTER_MS, FAILURES_BEFORE_LOCKOUT, LOCKOUT_DURATIONS_MS } from "../rules.js";
 
@@ -49,6 +50,16 @@ export function startPasswordCheck(stored: LockoutState, now: number): CheckGate
 export function finishFailedCheck(state: LockoutState, now: number): LockoutState {
   const finished = { ...state, inFlight: Math.max(0, state.inFlight - 1) };
   return lockoutRemainingMs(finished, now) > 0 ? finished : recordFailedLogin(finished, now);
+}
+
+/**
+ * How long a check that found the budget full sleeps before it reads the row again (unless woken
+ * first): until the next re-check or its deadline, whichever comes first; undefined once the
+ * deadline has passed (it gives up: 503, D30).
+ */
+export function nextTurnCheckInMs(now: number, deadline: number, recheckMs: number): number | undefined {
+  if (now >= deadline) return undefined;
+  return Math.min(recheckMs, deadline - now);
 }
 
 /** Checks whose process died never report: once their time is up their places are free again. */
