@@ -6,7 +6,7 @@ import cookie from "@fastify/cookie";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync, type RouteOptions } from "fastify";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { Deps } from "./deps.js";
-import { clientErrorHandler, handleFrameworkError, registerErrorHandling } from "./http/errors.js";
+import { answerConnectRequests, clientErrorHandler, handleFrameworkError, registerErrorHandling } from "./http/errors.js";
 import { MAX_PATH_PARAM_LENGTH } from "./http/schemas.js";
 import { AJV_OPTIONS, buildRequestValidators } from "./http/validation.js";
 import { AuthError } from "./errors.js";
@@ -42,12 +42,41 @@ function nulRefused(): AuthError {
   return new AuthError("validation_failed", { message: "The request holds a NUL character.", logFields: { rule: "nul_character" } });
 }
 
-/** Whether any string in a parsed body (JSON or form) holds U+0000. Bodies are at most 16 KiB. */
-function holdsNul(value: unknown): boolean {
-  if (typeof value === "string") return value.includes("\u0000");
-  if (Array.isArray(value)) return value.some(holdsNul);
-  if (value !== null && typeof value === "object") return Object.entries(value).some(([key, v]) => key.includes("\u0000") || holdsNul(v));
-  return false;
+/**
+ * How deep a body may nest: arrays and objects inside one another, the body itself being level 1.
+ * The deepest valid body is a passkey answer's extension results (`response.clientExtensionResults
+ * .prf.results.first`: 5 levels), so 32 refuses nothing real, while 16 KiB of `[` nests 16,384 deep.
+ */
+export const MAX_BODY_DEPTH = 32;
+
+function tooDeepRefused(): AuthError {
+  return new AuthError("validation_failed", {
+    message: "The request body nests deeper than any valid one.",
+    details: [{ field: "", rule: "max_depth", message: `must not nest deeper than ${MAX_BODY_DEPTH} levels` }],
+    logFields: { rule: "max_body_depth" },
+  });
+}
+
+/**
+ * Why a parsed body (JSON or form) is refused before its schema sees it, if it is: a string or key
+ * holding U+0000, or nesting deeper than MAX_BODY_DEPTH (D30). A loop over an explicit stack, not
+ * recursion: a body nested thousands deep (within 16 KiB) overflowed the call stack into a 500.
+ */
+function refusalOfBody(body: unknown): AuthError | undefined {
+  const pending: { value: unknown; depth: number }[] = [{ value: body, depth: 0 }];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const { value, depth } = next;
+    if (typeof value === "string") {
+      if (value.includes("\u0000")) return nulRefused();
+    } else if (value !== null && typeof value === "object") {
+      if (depth >= MAX_BODY_DEPTH) return tooDeepRefused();
+      for (const [key, child] of Object.entries(value)) {
+        if (key.includes("\u0000")) return nulRefused();
+        pending.push({ value: child, depth: depth + 1 });
+      }
+    }
+  }
+  return undefined;
 }
 
 export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promise<FastifyInstance> {
@@ -73,6 +102,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     return503OnClosing: true,
   }).withTypeProvider<TypeBoxTypeProvider>();
   if (options.onRoute) app.addHook("onRoute", options.onRoute);
+  answerConnectRequests(app.server);
 
   registerErrorHandling(app);
   registerObservability(app, deps);
@@ -109,7 +139,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     done();
   });
   app.addHook("preValidation", (request, _reply, done) => {
-    done(request.body !== undefined && holdsNul(request.body) ? nulRefused() : undefined);
+    done(request.body === undefined ? undefined : refusalOfBody(request.body));
   });
 
   // Before every route: the document is collected from the routes as they are registered.

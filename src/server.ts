@@ -11,7 +11,7 @@ import { DAY, MINUTE } from "./core/clock.js";
 import { createDeps } from "./create-deps.js";
 import type { Deps, DevLinks } from "./deps.js";
 import { erasePendingAccounts } from "./flows/member-admin.js";
-import { sealStoredBotSecrets, warnIfUnprotected } from "./flows/tenants.js";
+import { sealStoredBotSecrets, warnIfOriginsIgnored, warnIfUnprotected } from "./flows/tenants.js";
 import { checkDatabaseLocation, listenProblem } from "./start-up.js";
 
 const SWEEP_INTERVAL_MS = 5 * MINUTE;
@@ -52,7 +52,10 @@ export async function runServer(wiring: ServerWiring = {}): Promise<void> {
       deps.log.warn(
         "no tenant yet: every call and page answers unknown_tenant until one exists. Create one with `npm run latch -- tenant create --domain <host> --settings '<json>'` (same DATABASE_URL)",
       );
-    for (const tenant of tenants) warnIfUnprotected(deps, tenant.domain, tenant.settings);
+    for (const tenant of tenants) {
+      warnIfUnprotected(deps, tenant.domain, tenant.settings);
+      warnIfOriginsIgnored(deps, tenant.domain, tenant.settings);
+    }
     const sealed = await sealStoredBotSecrets(deps);
     if (sealed > 0) deps.log.info({ tenants: sealed }, "sealed bot secretKeys stored in the clear by an older version");
     const rekeyed = await deps.store.limits.rekeyClearLockouts();

@@ -2,9 +2,10 @@
 // plus the D2 origin check. Each barrage counts the rows of every table before and after.
 import assert from "node:assert/strict";
 import { request as httpRequest } from "node:http";
-import type { AddressInfo } from "node:net";
+import { connect, type AddressInfo } from "node:net";
 import { test } from "node:test";
 import type { LightMyRequestResponse } from "fastify";
+import { MAX_BODY_DEPTH } from "../src/app.js";
 import { rowCounts } from "./support/database.js";
 import { adminHeaders, operatorHeaders } from "./support/flows.js";
 import {
@@ -593,4 +594,138 @@ test("issue 16: Content-Type application/json with an empty body is no body: log
   const refused = await send("/auth/login");
   assert.equal(refused.statusCode, 400, refused.body);
   assert.equal(refused.json<{ code: string }>().code, "validation_failed");
+});
+
+/** `levels` arrays or objects inside one another around `core`: `[[[1]]]`, `{"a":{"a":1}}`. */
+function nested(kind: "array" | "object", levels: number, core = "1"): string {
+  return kind === "array" ? "[".repeat(levels) + core + "]".repeat(levels) : '{"a":'.repeat(levels) + core + "}".repeat(levels);
+}
+
+test('D30: deeply nested JSON within the size limit (~10 KB of [[[…]]] or {"a":{…}}) is 400 validation_failed on every JSON route and hosted page, logged at info, never a 500 or an error line', async () => {
+  await withBarrage(async (f) => {
+    const { h } = f;
+    const deep = [nested("array", 5_000), nested("object", 1_600), `{"email":${nested("array", 4_000)}}`, nested("array", MAX_BODY_DEPTH + 1)];
+    const passkeyAnswer = (extensions: string) =>
+      `{"response":{"id":"AAAA","rawId":"AAAA","type":"public-key","response":{"clientDataJSON":"e30","authenticatorData":"AA","signature":"AA"},"clientExtensionResults":${extensions}}}`;
+    deep.push(passkeyAnswer(nested("object", 1_500, "{}")));
+    const routes: { method: "POST" | "PATCH"; url: string; headers: Record<string, string> }[] = [
+      ...endpoints.map((e) => ({ method: "POST" as const, url: e.url, headers: authHeaders(f, e.auth) })),
+      { method: "PATCH", url: "/auth/me", headers: authHeaders(f, "cookie") },
+      { method: "POST", url: "/auth/passkeys/login/verify", headers: authHeaders(f, "none") },
+      { method: "PATCH", url: `/operator/tenants/${h.tenant.domain}`, headers: operatorHeaders() },
+    ];
+    for (const route of routes) {
+      for (const payload of deep) {
+        assert.ok(payload.length <= 16 * 1024, "within the body limit");
+        const response = await h.app.inject({
+          method: route.method,
+          url: route.url,
+          payload,
+          remoteAddress: "203.0.113.99",
+          headers: { ...route.headers, "content-type": "application/json" },
+        });
+        const body = assertErrorBody(response, 400, "validation_failed", route.url, `${payload.length} characters nested`);
+        assert.deepEqual(
+          (body.details as { rule: string }[]).map((d) => d.rule),
+          ["max_depth"],
+          response.body,
+        );
+        assertLoggedRefusal(h, body.requestId, `${route.method} ${route.url}`);
+      }
+    }
+    // The hosted pages take JSON too (the enhanced forms): a 400 page, not "Something went wrong".
+    for (const url of ["/ui/login", "/ui/register"]) {
+      const page = await h.app.inject({
+        method: "POST",
+        url,
+        payload: nested("array", 5_000),
+        headers: { host: h.tenant.domain, origin: `https://${h.tenant.domain}`, "content-type": "application/json" },
+      });
+      assert.equal(page.statusCode, 400, `${url}: ${page.body.slice(0, 300)}`);
+      assert.match(String(page.headers["content-type"]), /^text\/html/);
+    }
+    // A form body cannot nest (URLSearchParams: one level of names and strings); names that look
+    // nested are plain names, and the page answers as for any form without its fields.
+    const form = await h.app.inject({
+      method: "POST",
+      url: "/ui/login",
+      payload: `${"a".concat("[b]".repeat(3_000))}=1&email=`,
+      headers: { host: h.tenant.domain, origin: `https://${h.tenant.domain}`, "content-type": "application/x-www-form-urlencoded" },
+    });
+    assert.equal(form.statusCode, 400, form.body.slice(0, 300));
+    assert.ok(!h.logs.some((line) => line.includes('"level":50')), "no error-level line");
+    assert.ok(!h.logs.some((line) => line.includes("Maximum call stack")), "no stack overflow");
+  });
+});
+
+test("D30: a body nested exactly MAX_BODY_DEPTH deep reaches its route; one level more is refused for its depth", async (t) => {
+  const h = await createHarness();
+  t.after(() => h.close());
+  const send = (levels: number) =>
+    h.app.inject({
+      method: "POST",
+      url: "/auth/login",
+      payload: `{"email":"a@example.org","password":"x","extra":${nested("object", levels - 1)}}`,
+      headers: { "x-tenant-domain": h.tenant.domain, "content-type": "application/json" },
+    });
+  // /auth/login lets unknown fields pass: the flow answers, for the wrong password.
+  assertErrorBody(await send(MAX_BODY_DEPTH), 401, "invalid_credentials", "/auth/login", "at the limit");
+  const over = assertErrorBody(await send(MAX_BODY_DEPTH + 1), 400, "validation_failed", "/auth/login", "one over");
+  assert.deepEqual(over.details, [{ field: "", rule: "max_depth", message: `must not nest deeper than ${MAX_BODY_DEPTH} levels` }]);
+});
+
+/** Writes `request` on a raw TCP connection and reads until the server closes it (or 5 s pass). */
+function rawExchange(port: number, request: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, "127.0.0.1", () => socket.write(request));
+    let received = "";
+    const timer = setTimeout(() => {
+      socket.destroy();
+      reject(new Error(`no close after: ${JSON.stringify(received)}`));
+    }, 5_000);
+    socket.on("data", (chunk: Buffer) => (received += chunk.toString("utf8")));
+    socket.on("error", reject);
+    socket.on("close", () => {
+      clearTimeout(timer);
+      resolve(received);
+    });
+  });
+}
+
+/** Status, headers (lowercased names) and JSON body of a raw HTTP/1.1 answer. */
+function parseRawAnswer(raw: string): { status: number; headers: Record<string, string>; body: Record<string, unknown> } {
+  const [head = "", body = ""] = raw.split("\r\n\r\n", 2);
+  const [statusLine = "", ...lines] = head.split("\r\n");
+  const headers = Object.fromEntries(lines.map((line) => [line.slice(0, line.indexOf(":")).toLowerCase(), line.slice(line.indexOf(":") + 1).trim()]));
+  return { status: Number(statusLine.split(" ")[1]), headers, body: JSON.parse(body) as Record<string, unknown> };
+}
+
+test("D30, D21: every method gets an HTTP answer in the D4 shape over a real socket: CONNECT and TRACE 404 not_found, an unknown method 400; each with its requestId, logged", async (t) => {
+  const h = await createHarness();
+  t.after(() => h.close());
+  await h.app.listen({ port: 0, host: "127.0.0.1" });
+  const { port } = h.app.server.address() as AddressInfo;
+  const cases: { request: string; status: number; code: string }[] = [
+    { request: "CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n", status: 404, code: "not_found" },
+    { request: `CONNECT ${h.tenant.domain}:443 HTTP/1.1\r\nHost: ${h.tenant.domain}:443\r\n\r\n`, status: 404, code: "not_found" },
+    // A client that starts tunnelling at once: its bytes are never read as a request.
+    { request: "CONNECT /auth/login HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", status: 404, code: "not_found" },
+    { request: "TRACE / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", status: 404, code: "not_found" },
+    { request: `TRACE /auth/login HTTP/1.1\r\nHost: ${h.tenant.domain}\r\nConnection: close\r\n\r\n`, status: 404, code: "not_found" },
+    { request: "FOO / HTTP/1.1\r\nHost: x\r\n\r\n", status: 400, code: "validation_failed" },
+  ];
+  for (const { request, status, code } of cases) {
+    const where = request.slice(0, request.indexOf("\r\n"));
+    const raw = await rawExchange(port, request);
+    assert.equal(raw.split("HTTP/1.1 ").length - 1, 1, `one answer to ${where}: ${raw}`);
+    const answer = parseRawAnswer(raw);
+    assert.equal(answer.status, status, `${where}: ${raw}`);
+    assert.deepEqual(Object.keys(answer.body).sort(), ["code", "message", "requestId", "success"], where);
+    assert.equal(answer.body.code, code, where);
+    assert.equal(answer.headers["x-request-id"], answer.body.requestId, where);
+    assertLoggedRefusal(h, answer.body.requestId, where);
+  }
+  // The server still answers on new connections.
+  assert.equal(parseRawAnswer(await rawExchange(port, "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")).status, 200);
+  assert.ok(!h.logs.some((line) => line.includes('"level":50')), "no error-level line");
 });

@@ -125,9 +125,13 @@ test("sweeping deletes audit events older than the retention (AUDIT_RETENTION_DA
   assert.equal(await count(), 5);
 });
 
-test("the server process warns about unprotected tenants at start and exits 0 on SIGTERM", async (t) => {
+test("the server process warns about unprotected tenants and ignored allowedOrigins at start and exits 0 on SIGTERM", async (t) => {
   const h = await createHarness();
   const dataDir = h.dataDir;
+  // D30: an http origin stored before allowedOrigins had to be https (as an older version could).
+  const tenant = (await h.deps.store.tenants.findTenantByDomain(h.tenant.domain))!;
+  const allowedOrigins = ["http://app.example.org", "https://app.example.org"];
+  assert.ok(await h.deps.store.tenants.updateTenantSettings(tenant.id, tenant.settings, { ...tenant.settings, allowedOrigins }, h.clock.now()));
   await h.app.close();
   await h.deps.store.close();
   t.after(() => h.close().catch(() => undefined));
@@ -141,6 +145,9 @@ test("the server process warns about unprotected tenants at start and exits 0 on
     lines.some((l) => l.includes("tenant has no bot protection") && l.includes(h.tenant.domain)),
     lines.join("\n"),
   );
+  const ignored = lines.filter((l) => l.includes("allowedOrigins entries are ignored"));
+  assert.equal(ignored.length, 1, lines.join("\n"));
+  assert.ok(ignored[0]!.includes(h.tenant.domain) && ignored[0]!.includes('"ignored":["http://app.example.org"]'), ignored[0]);
   const health = await fetch(`${server.url}/healthz`);
   assert.equal(health.status, 200);
   assert.equal(await server.stop(), 0);

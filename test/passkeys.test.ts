@@ -453,3 +453,106 @@ test('D26 with D22/D24: "this wasn\'t me" removes every passkey, whichever alert
   assert.equal((await h.db.selectFrom("passkeys").select("id").execute()).length, 0);
   assertError(await passkeyLogin(h, owner, { overrides: { credentialId: owner.credentials.at(-1)!.id } }), 401, "invalid_credentials");
 });
+
+/** The refusal's own log line names the rule that refused it (the answer is that of any refused passkey). */
+function assertRefusedFor(h: Harness, res: LightMyRequestResponse, rule: string): void {
+  const requestId = res.json<{ requestId: string }>().requestId;
+  assert.ok(
+    h.logs.some((line) => line.includes(`"reqId":"${requestId}"`) && line.includes(`"rule":"${rule}"`)),
+    `no log line with rule ${rule} for ${requestId}`,
+  );
+}
+
+test("D30: an answer made in a frame of another origin's page (clientData crossOrigin: true, or a topOrigin) is refused: registration 400, login 401; the challenge is used up, nothing stored, the refusal logged under its rule", async (t) => {
+  const { h, recordId, cookie } = await setUp(t);
+  const framed: RegistrationOverrides[] = [
+    { crossOrigin: true },
+    { crossOrigin: true, topOrigin: "https://evil.example" },
+    { topOrigin: "https://evil.example" },
+  ];
+  const auth = new SoftAuthenticator();
+  for (const overrides of framed) {
+    const creation = await registrationOptions(h, cookie);
+    const response = auth.createCredential(creation, originOf(h.tenant.domain), overrides);
+    const refused = await post(h, "/auth/passkeys/register/verify", { response }, { cookie });
+    assertError(refused, 400, "validation_failed");
+    assertRefusedFor(h, refused, "passkey_cross_origin");
+    assertError(await post(h, "/auth/passkeys/register/verify", { response }, { cookie }), 400, "invalid_token");
+  }
+  assert.equal((await h.db.selectFrom("passkeys").select("id").execute()).length, 0, "no passkey stored");
+  assert.ok(!(await auditTypes(h, recordId)).includes("passkey_added"));
+
+  const member = new SoftAuthenticator();
+  assert.equal((await addPasskey(h, cookie, member)).statusCode, 200, "the same member, unframed, adds one");
+  const sessions = async () => (await h.db.selectFrom("sessions").select("member_id").execute()).length;
+  const before = await sessions();
+  for (const overrides of framed as AssertionOverrides[]) {
+    const refused = await passkeyLogin(h, member, { overrides });
+    assertError(refused, 401, "invalid_credentials");
+    assertRefusedFor(h, refused, "passkey_cross_origin");
+  }
+  assert.equal(await sessions(), before, "no session");
+  assert.equal((await h.db.selectFrom("passkeys").select("last_used_at").executeTakeFirstOrThrow()).last_used_at, null, "the passkey was never used");
+  assert.equal((await passkeyLogin(h, member, { overrides: { crossOrigin: false } })).statusCode, 200, "crossOrigin: false is a same-origin answer");
+});
+
+test("D30: passkey names refuse every format character, zero-width ones too, like member names", async (t) => {
+  const { h, cookie } = await setUp(t);
+  const auth = new SoftAuthenticator();
+  const added = await addPasskey(h, cookie, auth, { name: "Phone" });
+  assert.equal(added.statusCode, 200, added.body);
+  const id = added.json<{ passkey: { id: string } }>().passkey.id;
+  const rename = (name: string) =>
+    h.app.inject({
+      method: "PATCH",
+      url: `/auth/passkeys/${id}`,
+      payload: { name },
+      headers: { "x-tenant-domain": h.tenant.domain, cookie: `session_id=${cookie}` },
+    });
+  for (const name of ["Pho\u200bne", "Pho\u200dne", "Pho\u2060ne", "Pho\ufeffne", "Phone\ufeff", "Pho\u00adne", "\u2067Phone"]) {
+    assertError(await rename(name), 400, "validation_failed");
+  }
+  const other = new SoftAuthenticator().createCredential(await registrationOptions(h, cookie), originOf(h.tenant.domain));
+  assertError(await post(h, "/auth/passkeys/register/verify", { response: other, name: "Lap\u200btop" }, { cookie }), 400, "validation_failed");
+  assert.deepEqual(
+    (await h.db.selectFrom("passkeys").select("name").execute()).map((p) => p.name),
+    ["Phone"],
+  );
+  assert.equal((await rename("Téléphone de Zoë")).statusCode, 200);
+});
+
+test("D30: WebAuthn origins are https://{hostname} and the listed origins on it or under it: not an http one stored before https was required, nor a foreign one listed for CORS", async (t) => {
+  const { h, cookie } = await setUp(t);
+  const sub = `https://app.${h.tenant.domain}`;
+  const staleHttp = `http://app.${h.tenant.domain}`;
+  const foreign = "https://shop.example.net";
+  await updateSettings(h, h.tenant.domain, { allowedOrigins: [staleHttp, foreign, sub] });
+  const rpId = h.tenant.domain;
+  for (const origin of [staleHttp, foreign]) {
+    const made = new SoftAuthenticator().createCredential(await registrationOptions(h, cookie), origin, { rpId });
+    assertError(await post(h, "/auth/passkeys/register/verify", { response: made }, { cookie }), 400, "validation_failed");
+  }
+  assert.equal((await h.db.selectFrom("passkeys").select("id").execute()).length, 0);
+
+  const listed = new SoftAuthenticator();
+  const added = await post(
+    h,
+    "/auth/passkeys/register/verify",
+    { response: listed.createCredential(await registrationOptions(h, cookie), sub, { rpId }) },
+    { cookie },
+  );
+  assert.equal(added.statusCode, 200, added.body);
+  for (const origin of [staleHttp, foreign]) {
+    const answer = listed.getAssertion({ ...(await loginOptions(h)), rpId }, origin);
+    assertError(await post(h, "/auth/passkeys/login/verify", { response: answer }, { ip: nextIp() }), 401, "invalid_credentials");
+  }
+  const ok = await post(h, "/auth/passkeys/login/verify", { response: listed.getAssertion({ ...(await loginOptions(h)), rpId }, sub) }, { ip: nextIp() });
+  assert.equal(ok.statusCode, 200, ok.body);
+  // The foreign origin keeps what it was listed for: CORS.
+  const cors = await h.app.inject({
+    method: "OPTIONS",
+    url: "/auth/login",
+    headers: { host: h.tenant.domain, origin: foreign, "access-control-request-method": "POST" },
+  });
+  assert.equal(cors.headers["access-control-allow-origin"], foreign);
+});

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { createHmac } from "node:crypto";
 import { test } from "node:test";
 import type { LightMyRequestResponse } from "fastify";
-import { createTenant } from "../src/flows/tenants.js";
+import { createTenant, updateTenantSettings } from "../src/flows/tenants.js";
 import { enqueueWebhook } from "../src/events/outbox.js";
 import { assertErrorNoExtras } from "./support/assertions.js";
 import { blockedOnLock, rowsHolding } from "./support/database.js";
@@ -498,4 +498,97 @@ test("operator: without OPERATOR_API_KEY the operator API answers 404", async ()
   } finally {
     await h.close();
   }
+});
+
+/** Writes settings straight into the store, as a version before a rule could have, and drops the cached tenant. */
+async function storeSettingsAsBefore(h: Harness, patch: Record<string, unknown>): Promise<void> {
+  const tenant = (await h.deps.store.tenants.findTenantByDomain(h.tenant.domain))!;
+  assert.ok(await h.deps.store.tenants.updateTenantSettings(tenant.id, tenant.settings, { ...tenant.settings, ...patch }, h.clock.now()));
+  h.deps.tenantCache.invalidate(h.tenant.domain);
+}
+
+const PLAIN_HTTP_ORIGINS = [
+  "http://app.example.org",
+  "http://members.example.com",
+  "http://localhost.evil.example",
+  "http://127.0.0.2",
+  "http://127.0.0.1.evil.example",
+  "http://[::2]",
+  "http://localhost@evil.example",
+  "ftp://app.example.org",
+  "https://app.example.org/",
+];
+const LOOPBACK_ORIGINS = ["http://localhost", "http://localhost:5173", "http://127.0.0.1:8080", "http://[::1]", "http://[::1]:3000"];
+
+test("D30: allowedOrigins are https, http only on localhost, 127.0.0.1 or [::1] (any port): refused at create and update by the operator API and by the flows the CLI calls", async (t) => {
+  const h = await createHarness();
+  t.after(() => h.close());
+  const url = `/operator/tenants/${h.tenant.domain}`;
+  for (const origin of PLAIN_HTTP_ORIGINS) {
+    const created = await operatorCall(h, "POST", "/operator/tenants", {
+      domain: "fresh.example.com",
+      settings: { ...receiverSettings(h), allowedOrigins: ["https://app.example.org", origin] },
+    });
+    const body = assertErrorNoExtras(created, 400, "validation_failed");
+    assert.deepEqual(
+      (body.details as { field: string }[]).map((d) => d.field),
+      ["settings.allowedOrigins.1"],
+      `${origin}: ${created.body}`,
+    );
+    assertErrorNoExtras(await operatorCall(h, "PATCH", url, { settings: { allowedOrigins: [origin] } }), 400, "validation_failed");
+    // The CLI's `tenant create` and `tenant update` call these flows, which check the same schema.
+    await assert.rejects(
+      createTenant(h.deps, { domain: "cli.example.com", settings: { ...receiverSettings(h), allowedOrigins: [origin] } }),
+      (error: { code?: string }) => error.code === "validation_failed",
+      origin,
+    );
+    await assert.rejects(
+      updateTenantSettings(h.deps, h.tenant.domain, { allowedOrigins: [origin] }),
+      (error: { code?: string }) => error.code === "validation_failed",
+      origin,
+    );
+  }
+  assert.equal((await operatorCall(h, "GET", "/operator/tenants/fresh.example.com")).statusCode, 404, "no tenant was created");
+  assert.deepEqual((await operatorCall(h, "GET", url)).json().settings.allowedOrigins, [], "no refused update changed anything");
+
+  const allowed = ["https://app.example.org", "https://app.example.org:8443", ...LOOPBACK_ORIGINS];
+  const patched = await operatorCall(h, "PATCH", url, { settings: { allowedOrigins: allowed } });
+  assert.equal(patched.statusCode, 200, patched.body);
+  assert.deepEqual(patched.json().settings.allowedOrigins, allowed);
+});
+
+test("D30: an http allowedOrigins entry stored before the rule is ignored (no CORS grant, the cookie's origin check refuses it) until an update replaces it", async (t) => {
+  const h = await createHarness();
+  t.after(() => h.close());
+  await registerVerifiedMember(h, "stale@example.org");
+  const cookie = sessionCookieOf(await login(h, "stale@example.org", undefined, { ip: nextIp() }))!;
+  await storeSettingsAsBefore(h, { allowedOrigins: ["http://app.example.org", "https://app.example.org"] });
+  const preflight = (origin: string) =>
+    h.app.inject({
+      method: "OPTIONS",
+      url: "/auth/session",
+      headers: { host: h.tenant.domain, origin, "access-control-request-method": "GET" },
+    });
+
+  const stale = await preflight("http://app.example.org");
+  assertErrorNoExtras(stale, 403, "origin_mismatch");
+  assert.equal(stale.headers["access-control-allow-origin"], undefined);
+  const session = await get(h, "/auth/session", { cookie, headers: { origin: "http://app.example.org" } });
+  assertErrorNoExtras(session, 403, "origin_mismatch");
+  assert.equal(session.headers["access-control-allow-origin"], undefined);
+  // The https entry beside it works as before.
+  assert.equal((await preflight("https://app.example.org")).statusCode, 204);
+  const listed = await get(h, "/auth/session", { cookie, headers: { origin: "https://app.example.org" } });
+  assert.equal(listed.statusCode, 200, listed.body);
+  assert.equal(listed.headers["access-control-allow-origin"], "https://app.example.org");
+
+  // Any settings update validates the whole settings, so it names the stale entry until it is replaced.
+  const url = `/operator/tenants/${h.tenant.domain}`;
+  const refused = assertErrorNoExtras(await operatorCall(h, "PATCH", url, { settings: { sessionTier: "1h" } }), 400, "validation_failed");
+  assert.deepEqual(
+    (refused.details as { field: string }[]).map((d) => d.field),
+    ["settings.allowedOrigins.0"],
+  );
+  const replaced = await operatorCall(h, "PATCH", url, { settings: { sessionTier: "1h", allowedOrigins: ["https://app.example.org"] } });
+  assert.equal(replaced.statusCode, 200, replaced.body);
 });

@@ -27,6 +27,7 @@ import type { Deps } from "../deps.js";
 import { AuthError } from "../errors.js";
 import { MemberStatus, type RequestContext, type Tenant } from "../model.js";
 import { sha256Hex } from "../security/hashing.js";
+import { isShowableName } from "../security/identity.js";
 import type { ChallengePurpose, Passkey } from "../store/passkeys.js";
 import { enforceRateLimit, verifyBotChallenge } from "./guards.js";
 import { recordSuccessfulLogin } from "./login-context.js";
@@ -34,6 +35,7 @@ import { iso } from "./member-admin.js";
 import { enqueueSecurityAlert } from "./security-alerts.js";
 import { lockSessionMember, reauthenticate, type Reauthentication } from "./self-service.js";
 import { createSession, findSessionMember, type ActiveSession, type IssuedSession } from "./sessions.js";
+import { isUsableAllowedOrigin } from "./tenant-settings.js";
 import { MAX_PASSKEYS_PER_MEMBER, PASSKEY_CHALLENGE_LIFETIME_MS, rateRules } from "../rules.js";
 
 const NAME_MAX = 64;
@@ -60,9 +62,28 @@ function view(passkey: Passkey): PasskeyView {
   };
 }
 
-/** The tenant as a relying party. Dev mode's own tenant is served from http://localhost:<port>. */
+/**
+ * Whether a listed origin can answer for the RP ID: its host is the RP ID or under it. A browser runs
+ * a ceremony only for an RP ID that is its page's host or a parent domain of it (WebAuthn's Related
+ * Origin Requests aside, which need a /.well-known/webauthn that Latch does not serve), so a foreign
+ * origin, listed for CORS (D1), never gives an honest answer: it is not an expected origin.
+ */
+function isOnRelyingParty(origin: string, rpID: string): boolean {
+  try {
+    const host = new URL(origin).hostname;
+    return host === rpID || host.endsWith(`.${rpID}`);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The tenant as a relying party: `https://{hostname}` and the usable `allowedOrigins` on the hostname
+ * or under it. Dev mode's own tenant is served from http://localhost:<port>.
+ */
 export function relyingParty(deps: Deps, tenant: Tenant): { rpID: string; origins: string[] } {
-  const origins = [`https://${tenant.domain}`, ...tenant.settings.allowedOrigins];
+  const listed = tenant.settings.allowedOrigins.filter((origin) => isUsableAllowedOrigin(origin) && isOnRelyingParty(origin, tenant.domain));
+  const origins = [`https://${tenant.domain}`, ...listed];
   const devBase = deps.dev?.linkBaseFor(tenant.domain);
   if (devBase) origins.push(devBase);
   return { rpID: tenant.domain, origins };
@@ -73,15 +94,39 @@ function userHandle(recordId: number): Uint8Array<ArrayBuffer> {
   return new TextEncoder().encode(String(recordId));
 }
 
-/** The challenge the browser signed, from the answer's clientDataJSON; undefined when unreadable. */
-function challengeOf(response: { response: { clientDataJSON: string } }): string | undefined {
+/** The answer's clientDataJSON, parsed; undefined when it is not a JSON object. */
+function clientDataOf(response: { response: { clientDataJSON: string } }): Record<string, unknown> | undefined {
   try {
-    const clientData = JSON.parse(Buffer.from(response.response.clientDataJSON, "base64url").toString("utf8")) as { challenge?: unknown };
-    return typeof clientData.challenge === "string" && clientData.challenge.length > 0 ? clientData.challenge : undefined;
+    const clientData: unknown = JSON.parse(Buffer.from(response.response.clientDataJSON, "base64url").toString("utf8"));
+    return clientData !== null && typeof clientData === "object" ? (clientData as Record<string, unknown>) : undefined;
   } catch {
     return undefined;
   }
 }
+
+/** The challenge the browser signed, from the answer's clientDataJSON; undefined when unreadable. */
+function challengeOf(response: { response: { clientDataJSON: string } }): string | undefined {
+  const challenge = clientDataOf(response)?.challenge;
+  return typeof challenge === "string" && challenge.length > 0 ? challenge : undefined;
+}
+
+/**
+ * Whether the browser ran the ceremony in a frame inside another origin's page: clientData's
+ * `crossOrigin` is then true (and `topOrigin`, where sent, names that page). Latch's ceremonies run
+ * on the tenant's pages or a listed origin's, never framed by another site, where a page of the
+ * attacker's could dress the ceremony up as something else. @simplewebauthn/server 14 never checks
+ * it on registration, and on authentication only when `topOrigin` is present (Safari sends none),
+ * so it is checked here, after the challenge is used up (the answer counts once) and before the
+ * library, so every such refusal is logged under its own rule.
+ */
+function ranInForeignFrame(response: { response: { clientDataJSON: string } }): boolean {
+  const clientData = clientDataOf(response);
+  if (clientData === undefined) return false; // unreadable: useChallenge has refused it already
+  return (clientData.crossOrigin !== undefined && clientData.crossOrigin !== false) || clientData.topOrigin !== undefined;
+}
+
+/** On the refusal's log line; the answer is every other refused passkey's. */
+const FRAMED_REFUSAL = { rule: "passkey_cross_origin" } as const;
 
 /**
  * Uses up the challenge an answer signed, before the answer is verified (so it counts once whether
@@ -106,20 +151,17 @@ async function useChallenge(
 /** The transports WebAuthn defines; anything else a client reports is dropped. */
 const TRANSPORTS = new Set(["ble", "cable", "hybrid", "internal", "nfc", "smart-card", "usb"]);
 
-/** Control characters, and the marks that reorder text (a right-to-left override could disguise a name). */
-// eslint-disable-next-line no-control-regex
-const UNSHOWABLE = /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
-
 /**
- * A passkey's name, 1 to 64 characters once spaces are folded; no control or bidi characters: the
- * name goes into a security alert, where a right-to-left override could disguise it.
+ * A passkey's name, 1 to 64 characters once spaces are folded; no control or format characters (the
+ * same rule as a member's name): the name goes into a security alert, where a right-to-left
+ * override or a zero-width character could disguise it.
  */
 function passkeyName(raw: string): string {
   const name = raw.normalize("NFC").replace(/\s+/g, " ").trim();
-  if ([...name].length < 1 || [...name].length > NAME_MAX || UNSHOWABLE.test(name)) {
+  if ([...name].length < 1 || [...name].length > NAME_MAX || !isShowableName(name, raw)) {
     throw new AuthError("validation_failed", {
       message: `Give the passkey a name of 1 to ${NAME_MAX} characters.`,
-      details: [{ field: "name", rule: "passkey_name", message: "1 to 64 characters, no control characters" }],
+      details: [{ field: "name", rule: "passkey_name", message: "1 to 64 characters, no control or invisible formatting characters" }],
     });
   }
   return name;
@@ -186,7 +228,9 @@ export async function finishPasskeyRegistration(
   const now = deps.clock.now();
   const challenge = await useChallenge(deps, tenant, input.response, "registration", session.memberId, now);
   const { rpID, origins } = relyingParty(deps, tenant);
-  const refused = (cause?: unknown) => new AuthError("validation_failed", { message: "The passkey could not be verified. Please try again.", cause });
+  const refused = (cause?: unknown, logFields?: Record<string, string>) =>
+    new AuthError("validation_failed", { message: "The passkey could not be verified. Please try again.", cause, logFields });
+  if (ranInForeignFrame(input.response)) throw refused(undefined, FRAMED_REFUSAL);
   let verification;
   try {
     verification = await verifyRegistrationResponse({
@@ -300,7 +344,9 @@ export async function finishPasskeyLogin(
 async function loginWithPasskey(deps: Deps, tenant: Tenant, response: AuthenticationResponseJSON, context: RequestContext): Promise<PasskeyLoginResult> {
   const now = deps.clock.now();
   const challenge = await useChallenge(deps, tenant, response, "login", NO_MEMBER, now);
-  const refused = (cause?: unknown) => new AuthError("invalid_credentials", { message: "This passkey could not be verified.", cause });
+  const refused = (cause?: unknown, logFields?: Record<string, string>) =>
+    new AuthError("invalid_credentials", { message: "This passkey could not be verified.", cause, logFields });
+  if (ranInForeignFrame(response)) throw refused(undefined, FRAMED_REFUSAL);
   // Looked up in this tenant only: another tenant's credential is simply unknown here (D26: RP ID = hostname).
   const passkey = await deps.store.passkeys.findByCredentialId(tenant.id, response.id);
   if (!passkey) throw refused();

@@ -9,6 +9,30 @@ import type { TenantSettings } from "../model.js";
 
 const WebhookUrl = Type.String({ pattern: "^https?://[^\\s]+$", maxLength: 2048 });
 
+/**
+ * An `allowedOrigins` entry: an origin exactly as a browser sends it (lowercase, no path, no
+ * trailing slash). https only: a page on an http origin is whatever anyone on its network path
+ * makes it, and a listed origin gets CORS with credentials, passes the cookie's origin check and
+ * is accepted in WebAuthn answers. The one exception is a loopback host on any port (localhost,
+ * 127.0.0.1, [::1]) for development: it never leaves the machine, and browsers treat it as secure.
+ */
+const ALLOWED_ORIGIN_PATTERN = "^(https://[a-z0-9.-]+|http://(localhost|127\\.0\\.0\\.1|\\[::1\\]))(:[0-9]{1,5})?$";
+const ALLOWED_ORIGIN = new RegExp(ALLOWED_ORIGIN_PATTERN);
+const AllowedOrigin = Type.String({
+  pattern: ALLOWED_ORIGIN_PATTERN,
+  maxLength: 300,
+  description: "An origin as browsers send it (`https://app.example.org`, no path): https, or http only for localhost, 127.0.0.1 or [::1] (any port).",
+});
+
+/**
+ * Whether Latch uses an `allowedOrigins` entry. Before https was required an http entry could be
+ * stored; such an entry is ignored (and named at start-up, `warnIfOriginsIgnored`) until an operator
+ * replaces it: a settings update validates the whole settings again, so it has to go then.
+ */
+export function isUsableAllowedOrigin(origin: string): boolean {
+  return ALLOWED_ORIGIN.test(origin);
+}
+
 export const BotProtectionSchema = Type.Object(
   {
     provider: Type.Union([Type.Literal("turnstile"), Type.Literal("hcaptcha"), Type.Literal("recaptcha"), Type.Literal("altcha"), Type.Literal("none")]),
@@ -34,7 +58,7 @@ const settingsProperties = {
   securityAlertWebhook: Type.Optional(WebhookUrl),
   /** D25: member lifecycle events (`member.deleted`, …), signed and delivered like the others. */
   eventsWebhook: Type.Optional(WebhookUrl),
-  allowedOrigins: Type.Array(Type.String({ pattern: "^https?://[a-z0-9.-]+(:[0-9]{1,5})?$", maxLength: 300 }), { maxItems: 20 }),
+  allowedOrigins: Type.Array(AllowedOrigin, { maxItems: 20 }),
 };
 
 export const TenantSettingsSchema = Type.Object(settingsProperties, { additionalProperties: false });
@@ -77,6 +101,11 @@ export function assertValidSettings(settings: unknown): asserts settings is Tena
     const details = Value.Errors(TenantSettingsSchema, settings).map((e) => validationIssueOf(e, "settings"));
     throw new AuthError("validation_failed", { message: "The tenant settings are not valid.", details });
   }
+}
+
+/** Start-up: the stored `allowedOrigins` entries that are ignored, if any. */
+export function ignoredAllowedOrigins(settings: Pick<TenantSettings, "allowedOrigins">): string[] {
+  return settings.allowedOrigins.filter((origin) => !isUsableAllowedOrigin(origin));
 }
 
 /** Settings as the operator may see them: the bot provider's secret left out. */

@@ -10,7 +10,14 @@ import { sha256Hex } from "../security/hashing.js";
 import { isSealed } from "../security/secret-box.js";
 import type { DeliverySummary } from "../store/outbox.js";
 import type { TenantSummary } from "../store/tenants.js";
-import { assertValidSettings, publicSettings, withDefaultSettings, type NewTenantSettings, type PartialTenantSettings } from "./tenant-settings.js";
+import {
+  assertValidSettings,
+  ignoredAllowedOrigins,
+  publicSettings,
+  withDefaultSettings,
+  type NewTenantSettings,
+  type PartialTenantSettings,
+} from "./tenant-settings.js";
 
 // Lowercase hostname labels, no port, no trailing dot (D1).
 const HOSTNAME = /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/;
@@ -103,6 +110,16 @@ export async function sealStoredBotSecrets(deps: Deps): Promise<number> {
 
 export function warnIfUnprotected(deps: Deps, domain: string, settings: TenantSettings): void {
   if (settings.botProtection.provider === "none") deps.log.warn({ domain }, "tenant has no bot protection (botProtection.provider = none)");
+}
+
+/** Start-up: `allowedOrigins` entries stored before https was required are ignored; say which, and how to fix them. */
+export function warnIfOriginsIgnored(deps: Deps, domain: string, settings: TenantSettings): void {
+  const ignored = ignoredAllowedOrigins(settings);
+  if (ignored.length > 0)
+    deps.log.warn(
+      { domain, ignored },
+      "tenant allowedOrigins entries are ignored: an origin must be https (http only for localhost, 127.0.0.1 or [::1]); replace them with `tenant update`",
+    );
 }
 
 export async function findTenantOrThrow(deps: Deps, rawDomain: string): Promise<Tenant> {

@@ -11,12 +11,15 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { AuthError } from "../errors.js";
 import type { Tenant } from "../model.js";
+import { isUsableAllowedOrigin } from "../flows/tenant-settings.js";
 
 const PREFLIGHT_MAX_AGE_SECONDS = 600;
 const ALLOWED_METHODS = ["GET", "POST", "PATCH", "DELETE"];
 
+/** A listed origin that the rule of `allowedOrigins` allows: an http one stored before the rule is ignored. */
 export function isCorsOriginAllowed(tenant: Tenant, origin: string): boolean {
-  return tenant.settings.allowedOrigins.includes(origin.toLowerCase());
+  const wanted = origin.toLowerCase();
+  return tenant.settings.allowedOrigins.includes(wanted) && isUsableAllowedOrigin(wanted);
 }
 
 /**

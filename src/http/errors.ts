@@ -2,6 +2,7 @@
  * One error handler (D4): every non-2xx answer is { success: false, code, message, requestId }.
  * Internal causes go to the log with the request id; 5xx details never reach the client.
  */
+import { ServerResponse, type IncomingMessage, type Server } from "node:http";
 import type { Socket } from "node:net";
 import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { AuthError, validationIssueOf, type ErrorCode } from "../errors.js";
@@ -127,4 +128,27 @@ export function clientErrorHandler(log: FastifyBaseLogger, nextRequestId: () => 
     }
     socket.destroy();
   };
+}
+
+/**
+ * D30: every method gets an HTTP answer, CONNECT included. Node gives a CONNECT (a request to open
+ * a tunnel) to the server's `connect` listeners with the bare socket, and with none it closes the
+ * socket unanswered. Latch tunnels nothing, so a CONNECT is routed like any other request: no route
+ * takes it, so it is the 404 `not_found` of D21 with the D4 body, its request id and its log lines,
+ * as TRACE or an unknown path is. The answer closes the connection (the socket has left Node's
+ * HTTP parser, so nothing more can be read from it as HTTP).
+ */
+export function answerConnectRequests(server: Server): void {
+  server.on("connect", (request: IncomingMessage, socket: Socket) => {
+    // Node took its own error and timeout listeners off the socket when it handed it over.
+    socket.on("error", () => socket.destroy());
+    const response = new ServerResponse(request);
+    response.shouldKeepAlive = false;
+    response.assignSocket(socket);
+    response.on("finish", () => {
+      response.detachSocket(socket);
+      socket.destroySoon();
+    });
+    server.emit("request", request, response);
+  });
 }

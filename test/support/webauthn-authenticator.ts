@@ -30,6 +30,8 @@ export interface CeremonyOverrides {
   signCount?: number; // counter written to authData (the stored counter is left alone)
   credentialId?: string; // create: the new credential's id; get: which stored credential to use
   userHandle?: string | null; // create: the handle to store; get: the handle to send (null omits it)
+  crossOrigin?: boolean; // clientDataJSON crossOrigin: true is what a browser writes in a frame of another origin
+  topOrigin?: string; // clientDataJSON topOrigin: the framing page's origin (Chrome sends it, Safari does not)
 }
 export interface RegistrationOverrides extends CeremonyOverrides {
   backupEligible?: boolean; // BE flag, kept on the credential (default false)
@@ -175,7 +177,13 @@ export class SoftAuthenticator {
   }
 
   #clientData(type: string, challenge: string, origin: string, overrides: CeremonyOverrides): Buffer {
-    const data = { type: overrides.type ?? type, challenge: overrides.challenge ?? challenge, origin, crossOrigin: false };
+    const data = {
+      type: overrides.type ?? type,
+      challenge: overrides.challenge ?? challenge,
+      origin,
+      crossOrigin: overrides.crossOrigin ?? false,
+      ...(overrides.topOrigin === undefined ? {} : { topOrigin: overrides.topOrigin }),
+    };
     return Buffer.from(JSON.stringify(data), "utf8");
   }
 }

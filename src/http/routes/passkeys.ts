@@ -125,7 +125,7 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
       schema: {
         summary: "Finish adding a passkey",
         description:
-          "D26. The browser's answer to the options. The challenge is used up first, so an answer counts once whether it passes or not (400 `invalid_token`: expired or used). An answer that doesn't verify (origin, RP ID, signature, no user verification, a credential id over 1023 bytes or unlike `response.id`) is 400 `validation_failed`, as is a `name` with control characters; a credential already registered here is 409 `conflict`. Unknown `transports` are dropped. " +
+          "D26. The browser's answer to the options. The challenge is used up first, so an answer counts once whether it passes or not (400 `invalid_token`: expired or used). An answer that doesn't verify (origin, RP ID, signature, no user verification, made in a frame of another origin's page (clientData `crossOrigin: true` or a `topOrigin`), a credential id over 1023 bytes or unlike `response.id`) is 400 `validation_failed`, as is a `name` with control or invisible formatting characters (Unicode Cc, Cf); a credential already registered here is 409 `conflict`. Unknown `transports` are dropped. " +
           "Sends the member a `security_alert` `passkey_added` (with `passkeyName`).",
         tags: ["passkeys"],
         operationId: "finishPasskeyRegistration",
@@ -237,7 +237,7 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
         summary: "Log in with a passkey",
         description:
           "D26. The browser's answer to the login options: the session of D6 and the body of `/auth/login`. No second factor is asked (a passkey is possession plus user verification) and the session satisfies `require2FA`. " +
-          "400 `invalid_token`: the challenge expired or was used (an answer counts once). 401 `invalid_credentials`: unknown here, a bad signature, another origin or RP ID, no user verification, or a sign counter that went back (audited as `passkey_counter_regressed`). 403 `account_locked` or `email_not_verified` as for a magic link.",
+          "400 `invalid_token`: the challenge expired or was used (an answer counts once). 401 `invalid_credentials`: unknown here, a bad signature, another origin or RP ID, made in a frame of another origin's page (clientData `crossOrigin: true` or a `topOrigin`), no user verification, or a sign counter that went back (audited as `passkey_counter_regressed`). 403 `account_locked` or `email_not_verified` as for a magic link.",
         tags: ["passkeys"],
         operationId: "finishPasskeyLogin",
         body: LoginVerifyBody,

@@ -78,7 +78,8 @@ export const selfServiceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
     {
       schema: {
         summary: "Change the signed-in member's name",
-        description: 'D24. 1 to 100 characters, no control characters. Sends `member.updated` (`changes: ["name"]`) to the tenant\'s `eventsWebhook`.',
+        description:
+          'D24. 1 to 100 characters, no control or invisible formatting characters (Unicode Cc, Cf: bidi controls, zero-width characters). Sends `member.updated` (`changes: ["name"]`) to the tenant\'s `eventsWebhook`.',
         tags: ["account"],
         operationId: "updateMe",
         security: security.session,

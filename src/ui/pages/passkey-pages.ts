@@ -94,7 +94,7 @@ export async function passkeyPages(app: FastifyInstance, { deps }: PageDeps): Pr
         const message =
           error instanceof AuthError && error.code === "not_found"
             ? "That passkey has already been removed."
-            : "Give the passkey a name of 1 to 64 characters, without control characters.";
+            : "Give the passkey a name of 1 to 64 characters, without control or invisible formatting characters.";
         return sendPage(reply, error instanceof AuthError ? error.status : 400, await renderWith([{ field: fieldName, message }]));
       }
       return reply.redirect(withNotice(pagePaths.accountPasskeys, "passkey-renamed"), 303);
