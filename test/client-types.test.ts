@@ -25,16 +25,19 @@ import type {
   AuditLogBody,
   AuditLogQuery,
   LockAccountBody,
+  RequirePasswordChangeBody,
+  StatusBody,
+} from "../src/http/routes/admin.js";
+import type {
   MemberBody,
   MemberExportBody,
   MemberListBody,
   MemberListQuery,
   MemberParams,
   RecordIdBody,
-  RequirePasswordChangeBody,
   RevokeSessionsBody,
-  StatusBody,
-} from "../src/http/routes/admin.js";
+  TwoFactorResetBody,
+} from "../src/http/routes/members.js";
 import type { ChallengeBody } from "../src/http/routes/bot-challenge.js";
 import type { LoginAnswer, LoginBody, SessionAnswer } from "../src/http/routes/login.js";
 import type {
@@ -47,7 +50,14 @@ import type {
 } from "../src/http/routes/magic-link.js";
 import type { ChangePasswordBody, ForgotPasswordBody, ResetPasswordBody } from "../src/http/routes/password.js";
 import type { RegisterPasswordBody, RegistrationBody, ResendVerificationBody, VerifyEmailAnswer, VerifyEmailBody } from "../src/http/routes/registration.js";
-import type { DisableTwoFactorBody, EnableTwoFactorBody, RecoveryCodesBody, RegenerateRecoveryCodesBody, SetupBody } from "../src/http/routes/two-factor.js";
+import type {
+  DisableTwoFactorBody,
+  EnableTwoFactorBody,
+  RecoveryCodesBody,
+  RegenerateRecoveryCodesBody,
+  SetupBody,
+  SetUpTwoFactorBody,
+} from "../src/http/routes/two-factor.js";
 import type { DeletedTenantBody, DeleteTenantQuery, DomainParams, TenantListBody, TenantListQuery } from "../src/http/routes/operator.js";
 import type {
   LoginOptionsBody,
@@ -88,7 +98,7 @@ interface RouteShapes {
   requestMagicLink: [[body: S<typeof RequestMagicLinkBody>], Msg];
   verifyMagicLink: [[recordId: VerifyParams["recordId"], token: VerifyParams["token"], body?: S<typeof VerifyMagicLinkBody>], S<typeof MagicLoginAnswer>];
   verifyLoginCode: [[body: S<typeof VerifyLoginCodeBody>], S<typeof MagicLoginAnswer>];
-  setUpTwoFactor: [[], S<typeof SetupBody>];
+  setUpTwoFactor: [[body?: NonNullable<S<typeof SetUpTwoFactorBody>>], S<typeof SetupBody>];
   enableTwoFactor: [[body: S<typeof EnableTwoFactorBody>], S<typeof RecoveryCodesBody>];
   disableTwoFactor: [[body: S<typeof DisableTwoFactorBody>], Msg];
   regenerateRecoveryCodes: [[body: S<typeof RegenerateRecoveryCodesBody>], S<typeof RecoveryCodesBody>];
@@ -120,6 +130,7 @@ interface RouteShapes {
   exportMember: [[recordId: S<typeof MemberParams>["recordId"]], S<typeof MemberExportBody>];
   deleteMember: [[recordId: S<typeof MemberParams>["recordId"]], S<typeof RecordIdBody>];
   revokeMemberSessions: [[body: S<typeof RevokeSessionsBody>], S<typeof RecordIdBody>];
+  resetMemberTwoFactor: [[recordId: S<typeof MemberParams>["recordId"]], S<typeof TwoFactorResetBody>];
 }
 
 /** Per method: [parameters equal, answer equal]. Indexing RouteShapes by every client method makes a method without a row a compile error. */

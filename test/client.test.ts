@@ -97,7 +97,7 @@ test("a member's whole journey goes through the SDK, with the session kept by th
   await client.changePassword({ currentPassword: STRONG_PASSWORD, newPassword: OTHER_STRONG_PASSWORD });
   assert.equal((await client.getSession()).recordId, registered.recordid, "this session survives the change");
 
-  const setup = await client.setUpTwoFactor();
+  const setup = await client.setUpTwoFactor({ password: OTHER_STRONG_PASSWORD });
   const enabled = await client.enableTwoFactor({ code: totpAt(setup.secret, h.clock.now()) });
   assert.equal(enabled.recoveryCodes.length, 10);
   assert.equal((await client.getSession()).is2FAEnabled, true);

@@ -214,7 +214,7 @@ test("two-factor enrolment, recovery codes and disabling", async () => {
   const anyone = caller();
   const ada = await loggedIn("ada.new@example.org", OTHER_STRONG_PASSWORD);
   refused(await anyone.api.POST("/auth/2fa/setup"), 401, "unauthorized");
-  const { secret } = ok(await ada.api.POST("/auth/2fa/setup"));
+  const { secret } = ok(await ada.api.POST("/auth/2fa/setup", { body: { password: OTHER_STRONG_PASSWORD } }));
   const wrongCode = (code: string) => (code === "000000" ? "111111" : "000000");
   refused(await ada.api.POST("/auth/2fa/enable", { body: { code: wrongCode(totpAt(secret, h.clock.now())) } }), 401, "invalid_2fa_code");
   ok(await ada.api.POST("/auth/2fa/enable", { body: { code: totpAt(secret, h.clock.now()) } }));
@@ -283,6 +283,14 @@ test("admin calls with the internal API key", async () => {
   const eve = await registerVerified("eve@example.org");
   ok(await admin.api.DELETE("/auth/admin/members/{recordId}", { params: { path: { recordId: eve } } }));
   refused(await admin.api.DELETE("/auth/admin/members/{recordId}", { params: { path: { recordId: eve } } }), 404, "not_found");
+
+  // D30: support turns a member's 2FA off; a member without it is 409.
+  const fay = await registerVerified("fay@example.org");
+  const faySession = await loggedIn("fay@example.org");
+  const { secret: faySecret } = ok(await faySession.api.POST("/auth/2fa/setup", { body: { password: STRONG_PASSWORD } }));
+  ok(await faySession.api.POST("/auth/2fa/enable", { body: { code: totpAt(faySecret, h.clock.now()) } }));
+  ok(await admin.api.POST("/auth/admin/members/{recordId}/reset-2fa", { params: { path: { recordId: fay } } }));
+  refused(await admin.api.POST("/auth/admin/members/{recordId}/reset-2fa", { params: { path: { recordId: fay } } }), 409, "invalid_state");
 
   await registerVerified("dan@example.org");
   const dan = await loggedIn("dan@example.org");

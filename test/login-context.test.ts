@@ -141,7 +141,7 @@ test("the alert webhook tells of password change and reset, 2FA enabled and disa
   assert.equal((await resetPassword(h, reset.recordId, reset.token, STRONG_PASSWORD)).statusCode, 200);
 
   const session = sessionCookieOf(await login(h, "alerts@example.org"))!;
-  const { secret } = (await post(h, "/auth/2fa/setup", {}, { cookie: session })).json();
+  const { secret } = (await post(h, "/auth/2fa/setup", { password: STRONG_PASSWORD }, { cookie: session })).json();
   const enabled = await post(h, "/auth/2fa/enable", { code: totpAt(secret, h.clock.now()) }, { cookie: session });
   const recoveryCode = enabled.json().recoveryCodes[0] as string;
   const withRecovery = await post(h, "/auth/login", {

@@ -629,7 +629,7 @@ test("verify-magic-link with 2FA: a recovery code works once; 3 wrong codes lock
   const loginRes = await login(h, "ada@example.org");
   const cookie = sessionCookieOf(loginRes);
   assert.ok(cookie);
-  const setup = await post(h, "/auth/2fa/setup", {}, { cookie });
+  const setup = await post(h, "/auth/2fa/setup", { password: STRONG_PASSWORD }, { cookie });
   const secret = (setup.json() as { secret: string }).secret;
   const enabled = await post(h, "/auth/2fa/enable", { code: totpAt(secret, h.clock.now()) }, { cookie });
   assert.equal(enabled.statusCode, 200, enabled.body);

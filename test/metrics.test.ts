@@ -117,7 +117,7 @@ test("after real flows each series has its labels and counts, and nothing identi
   assert.equal((await post(h, "/auth/request-magic-link", { email })).statusCode, 429);
 
   // Three wrong codes lock the second factor (enable shares the counter).
-  assert.equal((await post(h, "/auth/2fa/setup", {}, { cookie })).statusCode, 200);
+  assert.equal((await post(h, "/auth/2fa/setup", { password: STRONG_PASSWORD }, { cookie })).statusCode, 200);
   for (let i = 0; i < 3; i++) assert.equal((await post(h, "/auth/2fa/enable", { code: "000000" }, { cookie })).statusCode, 401);
 
   // The 10th IP for one email within 15 minutes: a velocity lockout.

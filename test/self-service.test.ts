@@ -379,7 +379,7 @@ test("review of D24: the owner's 'this wasn't me' link survives the attacker's n
   const reset = await requestResetLink(h, attacker);
   ok(await post(h, "/auth/reset-password", { recordId: reset.recordId, token: reset.token, newPassword: "Attacker-Owns-It-2026" }));
   const attackerCookie = await signIn(h, attacker, "Attacker-Owns-It-2026");
-  await enrolTwoFactor(h, attackerCookie);
+  await enrolTwoFactor(h, attackerCookie, "Attacker-Owns-It-2026");
 
   const res = await post(h, "/auth/secure-account", { recordId: secure.recordId, token: secure.token });
   assert.equal(res.statusCode, 200, res.body);

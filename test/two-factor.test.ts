@@ -29,7 +29,7 @@ import {
   type PostOptions,
 } from "./support/harness.js";
 import { keyId } from "../src/security/secret-box.js";
-import { base32Decode, hotp, totpAt } from "./support/totp.js";
+import { base32Decode, hotp, totpAt, wrongCode } from "./support/totp.js";
 
 const EMAIL = "ada@example.org";
 /** The harness's SECRETS_KEY (hex). */
@@ -78,8 +78,9 @@ async function memberWithSession(h: Harness, email = EMAIL): Promise<{ recordId:
   return { recordId, cookie };
 }
 
+/** D30: re-authenticated at setup, so enable needs only the code. */
 async function setUp(h: Harness, cookie: string): Promise<{ secret: string; otpauthUrl: string; qrCodeDataUrl: string }> {
-  const res = await post(h, "/auth/2fa/setup", {}, { cookie });
+  const res = await post(h, "/auth/2fa/setup", { password: STRONG_PASSWORD }, { cookie });
   assert.equal(res.statusCode, 200, res.body);
   return res.json() as { secret: string; otpauthUrl: string; qrCodeDataUrl: string };
 }
@@ -109,11 +110,6 @@ async function enrol(h: Harness, cookie: string): Promise<{ secret: string; reco
 }
 
 /** A 6-digit code that matches none of the steps now-1, now, now+1. */
-function wrongCode(secret: string, now: number): string {
-  const near = new Set([-1, 0, 1].map((offset) => totpAt(secret, now, offset)));
-  return ["000000", "111111", "222222", "333333"].find((c) => !near.has(c))!;
-}
-
 /** Every byte the store has written: the database file and its WAL. */
 function rawDatabaseText(h: Harness): string {
   return ["latch.db", "latch.db-wal"]

@@ -62,7 +62,10 @@ test("register, verify, log in, change password, enrol 2FA, log out, log in with
   assert.match(assertPage(await getPage(h, "/ui/account?notice=password-changed", { cookie })), /role="status">Your password has been changed\./);
 
   // 2FA: setup shows the QR code and the secret, the first code turns it on, codes are shown once.
-  const setup = assertPage(await postForm(h, "/ui/two-factor/setup", {}, { cookie }));
+  // D30: turning it on re-authenticates; the page asks for the password at this first step.
+  assertErrorSummary(assertPage(await postForm(h, "/ui/two-factor/setup", {}, { cookie }), 400), /href="#password"/);
+  assertErrorSummary(assertPage(await postForm(h, "/ui/two-factor/setup", { password: STRONG_PASSWORD }, { cookie }), 401), /href="#password"/);
+  const setup = assertPage(await postForm(h, "/ui/two-factor/setup", { password: OTHER_STRONG_PASSWORD }, { cookie }));
   assert.match(setup, /<img class="qr" src="data:image\/png;base64,[A-Za-z0-9+/=]+" alt="[^"]+">/);
   const secret = /<code class="secret" id="totp-secret">([A-Z2-7]+)<\/code>/.exec(setup)![1]!;
   const wrongCode = assertPage(await postForm(h, "/ui/two-factor/enable", { secret, code: "000000" }, { cookie }), 401);

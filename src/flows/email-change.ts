@@ -26,7 +26,8 @@ import { enqueueMemberEvent } from "./member-events.js";
 import { changeStatus, nextStatus } from "./member-status.js";
 import { issueOneTimeToken, peekLink } from "./one-time-tokens.js";
 import { enqueueSecurityAlert } from "./security-alerts.js";
-import { lockSessionMember, reauthenticate, type Reauthentication } from "./self-service.js";
+import { lockSessionMember } from "./reauthentication.js";
+import { reauthenticate, type Reauthentication } from "./self-service.js";
 import { findSessionMember, type ActiveSession } from "./sessions.js";
 
 export const EMAIL_CHANGE_MESSAGE = "If that address can be used, we have sent a confirmation link to it.";

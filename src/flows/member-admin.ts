@@ -8,6 +8,7 @@ import type { Deps } from "../deps.js";
 import { AuthError } from "../errors.js";
 import { findTargetMember, noSuchMember } from "./admin.js";
 import { enqueueMemberEvent } from "./member-events.js";
+import { enqueueSecurityAlert } from "./security-alerts.js";
 import type { Member, MemberStatus, RequestContext, Tenant } from "../model.js";
 import { parseRecordId } from "../security/identity.js";
 import type { Store } from "../store/index.js";
@@ -232,4 +233,34 @@ export async function revokeMemberSessions(deps: Deps, tenant: Tenant, rawRecord
     );
     return { recordid: String(member.recordId) };
   });
+}
+
+/**
+ * D30: support turns a member's second factor off (they lost their authenticator, or someone
+ * enrolled their own): 2FA off, with its secret and recovery codes, every session ends, and the
+ * member is told (`security_alert` `two_factor_disabled`, with its "this wasn't me" link).
+ * A conditional update from Enabled (D20): 409 invalid_state when 2FA is off.
+ */
+export async function resetTwoFactor(
+  deps: Deps,
+  tenant: Tenant,
+  rawRecordId: string,
+  context: RequestContext,
+): Promise<{ recordid: string; _2fa_status: "Disabled" }> {
+  const now = deps.clock.now();
+  const result = await deps.store.transaction(async (tx) => {
+    const member = await findTargetMember(tx, tenant, rawRecordId, undefined, { lock: true });
+    if (!(await tx.twoFactor.disableTwoFactor(tenant.id, member.recordId, now)))
+      throw new AuthError("invalid_state", { message: "Two-factor authentication is not enabled." });
+    await tx.sessions.deleteMemberSessions(tenant.id, member.recordId);
+    await tx.audit.insertAuditEvent(
+      tenant.id,
+      { memberId: member.recordId, type: "two_factor_disabled", ip: context.ip, userAgent: context.userAgent, details: { by: "admin" } },
+      now,
+    );
+    await enqueueSecurityAlert(tx, deps, tenant, member, "two_factor_disabled", context, now);
+    return { recordid: String(member.recordId), _2fa_status: "Disabled" as const };
+  });
+  deps.webhooks.notify();
+  return result;
 }

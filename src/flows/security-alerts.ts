@@ -1,7 +1,7 @@
 /**
  * D16: the tenant's optional securityAlertWebhook tells a member of what happened to their
- * account: a login from somewhere new, a password change or reset, 2FA enabled or disabled, a
- * recovery code used, an email change asked or made (D24). Enqueued in the caller's transaction,
+ * account: a login from somewhere new, a password change or reset, 2FA enabled, disabled or locked
+ * by wrong codes (D30), a recovery code used, an email change asked or made (D24). Enqueued in the caller's transaction,
  * like every webhook. Every alert carries a `secureAccountLink` (D24, "this wasn't me").
  */
 import type { Deps } from "../deps.js";
@@ -17,6 +17,7 @@ export const SECURITY_ALERTS = [
   "password_reset",
   "two_factor_enabled",
   "two_factor_disabled",
+  "two_factor_locked",
   "recovery_code_used",
   "email_change_requested",
   "email_changed",

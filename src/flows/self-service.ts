@@ -5,15 +5,13 @@
  */
 import type { Deps } from "../deps.js";
 import { AuthError } from "../errors.js";
-import { MemberStatus, type Member, type RequestContext, type Tenant } from "../model.js";
+import type { Member, RequestContext, Tenant } from "../model.js";
 import { normalizeName } from "../security/identity.js";
-import type { Store } from "../store/index.js";
 import { eraseMember, iso, memberView, recordErasure, type MemberView } from "./member-admin.js";
 import { enqueueMemberEvent } from "./member-events.js";
-import { checkCurrentPassword } from "./password-attempts.js";
+import { INCORRECT_PASSWORD, lockSessionMember, missingField, reauthenticateFirstFactor } from "./reauthentication.js";
 import { findSessionMember, type ActiveSession } from "./sessions.js";
 import { verifySecondFactor } from "./two-factor.js";
-import { FRESH_SESSION_MS } from "../rules.js";
 
 export interface Reauthentication {
   password?: string;
@@ -34,27 +32,9 @@ export interface SessionView {
   current: boolean;
 }
 
-function missing(field: "password" | "twoFACode", message: string): AuthError {
-  return new AuthError("validation_failed", { message, details: [{ field, rule: "required", message: `${field} is required` }] });
-}
-
 /**
- * Inside a transaction: the session's member, row locked first (D20's lock order), while the
- * session is still live and the member not locked; 401 otherwise (it ended while we worked).
- */
-export async function lockSessionMember(tx: Store, tenant: Tenant, session: ActiveSession, now: number): Promise<Member> {
-  const member = await tx.members.findMemberById(tenant.id, session.memberId, { lock: true });
-  if (!member || member.status === MemberStatus.locked || !(await tx.sessions.findLiveSession(tenant.id, session.idHash, now)))
-    throw new AuthError("unauthorized");
-  return member;
-}
-
-/**
- * D24 re-authentication before a change that a stolen session must not make alone: the password
- * when the member has one (behind the login lockout), else a session younger than 10 minutes;
- * and the second factor when it is on. Never with a password in Password Change Pending: it is the
- * one flagged as compromised (403 password_change_required). The caller checks again, on the locked row, that the
- * password it was decided on is still the member's (D20).
+ * D24 re-authentication before a change that a stolen session must not make alone: the first
+ * factor again (reauthentication.ts), and the second factor when it is on.
  */
 export async function reauthenticate(
   deps: Deps,
@@ -64,20 +44,10 @@ export async function reauthenticate(
   input: Reauthentication,
   context: RequestContext,
 ): Promise<void> {
-  const now = deps.clock.now();
-  // A password the site (or "this wasn't me") flagged may be someone else's: it proves nothing.
-  if (member.status === MemberStatus.passwordChangePending && member.passwordHash !== null) {
-    throw new AuthError("password_change_required", { message: "Choose a new password first: your current one may be known to someone else." });
-  }
-  if (member.passwordHash !== null) {
-    if (input.password === undefined) throw missing("password", "Enter your password to confirm it's you.");
-    await checkCurrentPassword(deps, tenant, member, input.password, context, { message: "The password is incorrect." });
-  } else if (now - session.createdAt > FRESH_SESSION_MS) {
-    throw new AuthError("unauthorized", { message: "Sign in again to confirm it's you, then retry within 10 minutes." });
-  }
+  await reauthenticateFirstFactor(deps, tenant, session, member, input.password, context);
   if (member.twoFactorStatus === "Enabled") {
-    if (input.twoFACode === undefined) throw missing("twoFACode", "Enter a two-factor code to confirm it's you.");
-    await verifySecondFactor(deps, tenant, member, input.twoFACode, context, now);
+    if (input.twoFACode === undefined) throw missingField("twoFACode", "Enter a two-factor code to confirm it's you.");
+    await verifySecondFactor(deps, tenant, member, input.twoFACode, context, deps.clock.now());
   }
 }
 
@@ -160,7 +130,7 @@ export async function deleteAccount(deps: Deps, tenant: Tenant, session: ActiveS
     // D20: decided again on the locked row. A session ended meanwhile (a lock, a reset) can't
     // delete; a password changed since the check is no longer the one just given.
     const fresh = await lockSessionMember(tx, tenant, session, now);
-    if (fresh.passwordHash !== member.passwordHash) throw new AuthError("invalid_credentials", { message: "The password is incorrect." });
+    if (fresh.passwordHash !== member.passwordHash) throw new AuthError("invalid_credentials", { message: INCORRECT_PASSWORD });
     const erased = await eraseMember(tx, tenant, member.recordId);
     if (!erased) throw new AuthError("unauthorized");
     await recordErasure(tx, deps, tenant, erased, "member", context, now);

@@ -11,6 +11,7 @@ import { generateRecoveryCodes, hashRecoveryCode, normalizeRecoveryCode } from "
 import { generateTotpSecret, matchTotpStep, totpUri } from "../security/totp.js";
 import type { Store } from "../store/index.js";
 import { checkCurrentPassword } from "./password-attempts.js";
+import { INCORRECT_PASSWORD, isFreshSession, lockSessionMember, reauthenticateFirstFactor } from "./reauthentication.js";
 import { enqueueSecurityAlert } from "./security-alerts.js";
 import { findSessionMember, type ActiveSession } from "./sessions.js";
 import { TWO_FACTOR_FAILURES_BEFORE_LOCKOUT, TWO_FACTOR_LOCKOUT_MS } from "../rules.js";
@@ -20,17 +21,21 @@ type CodeCheck = { ok: true; method: "totp" | "recovery"; step: number } | { ok:
 /**
  * Checks a TOTP (not replayed) or, when allowed, a recovery code against `secretEnc`, counting
  * failures: the third locks the second factor for 15 minutes, and a locked factor checks nothing.
+ * A lock tells the member (D30, `two_factor_locked`): three wrong codes mean someone has the
+ * password or a session, and a lock that is silent lets them keep the owner out unnoticed.
  */
 async function checkCode(
   tx: Store,
   deps: Deps,
   tenant: Tenant,
-  memberId: number,
+  member: Member,
   secretEnc: string,
   code: string,
   allowRecovery: boolean,
+  context: RequestContext,
   now: number,
 ): Promise<CodeCheck> {
+  const memberId = member.recordId;
   const state = await tx.twoFactor.findTwoFactorState(tenant.id, memberId);
   if (!state) return { ok: false, lockedForMs: 0 };
   if (state.lockedUntil > now) return { ok: false, lockedForMs: state.lockedUntil - now };
@@ -53,14 +58,17 @@ async function checkCode(
   }
   const failures = state.failures + 1;
   const locked = failures >= TWO_FACTOR_FAILURES_BEFORE_LOCKOUT;
-  // Counted before the commit: the transactions around a code check always commit its count.
-  if (locked) deps.metrics.lockoutStarted("two_factor");
   await tx.twoFactor.saveAttempt(
     tenant.id,
     memberId,
     { failures: locked ? 0 : failures, lockedUntil: locked ? now + TWO_FACTOR_LOCKOUT_MS : 0, lastStep: state.lastStep },
     now,
   );
+  if (locked) {
+    // Counted before the commit: the transactions around a code check always commit its count.
+    deps.metrics.lockoutStarted("two_factor");
+    await enqueueSecurityAlert(tx, deps, tenant, member, "two_factor_locked", context, now);
+  }
   return { ok: false, lockedForMs: 0 };
 }
 
@@ -92,7 +100,7 @@ export async function checkSecondFactorIn(
 ): Promise<SecondFactorCheck> {
   const state = await tx.twoFactor.findTwoFactorState(tenant.id, member.recordId);
   if (!state?.secretEnc) return { ok: false, lockedForMs: 0 };
-  const result = await checkCode(tx, deps, tenant, member.recordId, state.secretEnc, code, true, now);
+  const result = await checkCode(tx, deps, tenant, member, state.secretEnc, code, true, context, now);
   const type = result.ok ? (result.method === "recovery" ? "recovery_code_used" : "two_factor_passed") : "two_factor_failed";
   await tx.audit.insertAuditEvent(tenant.id, { memberId: member.recordId, type, ip: context.ip, userAgent: context.userAgent }, now);
   if (result.ok && result.method === "recovery") await enqueueSecurityAlert(tx, deps, tenant, member, "recovery_code_used", context, now);
@@ -102,8 +110,8 @@ export async function checkSecondFactorIn(
 /** Login's step 7: a TOTP code or a recovery code for an enrolled member. */
 export async function verifySecondFactor(deps: Deps, tenant: Tenant, member: Member, code: string, context: RequestContext, now: number): Promise<void> {
   const check = await deps.store.transaction((tx) => checkSecondFactorIn(tx, deps, tenant, member, code, context, now));
-  if (!check.ok) throwForFailedCheck(check);
   deps.webhooks.notify();
+  if (!check.ok) throwForFailedCheck(check);
 }
 
 export interface TwoFactorSetup {
@@ -112,20 +120,47 @@ export interface TwoFactorSetup {
   qrCodeDataUrl: string;
 }
 
-/** Starts enrolment: a pending secret, replaced by each new setup until one is confirmed. */
-export async function setUpTwoFactor(deps: Deps, tenant: Tenant, session: ActiveSession, context: RequestContext): Promise<TwoFactorSetup> {
+export interface TwoFactorSetupInput {
+  /** D30: re-authenticates here rather than at enable (a member without a password: a young session does). */
+  password?: string;
+}
+
+function alreadyEnabled(): AuthError {
+  return new AuthError("invalid_state", { message: "Two-factor authentication is already enabled." });
+}
+
+/**
+ * Starts enrolment: a pending secret, replaced by each new setup until one is confirmed. D30:
+ * turning 2FA on re-authenticates, here or at enable. With `password` (or, for a member without
+ * one, a session under 10 minutes old) it happens here and the pending secret remembers this
+ * session, which alone may then enable it without re-authenticating again. `requireReauthentication`
+ * (the hosted page, which asks at this step) refuses a setup that doesn't re-authenticate.
+ */
+export async function setUpTwoFactor(
+  deps: Deps,
+  tenant: Tenant,
+  session: ActiveSession,
+  input: TwoFactorSetupInput,
+  context: RequestContext,
+  options: { requireReauthentication?: boolean } = {},
+): Promise<TwoFactorSetup> {
   const now = deps.clock.now();
   const member = await findSessionMember(deps, tenant, session);
-  if (member.twoFactorStatus === "Enabled") throw new AuthError("invalid_state", { message: "Two-factor authentication is already enabled." });
+  if (member.twoFactorStatus === "Enabled") throw alreadyEnabled();
+  const reauthenticated = options.requireReauthentication || input.password !== undefined || (member.passwordHash === null && isFreshSession(session, now));
+  if (reauthenticated) await reauthenticateFirstFactor(deps, tenant, session, member, input.password, context);
   const secret = generateTotpSecret(deps.random);
   const setup = await setupOf(secret, tenant, member);
   await deps.store.transaction(async (tx) => {
-    if (!(await tx.twoFactor.savePendingSecret(tenant.id, member.recordId, deps.secrets.seal(secret), now))) {
-      throw new AuthError("invalid_state", { message: "Two-factor authentication is already enabled." });
+    // D20: decided again on the locked row (the session still live, the password proved still the member's).
+    const fresh = await lockSessionMember(tx, tenant, session, now);
+    if (reauthenticated && fresh.passwordHash !== member.passwordHash) throw new AuthError("invalid_credentials", { message: INCORRECT_PASSWORD });
+    if (!(await tx.twoFactor.savePendingSecret(tenant.id, member.recordId, deps.secrets.seal(secret), reauthenticated ? session.idHash : null, now))) {
+      throw alreadyEnabled();
     }
     await tx.audit.insertAuditEvent(
       tenant.id,
-      { memberId: member.recordId, type: "two_factor_setup_started", ip: context.ip, userAgent: context.userAgent },
+      { memberId: member.recordId, type: "two_factor_setup_started", ip: context.ip, userAgent: context.userAgent, details: { reauthenticated } },
       now,
     );
   });
@@ -149,31 +184,56 @@ export async function pendingTwoFactorSetup(deps: Deps, tenant: Tenant, session:
   return state?.pendingSecretEnc ? setupOf(deps.secrets.open(state.pendingSecretEnc), tenant, member) : undefined;
 }
 
-/** Confirms enrolment with a first valid code; returns the recovery codes, shown this once. */
-export async function enableTwoFactor(deps: Deps, tenant: Tenant, session: ActiveSession, code: string, context: RequestContext): Promise<string[]> {
+export interface EnableTwoFactorInput {
+  code: string;
+  /** D30: the re-authentication, unless this session gave it at setup. */
+  password?: string;
+}
+
+function startSetupFirst(): AuthError {
+  return new AuthError("invalid_state", { message: "Start two-factor setup first." });
+}
+
+/**
+ * Confirms enrolment with a first valid code from the pending secret; returns the recovery codes,
+ * shown this once. D30: re-authenticates first, unless this session did at setup for this secret.
+ */
+export async function enableTwoFactor(
+  deps: Deps,
+  tenant: Tenant,
+  session: ActiveSession,
+  input: EnableTwoFactorInput,
+  context: RequestContext,
+): Promise<string[]> {
   const now = deps.clock.now();
+  const member = await findSessionMember(deps, tenant, session);
+  const pending = await deps.store.twoFactor.findTwoFactorState(tenant.id, member.recordId);
+  if (member.twoFactorStatus === "Enabled" || !pending?.pendingSecretEnc) throw startSetupFirst();
+  const atSetup = pending.pendingSessionHash === session.idHash;
+  if (!atSetup) await reauthenticateFirstFactor(deps, tenant, session, member, input.password, context);
   const recoveryCodes = generateRecoveryCodes(deps.random);
   const outcome = await deps.store.transaction(async (tx) => {
-    const member = await tx.members.findMemberById(tenant.id, session.memberId, { lock: true });
-    const state = await tx.twoFactor.findTwoFactorState(tenant.id, session.memberId);
-    if (!member || !state) throw new AuthError("unauthorized");
-    if (member.twoFactorStatus === "Enabled" || !state.pendingSecretEnc) {
-      throw new AuthError("invalid_state", { message: "Start two-factor setup first." });
-    }
-    const check = await checkCode(tx, deps, tenant, member.recordId, state.pendingSecretEnc, code, false, now);
+    const fresh = await lockSessionMember(tx, tenant, session, now);
+    const state = await tx.twoFactor.findTwoFactorState(tenant.id, fresh.recordId);
+    if (!state?.pendingSecretEnc || fresh.twoFactorStatus === "Enabled") throw startSetupFirst();
+    // D20: the re-authentication still stands on the locked row: the setup it came with is still
+    // the pending one (another setup replaced it: start again), or the password it proved is still the member's.
+    if (atSetup && state.pendingSessionHash !== session.idHash) throw startSetupFirst();
+    if (!atSetup && fresh.passwordHash !== member.passwordHash) throw new AuthError("invalid_credentials", { message: INCORRECT_PASSWORD });
+    const check = await checkCode(tx, deps, tenant, fresh, state.pendingSecretEnc, input.code, false, context, now);
     if (!check.ok) return check;
-    const codeHashes = recoveryCodes.map((c) => hashRecoveryCode(tenant.id, member.recordId, normalizeRecoveryCode(c)!));
-    if (!(await tx.twoFactor.enableTwoFactor(tenant.id, member.recordId, state.pendingSecretEnc, check.step, codeHashes, now)))
+    const codeHashes = recoveryCodes.map((c) => hashRecoveryCode(tenant.id, fresh.recordId, normalizeRecoveryCode(c)!));
+    if (!(await tx.twoFactor.enableTwoFactor(tenant.id, fresh.recordId, state.pendingSecretEnc, check.step, codeHashes, now)))
       throw new Error("member changed under its row lock");
     // Like a password change: a session someone else holds (the reason to turn 2FA on) ends here;
     // the one that enrolled stays.
-    await tx.sessions.deleteMemberSessions(tenant.id, member.recordId, session.idHash);
-    await tx.audit.insertAuditEvent(tenant.id, { memberId: member.recordId, type: "two_factor_enabled", ip: context.ip, userAgent: context.userAgent }, now);
-    await enqueueSecurityAlert(tx, deps, tenant, member, "two_factor_enabled", context, now);
+    await tx.sessions.deleteMemberSessions(tenant.id, fresh.recordId, session.idHash);
+    await tx.audit.insertAuditEvent(tenant.id, { memberId: fresh.recordId, type: "two_factor_enabled", ip: context.ip, userAgent: context.userAgent }, now);
+    await enqueueSecurityAlert(tx, deps, tenant, fresh, "two_factor_enabled", context, now);
     return check;
   });
-  if (!outcome.ok) throwForFailedCheck(outcome);
   deps.webhooks.notify();
+  if (!outcome.ok) throwForFailedCheck(outcome);
   return recoveryCodes;
 }
 

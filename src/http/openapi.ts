@@ -136,7 +136,14 @@ const RequestIdHeader = {
 const REQUEST_ID_REF = { $ref: "#/components/headers/RequestId" };
 
 /** The operations whose body is optional: Fastify validates a missing body as `null` (BodyNotNeeded). */
-const OPTIONAL_BODY_OPERATIONS = new Set(["logout", "setUpTwoFactor", "revokeOtherSessions", "rotateApplicationKey", "rotateWebhookSecret"]);
+const OPTIONAL_BODY_OPERATIONS = new Set([
+  "logout",
+  "setUpTwoFactor",
+  "revokeOtherSessions",
+  "rotateApplicationKey",
+  "rotateWebhookSecret",
+  "resetMemberTwoFactor",
+]);
 
 type OperationObject = {
   operationId?: string;

@@ -126,6 +126,7 @@ export const MemberStatusField = Type.Union([
   Type.Literal("Locked"),
   Type.Literal("Password Change Pending"),
 ]);
+export const TwoFactorStatusField = Type.Union([Type.Literal("Disabled"), Type.Literal("Enabled")]);
 /** A member as spec section 1 names its fields (D22 admin views, D24 `/auth/me`). */
 export const memberIdentityFields = {
   recordid: Type.String(),
@@ -133,7 +134,7 @@ export const memberIdentityFields = {
   name: Type.String(),
   authentication_status: MemberStatusField,
   authentication_type: Type.Array(Type.Union([Type.Literal("Password"), Type.Literal("Magic Link")])),
-  _2fa_status: Type.Union([Type.Literal("Disabled"), Type.Literal("Enabled")]),
+  _2fa_status: TwoFactorStatusField,
 };
 const Nullable = (description: string) => Type.Union([Type.String(), Type.Null()], { description });
 /** A session as its member (D24) and the admin's export (D22) see it: never the cookie or its hash. */

@@ -18,6 +18,7 @@ import * as pendingRetention from "./migrations/0010-pending-retention.js";
 import * as lockoutSubject from "./migrations/0011-lockout-subject.js";
 import * as loginCodes from "./migrations/0012-login-codes.js";
 import * as passkeys from "./migrations/0013-passkeys.js";
+import * as twoFactorReauthentication from "./migrations/0014-two-factor-reauthentication.js";
 
 /** Listed in code, not read from a folder, so the build output and tsx behave alike. */
 const migrations: Record<string, Migration> = {
@@ -34,6 +35,7 @@ const migrations: Record<string, Migration> = {
   "0011-lockout-subject": lockoutSubject,
   "0012-login-codes": loginCodes,
   "0013-passkeys": passkeys,
+  "0014-two-factor-reauthentication": twoFactorReauthentication,
 };
 
 const staticMigrations: MigrationProvider = { getMigrations: async () => migrations };

@@ -37,6 +37,8 @@ export interface MembersTable {
   two_factor_status: string;
   totp_secret_enc: string | null;
   totp_pending_secret_enc: string | null;
+  /** D30: the SHA-256 of the session that re-authenticated when it started the pending enrolment; null if none did. */
+  totp_pending_session_hash: string | null;
   totp_last_step: Generated<number>;
   two_factor_failures: Generated<number>;
   two_factor_locked_until: Generated<number>;

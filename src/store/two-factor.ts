@@ -5,6 +5,8 @@ import type { Database } from "./schema.js";
 export interface TwoFactorState {
   secretEnc: string | null;
   pendingSecretEnc: string | null;
+  /** D30: the session (SHA-256 of its id) that re-authenticated when it started the pending enrolment; null if none did. */
+  pendingSessionHash: string | null;
   /** Last accepted TOTP time step: a code of this step or earlier is a replay. */
   lastStep: number;
   failures: number;
@@ -40,7 +42,15 @@ export class TwoFactorStore {
   async findTwoFactorState(tenantId: string, memberId: number): Promise<TwoFactorState | undefined> {
     let query = this.db
       .selectFrom("members")
-      .select(["totp_secret_enc", "totp_pending_secret_enc", "totp_last_step", "two_factor_failures", "two_factor_locked_until", "two_factor_enabled_at"])
+      .select([
+        "totp_secret_enc",
+        "totp_pending_secret_enc",
+        "totp_pending_session_hash",
+        "totp_last_step",
+        "two_factor_failures",
+        "two_factor_locked_until",
+        "two_factor_enabled_at",
+      ])
       .where("tenant_id", "=", tenantId)
       .where("id", "=", memberId);
     if (this.dialect === "postgres") query = query.forUpdate();
@@ -49,6 +59,7 @@ export class TwoFactorStore {
       row && {
         secretEnc: row.totp_secret_enc,
         pendingSecretEnc: row.totp_pending_secret_enc,
+        pendingSessionHash: row.totp_pending_session_hash,
         lastStep: Number(row.totp_last_step),
         failures: Number(row.two_factor_failures),
         lockedUntil: Number(row.two_factor_locked_until),
@@ -57,11 +68,14 @@ export class TwoFactorStore {
     );
   }
 
-  /** False (nothing written) once 2FA is on: a setup can't start beside an enabled secret (D20). */
-  async savePendingSecret(tenantId: string, memberId: number, pendingSecretEnc: string, now: number): Promise<boolean> {
+  /**
+   * A new pending secret, with the session that re-authenticated for it (null: none did). False
+   * (nothing written) once 2FA is on: a setup can't start beside an enabled secret (D20).
+   */
+  async savePendingSecret(tenantId: string, memberId: number, pendingSecretEnc: string, sessionHash: string | null, now: number): Promise<boolean> {
     const result = await this.db
       .updateTable("members")
-      .set({ totp_pending_secret_enc: pendingSecretEnc, updated_at: now })
+      .set({ totp_pending_secret_enc: pendingSecretEnc, totp_pending_session_hash: sessionHash, updated_at: now })
       .where("tenant_id", "=", tenantId)
       .where("id", "=", memberId)
       .where("two_factor_status", "=", "Disabled")
@@ -89,6 +103,7 @@ export class TwoFactorStore {
         two_factor_status: "Enabled",
         totp_secret_enc: secretEnc,
         totp_pending_secret_enc: null,
+        totp_pending_session_hash: null,
         totp_last_step: lastStep,
         two_factor_failures: 0,
         two_factor_locked_until: 0,
@@ -112,6 +127,7 @@ export class TwoFactorStore {
         two_factor_status: "Disabled",
         totp_secret_enc: null,
         totp_pending_secret_enc: null,
+        totp_pending_session_hash: null,
         totp_last_step: 0,
         two_factor_failures: 0,
         two_factor_locked_until: 0,

@@ -239,6 +239,8 @@ test(
     await page.getByRole("link", { name: "Turn on two-factor authentication" }).click();
     await expectHeading(page, "Two-factor authentication");
     await recordStep(page, "two factor off");
+    // D30: turning 2FA on re-authenticates, and the page asks at this first step.
+    await typeInto(page, "Password", member.password);
     await pressButton(page, "Set up two-factor authentication");
     await expectHeading(page, "Set up two-factor authentication");
     const qr = page.getByRole("img", { name: /^QR code for your authenticator app/ });

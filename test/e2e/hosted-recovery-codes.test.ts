@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { Page } from "playwright-core";
 import { totpAt } from "../support/totp.js";
-import { signInDevMember, verifiedDevMember } from "./support/dev-api.js";
+import { E2E_PASSWORD, signInDevMember, verifiedDevMember } from "./support/dev-api.js";
 import { giveSessionCookie, heading, pressButton, step } from "./support/journey.js";
 import { useE2eSuite } from "./support/suite.js";
 
@@ -127,6 +127,8 @@ test(
     await page.setViewportSize({ width: 360, height: 800 });
 
     await page.goto("/ui/two-factor");
+    // D30: turning 2FA on re-authenticates, and the page asks at this first step.
+    await page.getByLabel("Password").fill(E2E_PASSWORD);
     await pressButton(page, "Set up two-factor authentication");
     await heading(page, "Set up two-factor authentication");
     const secret = (await page.locator("#totp-secret").innerText()).trim();

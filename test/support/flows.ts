@@ -203,9 +203,13 @@ export function yieldingTransactions(t: { after(fn: () => void): void }): void {
   });
 }
 
-/** Enrols the member in 2FA through a session; returns the secret. The clock then moves one step on. */
-export async function enrolTwoFactor(h: Harness, cookie: string): Promise<string> {
-  const setup = await post(h, "/auth/2fa/setup", {}, { cookie });
+/**
+ * Enrols the member in 2FA through a session, re-authenticating with `password` at setup (D30; a
+ * member without a password needs a session under 10 minutes old instead); returns the secret. The
+ * clock then moves one step on.
+ */
+export async function enrolTwoFactor(h: Harness, cookie: string, password = STRONG_PASSWORD): Promise<string> {
+  const setup = await post(h, "/auth/2fa/setup", { password }, { cookie });
   assert.equal(setup.statusCode, 200, setup.body);
   const secret = (setup.json() as { secret: string }).secret;
   const enabled = await post(h, "/auth/2fa/enable", { code: totpAt(secret, h.clock.now()) }, { cookie });

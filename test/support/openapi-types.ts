@@ -37,7 +37,7 @@ export interface paths {
         put?: never;
         /**
          * Confirm enrolment with a first TOTP code
-         * @description D14. Needs a pending secret from `/auth/2fa/setup`. 3 wrong codes lock the second factor for 15 minutes. On success every other session of the member ends; this one stays.
+         * @description D14, D30. Needs a pending secret from `/auth/2fa/setup`, and the re-authentication unless this session gave it at setup: `password` (400 `validation_failed` without it, 401 `invalid_credentials` when wrong), or for a member without a password a session under 10 minutes old (else 401). 3 wrong codes lock the second factor for 15 minutes and send a `security_alert` `two_factor_locked`. On success every other session of the member ends; this one stays.
          */
         post: operations["enableTwoFactor"];
         delete?: never;
@@ -83,7 +83,7 @@ export interface paths {
         put?: never;
         /**
          * Start TOTP enrolment
-         * @description D14. Each call replaces the pending secret until one is confirmed. 409 `invalid_state` when 2FA is already enabled.
+         * @description D14, D30. Each call replaces the pending secret until one is confirmed. 409 `invalid_state` when 2FA is already enabled. Turning 2FA on re-authenticates, here or at `/auth/2fa/enable`: with `password` (or, for a member without a password, a session under 10 minutes old) it happens here, and this session may then enable without it. A wrong password is 401 `invalid_credentials` and counts towards the login lockout.
          */
         post: operations["setUpTwoFactor"];
         delete?: never;
@@ -182,6 +182,29 @@ export interface paths {
         get: operations["exportMember"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/admin/members/{recordId}/reset-2fa": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The tenant's hostname (lowercase, no port). Without it, the `Host` header names the tenant. */
+                "X-Tenant-Domain"?: components["parameters"]["TenantDomain"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Turn a member's second factor off, for support
+         * @description D30. For a member who lost their authenticator, or whose account someone enrolled their own in: 2FA goes off (secret and recovery codes erased), every session of the member ends, and the member gets a `security_alert` `two_factor_disabled` with its "this wasn't me" link. Writes the audit event `two_factor_disabled` (`by: admin`). 409 `invalid_state` when 2FA is off.
+         */
+        post: operations["resetMemberTwoFactor"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1494,6 +1517,8 @@ export interface operations {
             content: {
                 "application/json": {
                     code: string;
+                    /** @description D30: required when the member has a password, unless this session gave it at setup. */
+                    password?: string;
                 };
             };
         };
@@ -1523,7 +1548,8 @@ export interface operations {
                 };
             };
             /**
-             * @description - `invalid_2fa_code`: The TOTP or recovery code is wrong.
+             * @description - `invalid_credentials`: Wrong email or password (one answer for both), or a wrong current password.
+             *     - `invalid_2fa_code`: The TOTP or recovery code is wrong.
              *     - `unauthorized`: No valid session, or a missing or unknown API key.
              */
             401: {
@@ -1535,7 +1561,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `origin_mismatch`: The request carries the session cookie and an `Origin` that is neither the tenant's nor in its `allowedOrigins`. */
+            /**
+             * @description - `origin_mismatch`: The request carries the session cookie and an `Origin` that is neither the tenant's nor in its `allowedOrigins`.
+             *     - `password_change_required`: An admin requires a password change: reset the password, or log in by magic link.
+             */
             403: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -1768,10 +1797,13 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description Not needed: send no body, or any JSON object (ignored). */
+        /** @description Send the password here to re-authenticate at setup (D30), or no body and the password at enable. */
         requestBody?: {
             content: {
-                "application/json": Record<string, never> | null;
+                "application/json": {
+                    /** @description D30: turning 2FA on re-authenticates, at setup or at enable. The member's password; a member without one re-authenticates with a session under 10 minutes old. */
+                    password?: string;
+                } | null;
             };
         };
         responses: {
@@ -1801,7 +1833,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unauthorized`: No valid session, or a missing or unknown API key. */
+            /**
+             * @description - `invalid_credentials`: Wrong email or password (one answer for both), or a wrong current password.
+             *     - `unauthorized`: No valid session, or a missing or unknown API key.
+             */
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -1811,7 +1846,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `origin_mismatch`: The request carries the session cookie and an `Origin` that is neither the tenant's nor in its `allowedOrigins`. */
+            /**
+             * @description - `origin_mismatch`: The request carries the session cookie and an `Origin` that is neither the tenant's nor in its `allowedOrigins`.
+             *     - `password_change_required`: An admin requires a password change: reset the password, or log in by magic link.
+             */
             403: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -1854,6 +1892,18 @@ export interface operations {
             /** @description - `unsupported_media_type`: The body is not `application/json`. */
             415: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `rate_limited`: A rate limit, lockout or cooldown; `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -2463,6 +2513,118 @@ export interface operations {
              *     - `not_found`: The target does not exist, or the feature is off (see the operation's description).
              */
             404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `unavailable`: The database or Redis is unavailable; try again. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    resetMemberTwoFactor: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The tenant's hostname (lowercase, no port). Without it, the `Host` header names the tenant. */
+                "X-Tenant-Domain"?: components["parameters"]["TenantDomain"];
+            };
+            path: {
+                recordId: string;
+            };
+            cookie?: never;
+        };
+        /** @description Not needed: send no body, or any JSON object (ignored). */
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never> | null;
+            };
+        };
+        responses: {
+            /** @description 2FA is off, every session of the member has ended, and the member is told. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _2fa_status: "Disabled" | "Enabled";
+                        recordid: string;
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `unauthorized`: No valid session, or a missing or unknown API key. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description - `origin_mismatch`: The request carries the session cookie and an `Origin` that is neither the tenant's nor in its `allowedOrigins`.
+             *     - `forbidden`: The internal API key is valid, but not for the application of this tenant.
+             */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description - `unknown_tenant`: No tenant has this domain (`X-Tenant-Domain`, else `Host`).
+             *     - `not_found`: The target does not exist, or the feature is off (see the operation's description).
+             */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `invalid_state`: The account is not in a state that allows this. */
+            409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -7974,7 +8136,7 @@ export interface operations {
                      * @description What happened (README, the `alert` table).
                      * @enum {string}
                      */
-                    alert: "login_anomaly" | "password_changed" | "password_reset" | "two_factor_enabled" | "two_factor_disabled" | "recovery_code_used" | "email_change_requested" | "email_changed" | "passkey_added" | "passkey_removed";
+                    alert: "login_anomaly" | "password_changed" | "password_reset" | "two_factor_enabled" | "two_factor_disabled" | "two_factor_locked" | "recovery_code_used" | "email_change_requested" | "email_changed" | "passkey_added" | "passkey_removed";
                     /**
                      * Format: date-time
                      * @description ISO 8601 time.

@@ -31,3 +31,9 @@ export function hotp(key: Buffer, counter: number, digits = 6, algorithm = "sha1
 export function totpAt(secretBase32: string, nowMs: number, stepOffset = 0): string {
   return hotp(base32Decode(secretBase32), Math.floor(nowMs / 1000 / 30) + stepOffset);
 }
+
+/** A 6-digit code that is none of the secret's codes within the ±1 step window at `nowMs`. */
+export function wrongCode(secretBase32: string, nowMs: number): string {
+  const near = new Set([-1, 0, 1].map((offset) => totpAt(secretBase32, nowMs, offset)));
+  return ["000000", "111111", "222222", "333333"].find((c) => !near.has(c))!;
+}

@@ -99,7 +99,7 @@ export function createLatchClient(options: LatchClientOptions = {}): LatchClient
     requestMagicLink: (body) => call("requestMagicLink", { body }),
     verifyMagicLink: (recordId, token, body = {}) => call("verifyMagicLink", { pathParams: { recordId, token }, body }),
     verifyLoginCode: (body) => call("verifyLoginCode", { body }),
-    setUpTwoFactor: () => call("setUpTwoFactor"),
+    setUpTwoFactor: (body = {}) => call("setUpTwoFactor", { body }),
     enableTwoFactor: (body) => call("enableTwoFactor", { body }),
     disableTwoFactor: (body) => call("disableTwoFactor", { body }),
     regenerateRecoveryCodes: (body) => call("regenerateRecoveryCodes", { body }),
@@ -129,6 +129,7 @@ export function createLatchClient(options: LatchClientOptions = {}): LatchClient
     exportMember: (recordId) => call("exportMember", { pathParams: { recordId } }),
     deleteMember: (recordId) => call("deleteMember", { pathParams: { recordId } }),
     revokeMemberSessions: (body) => call("revokeMemberSessions", { body }),
+    resetMemberTwoFactor: (recordId) => call("resetMemberTwoFactor", { pathParams: { recordId } }),
     listTenants: (query = {}) => call("listTenants", { query }),
     deleteTenant: (domain, confirm) => call("deleteTenant", { pathParams: { domain }, query: { confirm } }),
   };

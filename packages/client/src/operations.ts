@@ -54,6 +54,7 @@ export const operations = {
   exportMember: { method: "GET", path: "/auth/admin/members/{recordId}/export", admin: true },
   deleteMember: { method: "DELETE", path: "/auth/admin/members/{recordId}", admin: true },
   revokeMemberSessions: { method: "POST", path: "/auth/admin/revoke-sessions", admin: true },
+  resetMemberTwoFactor: { method: "POST", path: "/auth/admin/members/{recordId}/reset-2fa", admin: true },
   listTenants: { method: "GET", path: "/operator/tenants", operator: true },
   deleteTenant: { method: "DELETE", path: "/operator/tenants/{domain}", operator: true },
 } as const satisfies Record<string, Operation>;

@@ -23,7 +23,10 @@ export type RequestMagicLinkRequest = { email: string; "bot-challenge-response"?
 export type VerifyMagicLinkRequest = { twoFACode?: string; "bot-challenge-response"?: string };
 /** D26: the `code` of the latest `magic_login` webhook for the email. */
 export type VerifyLoginCodeRequest = { email: string; code: string; twoFACode?: string; "bot-challenge-response"?: string };
-export type EnableTwoFactorRequest = { code: string };
+/** D30: turning 2FA on re-authenticates: `password` at setup, or here (a member without a password: a session under 10 minutes old). */
+export type SetUpTwoFactorRequest = { password?: string };
+/** `password` unless this session gave it at setup. */
+export type EnableTwoFactorRequest = { code: string; password?: string };
 /** The password or a current code (TOTP or recovery), at least one; the password wins when both come. */
 export type DisableTwoFactorRequest = { password: string; code?: string } | { password?: string; code: string };
 export type RegenerateRecoveryCodesRequest = { code: string };
@@ -36,6 +39,8 @@ export type MemberStatus = "Email Verification Pending" | "Unlocked" | "Locked" 
 /** `email` exact, or a prefix ending in `*`; `limit` an integer 0–999, kept within 1–100 (default 50); `cursor` the previous page's `nextCursor`. */
 export type ListMembersQuery = { email?: string; status?: MemberStatus; limit?: number; cursor?: string };
 export type RevokeMemberSessionsRequest = { recordId: string };
+/** D30: `resetMemberTwoFactor`'s answer. */
+export type TwoFactorResetResponse = { success: true; recordid: string; _2fa_status: "Disabled" | "Enabled" };
 export type UpdateMeRequest = { name: string };
 /** D24 re-authentication: `password` when the member has one, `twoFACode` when 2FA is on; neither for a magic-link-only member with a session under 10 minutes old. */
 export type ChangeEmailRequest = { newEmail: string; password?: string; twoFACode?: string };
@@ -267,7 +272,7 @@ export interface LatchClient {
   requestMagicLink(body: RequestMagicLinkRequest): Promise<MessageResponse>;
   verifyMagicLink(recordId: string, token: string, body?: VerifyMagicLinkRequest): Promise<MagicLinkLoginResponse>;
   verifyLoginCode(body: VerifyLoginCodeRequest): Promise<MagicLinkLoginResponse>;
-  setUpTwoFactor(): Promise<TwoFactorSetupResponse>;
+  setUpTwoFactor(body?: SetUpTwoFactorRequest): Promise<TwoFactorSetupResponse>;
   enableTwoFactor(body: EnableTwoFactorRequest): Promise<RecoveryCodesResponse>;
   disableTwoFactor(body: DisableTwoFactorRequest): Promise<MessageResponse>;
   regenerateRecoveryCodes(body: RegenerateRecoveryCodesRequest): Promise<RecoveryCodesResponse>;
@@ -297,6 +302,8 @@ export interface LatchClient {
   exportMember(recordId: string): Promise<MemberExportResponse>;
   deleteMember(recordId: string): Promise<RecordIdResponse>;
   revokeMemberSessions(body: RevokeMemberSessionsRequest): Promise<RecordIdResponse>;
+  /** D30: turns the member's 2FA off for support, ends their sessions and alerts them. */
+  resetMemberTwoFactor(recordId: string): Promise<TwoFactorResetResponse>;
   /** D23, with `operatorKey`. */
   listTenants(query?: ListTenantsQuery): Promise<TenantListResponse>;
   /** D23, with `operatorKey`: erases the tenant and all it holds; `confirm` repeats the domain. */

@@ -4,7 +4,7 @@ import { Type } from "typebox";
 import type { Deps } from "../../deps.js";
 import { disableTwoFactor, enableTwoFactor, regenerateRecoveryCodes, setUpTwoFactor } from "../../flows/two-factor.js";
 import { BODY_ERRORS, errorResponses, security, TENANT_ERRORS } from "../openapi.js";
-import { described, MessageBody, NoBodyNeeded, PasswordField } from "../schemas.js";
+import { described, MessageBody, PasswordField } from "../schemas.js";
 import { requireSession } from "../session-cookie.js";
 import { contextOf } from "../tenant.js";
 
@@ -17,7 +17,18 @@ export const SetupBody = described(
   Type.Object({ success: Type.Literal(true), secret: Type.String(), otpauthUrl: Type.String(), qrCodeDataUrl: Type.String() }),
   "A pending TOTP secret (base32), its `otpauth://` URI, and that URI as a PNG data URL. It takes effect only after `/auth/2fa/enable`.",
 );
-export const EnableTwoFactorBody = Type.Object({ code: CodeField });
+const ReauthenticationPassword = described(
+  PasswordField,
+  "D30: turning 2FA on re-authenticates, at setup or at enable. The member's password; a member without one re-authenticates with a session under 10 minutes old.",
+);
+/** No body, or the password that re-authenticates at this step (D30). */
+export const SetUpTwoFactorBody = Type.Union([Type.Object({ password: Type.Optional(ReauthenticationPassword) }), Type.Null()], {
+  description: "Send the password here to re-authenticate at setup (D30), or no body and the password at enable.",
+});
+export const EnableTwoFactorBody = Type.Object({
+  code: CodeField,
+  password: Type.Optional(described(PasswordField, "D30: required when the member has a password, unless this session gave it at setup.")),
+});
 /** The password or a current code, at least one (the password wins when both come). */
 export const DisableTwoFactorBody = Type.Union([
   Type.Object({ password: PasswordField, code: Type.Optional(CodeField) }),
@@ -32,17 +43,18 @@ export const twoFactorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
     {
       schema: {
         summary: "Start TOTP enrolment",
-        description: "D14. Each call replaces the pending secret until one is confirmed. 409 `invalid_state` when 2FA is already enabled.",
+        description:
+          "D14, D30. Each call replaces the pending secret until one is confirmed. 409 `invalid_state` when 2FA is already enabled. Turning 2FA on re-authenticates, here or at `/auth/2fa/enable`: with `password` (or, for a member without a password, a session under 10 minutes old) it happens here, and this session may then enable without it. A wrong password is 401 `invalid_credentials` and counts towards the login lockout.",
         tags: ["two-factor"],
         operationId: "setUpTwoFactor",
         security: security.session,
-        body: NoBodyNeeded,
-        response: { 200: SetupBody, ...errorResponses(...SESSION_ERRORS) },
+        body: SetUpTwoFactorBody,
+        response: { 200: SetupBody, ...errorResponses(...SESSION_ERRORS, "invalid_credentials", "password_change_required", "rate_limited") },
       },
     },
     async (request) => {
       const session = await requireSession(deps, request);
-      return { success: true as const, ...(await setUpTwoFactor(deps, request.tenant, session, contextOf(request))) };
+      return { success: true as const, ...(await setUpTwoFactor(deps, request.tenant, session, request.body ?? {}, contextOf(request))) };
     },
   );
 
@@ -52,17 +64,20 @@ export const twoFactorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
       schema: {
         summary: "Confirm enrolment with a first TOTP code",
         description:
-          "D14. Needs a pending secret from `/auth/2fa/setup`. 3 wrong codes lock the second factor for 15 minutes. On success every other session of the member ends; this one stays.",
+          "D14, D30. Needs a pending secret from `/auth/2fa/setup`, and the re-authentication unless this session gave it at setup: `password` (400 `validation_failed` without it, 401 `invalid_credentials` when wrong), or for a member without a password a session under 10 minutes old (else 401). 3 wrong codes lock the second factor for 15 minutes and send a `security_alert` `two_factor_locked`. On success every other session of the member ends; this one stays.",
         tags: ["two-factor"],
         operationId: "enableTwoFactor",
         security: security.session,
         body: EnableTwoFactorBody,
-        response: { 200: RecoveryCodesBody, ...errorResponses(...SESSION_ERRORS, "invalid_2fa_code", "rate_limited") },
+        response: {
+          200: RecoveryCodesBody,
+          ...errorResponses(...SESSION_ERRORS, "invalid_2fa_code", "invalid_credentials", "password_change_required", "rate_limited"),
+        },
       },
     },
     async (request) => {
       const session = await requireSession(deps, request);
-      return { success: true as const, recoveryCodes: await enableTwoFactor(deps, request.tenant, session, request.body.code, contextOf(request)) };
+      return { success: true as const, recoveryCodes: await enableTwoFactor(deps, request.tenant, session, request.body, contextOf(request)) };
     },
   );
 

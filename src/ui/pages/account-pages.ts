@@ -56,10 +56,21 @@ ${data.passwordChangePending ? html`<p class="note">Please <a href="${pagePaths.
 ${form({ operation: "logout", action: pagePaths.logout, submit: "Log out", submitClass: "secondary", content: html`` })}`;
 }
 
-function twoFactorOverview(session: ActiveSession, errors: FormError[]): Html {
+/**
+ * D30: turning 2FA on re-authenticates, and this page asks at the first step: the password, or for
+ * a member without one nothing (a session under 10 minutes old does; an older one is told to sign in again).
+ */
+function setupForm(hasPassword: boolean, errors: FormError[]): Html {
+  const content = hasPassword
+    ? html`<p>Confirm it's you first.</p>${field({ name: "password", label: "Password", type: "password", autocomplete: "current-password", errors })}`
+    : html``;
+  return form({ operation: "setUpTwoFactor", action: pagePaths.twoFactorSetup, submit: "Set up two-factor authentication", content });
+}
+
+function twoFactorOverview(session: ActiveSession, hasPassword: boolean, errors: FormError[]): Html {
   if (!session.data.is2FAEnabled) {
     return html`<p>Two-factor authentication is off. With it on, logging in also asks for a code from an authenticator app on your phone.</p>
-${form({ operation: "setUpTwoFactor", action: pagePaths.twoFactorSetup, submit: "Set up two-factor authentication", content: html`` })}
+${setupForm(hasPassword, errors)}
 <p><a href="${pagePaths.account}">Back to your account</a></p>`;
   }
   return html`<p>Two-factor authentication is on.</p>
@@ -118,24 +129,37 @@ export async function accountPages(app: FastifyInstance, { deps }: PageDeps): Pr
     ),
   );
 
+  const overview = async (request: FastifyRequest, session: ActiveSession, errors: FormError[]) =>
+    show(request, "Two-factor authentication", twoFactorOverview(session, await hasPasswordOf(deps, request, session), errors), errors);
+
   app.get(pagePaths.twoFactor, hide, async (request, reply) =>
     withSession(deps, request, reply, async (session) =>
-      sendPage(reply, 200, show(request, "Two-factor authentication", twoFactorOverview(session, []), [], noticeOf(request))),
+      sendPage(
+        reply,
+        200,
+        show(request, "Two-factor authentication", twoFactorOverview(session, await hasPasswordOf(deps, request, session), []), [], noticeOf(request)),
+      ),
     ),
   );
 
   app.post(pagePaths.twoFactorSetup, hide, async (request, reply) =>
-    withSession(deps, request, reply, async (session) =>
-      handleForm(
+    withSession(deps, request, reply, async (session) => {
+      const values = formValues(request);
+      return handleForm(
         reply,
-        [],
-        (errors) => show(request, "Two-factor authentication", twoFactorOverview(session, []), errors),
+        ["password"],
+        (errors) => overview(request, session, errors),
         async () => {
-          const setup = await setUpTwoFactor(deps, request.tenant, session, contextOf(request));
+          const { password } = readFields(values, [
+            { name: "password", what: "your password", max: maxLengthOf(PasswordField), keepSpaces: true, optional: true },
+          ]);
+          // An empty field is no password (400, "enter your password"), never a wrong one that counts towards the lockout.
+          const input = { password: password || undefined };
+          const setup = await setUpTwoFactor(deps, request.tenant, session, input, contextOf(request), { requireReauthentication: true });
           return sendPage(reply, 200, show(request, "Set up two-factor authentication", enableForm(setup, [])));
         },
-      ),
-    ),
+      );
+    }),
   );
 
   app.post(pagePaths.twoFactorEnable, hide, async (request, reply) =>
@@ -145,13 +169,12 @@ export async function accountPages(app: FastifyInstance, { deps }: PageDeps): Pr
       // pending secret (never one posted back): the member retries with the account their app has.
       const render = async (errors: FormError[]) => {
         const pending = await pendingTwoFactorSetup(deps, request.tenant, session);
-        return pending
-          ? show(request, "Set up two-factor authentication", enableForm(pending, errors), errors)
-          : show(request, "Two-factor authentication", twoFactorOverview(session, []), errors);
+        return pending ? show(request, "Set up two-factor authentication", enableForm(pending, errors), errors) : overview(request, session, errors);
       };
       return handleForm(reply, ["code"], render, async () => {
         const { code } = readFields(values, [CODE_RULE]);
-        const codes = await enableTwoFactor(deps, request.tenant, session, code!, contextOf(request));
+        // The setup step re-authenticated this session (requireReauthentication): no password here.
+        const codes = await enableTwoFactor(deps, request.tenant, session, { code: code! }, contextOf(request));
         return sendPage(
           reply,
           200,
@@ -167,7 +190,7 @@ export async function accountPages(app: FastifyInstance, { deps }: PageDeps): Pr
       return handleForm(
         reply,
         ["code"],
-        (errors) => show(request, "Two-factor authentication", twoFactorOverview(session, errors), errors),
+        (errors) => overview(request, session, errors),
         async () => {
           const { code } = readFields(values, [CODE_RULE]);
           const codes = await regenerateRecoveryCodes(deps, request.tenant, session, code!, contextOf(request));
@@ -183,15 +206,22 @@ export async function accountPages(app: FastifyInstance, { deps }: PageDeps): Pr
   );
 
   app.post(pagePaths.twoFactorDisable, hide, async (request, reply) =>
-    withSession(deps, request, reply, async (session) => disableFromForm(deps, request, reply, session, show)),
+    withSession(deps, request, reply, async (session) => disableFromForm(deps, request, reply, session, (errors) => overview(request, session, errors))),
   );
 }
 
-type Show = (request: FastifyRequest, title: string, body: Html, errors?: FormError[]) => Html;
+async function hasPasswordOf(deps: Deps, request: FastifyRequest, session: ActiveSession): Promise<boolean> {
+  return (await getMe(deps, request.tenant, session)).hasPassword;
+}
 
-async function disableFromForm(deps: Deps, request: FastifyRequest, reply: Parameters<typeof sendPage>[0], session: ActiveSession, show: Show) {
+async function disableFromForm(
+  deps: Deps,
+  request: FastifyRequest,
+  reply: Parameters<typeof sendPage>[0],
+  session: ActiveSession,
+  render: (errors: FormError[]) => Promise<Html>,
+) {
   const values = formValues(request);
-  const render = (errors: FormError[]) => show(request, "Two-factor authentication", twoFactorOverview(session, errors), errors);
   return handleForm(reply, ["password", "disableCode"], render, async () => {
     const { password, disableCode } = readFields(values, [
       { name: "password", what: "your password", max: maxLengthOf(PasswordField), keepSpaces: true, optional: true },

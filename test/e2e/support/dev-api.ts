@@ -98,7 +98,7 @@ export async function waitForEmail(
 export async function verifiedDevMemberWithTwoFactor(server: DevServer, email: string, name: string): Promise<string[]> {
   await verifiedDevMember(server, email, name);
   const session = await signInDevMember(server, email);
-  const { secret } = await callJson<{ secret: string }>(server, "POST", "/auth/2fa/setup", {}, session);
+  const { secret } = await callJson<{ secret: string }>(server, "POST", "/auth/2fa/setup", { password: E2E_PASSWORD }, session);
   return (await callJson<{ recoveryCodes: string[] }>(server, "POST", "/auth/2fa/enable", { code: totpAt(secret, Date.now()) }, session)).recoveryCodes;
 }
 
