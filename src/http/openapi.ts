@@ -45,7 +45,8 @@ const errorConditions: Record<ErrorCode, string> = {
   conflict: "The resource already exists.",
   invalid_state: "The account is not in a state that allows this.",
   rate_limited: "A rate limit, lockout or cooldown; `Retry-After` gives the seconds to wait.",
-  unavailable: "The database or Redis is unavailable; try again.",
+  unavailable:
+    "The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent.",
   internal_error: "Anything else. The log line with the `requestId` has the cause.",
 };
 
@@ -82,7 +83,7 @@ export function errorResponses(...codes: readonly ErrorCode[]): Record<number, T
     responses[status] = Type.Unsafe<never>({
       $ref: ERROR_BODY_ID,
       description,
-      ...(statusCodes.includes("rate_limited") ? { headers: { "Retry-After": RetryAfterHeader } } : {}),
+      ...(statusCodes.includes("rate_limited") || statusCodes.includes("unavailable") ? { headers: { "Retry-After": RetryAfterHeader } } : {}),
     });
   }
   return responses;

@@ -1491,9 +1491,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable; try again. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -1636,9 +1638,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable; try again. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -1775,9 +1779,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable; try again. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -1921,9 +1927,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable; try again. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -2034,9 +2042,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable; try again. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -2150,9 +2160,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable; try again. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -2262,9 +2274,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable; try again. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -2358,9 +2372,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable; try again. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -2531,9 +2547,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable; try again. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -2643,9 +2661,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable; try again. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -2775,9 +2795,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable; try again. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -2919,9 +2941,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable; try again. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -3039,9 +3063,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable; try again. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -3149,9 +3175,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable; try again. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -3287,9 +3315,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable; try again. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -3421,9 +3451,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable; try again. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -3539,9 +3571,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable; try again. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -3675,9 +3709,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable; try again. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -3799,10 +3835,12 @@ export interface operations {
             };
             /**
              * @description - `bot_check_unavailable`: The bot-protection provider could not be reached (fail closed).
-             *     - `unavailable`: The database or Redis is unavailable; try again.
+             *     - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent.
              */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -3925,9 +3963,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable; try again. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4076,10 +4116,12 @@ export interface operations {
             };
             /**
              * @description - `bot_check_unavailable`: The bot-protection provider could not be reached (fail closed).
-             *     - `unavailable`: The database or Redis is unavailable; try again.
+             *     - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent.
              */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4180,9 +4222,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable; try again. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4271,9 +4315,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable; try again. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4398,9 +4444,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable; try again. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4488,9 +4536,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable; try again. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4608,10 +4658,12 @@ export interface operations {
             };
             /**
              * @description - `bot_check_unavailable`: The bot-protection provider could not be reached (fail closed).
-             *     - `unavailable`: The database or Redis is unavailable; try again.
+             *     - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent.
              */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4755,9 +4807,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable; try again. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4899,9 +4953,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable; try again. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -5058,9 +5114,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable; try again. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -5171,9 +5229,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable; try again. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -5302,9 +5362,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable; try again. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -5428,10 +5490,12 @@ export interface operations {
             };
             /**
              * @description - `bot_check_unavailable`: The bot-protection provider could not be reached (fail closed).
-             *     - `unavailable`: The database or Redis is unavailable; try again.
+             *     - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent.
              */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -5560,10 +5624,12 @@ export interface operations {
             };
             /**
              * @description - `bot_check_unavailable`: The bot-protection provider could not be reached (fail closed).
-             *     - `unavailable`: The database or Redis is unavailable; try again.
+             *     - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent.
              */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -5686,10 +5752,12 @@ export interface operations {
             };
             /**
              * @description - `bot_check_unavailable`: The bot-protection provider could not be reached (fail closed).
-             *     - `unavailable`: The database or Redis is unavailable; try again.
+             *     - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent.
              */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -5811,10 +5879,12 @@ export interface operations {
             };
             /**
              * @description - `bot_check_unavailable`: The bot-protection provider could not be reached (fail closed).
-             *     - `unavailable`: The database or Redis is unavailable; try again.
+             *     - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent.
              */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -5923,9 +5993,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable; try again. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6031,9 +6103,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable; try again. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6115,9 +6189,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable; try again. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6219,9 +6295,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable; try again. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6332,9 +6410,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable; try again. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6425,9 +6505,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable; try again. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6538,9 +6620,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable; try again. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6688,10 +6772,12 @@ export interface operations {
             };
             /**
              * @description - `bot_check_unavailable`: The bot-protection provider could not be reached (fail closed).
-             *     - `unavailable`: The database or Redis is unavailable; try again.
+             *     - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent.
              */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6838,10 +6924,12 @@ export interface operations {
             };
             /**
              * @description - `bot_check_unavailable`: The bot-protection provider could not be reached (fail closed).
-             *     - `unavailable`: The database or Redis is unavailable; try again.
+             *     - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent.
              */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6964,9 +7052,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable; try again. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -7049,9 +7139,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable; try again. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -7183,9 +7275,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable; try again. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -7281,9 +7375,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable; try again. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -7367,9 +7463,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable; try again. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -7519,9 +7617,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable; try again. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -7623,9 +7723,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable; try again. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -7714,9 +7816,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable; try again. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -7758,9 +7862,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable; try again. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
