@@ -517,7 +517,16 @@ test("origin check (D2): a cookie-carrying request from a foreign origin -> 403 
     const cookie = sessionCookieOf(await login(h, "origin@example.org"))!;
     assert.ok(cookie);
 
-    for (const origin of ["https://evil.example", "null", "https://members.example.com.evil.example", "https://evil.example:443", "not a url"]) {
+    // D30: the tenant's own hostname over plain http is a page anyone on its path can rewrite.
+    for (const origin of [
+      "https://evil.example",
+      "null",
+      "https://members.example.com.evil.example",
+      "https://evil.example:443",
+      "not a url",
+      "http://members.example.com",
+      "ftp://members.example.com",
+    ]) {
       const session = await get(h, "/auth/session", { cookie, headers: { origin } });
       assertErrorBody(session, 403, "origin_mismatch", "/auth/session", `origin ${origin}`);
       const change = await post(
@@ -534,7 +543,7 @@ test("origin check (D2): a cookie-carrying request from a foreign origin -> 403 
     assert.equal((await get(h, "/auth/session", { cookie })).statusCode, 200);
 
     // The tenant's own origin and an allowed origin pass.
-    for (const origin of ["https://members.example.com", "https://app.example.org"]) {
+    for (const origin of ["https://members.example.com", "https://members.example.com:8443", "https://app.example.org"]) {
       const session = await get(h, "/auth/session", { cookie, headers: { origin } });
       assert.equal(session.statusCode, 200, `${origin}: ${session.body}`);
     }

@@ -25,6 +25,14 @@ const DISGUISED_NAMES = [
   "Ada \u200fLovelace", // RIGHT-TO-LEFT MARK
   "Ada \u061cLovelace", // ARABIC LETTER MARK
   "Ada Lovelace\u{e0041}", // TAG LATIN CAPITAL LETTER A (outside the BMP)
+  // Found in review: separators and letters that render as nothing.
+  "Ada\u2028Lovelace", // LINE SEPARATOR
+  "Ada Lovelace\u2029", // PARAGRAPH SEPARATOR, which trim() would drop quietly
+  "Ada\u3164Lovelace", // HANGUL FILLER
+  "\u115fAda", // HANGUL CHOSEONG FILLER
+  "Ada\uffa0", // HALFWIDTH HANGUL FILLER
+  "Ada\u2800Lovelace", // BRAILLE PATTERN BLANK
+  "Ada\u034fLovelace", // COMBINING GRAPHEME JOINER
 ];
 
 /** Names in other scripts and with marks are letters, not format characters: accepted. */
@@ -109,4 +117,20 @@ test("D30: the hosted registration and name forms refuse a name with a format ch
   }
   assert.deepEqual(await rowCounts(h), before);
   assert.equal(await memberName(h, recordId), "Ada Lovelace");
+});
+
+test("D30: an email address with a bidi override or an invisible character is refused like a disguised name (it is shown in alerts as newEmail)", async (t) => {
+  const h = await createHarness();
+  t.after(() => h.close());
+  const before = await rowCounts(h);
+  for (const email of ["ada\u202e@example.org", "ad\u200ba@example.org", "ada\u2800@example.org"]) {
+    const res = await post(h, "/auth/register-password", { email, name: "Ada", password: "Correct-Horse-42-Battery", ...bot }, { ip: nextIp() });
+    const body = assertError(res, 400, "validation_failed");
+    assert.deepEqual(
+      (body.details as { field: string }[]).map((d) => d.field),
+      ["email"],
+      JSON.stringify(email),
+    );
+  }
+  assert.deepEqual(await rowCounts(h), before);
 });

@@ -174,6 +174,9 @@ test("D24 delete-account: re-authentication (password, then the 2FA code); wrong
   );
   assert.match(left[0]!, /"type":"member_deleted"/);
   assert.match(left[0]!, /"by\\?":\\?"member/);
+  // The member's own address and browser went with everything else of theirs.
+  const kept = await h.db.selectFrom("audit_events").select(["ip", "user_agent"]).where("member_id", "=", Number(recordId)).executeTakeFirstOrThrow();
+  assert.deepEqual(kept, { ip: null, user_agent: null });
   assertError(await login(h, EMAIL), 401, "invalid_credentials");
 });
 

@@ -14,6 +14,7 @@ import { assertError } from "./support/assertions.js";
 import { adminGet, adminPost, nextIp, registerMagic, sessionStatus, WRONG_PASSWORD } from "./support/flows.js";
 import { deliverWebhooks, login, parseLink, post, sessionCookieOf, STRONG_PASSWORD, type Harness } from "./support/harness.js";
 import { totpAt, wrongCode } from "./support/totp.js";
+import { postForm } from "./support/ui-forms.js";
 
 async function twoFactorStatus(h: Harness, recordId: string): Promise<string> {
   const row = await h.db.selectFrom("members").select("two_factor_status").where("id", "=", Number(recordId)).executeTakeFirstOrThrow();
@@ -43,16 +44,17 @@ test("D30: a session alone can't turn on 2FA: enable asks for the password (wron
   assert.equal(await twoFactorStatus(h, recordId), "Enabled");
 });
 
-test("D30: a setup re-authenticated by one session can't be finished by another without the password", async (t) => {
+test("D30: an enrolment belongs to the session that started it: another can neither read its secret (API or hosted page) nor finish it", async (t) => {
   const { h, recordId, cookie } = await member(t);
   const stolen = await signIn(h, EMAIL);
   const { secret } = ok<{ secret: string }>(await setUp(h, cookie, { password: STRONG_PASSWORD }));
-  // The other session sees the pending secret on the hosted page; it still can't turn it on.
-  assertError(await enable(h, stolen, secret), 400, "validation_failed");
-  // A setup without the password from the other session replaces the pending one and its mark.
+  // The hosted enable form, posted empty from the other session, shows its error page: without the owner's secret.
+  const page = await postForm(h, "/ui/two-factor/enable", { code: "" }, { cookie: stolen });
+  assert.ok(!page.body.includes(secret), "the owner's pending secret is not on another session's page");
+  assertError(await enable(h, stolen, secret, { password: STRONG_PASSWORD }), 409, "invalid_state");
+  // A setup from the other session (without the password) replaces the pending one: the owner's is gone.
   const theirs = ok<{ secret: string }>(await setUp(h, stolen));
-  assertError(await enable(h, cookie, secret), 400, "validation_failed");
-  assertError(await enable(h, cookie, secret, { password: STRONG_PASSWORD }), 401, "invalid_2fa_code");
+  assertError(await enable(h, cookie, secret), 409, "invalid_state");
   assertError(await enable(h, stolen, theirs.secret), 400, "validation_failed");
   assert.equal(await twoFactorStatus(h, recordId), "Disabled");
   const again = ok<{ secret: string }>(await setUp(h, cookie, { password: STRONG_PASSWORD }));
@@ -94,7 +96,6 @@ async function newCode(h: Harness): Promise<string> {
 
 test("D30: in Password Change Pending the flagged password can't turn 2FA on", async (t) => {
   const { h, recordId, cookie } = await member(t);
-  const { secret } = ok<{ secret: string }>(await setUp(h, cookie));
   ok(await adminPost(h, "/auth/admin/require-password-change", { recordId }));
   // The requirement ended the session; a magic link opens one (D15), which can't use the flagged password.
   assert.equal(await sessionStatus(h, cookie), 401);
@@ -103,6 +104,7 @@ test("D30: in Password Change Pending the flagged password can't turn 2FA on", a
   const magic = parseLink(h.receiver.last("magic_login").body.magicLoginLink!);
   const session = sessionCookieOf(await post(h, `/auth/verify-magic-link/${magic.recordId}/${magic.token}`, {}))!;
   assertError(await setUp(h, session, { password: STRONG_PASSWORD }), 403, "password_change_required");
+  const { secret } = ok<{ secret: string }>(await setUp(h, session));
   assertError(await enable(h, session, secret, { password: STRONG_PASSWORD }), 403, "password_change_required");
   assert.equal(await twoFactorStatus(h, recordId), "Disabled");
 });

@@ -11,7 +11,19 @@ import { test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { assertError } from "./support/assertions.js";
 import { call, changeEmail, EMAIL, member, ok, secureLinkOf, sendAlertsAndEvents, signIn } from "./support/account.js";
-import { forgotPassword, magicLinkFor, nextIp, registerMagic, requestMagicLink, requestResetLink, sessionStatus, webhooksFor } from "./support/flows.js";
+import { MINUTE, SECOND } from "../src/core/clock.js";
+import {
+  enrolTwoFactor,
+  forgotPassword,
+  magicLinkFor,
+  nextIp,
+  registerMagic,
+  requestMagicLink,
+  requestResetLink,
+  sessionStatus,
+  webhooksFor,
+} from "./support/flows.js";
+import { totpAt } from "./support/totp.js";
 import {
   createHarness,
   deliverWebhooks,
@@ -91,8 +103,8 @@ for (const ownersAlert of ["email_changed", "email_change_requested"]) {
 
     const secured = ok<{ message: string }>(await post(h, "/auth/secure-account", ownersLink));
     assert.doesNotMatch(secured.message, /could not be given back/);
-    // The intruder's own later link locks down again, and can't move the address (the restore is final).
-    ok(await post(h, "/auth/secure-account", later));
+    // The intruder's own later link went to the address the restore replaced: void (the restore is final).
+    assertError(await post(h, "/auth/secure-account", later), 400, "invalid_token");
     await assertOwnerInControl(h, recordId, intruderAgain);
   });
 }
@@ -136,7 +148,8 @@ test("D30: after two email changes the oldest address wins, whichever link is us
     const intrudersLink = await secureLinkOf(h, "email_changed", INTRUDER);
     if (order === "owner first") {
       ok(await post(h, "/auth/secure-account", ownersLink));
-      ok(await post(h, "/auth/secure-account", intrudersLink));
+      // Issued after the owner's, to an address the restore replaced: void.
+      assertError(await post(h, "/auth/secure-account", intrudersLink), 400, "invalid_token");
     } else {
       ok(await post(h, "/auth/secure-account", intrudersLink));
       assert.equal((await memberRow(h, recordId)).email, INTRUDER);
@@ -205,4 +218,51 @@ test("D30: a restore whose write a unique index refuses (an account took the add
   assert.deepEqual(await memberRow(h, recordId), { email: EMAIL, status: "Password Change Pending" });
   assert.equal(await sessionStatus(h, intruderCookie), 401);
   assertError(await post(h, "/auth/secure-account", ownersLink), 400, "invalid_token");
+});
+
+test("D30: after the restore, the links the intruder's address collected are void: they can't lock the owner out again or turn off the owner's new 2FA", async (t) => {
+  const { h, recordId } = await member(t);
+  const intruderCookie = await signIn(h, EMAIL);
+  await changeEmail(h, intruderCookie, INTRUDER, STRONG_PASSWORD);
+  const ownersLink = await secureLinkOf(h, "email_changed", EMAIL);
+  // Every password change sends the intruder's address a link of its own, valid 7 days.
+  const hoard = [];
+  for (const [from, to] of [
+    [STRONG_PASSWORD, OTHER_STRONG_PASSWORD],
+    [OTHER_STRONG_PASSWORD, INTRUDER_PASSWORD],
+  ]) {
+    ok(await call(h, "POST", "/auth/change-password", intruderCookie, { currentPassword: from, newPassword: to }));
+    hoard.push(await secureLinkOf(h, "password_changed", INTRUDER));
+  }
+  ok(await post(h, "/auth/secure-account", ownersLink));
+  const own = await requestResetLink(h, EMAIL);
+  ok(await post(h, "/auth/reset-password", { ...own, newPassword: OWNER_PASSWORD }));
+  const ownerCookie = await signIn(h, EMAIL, OWNER_PASSWORD);
+  await enrolTwoFactor(h, ownerCookie, OWNER_PASSWORD);
+
+  for (const link of hoard) assertError(await post(h, "/auth/secure-account", link), 400, "invalid_token");
+  const row = await h.db.selectFrom("members").select(["email", "status", "two_factor_status"]).where("id", "=", Number(recordId)).executeTakeFirstOrThrow();
+  assert.deepEqual(row, { email: EMAIL, status: "Unlocked", two_factor_status: "Enabled" });
+  assert.equal(await sessionStatus(h, ownerCookie), 200);
+});
+
+test("D30: links and enrolments are ordered by the member's counter, not the clock: a link issued after the change but stamped earlier (clock skew, a time read before the lock) can't take the address back", async (t) => {
+  const { h, recordId } = await member(t);
+  const intruderCookie = await signIn(h, EMAIL);
+  h.clock.advance(MINUTE);
+  await changeEmail(h, intruderCookie, INTRUDER, STRONG_PASSWORD);
+  const ownersLink = await secureLinkOf(h, "email_changed", EMAIL);
+  // Another instance whose clock is behind, or a request that read the time before it waited for the lock.
+  h.clock.advance(-30 * SECOND);
+  ok(await call(h, "POST", "/auth/change-email", intruderCookie, { newEmail: "second.intruder@example.net", password: STRONG_PASSWORD }));
+  const intrudersLink = await secureLinkOf(h, "email_change_requested", INTRUDER);
+  const { secret } = ok<{ secret: string }>(await call(h, "POST", "/auth/2fa/setup", intruderCookie, { password: STRONG_PASSWORD }));
+  ok(await call(h, "POST", "/auth/2fa/enable", intruderCookie, { code: totpAt(secret, h.clock.now()) }));
+  h.clock.advance(MINUTE);
+
+  ok(await post(h, "/auth/secure-account", ownersLink));
+  const row = await h.db.selectFrom("members").select(["email", "two_factor_status"]).where("id", "=", Number(recordId)).executeTakeFirstOrThrow();
+  assert.deepEqual(row, { email: EMAIL, two_factor_status: "Disabled" }, "the intruder's factor, enabled after the change, is off");
+  assertError(await post(h, "/auth/secure-account", intrudersLink), 400, "invalid_token");
+  assert.equal((await memberRow(h, recordId)).email, EMAIL);
 });

@@ -19,6 +19,7 @@ import { normalizeEmail } from "../security/identity.js";
 import { rateRules } from "../rules.js";
 import { isUniqueViolation } from "../store/dialects.js";
 import type { Store } from "../store/index.js";
+import type { AlertOrder } from "../store/tokens.js";
 import { enqueueWebhook, memberFields } from "../events/outbox.js";
 import { enforceRateLimit } from "./guards.js";
 import { eraseMemberRows } from "./member-admin.js";
@@ -32,7 +33,7 @@ import { findSessionMember, type ActiveSession } from "./sessions.js";
 
 export const EMAIL_CHANGE_MESSAGE = "If that address can be used, we have sent a confirmation link to it.";
 export const EMAIL_CHANGED_MESSAGE = "Your email address has been changed.";
-const ACCOUNT_SECURED_MESSAGE = "Every session has ended and every link is void. Choose a new password to sign in again.";
+const ACCOUNT_SECURED_MESSAGE = "Every session has ended and every sign-in and reset link we sent is void. Choose a new password to sign in again.";
 export const EMAIL_NOT_RESTORED_MESSAGE = "Your old email address could not be given back: another account uses it now. Contact the site's support.";
 
 export interface ChangeEmailInput extends Reauthentication {
@@ -94,7 +95,7 @@ async function consumeLink(
   kind: "email_change" | "secure_account",
   tokenHash: string,
   now: number,
-): Promise<{ member: Member; email: string | null; createdAt: number }> {
+): Promise<{ member: Member; email: string | null; issued: AlertOrder }> {
   const member = await tx.members.findMemberById(tenant.id, recordId, { lock: true });
   const link = member && (await tx.tokens.consumeTokenWithEmail(tenant.id, recordId, kind, tokenHash, now));
   if (!member || !link) throw new AuthError("invalid_token");
@@ -175,11 +176,11 @@ async function secureInTransaction(
   now: number,
   tryRestore: boolean,
 ): Promise<boolean | undefined> {
-  const { member, email: restore, createdAt: issuedAt } = await consumeLink(tx, tenant, link.recordId, "secure_account", link.tokenHash, now);
-  const changes = await lockDown(tx, tenant, member, issuedAt, context, now);
+  const { member, email: restore, issued } = await consumeLink(tx, tenant, link.recordId, "secure_account", link.tokenHash, now);
+  const changes = await lockDown(tx, tenant, member, issued, context, now);
   let restored: boolean | undefined;
   if (restore !== null && restore !== member.email) {
-    restored = tryRestore && (await restoreEmail(tx, tenant, link.recordId, restore, issuedAt, context, now));
+    restored = tryRestore && (await restoreEmail(tx, tenant, link.recordId, restore, issued, context, now));
     if (restored) changes.push("email");
   }
   if (changes.length > 0) await enqueueMemberEvent(tx, deps, tenant, "member.updated", link.recordId, { changes }, now);
@@ -187,12 +188,24 @@ async function secureInTransaction(
 }
 
 /**
- * Ends every session, voids every link but the other "this wasn't me" ones (D30), requires a new
- * password, turns off a second factor turned on at or after `issuedAt` (an intruder's authenticator
- * would keep the owner out; an older one stays, since mailbox access alone must not remove 2FA) and
- * removes every passkey. Returns the member fields it changed.
+ * D30: whether 2FA was turned on at or after the link was issued, in the member's order (the
+ * counter both were given under the row lock); rows from before migration 0015 have no place in it
+ * and come before every row that has one, and among themselves go by time, as they did.
  */
-async function lockDown(tx: Store, tenant: Tenant, member: Member, issuedAt: number, context: RequestContext, now: number): Promise<string[]> {
+export function enabledSinceLink(enabled: { seq: number | null; at: number | null }, link: AlertOrder): boolean {
+  if (enabled.seq !== null && link.seq !== null) return enabled.seq > link.seq;
+  if (link.seq !== null) return false;
+  if (enabled.seq !== null) return true;
+  return enabled.at !== null && enabled.at >= link.at;
+}
+
+/**
+ * Ends every session, voids every link but the other "this wasn't me" ones (D30), requires a new
+ * password, turns off a second factor turned on since the link was issued (an intruder's
+ * authenticator would keep the owner out; an older one stays, since mailbox access alone must not
+ * remove 2FA) and removes every passkey. Returns the member fields it changed.
+ */
+async function lockDown(tx: Store, tenant: Tenant, member: Member, issued: AlertOrder, context: RequestContext, now: number): Promise<string[]> {
   const recordId = member.recordId;
   await tx.sessions.deleteMemberSessions(tenant.id, recordId);
   await tx.tokens.deleteMemberLinks(tenant.id, recordId);
@@ -204,7 +217,10 @@ async function lockDown(tx: Store, tenant: Tenant, member: Member, issuedAt: num
     changes.push("status");
   }
   const twoFactor = member.twoFactorStatus === "Enabled" ? await tx.twoFactor.findTwoFactorState(tenant.id, recordId) : undefined;
-  const twoFactorReset = twoFactor?.enabledAt != null && twoFactor.enabledAt >= issuedAt && (await tx.twoFactor.disableTwoFactor(tenant.id, recordId, now));
+  const twoFactorReset =
+    twoFactor !== undefined &&
+    enabledSinceLink({ seq: twoFactor.enabledSeq, at: twoFactor.enabledAt }, issued) &&
+    (await tx.twoFactor.disableTwoFactor(tenant.id, recordId, now));
   // D26: every passkey goes. One added by an intruder is their way back in, and a newer alert
   // (say, of a passkey they added and removed) must not keep it; removing the owner's locks
   // nobody out (a passkey is a way in, never a second factor), and they can add theirs again.
@@ -224,14 +240,14 @@ async function lockDown(tx: Store, tenant: Tenant, member: Member, issuedAt: num
  * first: it has no password (D18) and its registrant never proved the mailbox, so it can't be used
  * to keep the address from its owner. A verified account holding it proved that mailbox, and keeps
  * it: false then. The restore is final (D30): the member's other "this wasn't me" links issued
- * since this one went to the addresses it replaces, and lose the address they carry.
+ * after this one went to the addresses it replaces, and are void.
  */
 async function restoreEmail(
   tx: Store,
   tenant: Tenant,
   recordId: number,
   restore: string,
-  issuedAt: number,
+  issued: AlertOrder,
   context: RequestContext,
   now: number,
 ): Promise<boolean> {
@@ -241,7 +257,7 @@ async function restoreEmail(
   if (holder && holder.status !== MemberStatus.pending) return false;
   if (holder) await eraseMemberRows(tx, holder);
   if (!(await tx.members.updateEmail(tenant.id, recordId, member.email, restore, now))) return false;
-  await tx.tokens.dropRestoreAddresses(tenant.id, recordId, issuedAt);
+  await tx.tokens.voidAlertLinksIssuedAfter(tenant.id, recordId, issued);
   await tx.audit.insertAuditEvent(tenant.id, { memberId: recordId, type: "email_restored", ip: context.ip, userAgent: context.userAgent }, now);
   return true;
 }

@@ -203,7 +203,11 @@ export async function deleteMember(deps: Deps, tenant: Tenant, rawRecordId: stri
   return { recordid: String(recordId) };
 }
 
-/** What stays of an erasure (D22, D24): one audit row `member_deleted` (no email) and `member.deleted` to the tenant. */
+/**
+ * What stays of an erasure (D22, D24): one audit row `member_deleted` and `member.deleted` to the
+ * tenant. The row holds no email, and when the member erased themselves neither their IP nor their
+ * browser: those are theirs too, and erasure leaves nothing of them. An admin's are the tenant's.
+ */
 export async function recordErasure(
   tx: Store,
   deps: Deps,
@@ -215,7 +219,13 @@ export async function recordErasure(
 ): Promise<void> {
   await tx.audit.insertAuditEvent(
     tenant.id,
-    { memberId: member.recordId, type: "member_deleted", ip: context.ip, userAgent: context.userAgent, details: { by } },
+    {
+      memberId: member.recordId,
+      type: "member_deleted",
+      ip: by === "admin" ? context.ip : null,
+      userAgent: by === "admin" ? context.userAgent : null,
+      details: { by },
+    },
     now,
   );
   await enqueueMemberEvent(tx, deps, tenant, "member.deleted", member.recordId, {}, now);

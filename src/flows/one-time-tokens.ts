@@ -35,6 +35,8 @@ export interface IssueOptions {
   keepOthers?: boolean;
   /** D26: the 6-digit code mailed with a magic link; its keyed hash goes on the link's row. */
   code?: string;
+  /** D30: a "this wasn't me" link's place in the member's order (`security_seq`). */
+  seq?: number;
 }
 
 /**
@@ -54,7 +56,11 @@ export async function issueOneTimeToken(
   const token = randomToken(deps.random, 32);
   const tokenHash = sha256Hex(token);
   const expiresAt = options.dummy ? now : now + tokenLifetimeMs(tenant, kind);
-  const extras = { newEmail: options.newEmail ?? null, codeHash: options.code === undefined ? null : loginCodeHash(deps.subjects, tokenHash, options.code) };
+  const extras = {
+    newEmail: options.newEmail ?? null,
+    codeHash: options.code === undefined ? null : loginCodeHash(deps.subjects, tokenHash, options.code),
+    seq: options.seq ?? null,
+  };
   if (options.registrationId !== undefined || options.keepOthers)
     await tx.tokens.insertToken(tenant.id, recordId, kind, tokenHash, now, expiresAt, options.registrationId ?? null, extras);
   else await tx.tokens.replaceToken(tenant.id, recordId, kind, tokenHash, now, expiresAt, extras);

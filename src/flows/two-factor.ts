@@ -155,7 +155,8 @@ export async function setUpTwoFactor(
     // D20: decided again on the locked row (the session still live, the password proved still the member's).
     const fresh = await lockSessionMember(tx, tenant, session, now);
     if (reauthenticated && fresh.passwordHash !== member.passwordHash) throw new AuthError("invalid_credentials", { message: INCORRECT_PASSWORD });
-    if (!(await tx.twoFactor.savePendingSecret(tenant.id, member.recordId, deps.secrets.seal(secret), reauthenticated ? session.idHash : null, now))) {
+    const pending = { secretEnc: deps.secrets.seal(secret), sessionHash: session.idHash, reauthenticated };
+    if (!(await tx.twoFactor.savePendingSecret(tenant.id, member.recordId, pending, now))) {
       throw alreadyEnabled();
     }
     await tx.audit.insertAuditEvent(
@@ -175,13 +176,16 @@ async function setupOf(secret: string, tenant: Tenant, member: Pick<Member, "ema
 
 /**
  * The enrolment in progress, from the stored pending secret: shown again (QR code included) after
- * a wrong first code, so a retry needs no new secret. Undefined when none is pending.
+ * a wrong first code, so a retry needs no new secret. Undefined when none is pending for this
+ * session: an enrolment belongs to the session that started it, and no other may read its secret
+ * (D30: a stolen session must not copy the owner's authenticator).
  */
 export async function pendingTwoFactorSetup(deps: Deps, tenant: Tenant, session: ActiveSession): Promise<TwoFactorSetup | undefined> {
   const member = await findSessionMember(deps, tenant, session);
   if (member.twoFactorStatus === "Enabled") return undefined;
   const state = await deps.store.twoFactor.findTwoFactorState(tenant.id, member.recordId);
-  return state?.pendingSecretEnc ? setupOf(deps.secrets.open(state.pendingSecretEnc), tenant, member) : undefined;
+  if (!state?.pendingSecretEnc || state.pendingSessionHash !== session.idHash) return undefined;
+  return setupOf(deps.secrets.open(state.pendingSecretEnc), tenant, member);
 }
 
 export interface EnableTwoFactorInput {
@@ -196,7 +200,8 @@ function startSetupFirst(): AuthError {
 
 /**
  * Confirms enrolment with a first valid code from the pending secret; returns the recovery codes,
- * shown this once. D30: re-authenticates first, unless this session did at setup for this secret.
+ * shown this once. D30: only the session that started the enrolment may finish it, and it
+ * re-authenticates here unless it did at setup.
  */
 export async function enableTwoFactor(
   deps: Deps,
@@ -208,28 +213,32 @@ export async function enableTwoFactor(
   const now = deps.clock.now();
   const member = await findSessionMember(deps, tenant, session);
   const pending = await deps.store.twoFactor.findTwoFactorState(tenant.id, member.recordId);
-  if (member.twoFactorStatus === "Enabled" || !pending?.pendingSecretEnc) throw startSetupFirst();
-  const atSetup = pending.pendingSessionHash === session.idHash;
+  // Another session's enrolment is none of this one's (it can neither see nor finish it).
+  if (member.twoFactorStatus === "Enabled" || !pending?.pendingSecretEnc || pending.pendingSessionHash !== session.idHash) throw startSetupFirst();
+  const atSetup = pending.pendingReauthenticated;
   if (!atSetup) await reauthenticateFirstFactor(deps, tenant, session, member, input.password, context);
   const recoveryCodes = generateRecoveryCodes(deps.random);
   const outcome = await deps.store.transaction(async (tx) => {
     const fresh = await lockSessionMember(tx, tenant, session, now);
     const state = await tx.twoFactor.findTwoFactorState(tenant.id, fresh.recordId);
     if (!state?.pendingSecretEnc || fresh.twoFactorStatus === "Enabled") throw startSetupFirst();
-    // D20: the re-authentication still stands on the locked row: the setup it came with is still
-    // the pending one (another setup replaced it: start again), or the password it proved is still the member's.
-    if (atSetup && state.pendingSessionHash !== session.idHash) throw startSetupFirst();
+    // D20: decided again on the locked row: the enrolment is still the one read (another setup
+    // replaced it: start again), and the password the re-authentication proved is still the member's.
+    if (state.pendingSecretEnc !== pending.pendingSecretEnc || state.pendingSessionHash !== session.idHash) throw startSetupFirst();
     if (!atSetup && fresh.passwordHash !== member.passwordHash) throw new AuthError("invalid_credentials", { message: INCORRECT_PASSWORD });
     const check = await checkCode(tx, deps, tenant, fresh, state.pendingSecretEnc, input.code, false, context, now);
     if (!check.ok) return check;
+    // The alert's link first, then the enrolment's place in the member's order (D30): so that
+    // this alert's own "this wasn't me" turns off the factor it announces, and older links do too.
+    await enqueueSecurityAlert(tx, deps, tenant, fresh, "two_factor_enabled", context, now);
+    const seq = await tx.members.nextSecuritySeq(tenant.id, fresh.recordId);
     const codeHashes = recoveryCodes.map((c) => hashRecoveryCode(tenant.id, fresh.recordId, normalizeRecoveryCode(c)!));
-    if (!(await tx.twoFactor.enableTwoFactor(tenant.id, fresh.recordId, state.pendingSecretEnc, check.step, codeHashes, now)))
+    if (!(await tx.twoFactor.enableTwoFactor(tenant.id, fresh.recordId, { secretEnc: state.pendingSecretEnc, lastStep: check.step, seq }, codeHashes, now)))
       throw new Error("member changed under its row lock");
     // Like a password change: a session someone else holds (the reason to turn 2FA on) ends here;
     // the one that enrolled stays.
     await tx.sessions.deleteMemberSessions(tenant.id, fresh.recordId, session.idHash);
     await tx.audit.insertAuditEvent(tenant.id, { memberId: fresh.recordId, type: "two_factor_enabled", ip: context.ip, userAgent: context.userAgent }, now);
-    await enqueueSecurityAlert(tx, deps, tenant, fresh, "two_factor_enabled", context, now);
     return check;
   });
   deps.webhooks.notify();

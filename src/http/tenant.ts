@@ -29,15 +29,24 @@ export function contextOf(request: FastifyRequest): RequestContext {
   return { ip: request.ip, userAgent: typeof userAgent === "string" ? userAgent : null };
 }
 
-/** D2: the tenant's own hostname (any scheme or port) or one of its `allowedOrigins`; a malformed Origin is neither. */
+/** Hosts a developer's own machine serves over plain http (dev mode's `localhost` tenant). */
+const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
+
+/**
+ * D2: the tenant's own hostname (any port) over https, or over http only when it is a loopback
+ * host, as for `allowedOrigins` (D30: a page served over plain http can be rewritten by anyone on
+ * its path); or one of its `allowedOrigins`. A malformed Origin is neither.
+ */
 export function isOriginAllowed(tenant: Tenant, origin: string): boolean {
-  let host: string;
+  let url: URL;
   try {
-    host = new URL(origin).hostname.toLowerCase();
+    url = new URL(origin);
   } catch {
     return false;
   }
-  return host === tenant.domain || isCorsOriginAllowed(tenant, origin);
+  const host = url.hostname.toLowerCase();
+  const secure = url.protocol === "https:" || (url.protocol === "http:" && LOOPBACK_HOSTS.has(host));
+  return (host === tenant.domain && secure) || isCorsOriginAllowed(tenant, origin);
 }
 
 /** A request that carries the session cookie must come from the tenant's own origin or an allowed one. */

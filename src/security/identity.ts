@@ -6,17 +6,24 @@ const NAME_MAX = 100;
 // One @, a non-empty local part without spaces, a dotted domain of letters, digits and hyphens.
 const EMAIL_PATTERN = /^[^\s@]+@(?:[\p{L}\p{N}](?:[\p{L}\p{N}-]*[\p{L}\p{N}])?\.)+[\p{L}\p{N}]{2,}$/u;
 /**
- * Characters a name shown to people must not hold (D30): controls (Cc) and format characters (Cf).
- * Format characters are invisible but change what is shown: a right-to-left override (U+202E)
- * makes "gnp.exe" read "exe.png", and zero-width ones (U+200B, U+200D, U+2060, U+FEFF) make two
- * names that look alike differ. Names reach security alerts, webhooks and admin views. The price:
- * emoji joined by U+200D and the tag-letter flags (Scotland, Wales) are refused too.
+ * Characters a name shown to people must not hold (D30): controls (Cc), format characters (Cf),
+ * line and paragraph separators (Zl, Zp), and the letters and marks that render as nothing (the
+ * combining grapheme joiner U+034F, the Hangul fillers U+115F, U+1160, U+3164, U+FFA0, the blank
+ * braille pattern U+2800, the Khmer inherent vowels U+17B4, U+17B5). Format characters are
+ * invisible but change what is shown: a right-to-left override (U+202E) makes "gnp.exe" read
+ * "exe.png", and zero-width ones (U+200B, U+200D, U+2060, U+FEFF) make two names that look alike
+ * differ. Names reach security alerts, webhooks and admin views. The price: emoji joined by
+ * U+200D and the tag-letter flags (Scotland, Wales) are refused too.
  */
-export const UNSHOWABLE_CHARACTERS = /[\p{Cc}\p{Cf}]/u;
+// The combining marks (U+034F, U+17B4, U+17B5) stand outside the class: in one they would read as combined with their neighbour.
+export const UNSHOWABLE_CHARACTERS = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\u115f\u1160\u2800\u3164\uffa0]|\u034f|\u17b4|\u17b5/u;
+/** What JS's trim() would drop quietly at either end although it is refused inside (U+FEFF, U+2028, U+2029). */
+const TRIMMED_UNSHOWABLE = /[\ufeff\u2028\u2029]/u;
 
+/** An address holding none of UNSHOWABLE_CHARACTERS either: it is shown in alerts (`newEmail`) as a name is (D30). */
 export function normalizeEmail(raw: string): string {
   const email = raw.trim().toLowerCase();
-  if (email.length === 0 || email.length > EMAIL_MAX || !EMAIL_PATTERN.test(email)) {
+  if (email.length === 0 || email.length > EMAIL_MAX || !EMAIL_PATTERN.test(email) || UNSHOWABLE_CHARACTERS.test(email)) {
     throw new AuthError("validation_failed", {
       message: "The email address is not valid.",
       details: [{ field: "email", rule: "email", message: "must be an email address" }],
@@ -27,11 +34,11 @@ export function normalizeEmail(raw: string): string {
 
 /**
  * Whether a name, once its spaces are trimmed (or folded) from `raw`, holds none of
- * UNSHOWABLE_CHARACTERS. U+FEFF is looked for in `raw`: JS's trim() and \s count it as a space, so
- * it would otherwise be dropped or folded quietly instead of refused.
+ * UNSHOWABLE_CHARACTERS. U+FEFF, U+2028 and U+2029 are looked for in `raw`: JS's trim() and \s
+ * count them as spaces, so they would otherwise be dropped or folded quietly instead of refused.
  */
 export function isShowableName(name: string, raw: string): boolean {
-  return !UNSHOWABLE_CHARACTERS.test(name) && !raw.includes("\ufeff");
+  return !UNSHOWABLE_CHARACTERS.test(name) && !TRIMMED_UNSHOWABLE.test(raw);
 }
 
 export function normalizeName(raw: string): string {

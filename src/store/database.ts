@@ -19,6 +19,7 @@ import * as lockoutSubject from "./migrations/0011-lockout-subject.js";
 import * as loginCodes from "./migrations/0012-login-codes.js";
 import * as passkeys from "./migrations/0013-passkeys.js";
 import * as twoFactorReauthentication from "./migrations/0014-two-factor-reauthentication.js";
+import * as alertOrder from "./migrations/0015-alert-order.js";
 
 /** Listed in code, not read from a folder, so the build output and tsx behave alike. */
 const migrations: Record<string, Migration> = {
@@ -36,6 +37,7 @@ const migrations: Record<string, Migration> = {
   "0012-login-codes": loginCodes,
   "0013-passkeys": passkeys,
   "0014-two-factor-reauthentication": twoFactorReauthentication,
+  "0015-alert-order": alertOrder,
 };
 
 const staticMigrations: MigrationProvider = { getMigrations: async () => migrations };

@@ -207,6 +207,21 @@ export class MemberStore {
    * D24: the confirmed new email, applied only while the row still has the email the change was
    * asked from; false when the new email is taken meanwhile (the unique index decides) or the row moved.
    */
+  /**
+   * D30: the member's next `security_seq`, in one statement that takes the member's row lock (on
+   * PostgreSQL; SQLite runs one writer): what orders "this wasn't me" links and 2FA enrolments.
+   */
+  async nextSecuritySeq(tenantId: string, recordId: number): Promise<number> {
+    const row = await this.db
+      .updateTable("members")
+      .set((eb) => ({ security_seq: eb("security_seq", "+", 1) }))
+      .where("tenant_id", "=", tenantId)
+      .where("id", "=", recordId)
+      .returning("security_seq")
+      .executeTakeFirstOrThrow();
+    return Number(row.security_seq);
+  }
+
   async updateEmail(tenantId: string, recordId: number, from: string, to: string, now: number): Promise<boolean> {
     const result = await this.db
       .updateTable("members")

@@ -37,8 +37,10 @@ export interface MembersTable {
   two_factor_status: string;
   totp_secret_enc: string | null;
   totp_pending_secret_enc: string | null;
-  /** D30: the SHA-256 of the session that re-authenticated when it started the pending enrolment; null if none did. */
+  /** D30: the SHA-256 of the session that started the pending enrolment (only it may see or finish it). */
   totp_pending_session_hash: string | null;
+  /** D30: 1 when that session re-authenticated as it started the enrolment. */
+  totp_pending_reauthenticated: Generated<number>;
   totp_last_step: Generated<number>;
   two_factor_failures: Generated<number>;
   two_factor_locked_until: Generated<number>;
@@ -50,6 +52,10 @@ export interface MembersTable {
   two_factor_enabled_at: number | null;
   /** D25: the latest expiry of a verification link sent to this pending account (null: count from created_at). */
   pending_until: number | null;
+  /** D30: bumped under the row lock for each "this wasn't me" link and each 2FA enrolment; orders them. */
+  security_seq: Generated<number>;
+  /** D30: `security_seq` when 2FA was last turned on (null: before migration 0015, ordered by time). */
+  two_factor_enabled_seq: number | null;
 }
 
 export interface SessionsTable {
@@ -82,6 +88,8 @@ export interface OneTimeTokensTable {
   new_email: string | null;
   /** magic_login only (D26): keyed hash of the emailed code, bound to token_hash; null on older rows. */
   code_hash: string | null;
+  /** secure_account only (D30): the member's `security_seq` when it was issued (null: before migration 0015). */
+  seq: number | null;
 }
 
 /** D26: a member's WebAuthn credential (passkey). */

@@ -20,6 +20,14 @@ export interface TokenExtras {
   newEmail?: string | null;
   /** magic_login (D26): the keyed hash of the emailed code. */
   codeHash?: string | null;
+  /** secure_account (D30): the member's `security_seq` it was issued under. */
+  seq?: number | null;
+}
+
+/** When a "this wasn't me" link was issued: its `security_seq` (null before migration 0015) and its time. */
+export interface AlertOrder {
+  seq: number | null;
+  at: number;
 }
 
 /** One-time tokens, stored as SHA-256 only (spec 2.3, D7). */
@@ -71,6 +79,7 @@ export class TokenStore {
         registration_id: registrationId,
         new_email: extras.newEmail ?? null,
         code_hash: extras.codeHash ?? null,
+        seq: extras.seq ?? null,
       })
       .execute();
   }
@@ -100,13 +109,13 @@ export class TokenStore {
     kind: "email_change" | "secure_account",
     tokenHash: string,
     now: number,
-  ): Promise<{ email: string | null; createdAt: number } | undefined> {
+  ): Promise<{ email: string | null; issued: AlertOrder } | undefined> {
     const row = await this.db
       .deleteFrom("one_time_tokens")
       .where((eb) => liveToken(eb, tenantId, memberId, kind, tokenHash, now))
-      .returning(["new_email", "created_at"])
+      .returning(["new_email", "created_at", "seq"])
       .executeTakeFirst();
-    return row && { email: row.new_email, createdAt: Number(row.created_at) };
+    return row && { email: row.new_email, issued: { seq: row.seq === null ? null : Number(row.seq), at: Number(row.created_at) } };
   }
 
   /** Peeks at a verification link: undefined when not valid, else the registration it confirms (null for a resend). */
@@ -178,23 +187,20 @@ export class TokenStore {
 
   /**
    * D30: after "this wasn't me" gave an address back, the member's other "this wasn't me" links
-   * issued at or after the one used keep their lockdown but lose the address they would restore:
-   * they went to addresses the restore just replaced, and the restore is final. Older ones keep it
-   * (they go further back, to addresses the account had before). Issued in the same millisecond
-   * counts as since: two email changes can't be confirmed in one (each takes its own round trips).
-   * Returns how many lost it.
+   * issued after the one used are void: they went to the addresses the restore just replaced, and
+   * the restore is final (their holder must neither move the address again nor keep locking the
+   * owner out, turning off the owner's new 2FA and passkeys). Links issued before it stay: they
+   * lead further back, to addresses the account had earlier. Ordered by `seq`; a link from before
+   * migration 0015 (no seq) is older than every link that has one, and those are ordered by time.
    */
-  async dropRestoreAddresses(tenantId: string, memberId: number, issuedSince: number): Promise<number> {
-    const result = await this.db
-      .updateTable("one_time_tokens")
-      .set({ new_email: null })
+  async voidAlertLinksIssuedAfter(tenantId: string, memberId: number, issued: AlertOrder): Promise<void> {
+    await this.db
+      .deleteFrom("one_time_tokens")
       .where("tenant_id", "=", tenantId)
       .where("member_id", "=", memberId)
       .where("kind", "=", "secure_account")
-      .where("created_at", ">=", issuedSince)
-      .where("new_email", "is not", null)
-      .executeTakeFirst();
-    return Number(result.numUpdatedRows);
+      .where((eb) => (issued.seq !== null ? eb("seq", ">", issued.seq) : eb.or([eb("seq", "is not", null), eb("created_at", ">=", issued.at)])))
+      .execute();
   }
 
   async deleteExpiredTokens(now: number): Promise<void> {

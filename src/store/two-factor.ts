@@ -5,14 +5,18 @@ import type { Database } from "./schema.js";
 export interface TwoFactorState {
   secretEnc: string | null;
   pendingSecretEnc: string | null;
-  /** D30: the session (SHA-256 of its id) that re-authenticated when it started the pending enrolment; null if none did. */
+  /** D30: the session (SHA-256 of its id) that started the pending enrolment: only it may see or finish it. */
   pendingSessionHash: string | null;
+  /** D30: whether that session re-authenticated as it started it. */
+  pendingReauthenticated: boolean;
   /** Last accepted TOTP time step: a code of this step or earlier is a replay. */
   lastStep: number;
   failures: number;
   lockedUntil: number;
   /** When 2FA was last turned on; null before migration 0009 recorded it. */
   enabledAt: number | null;
+  /** D30: the member's `security_seq` when 2FA was last turned on; null before migration 0015. */
+  enabledSeq: number | null;
 }
 
 export interface TwoFactorAttempt {
@@ -46,10 +50,12 @@ export class TwoFactorStore {
         "totp_secret_enc",
         "totp_pending_secret_enc",
         "totp_pending_session_hash",
+        "totp_pending_reauthenticated",
         "totp_last_step",
         "two_factor_failures",
         "two_factor_locked_until",
         "two_factor_enabled_at",
+        "two_factor_enabled_seq",
       ])
       .where("tenant_id", "=", tenantId)
       .where("id", "=", memberId);
@@ -60,22 +66,35 @@ export class TwoFactorStore {
         secretEnc: row.totp_secret_enc,
         pendingSecretEnc: row.totp_pending_secret_enc,
         pendingSessionHash: row.totp_pending_session_hash,
+        pendingReauthenticated: Number(row.totp_pending_reauthenticated) === 1,
         lastStep: Number(row.totp_last_step),
         failures: Number(row.two_factor_failures),
         lockedUntil: Number(row.two_factor_locked_until),
         enabledAt: row.two_factor_enabled_at === null ? null : Number(row.two_factor_enabled_at),
+        enabledSeq: row.two_factor_enabled_seq === null ? null : Number(row.two_factor_enabled_seq),
       }
     );
   }
 
   /**
-   * A new pending secret, with the session that re-authenticated for it (null: none did). False
-   * (nothing written) once 2FA is on: a setup can't start beside an enabled secret (D20).
+   * A new pending secret, owned by the session that started it and marked when that session
+   * re-authenticated. False (nothing written) once 2FA is on: a setup can't start beside an
+   * enabled secret (D20).
    */
-  async savePendingSecret(tenantId: string, memberId: number, pendingSecretEnc: string, sessionHash: string | null, now: number): Promise<boolean> {
+  async savePendingSecret(
+    tenantId: string,
+    memberId: number,
+    pending: { secretEnc: string; sessionHash: string; reauthenticated: boolean },
+    now: number,
+  ): Promise<boolean> {
     const result = await this.db
       .updateTable("members")
-      .set({ totp_pending_secret_enc: pendingSecretEnc, totp_pending_session_hash: sessionHash, updated_at: now })
+      .set({
+        totp_pending_secret_enc: pending.secretEnc,
+        totp_pending_session_hash: pending.sessionHash,
+        totp_pending_reauthenticated: pending.reauthenticated ? 1 : 0,
+        updated_at: now,
+      })
       .where("tenant_id", "=", tenantId)
       .where("id", "=", memberId)
       .where("two_factor_status", "=", "Disabled")
@@ -96,18 +115,26 @@ export class TwoFactorStore {
    * Moves the pending secret into place and stores a fresh set of recovery code hashes; false
    * (nothing written) when 2FA is already on: D20, a conditional update from the state decided on.
    */
-  async enableTwoFactor(tenantId: string, memberId: number, secretEnc: string, lastStep: number, codeHashes: string[], now: number): Promise<boolean> {
+  async enableTwoFactor(
+    tenantId: string,
+    memberId: number,
+    enabled: { secretEnc: string; lastStep: number; seq: number },
+    codeHashes: string[],
+    now: number,
+  ): Promise<boolean> {
     const result = await this.db
       .updateTable("members")
       .set({
         two_factor_status: "Enabled",
-        totp_secret_enc: secretEnc,
+        totp_secret_enc: enabled.secretEnc,
         totp_pending_secret_enc: null,
         totp_pending_session_hash: null,
-        totp_last_step: lastStep,
+        totp_pending_reauthenticated: 0,
+        totp_last_step: enabled.lastStep,
         two_factor_failures: 0,
         two_factor_locked_until: 0,
         two_factor_enabled_at: now,
+        two_factor_enabled_seq: enabled.seq,
         updated_at: now,
       })
       .where("tenant_id", "=", tenantId)
@@ -128,6 +155,7 @@ export class TwoFactorStore {
         totp_secret_enc: null,
         totp_pending_secret_enc: null,
         totp_pending_session_hash: null,
+        totp_pending_reauthenticated: 0,
         totp_last_step: 0,
         two_factor_failures: 0,
         two_factor_locked_until: 0,

@@ -37,7 +37,7 @@ export interface paths {
         put?: never;
         /**
          * Confirm enrolment with a first TOTP code
-         * @description D14, D30. Needs a pending secret from `/auth/2fa/setup`, and the re-authentication unless this session gave it at setup: `password` (400 `validation_failed` without it, 401 `invalid_credentials` when wrong), or for a member without a password a session under 10 minutes old (else 401). 3 wrong codes lock the second factor for 15 minutes and send a `security_alert` `two_factor_locked`. On success every other session of the member ends; this one stays.
+         * @description D14, D30. Needs a pending secret that this session started with `/auth/2fa/setup` (409 `invalid_state` otherwise), and the re-authentication unless it was given at setup: `password` (400 `validation_failed` without it, 401 `invalid_credentials` when wrong), or for a member without a password a session under 10 minutes old (else 401). 3 wrong codes lock the second factor for 15 minutes and send a `security_alert` `two_factor_locked`. On success every other session of the member ends; this one stays.
          */
         post: operations["enableTwoFactor"];
         delete?: never;
@@ -83,7 +83,7 @@ export interface paths {
         put?: never;
         /**
          * Start TOTP enrolment
-         * @description D14, D30. Each call replaces the pending secret until one is confirmed. 409 `invalid_state` when 2FA is already enabled. Turning 2FA on re-authenticates, here or at `/auth/2fa/enable`: with `password` (or, for a member without a password, a session under 10 minutes old) it happens here, and this session may then enable without it. A wrong password is 401 `invalid_credentials` and counts towards the login lockout.
+         * @description D14, D30. Each call replaces the pending secret until one is confirmed. 409 `invalid_state` when 2FA is already enabled. Turning 2FA on re-authenticates, here or at `/auth/2fa/enable`: with `password` (or, for a member without a password, a session under 10 minutes old) it happens here, and enable then needs only the code. The enrolment belongs to this session: no other session sees its secret or finishes it. A wrong password is 401 `invalid_credentials` and counts towards the login lockout.
          */
         post: operations["setUpTwoFactor"];
         delete?: never;
@@ -785,7 +785,7 @@ export interface paths {
         put?: never;
         /**
          * "This wasn't me": lock the account down from a security alert
-         * @description D24. `recordId` and `token` are the last two segments of an alert's `secureAccountLink` (7 days, one use; each alert has its own, and a password or email change leaves them valid). Ends every session, voids every link, sets `Password Change Pending` (a locked account stays locked) and turns off a second factor turned on after the alert was sent. After an `email_changed` alert it also gives the old address back, unless a verified account holds it now (the message then says so); a pending registration holding it is erased.
+         * @description D24, D30. `recordId` and `token` are the last two segments of an alert's `secureAccountLink` (7 days, one use; each alert has its own, used up alone: a password or email change, or another alert's link, leaves the others valid). Ends every session, voids every sign-in, reset and email-change link, removes every passkey, sets `Password Change Pending` (a locked account stays locked) and turns off a second factor turned on after the alert was sent. After an `email_changed` or `email_change_requested` alert whose address the account no longer has, it gives that address back for good (the alert links issued after this one, sent to the replaced addresses, are void), unless a verified account holds it now (the message then says so); a pending registration holding it is erased.
          */
         post: operations["secureAccount"];
         delete?: never;

@@ -139,7 +139,7 @@ export const selfServiceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
       schema: {
         summary: '"This wasn\'t me": lock the account down from a security alert',
         description:
-          "D24. `recordId` and `token` are the last two segments of an alert's `secureAccountLink` (7 days, one use; each alert has its own, and a password or email change leaves them valid). Ends every session, voids every link, sets `Password Change Pending` (a locked account stays locked) and turns off a second factor turned on after the alert was sent. After an `email_changed` alert it also gives the old address back, unless a verified account holds it now (the message then says so); a pending registration holding it is erased.",
+          "D24, D30. `recordId` and `token` are the last two segments of an alert's `secureAccountLink` (7 days, one use; each alert has its own, used up alone: a password or email change, or another alert's link, leaves the others valid). Ends every session, voids every sign-in, reset and email-change link, removes every passkey, sets `Password Change Pending` (a locked account stays locked) and turns off a second factor turned on after the alert was sent. After an `email_changed` or `email_change_requested` alert whose address the account no longer has, it gives that address back for good (the alert links issued after this one, sent to the replaced addresses, are void), unless a verified account holds it now (the message then says so); a pending registration holding it is erased.",
         tags: ["account"],
         operationId: "secureAccount",
         body: LinkBody,

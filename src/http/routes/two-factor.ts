@@ -44,7 +44,7 @@ export const twoFactorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
       schema: {
         summary: "Start TOTP enrolment",
         description:
-          "D14, D30. Each call replaces the pending secret until one is confirmed. 409 `invalid_state` when 2FA is already enabled. Turning 2FA on re-authenticates, here or at `/auth/2fa/enable`: with `password` (or, for a member without a password, a session under 10 minutes old) it happens here, and this session may then enable without it. A wrong password is 401 `invalid_credentials` and counts towards the login lockout.",
+          "D14, D30. Each call replaces the pending secret until one is confirmed. 409 `invalid_state` when 2FA is already enabled. Turning 2FA on re-authenticates, here or at `/auth/2fa/enable`: with `password` (or, for a member without a password, a session under 10 minutes old) it happens here, and enable then needs only the code. The enrolment belongs to this session: no other session sees its secret or finishes it. A wrong password is 401 `invalid_credentials` and counts towards the login lockout.",
         tags: ["two-factor"],
         operationId: "setUpTwoFactor",
         security: security.session,
@@ -64,7 +64,7 @@ export const twoFactorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
       schema: {
         summary: "Confirm enrolment with a first TOTP code",
         description:
-          "D14, D30. Needs a pending secret from `/auth/2fa/setup`, and the re-authentication unless this session gave it at setup: `password` (400 `validation_failed` without it, 401 `invalid_credentials` when wrong), or for a member without a password a session under 10 minutes old (else 401). 3 wrong codes lock the second factor for 15 minutes and send a `security_alert` `two_factor_locked`. On success every other session of the member ends; this one stays.",
+          "D14, D30. Needs a pending secret that this session started with `/auth/2fa/setup` (409 `invalid_state` otherwise), and the re-authentication unless it was given at setup: `password` (400 `validation_failed` without it, 401 `invalid_credentials` when wrong), or for a member without a password a session under 10 minutes old (else 401). 3 wrong codes lock the second factor for 15 minutes and send a `security_alert` `two_factor_locked`. On success every other session of the member ends; this one stays.",
         tags: ["two-factor"],
         operationId: "enableTwoFactor",
         security: security.session,

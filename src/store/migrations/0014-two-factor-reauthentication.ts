@@ -1,16 +1,21 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- migrations are frozen against Kysely<any> on purpose */
 /**
- * D30: turning on 2FA re-authenticates. A member may re-authenticate when enrolment starts
- * (`/auth/2fa/setup`) instead of when it ends (`/auth/2fa/enable`); the pending secret then
- * remembers which session did, by the SHA-256 of its id, so only that session can finish the
- * enrolment without re-authenticating again. Null: nobody re-authenticated for it.
+ * D30: turning on 2FA re-authenticates. A pending enrolment belongs to the session that started it
+ * (`totp_pending_session_hash`, the SHA-256 of its id): only that session sees its secret again or
+ * finishes it. `totp_pending_reauthenticated` says whether that session re-authenticated when it
+ * started it (`/auth/2fa/setup` with the password), so that enable needs only the code.
  */
 import type { Kysely } from "kysely";
 
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.alterTable("members").addColumn("totp_pending_session_hash", "text").execute();
+  await db.schema
+    .alterTable("members")
+    .addColumn("totp_pending_reauthenticated", "integer", (c) => c.notNull().defaultTo(0))
+    .execute();
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
+  await db.schema.alterTable("members").dropColumn("totp_pending_reauthenticated").execute();
   await db.schema.alterTable("members").dropColumn("totp_pending_session_hash").execute();
 }
