@@ -30,23 +30,38 @@ const LAYERS = [
   { name: "entries: dev mode, CLI", files: ["src/dev/**/*.ts", "src/cli/**/*.ts", "src/main.ts"], imports: ["dev/", "cli/", "main.js"] },
 ];
 const escape = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-const layerConfigs = LAYERS.map((layer, index) => ({
-  files: layer.files,
+const layerPatterns = (layer, index) =>
+  LAYERS.slice(index + 1).flatMap((above) =>
+    above.imports.map((target) => ({
+      regex: `(^|/)${escape(target)}${target.endsWith("/") ? "" : "$"}`,
+      message: `${layer.name} sits below ${above.name}: import from your layer or the ones below (docs/architecture.md).`,
+    })),
+  );
+
+// Issue 28: the flows are feature slices over a shared kernel (docs/architecture.md). A slice
+// imports the kernel and itself, never another slice; the kernel imports no slice. So a change to
+// one feature stays in its folder (plus its route and page), and shared plumbing lives in one place.
+export const FLOW_SLICES = ["registration", "login", "password", "two-factor", "passkeys", "account", "admin", "tenants"];
+const sliceImport = (slice) => ({
+  regex: `^\\.\\./${escape(slice)}/`,
+  message: `A flow slice imports the kernel and itself only: move what ${slice}/ shares into flows/kernel/.`,
+});
+const flowSlicePatterns = (folder) => FLOW_SLICES.filter((slice) => slice !== folder).map(sliceImport);
+
+const restrictImports = (files, patterns) => ({
+  files,
   ignores: ["src/ui/browser/**"],
-  rules: {
-    "@typescript-eslint/no-restricted-imports": [
-      "error",
-      {
-        patterns: LAYERS.slice(index + 1).flatMap((above) =>
-          above.imports.map((target) => ({
-            regex: `(^|/)${escape(target)}${target.endsWith("/") ? "" : "$"}`,
-            message: `${layer.name} sits below ${above.name}: import from your layer or the ones below (docs/architecture.md).`,
-          })),
-        ),
-      },
-    ],
-  },
-}));
+  rules: { "@typescript-eslint/no-restricted-imports": ["error", { patterns }] },
+});
+const layerConfigs = LAYERS.flatMap((layer, index) => {
+  const patterns = layerPatterns(layer, index);
+  if (layer.name !== "flows") return [restrictImports(layer.files, patterns)];
+  return [
+    // A file outside every slice still keeps the layer order (test/architecture.test.ts says it must move into one).
+    restrictImports(["src/flows/*.ts"], patterns),
+    ...["kernel", ...FLOW_SLICES].map((folder) => restrictImports([`src/flows/${folder}/**/*.ts`], [...patterns, ...flowSlicePatterns(folder)])),
+  ];
+});
 
 export default tseslint.config(
   { ignores: ["dist/", "packages/client/dist/", "node_modules/", "coverage/"] },

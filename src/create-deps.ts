@@ -11,7 +11,7 @@ import { cryptoRandom, type Random } from "./core/random.js";
 import type { Deps, DevLinks } from "./deps.js";
 import { BackgroundTasks } from "./events/background.js";
 import { WebhookDispatcher } from "./events/dispatcher.js";
-import { processEmailRequests } from "./flows/email-requests.js";
+import { processEmailRequests } from "./flows/kernel/email-requests.js";
 import { createAltchaProvider, DEFAULT_ALTCHA_DIFFICULTY, type AltchaDifficulty } from "./providers/altcha.js";
 import { createBotVerifier, type BotVerifier } from "./providers/bot.js";
 import { openGeoLocator } from "./providers/geoip.js";

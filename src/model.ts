@@ -6,7 +6,7 @@ export type BotProviderName = "turnstile" | "hcaptcha" | "recaptcha" | "altcha" 
 
 /**
  * A tenant's `botProtection` setting. `secretKey` is for the siteverify providers (stored sealed
- * under SECRETS_KEY, see flows/tenants.ts), `minScore` for reCAPTCHA v3.
+ * under SECRETS_KEY, see flows/tenants/tenants.ts), `minScore` for reCAPTCHA v3.
  */
 export interface BotProtectionSettings {
   provider: BotProviderName;

@@ -10,8 +10,8 @@ import { ConfigError, loadConfig, StartError } from "./config.js";
 import { DAY, MINUTE } from "./core/clock.js";
 import { createDeps } from "./create-deps.js";
 import type { Deps, DevLinks } from "./deps.js";
-import { erasePendingAccounts } from "./flows/member-admin.js";
-import { sealStoredBotSecrets, warnIfOriginsIgnored, warnIfUnprotected } from "./flows/tenants.js";
+import { erasePendingAccounts } from "./flows/kernel/erasure.js";
+import { sealStoredBotSecrets, warnIfOriginsIgnored, warnIfUnprotected } from "./flows/tenants/tenants.js";
 import { checkDatabaseLocation, listenProblem } from "./start-up.js";
 
 const SWEEP_INTERVAL_MS = 5 * MINUTE;

@@ -1,7 +1,7 @@
 // Admin endpoints (spec 4.5, 5.1, D3, D5, D15), through the real app on a real SQLite file. The operator API is in tenants.test.ts.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { createTenant } from "../src/flows/tenants.js";
+import { createTenant } from "../src/flows/tenants/tenants.js";
 import { assertErrorNoExtras, assertMessageSuccess } from "./support/assertions.js";
 import { adminGet, adminPost, forgotPassword, internalApiKeyOf, receiverSettings, resetPassword } from "./support/flows.js";
 import {

@@ -7,7 +7,7 @@ import { test } from "node:test";
 import { solveChallenge, type Challenge } from "altcha-lib";
 import { deriveKey } from "altcha-lib/algorithms/sha";
 import { MINUTE } from "../src/core/clock.js";
-import { createTenant } from "../src/flows/tenants.js";
+import { createTenant } from "../src/flows/tenants/tenants.js";
 import { createHarness, get, post, STRONG_PASSWORD, type Harness } from "./support/harness.js";
 
 async function fetchChallenge(h: Harness, domain = h.tenant.domain): Promise<Challenge> {

@@ -15,14 +15,15 @@ async function layerErrors(filePath: string, code: string): Promise<string[]> {
 
 test("an import that runs back up the layers fails lint, value or type alike", async () => {
   const refused: Array<[string, string]> = [
-    ["src/store/new.ts", 'import { login } from "../flows/login.js";\nexport const x = login;\n'],
+    ["src/store/new.ts", 'import { login } from "../flows/login/login.js";\nexport const x = login;\n'],
+    ["src/flows/login/new.ts", 'import { createDeps } from "../../create-deps.js";\nexport const x = createDeps;\n'],
     ["src/flows/new.ts", 'import { createDeps } from "../create-deps.js";\nexport const x = createDeps;\n'],
     [
-      "src/flows/new.ts",
-      'import type { FastifyInstance } from "fastify";\nimport { sendPage } from "../ui/layout.js";\nexport type X = FastifyInstance;\nexport const y = sendPage;\n',
+      "src/flows/kernel/new.ts",
+      'import type { FastifyInstance } from "fastify";\nimport { sendPage } from "../../ui/layout.js";\nexport type X = FastifyInstance;\nexport const y = sendPage;\n',
     ],
     ["src/model.ts", 'import type { BotVerifier } from "./providers/bot.js";\nexport type X = BotVerifier;\n'],
-    ["src/deps.ts", 'import type { Reauthentication } from "./flows/self-service.js";\nexport type X = Reauthentication;\n'],
+    ["src/deps.ts", 'import type { Reauthentication } from "./flows/kernel/reauthentication.js";\nexport type X = Reauthentication;\n'],
     ["src/app.ts", 'import { startDevMode } from "./dev/start.js";\nexport const x = startDevMode;\n'],
     ["src/http/new.ts", 'import { runServer } from "../server.js";\nexport const x = runServer;\n'],
   ];
@@ -38,13 +39,43 @@ test("an import that runs back up the layers fails lint, value or type alike", a
 test("imports from the same layer or below pass", async () => {
   const allowed: Array<[string, string]> = [
     [
-      "src/flows/new.ts",
-      'import type { Deps } from "../deps.js";\nimport { rateRules } from "../rules.js";\nimport { sha256Hex } from "../security/hashing.js";\nexport type X = Deps;\nexport const y = [rateRules, sha256Hex];\n',
+      "src/flows/login/new.ts",
+      'import type { Deps } from "../../deps.js";\nimport { rateRules } from "../../rules.js";\nimport { sha256Hex } from "../../security/hashing.js";\nimport { verifyBotChallenge } from "../kernel/guards.js";\nimport { login } from "./login.js";\nexport type X = Deps;\nexport const y = [rateRules, sha256Hex, verifyBotChallenge, login];\n',
     ],
     ["src/dev/new.ts", 'import { html } from "../ui/html.js";\nimport { runServer } from "../server.js";\nexport const x = [html, runServer];\n'],
-    ["src/create-deps.ts", 'import { processEmailRequests } from "./flows/email-requests.js";\nexport const x = processEmailRequests;\n'],
+    ["src/create-deps.ts", 'import { processEmailRequests } from "./flows/kernel/email-requests.js";\nexport const x = processEmailRequests;\n'],
+    [
+      "src/http/routes/new.ts",
+      'import { login } from "../../flows/login/login.js";\nimport { secureAccount } from "../../flows/account/secure-account.js";\nexport const x = [login, secureAccount];\n',
+    ],
   ];
   for (const [file, code] of allowed) assert.deepEqual(await layerErrors(file, code), [], `${file}: ${code}`);
+});
+
+test("issue 28: the flows are feature slices over a kernel: a slice imports the kernel and itself, never another slice; the kernel imports no slice", async () => {
+  const refused: Array<[string, string]> = [
+    ["src/flows/passkeys/new.ts", 'import { reauthenticate } from "../account/self-service.js";\nexport const x = reauthenticate;\n'],
+    ["src/flows/login/new.ts", 'import type { TwoFactorSetup } from "../two-factor/two-factor.js";\nexport type X = TwoFactorSetup;\n'],
+    ["src/flows/kernel/new.ts", 'import { login } from "../login/login.js";\nexport const x = login;\n'],
+  ];
+  for (const [file, code] of refused) {
+    const errors = await layerErrors(file, code);
+    assert.ok(
+      errors.some((e) => /imports the kernel and itself only/.test(e)),
+      `${file}: ${code}\n${errors.join("\n")}`,
+    );
+  }
+  // Every flow lives in a slice the rule knows: nothing sits in src/flows/ itself, and no folder escapes the rule.
+  const { readdirSync, statSync } = await import("node:fs");
+  const lintConfig = "../eslint.config.js"; // plain JS: read at run time, not typed
+  const { FLOW_SLICES } = (await import(lintConfig)) as { FLOW_SLICES: string[] };
+  const entries = readdirSync("src/flows");
+  assert.deepEqual(
+    entries.filter((name) => !statSync(`src/flows/${name}`).isDirectory()),
+    [],
+    "files in src/flows/ outside every slice",
+  );
+  assert.deepEqual(entries.filter((name) => statSync(`src/flows/${name}`).isDirectory()).sort(), ["kernel", ...FLOW_SLICES].sort());
 });
 
 test("hosted pages decide by an error's code, never by its words (issue 18)", async () => {

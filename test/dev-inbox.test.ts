@@ -15,7 +15,7 @@ import { DEV_TENANT_DOMAIN } from "../src/dev/dev-mode.js";
 import { DEV_INBOX_CAPACITY, DevInbox } from "../src/dev/inbox.js";
 import { startDevMode, type DevModeStart } from "../src/dev/start.js";
 import { signWebhook } from "../src/events/webhook-sender.js";
-import { createTenant } from "../src/flows/tenants.js";
+import { createTenant } from "../src/flows/tenants/tenants.js";
 import { createHarness, deliverWebhooks, get, parseLink, post, STRONG_PASSWORD, type Harness } from "./support/harness.js";
 import { startServerProcess } from "./support/server-process.js";
 

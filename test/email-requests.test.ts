@@ -1,11 +1,11 @@
 /**
- * D19's worker (src/flows/email-requests.ts): the same storage work for a known and an unknown
+ * D19's worker (src/flows/kernel/email-requests.ts): the same storage work for a known and an unknown
  * email, nothing sent for the unknown one, and token issuing that stays atomic when several
  * workers (several instances) handle requests for one member at once (D20).
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { processEmailRequests } from "../src/flows/email-requests.js";
+import { processEmailRequests } from "../src/flows/kernel/email-requests.js";
 import { createHarness, deliverWebhooks, parseLink, post, registerVerifiedMember, type Harness } from "./support/harness.js";
 
 const TABLES = ["one_time_tokens", "webhook_deliveries", "audit_events", "registrations", "members", "email_requests"] as const;

@@ -10,7 +10,7 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { test, type TestContext } from "node:test";
-import { hashNewPassword } from "../src/flows/passwords.js";
+import { hashNewPassword } from "../src/flows/kernel/passwords.js";
 import { MemberStatus } from "../src/model.js";
 import { createHarness, login, STRONG_PASSWORD, type Harness } from "./support/harness.js";
 

@@ -12,7 +12,7 @@ import type { PublicKeyCredentialCreationOptionsJSON, PublicKeyCredentialRequest
 import createClient, { type Client } from "openapi-fetch";
 import { generateOpenApiTypes, OPENAPI_TYPES_FILE } from "../scripts/openapi.js";
 import { HOUR, MINUTE, SECOND } from "../src/core/clock.js";
-import { updateTenantSettings } from "../src/flows/tenants.js";
+import { updateTenantSettings } from "../src/flows/tenants/tenants.js";
 import { internalApiKeyOf, lastWebhookFor } from "./support/flows.js";
 import { createHarness, deliverWebhooks, OPERATOR_KEY, OTHER_STRONG_PASSWORD, parseLink, settle, STRONG_PASSWORD, type Harness } from "./support/harness.js";
 import { OpenApiAnswerChecker } from "./support/openapi-answers.js";

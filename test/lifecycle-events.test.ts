@@ -10,7 +10,7 @@ import { createHash } from "node:crypto";
 import { test } from "node:test";
 import { DAY } from "../src/core/clock.js";
 import { signWebhook } from "../src/events/webhook-sender.js";
-import { erasePendingAccounts } from "../src/flows/member-admin.js";
+import { erasePendingAccounts } from "../src/flows/kernel/erasure.js";
 import { rowsHolding } from "./support/database.js";
 import { installStoreSeam } from "./support/store-seam.js";
 import { adminHeaders, lockMember, nextIp, requestResetLink } from "./support/flows.js";

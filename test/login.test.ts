@@ -1,5 +1,5 @@
 /**
- * Password login through HTTP (spec 4.2; DECISIONS D4, D6), src/flows/login.ts: the success body and
+ * Password login through HTTP (spec 4.2; DECISIONS D4, D6), src/flows/login/login.ts: the success body and
  * the session cookie, and one answer for an unknown email and a wrong password. The lockout is in
  * lockout.test.ts, the distinct-IP velocity in velocity.test.ts, the second factor in
  * two-factor.test.ts, login codes in login-code.test.ts, the session afterwards in sessions.test.ts.

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { LightMyRequestResponse } from "fastify";
-import { createTenant } from "../src/flows/tenants.js";
+import { createTenant } from "../src/flows/tenants/tenants.js";
 import { assertErrorNoExtras } from "./support/assertions.js";
 import { rowsHolding } from "./support/database.js";
 import { enrolTwoFactor, forgotPassword, internalApiKeyOf, nextIp, receiverSettings, WRONG_PASSWORD } from "./support/flows.js";

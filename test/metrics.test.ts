@@ -6,7 +6,7 @@ import { solveChallenge, type Challenge } from "altcha-lib";
 import { deriveKey } from "altcha-lib/algorithms/sha";
 import type { LightMyRequestResponse } from "fastify";
 import { ConfigError, loadConfig } from "../src/config.js";
-import { createTenant } from "../src/flows/tenants.js";
+import { createTenant } from "../src/flows/tenants/tenants.js";
 import { assertError } from "./support/assertions.js";
 import { forgotPassword, receiverSettings, WRONG_PASSWORD } from "./support/flows.js";
 import {

@@ -1,5 +1,5 @@
 /**
- * Change password through HTTP (spec 4.3; DECISIONS D21), src/flows/password-change.ts: the checks,
+ * Change password through HTTP (spec 4.3; DECISIONS D21), src/flows/password/password-change.ts: the checks,
  * the sessions it ends and keeps, and the links it voids. Races with a lock or a required change
  * are in state-races.test.ts.
  */

@@ -1,6 +1,6 @@
 /**
  * Forgot and reset password through HTTP (spec 4.3, 7, 8.2; DECISIONS D5, D7, D15, D21),
- * src/flows/password-reset.ts: one answer for every email, the reset webhook, sessions ended, the
+ * src/flows/password/password-reset.ts: one answer for every email, the reset webhook, sessions ended, the
  * link's lifetime and single use, the rate limits, and what a reset voids or clears. Expiry is
  * driven by the harness's ManualClock; nothing sleeps.
  */

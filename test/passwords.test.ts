@@ -1,6 +1,6 @@
 /**
  * The password policy and breach check through HTTP (spec 5.3; DECISIONS D4, D12),
- * src/flows/passwords.ts, shown at registration: the failed rules listed, nothing stored. Reset and
+ * src/flows/kernel/passwords.ts, shown at registration: the failed rules listed, nothing stored. Reset and
  * change apply the same checks (password-reset.test.ts, password-change.test.ts); the rules
  * themselves are unit-tested in units.test.ts, the breach providers in breach.test.ts.
  */

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import { test } from "node:test";
-import { sealStoredBotSecrets, updateTenantSettings } from "../src/flows/tenants.js";
+import { sealStoredBotSecrets, updateTenantSettings } from "../src/flows/tenants/tenants.js";
 import { createHarness, login, post, registerVerifiedMember, STRONG_PASSWORD } from "./support/harness.js";
 
 interface FakeServer {

@@ -1,5 +1,5 @@
 /**
- * Registration through HTTP (spec 4.1, 8.2; DECISIONS D5, D8, D15, D18), src/flows/registration.ts:
+ * Registration through HTTP (spec 4.1, 8.2; DECISIONS D5, D8, D15, D18), src/flows/registration/registration.ts:
  * register-password, the public resend of the verification email, the registration rate limits
  * (one count for both kinds of registration) and one email in two tenants. register-magic-link's
  * own tests are in magic-link.test.ts, the password policy in passwords.test.ts, using a link in

@@ -1,5 +1,5 @@
 /**
- * Sessions through HTTP (spec 2.2; DECISIONS D1, D6), src/flows/sessions.ts: the session check, its
+ * Sessions through HTTP (spec 2.2; DECISIONS D1, D6), src/flows/kernel/sessions.ts: the session check, its
  * lifetime and the tenant's sessionTier, logout, and a cookie of one tenant on another. A member's
  * own session list is in self-service.test.ts. Expiry is driven by the ManualClock; nothing sleeps.
  */

@@ -9,7 +9,7 @@ import { test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { LightMyRequestResponse } from "fastify";
 import { seededRandom, type Random } from "../src/core/random.js";
-import { processEmailRequests } from "../src/flows/email-requests.js";
+import { processEmailRequests } from "../src/flows/kernel/email-requests.js";
 import { assertLoginRefused } from "./support/assertions.js";
 import { adminHeaders, lockMember, operatorHeaders } from "./support/flows.js";
 import {

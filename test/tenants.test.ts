@@ -1,5 +1,5 @@
 /**
- * The operator API (D3, D23), the family of src/flows/tenants.ts: create, show, update, rotate keys
+ * The operator API (D3, D23), the family of src/flows/tenants/tenants.ts: create, show, update, rotate keys
  * and secrets, webhook deliveries, the operator key; list tenants and delete one with everything it holds. Runs on SQLite and
  * PostgreSQL (LATCH_TEST_STORE). Erasure is proven by reading every table for the tenant's id and
  * domain afterwards; the races (two deletions, a deletion and a tenant joining the application)
@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { createHmac } from "node:crypto";
 import { test } from "node:test";
 import type { LightMyRequestResponse } from "fastify";
-import { createTenant, updateTenantSettings } from "../src/flows/tenants.js";
+import { createTenant, updateTenantSettings } from "../src/flows/tenants/tenants.js";
 import { enqueueWebhook } from "../src/events/outbox.js";
 import { assertErrorNoExtras } from "./support/assertions.js";
 import { blockedOnLock, rowsHolding } from "./support/database.js";

@@ -11,7 +11,7 @@ import { test } from "node:test";
 import { DEV_TENANT_DOMAIN } from "../src/dev/dev-mode.js";
 import { DEV_LOGIN_SUCCESS_REDIRECT } from "../src/dev/dev-tenant.js";
 import { startDevMode } from "../src/dev/start.js";
-import { updateTenantSettings } from "../src/flows/tenants.js";
+import { updateTenantSettings } from "../src/flows/tenants/tenants.js";
 import { createHarness } from "./support/harness.js";
 
 test("dev mode prints the registration page, and a new dev tenant logs members in to /ui/account", async (t) => {

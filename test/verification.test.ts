@@ -1,5 +1,5 @@
 /**
- * Email verification through HTTP (spec 4.1; DECISIONS D7, D18), src/flows/verification.ts: using a
+ * Email verification through HTTP (spec 4.1; DECISIONS D7, D18), src/flows/registration/verification.ts: using a
  * verification link, its lifetime, single use under concurrency, and tenant isolation. Which link a
  * registration or a resend sends is in registration.test.ts; the D18 attack in pre-hijack.test.ts.
  */

@@ -21,7 +21,7 @@ import {
   rotateWebhookSecret,
   showTenant,
   updateTenantSettings,
-} from "../flows/tenants.js";
+} from "../flows/tenants/tenants.js";
 import { createLogger } from "../logging.js";
 import { checkDatabaseLocation } from "../start-up.js";
 import { hasUnreadable, resealSecrets } from "./reseal.js";

@@ -5,7 +5,7 @@
  */
 import type { Deps } from "../deps.js";
 import { AuthError } from "../errors.js";
-import { createTenant, rotateWebhookSecret, updateTenantSettings } from "../flows/tenants.js";
+import { createTenant, rotateWebhookSecret, updateTenantSettings } from "../flows/tenants/tenants.js";
 import type { Tenant, TenantSettings } from "../model.js";
 import { DEV_TENANT_DOMAIN } from "./dev-mode.js";
 

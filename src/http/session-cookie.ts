@@ -2,7 +2,7 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Deps } from "../deps.js";
 import { AuthError } from "../errors.js";
-import { findActiveSession, type ActiveSession, type IssuedSession } from "../flows/sessions.js";
+import { findActiveSession, type ActiveSession, type IssuedSession } from "../flows/kernel/sessions.js";
 import { SESSION_COOKIE } from "./tenant.js";
 
 const cookieFlags = { httpOnly: true, secure: true, sameSite: "lax", path: "/" } as const;

@@ -5,7 +5,7 @@
  * member-events); test/generated-client.test.ts checks every webhook it receives against these.
  */
 import { Type, type TSchema } from "typebox";
-import { SECURITY_ALERTS } from "../flows/security-alerts.js";
+import { SECURITY_ALERTS } from "../flows/kernel/security-alerts.js";
 import type { WebhookEventType } from "../model.js";
 import { described, StringEnum, Timestamp } from "./schemas.js";
 

@@ -68,7 +68,7 @@ export type NoticeKey = keyof typeof notices;
  * D26: the address a login link was just asked for, so the "check your email" page can carry it
  * in its code form instead of asking again. A cookie, not the URL: request URLs are logged (and
  * kept in history); this one goes only to that page, for the link's lifetime (15 minutes,
- * flows/one-time-tokens.ts). Set by the request form's page and by its script (so not HttpOnly).
+ * flows/kernel/one-time-tokens.ts). Set by the request form's page and by its script (so not HttpOnly).
  */
 export const LOGIN_EMAIL_COOKIE = { name: "login_email", path: pagePaths.checkEmail, maxAgeSeconds: 15 * 60 } as const;
 

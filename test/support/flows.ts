@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import type { LightMyRequestResponse } from "fastify";
-import { createTenant } from "../../src/flows/tenants.js";
+import { createTenant } from "../../src/flows/tenants/tenants.js";
 import { SECOND } from "../../src/core/clock.js";
 import { Store } from "../../src/store/index.js";
 import { totpAt } from "./totp.js";

@@ -3,7 +3,7 @@ import type { FastifyInstance } from "fastify";
 import { Type } from "typebox";
 import type { Deps } from "../../deps.js";
 import type { AuditEventType } from "../../model.js";
-import { authenticateAdmin, listAuditEvents, lockAccount, requirePasswordChange, resendVerificationAsAdmin } from "../../flows/admin.js";
+import { authenticateAdmin, listAuditEvents, lockAccount, requirePasswordChange, resendVerificationAsAdmin } from "../../flows/admin/admin.js";
 import { ADMIN_ERRORS, BODY_ERRORS, errorResponses, security, TENANT_ERRORS } from "../openapi.js";
 import { AuditEventTypeField, described, EmailField, LimitQueryField, MemberStatusEnumField, MessageBody, RecordIdField } from "../schemas.js";
 import { contextOf } from "../tenant.js";

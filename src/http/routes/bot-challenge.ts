@@ -3,7 +3,7 @@ import type { FastifyPluginAsync } from "fastify";
 import { Type } from "typebox";
 import type { Deps } from "../../deps.js";
 import { AuthError } from "../../errors.js";
-import { enforceRateLimit } from "../../flows/guards.js";
+import { enforceRateLimit } from "../../flows/kernel/guards.js";
 import { rateRules } from "../../rules.js";
 import { errorResponses, TENANT_ERRORS } from "../openapi.js";
 import { described } from "../schemas.js";

@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
 import type { Deps } from "../../deps.js";
-import { loginWithPassword } from "../../flows/login.js";
-import { logout } from "../../flows/sessions.js";
+import { loginWithPassword } from "../../flows/login/login.js";
+import { logout } from "../../flows/kernel/sessions.js";
 import { BODY_ERRORS, BOT_ERRORS, errorResponses, security, SetSessionCookieHeader, TENANT_ERRORS } from "../openapi.js";
 import { BotField, described, EmailField, MessageBody, NoBodyNeeded, PasswordField, TwoFactorCodeField } from "../schemas.js";
 import { clearSessionCookie, requireSession, setSessionCookie } from "../session-cookie.js";

@@ -1,8 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
 import type { Deps } from "../../deps.js";
-import { verifyLoginCode } from "../../flows/login-code.js";
-import { registerWithMagicLink, requestMagicLink, verifyMagicLink } from "../../flows/magic-link.js";
+import { verifyLoginCode } from "../../flows/login/login-code.js";
+import { requestMagicLink, verifyMagicLink } from "../../flows/login/magic-link.js";
+import { registerWithMagicLink } from "../../flows/registration/registration.js";
 import { BODY_ERRORS, BOT_ERRORS, errorResponses, SetSessionCookieHeader, TENANT_ERRORS } from "../openapi.js";
 import { BotField, described, EmailField, MessageBody, NameField, RecordIdField, TokenField, TwoFactorCodeField } from "../schemas.js";
 import { setSessionCookie } from "../session-cookie.js";

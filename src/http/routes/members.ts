@@ -14,7 +14,7 @@ import {
   MEMBER_PAGE_MAX,
   resetTwoFactor,
   revokeMemberSessions,
-} from "../../flows/member-admin.js";
+} from "../../flows/admin/members.js";
 import { ADMIN_ERRORS, BODY_ERRORS, errorResponses, security, TENANT_ERRORS } from "../openapi.js";
 import {
   AuditEventTypeField,

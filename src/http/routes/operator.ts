@@ -6,7 +6,7 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
 import type { Deps } from "../../deps.js";
 import { AuthError, type ErrorCode } from "../../errors.js";
-import { NewTenantSettingsSchema, PartialTenantSettingsSchema, TenantSettingsSchema } from "../../flows/tenant-settings.js";
+import { NewTenantSettingsSchema, PartialTenantSettingsSchema, TenantSettingsSchema } from "../../flows/kernel/tenant-settings.js";
 import {
   createTenant,
   deleteTenant,
@@ -18,7 +18,7 @@ import {
   TENANT_PAGE_DEFAULT,
   TENANT_PAGE_MAX,
   updateTenantSettings,
-} from "../../flows/tenants.js";
+} from "../../flows/tenants/tenants.js";
 import { constantTimeEqual } from "../../security/hashing.js";
 import { BODY_ERRORS, errorResponses, security } from "../openapi.js";
 import { described, LimitQueryField, MAX_PATH_PARAM_LENGTH, NoBodyNeeded } from "../schemas.js";

@@ -2,15 +2,9 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
 import type { Deps } from "../../deps.js";
-import {
-  deletePasskey,
-  finishPasskeyLogin,
-  finishPasskeyRegistration,
-  listPasskeys,
-  renamePasskey,
-  startPasskeyLogin,
-  startPasskeyRegistration,
-} from "../../flows/passkeys.js";
+import { finishPasskeyLogin, startPasskeyLogin } from "../../flows/passkeys/login.js";
+import { deletePasskey, listPasskeys, renamePasskey } from "../../flows/passkeys/manage.js";
+import { finishPasskeyRegistration, startPasskeyRegistration } from "../../flows/passkeys/registration.js";
 import { BODY_ERRORS, BOT_ERRORS, errorResponses, security, TENANT_ERRORS } from "../openapi.js";
 import { BotField, described, MessageBody, PasswordField, Timestamp, TwoFactorCodeField } from "../schemas.js";
 import { requireSession, setSessionCookie } from "../session-cookie.js";

@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
 import type { Deps } from "../../deps.js";
-import { changePassword } from "../../flows/password-change.js";
-import { requestPasswordReset, resetPassword } from "../../flows/password-reset.js";
+import { changePassword } from "../../flows/password/password-change.js";
+import { requestPasswordReset, resetPassword } from "../../flows/password/password-reset.js";
 import { BODY_ERRORS, BOT_ERRORS, errorResponses, NEW_PASSWORD_ERRORS, security, TENANT_ERRORS } from "../openapi.js";
 import { BotField, described, EmailField, MessageBody, PasswordField, RecordIdField, TokenField } from "../schemas.js";
 import { requireSession } from "../session-cookie.js";

@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
 import type { Deps } from "../../deps.js";
-import { registerWithPassword, resendVerification } from "../../flows/registration.js";
-import { verifyEmail } from "../../flows/verification.js";
+import { registerWithPassword, resendVerification } from "../../flows/registration/registration.js";
+import { verifyEmail } from "../../flows/registration/verification.js";
 import { BODY_ERRORS, BOT_ERRORS, errorResponses, NEW_PASSWORD_ERRORS, TENANT_ERRORS } from "../openapi.js";
 import { BotField, described, EmailField, MessageBody, NameField, PasswordField, RecordIdField, TokenField } from "../schemas.js";
 import { contextOf } from "../tenant.js";

@@ -2,9 +2,10 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
 import type { Deps } from "../../deps.js";
-import { confirmEmailChange, requestEmailChange, secureAccount } from "../../flows/email-change.js";
-import { changeName, deleteAccount, getMe, listSessions, revokeOtherSessions, revokeSession } from "../../flows/self-service.js";
-import { findActiveSession } from "../../flows/sessions.js";
+import { confirmEmailChange, requestEmailChange } from "../../flows/account/email-change.js";
+import { secureAccount } from "../../flows/account/secure-account.js";
+import { changeName, deleteAccount, getMe, listSessions, revokeOtherSessions, revokeSession } from "../../flows/account/self-service.js";
+import { findActiveSession } from "../../flows/kernel/sessions.js";
 import { BODY_ERRORS, errorResponses, security, TENANT_ERRORS } from "../openapi.js";
 import {
   described,

@@ -12,9 +12,9 @@ import {
   regenerateRecoveryCodes,
   setUpTwoFactor,
   type TwoFactorSetup,
-} from "../../flows/two-factor.js";
-import { getMe, type MeView } from "../../flows/self-service.js";
-import type { ActiveSession } from "../../flows/sessions.js";
+} from "../../flows/two-factor/two-factor.js";
+import { getMe, type MeView } from "../../flows/account/self-service.js";
+import type { ActiveSession } from "../../flows/kernel/sessions.js";
 import { PasswordField } from "../../http/schemas.js";
 import { contextOf } from "../../http/tenant.js";
 import { html, type Html } from "../html.js";
@@ -194,7 +194,7 @@ export async function accountPages(app: FastifyInstance, { deps }: PageDeps): Pr
         async () => {
           const { code } = readFields(values, [CODE_RULE]);
           const codes = await regenerateRecoveryCodes(deps, request.tenant, session, code!, contextOf(request));
-          // Regenerating ends no session (flows/two-factor.ts), so the page says only what changed.
+          // Regenerating ends no session (flows/two-factor/two-factor.ts), so the page says only what changed.
           return sendPage(
             reply,
             200,

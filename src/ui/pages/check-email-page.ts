@@ -7,7 +7,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { AuthError } from "../../errors.js";
-import { verifyLoginCode } from "../../flows/login-code.js";
+import { verifyLoginCode } from "../../flows/login/login-code.js";
 import { EmailField } from "../../http/schemas.js";
 import { setSessionCookie } from "../../http/session-cookie.js";
 import { contextOf } from "../../http/tenant.js";

@@ -2,7 +2,7 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Deps } from "../../deps.js";
 import { AuthError } from "../../errors.js";
-import { findActiveSession, type ActiveSession } from "../../flows/sessions.js";
+import { findActiveSession, type ActiveSession } from "../../flows/kernel/sessions.js";
 import { logRefusalFields } from "../../http/errors.js";
 import { SESSION_COOKIE } from "../../http/tenant.js";
 import type { Html } from "../html.js";

@@ -6,9 +6,9 @@
  */
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { AuthError } from "../../errors.js";
-import { loginWithPassword } from "../../flows/login.js";
-import { requestMagicLink, verifyMagicLink } from "../../flows/magic-link.js";
-import { logout } from "../../flows/sessions.js";
+import { loginWithPassword } from "../../flows/login/login.js";
+import { requestMagicLink, verifyMagicLink } from "../../flows/login/magic-link.js";
+import { logout } from "../../flows/kernel/sessions.js";
 import { EmailField, PasswordField } from "../../http/schemas.js";
 import { clearSessionCookie, setSessionCookie } from "../../http/session-cookie.js";
 import { contextOf, SESSION_COOKIE } from "../../http/tenant.js";

@@ -6,9 +6,9 @@
  */
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { AuthError } from "../../errors.js";
-import { deletePasskey, listPasskeys, renamePasskey, type PasskeyView } from "../../flows/passkeys.js";
-import { getMe, type MeView } from "../../flows/self-service.js";
-import type { ActiveSession } from "../../flows/sessions.js";
+import { deletePasskey, listPasskeys, renamePasskey, type PasskeyView } from "../../flows/passkeys/manage.js";
+import { getMe, type MeView } from "../../flows/account/self-service.js";
+import type { ActiveSession } from "../../flows/kernel/sessions.js";
 import { contextOf } from "../../http/tenant.js";
 import { html, type Html } from "../html.js";
 import { field, form, hidden, sendPage, type FormError } from "../layout.js";

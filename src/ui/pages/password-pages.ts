@@ -4,9 +4,9 @@
  */
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { AuthError } from "../../errors.js";
-import { changePassword } from "../../flows/password-change.js";
-import { isLinkLive } from "../../flows/one-time-tokens.js";
-import { requestPasswordReset, resetPassword } from "../../flows/password-reset.js";
+import { changePassword } from "../../flows/password/password-change.js";
+import { isLinkLive } from "../../flows/kernel/one-time-tokens.js";
+import { requestPasswordReset, resetPassword } from "../../flows/password/password-reset.js";
 import { EmailField, PasswordField } from "../../http/schemas.js";
 import { contextOf } from "../../http/tenant.js";
 import { html, type Html } from "../html.js";

@@ -5,9 +5,9 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { AuthError } from "../../errors.js";
-import { registerWithMagicLink } from "../../flows/magic-link.js";
-import { registerWithPassword, resendVerification } from "../../flows/registration.js";
-import { describeVerificationLink, verifyEmail, type VerificationLinkInfo } from "../../flows/verification.js";
+import { registerWithMagicLink } from "../../flows/registration/registration.js";
+import { registerWithPassword, resendVerification } from "../../flows/registration/registration.js";
+import { describeVerificationLink, verifyEmail, type VerificationLinkInfo } from "../../flows/registration/verification.js";
 import { contextOf } from "../../http/tenant.js";
 import { EmailField, NameField, PasswordField } from "../../http/schemas.js";
 import { html, type Html } from "../html.js";

@@ -6,18 +6,11 @@
  */
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { AuthError } from "../../errors.js";
-import { confirmEmailChange, requestEmailChange, secureAccount } from "../../flows/email-change.js";
-import {
-  changeName,
-  deleteAccount,
-  getMe,
-  listSessions,
-  revokeOtherSessions,
-  revokeSession,
-  type MeView,
-  type Reauthentication,
-} from "../../flows/self-service.js";
-import type { ActiveSession } from "../../flows/sessions.js";
+import { confirmEmailChange, requestEmailChange } from "../../flows/account/email-change.js";
+import { secureAccount } from "../../flows/account/secure-account.js";
+import { changeName, deleteAccount, getMe, listSessions, revokeOtherSessions, revokeSession, type MeView } from "../../flows/account/self-service.js";
+import type { Reauthentication } from "../../flows/kernel/reauthentication.js";
+import type { ActiveSession } from "../../flows/kernel/sessions.js";
 import { clearSessionCookie } from "../../http/session-cookie.js";
 import { EmailField, NameField, PasswordField } from "../../http/schemas.js";
 import { contextOf } from "../../http/tenant.js";

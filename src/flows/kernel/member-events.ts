@@ -1,0 +1,45 @@
+/**
+ * D25: lifecycle events to the tenant's optional `eventsWebhook`, in the caller's transaction
+ * through the same durable outbox and signing as every webhook (D9). Bodies name the member by
+ * record id and list what changed; never a secret, never the old email.
+ */
+import type { Deps } from "../../deps.js";
+import { enqueueWebhook } from "../../events/outbox.js";
+import { MemberStatus, type Tenant } from "../../model.js";
+import type { Store } from "../../store/index.js";
+
+export type MemberEvent = "member.created" | "member.updated" | "member.deleted" | "session.created";
+
+/** Enqueues the event when the tenant set `eventsWebhook`; returns whether it did (the caller then wakes the dispatcher). */
+export async function enqueueMemberEvent(
+  tx: Store,
+  deps: Deps,
+  tenant: Tenant,
+  event: MemberEvent,
+  recordId: number,
+  fields: Record<string, unknown>,
+  now: number,
+): Promise<boolean> {
+  const url = tenant.settings.eventsWebhook;
+  if (!url) return false;
+  await enqueueWebhook(tx, deps, tenant, event, url, { recordid: String(recordId), at: new Date(now).toISOString(), ...fields }, now);
+  return true;
+}
+
+/**
+ * The event a status change is (D25): pending -> active is `member.created` (the email is verified,
+ * the account now exists for the tenant); any other change is `member.updated` with `changes: ["status"]`.
+ */
+export async function enqueueStatusEvent(
+  tx: Store,
+  deps: Deps,
+  tenant: Tenant,
+  recordId: number,
+  from: MemberStatus,
+  to: MemberStatus,
+  now: number,
+): Promise<boolean> {
+  if (from === to) return false;
+  if (from === MemberStatus.pending && to !== MemberStatus.locked) return enqueueMemberEvent(tx, deps, tenant, "member.created", recordId, {}, now);
+  return enqueueMemberEvent(tx, deps, tenant, "member.updated", recordId, { changes: ["status"] }, now);
+}

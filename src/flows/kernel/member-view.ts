@@ -1,0 +1,31 @@
+/** A member as the API shows it (spec section 1 field names): the admin's views (D22) and `/auth/me` (D24). */
+import type { Member, MemberStatus } from "../../model.js";
+import type { MemberProfile } from "../../store/members.js";
+
+export interface MemberView {
+  recordid: string;
+  email: string;
+  name: string;
+  authentication_status: MemberStatus;
+  authentication_type: Member["authenticationType"];
+  _2fa_status: Member["twoFactorStatus"];
+  createdAt: string;
+  lastLoginAt: string | null;
+}
+
+export function iso(time: number): string {
+  return new Date(time).toISOString();
+}
+
+export function memberView(member: MemberProfile): MemberView {
+  return {
+    recordid: String(member.recordId),
+    email: member.email,
+    name: member.name,
+    authentication_status: member.status,
+    authentication_type: member.authenticationType,
+    _2fa_status: member.twoFactorStatus,
+    createdAt: iso(member.createdAt),
+    lastLoginAt: member.lastLoginAt === null ? null : iso(member.lastLoginAt),
+  };
+}

@@ -1,0 +1,77 @@
+/**
+ * D16: the tenant's optional securityAlertWebhook tells a member of what happened to their
+ * account: a login from somewhere new, a password change or reset, 2FA enabled, disabled or locked
+ * by wrong codes (D30), a recovery code used, an email change asked or made (D24). Enqueued in the caller's transaction,
+ * like every webhook. Every alert carries a `secureAccountLink` (D24, "this wasn't me").
+ */
+import type { Deps } from "../../deps.js";
+import { enqueueWebhook, memberFields } from "../../events/outbox.js";
+import type { Member, RequestContext, Tenant } from "../../model.js";
+import type { Store } from "../../store/index.js";
+import { issueOneTimeToken } from "./one-time-tokens.js";
+
+/** The `alert` of a `security_alert` webhook (README, Webhooks). */
+export const SECURITY_ALERTS = [
+  "login_anomaly",
+  "password_changed",
+  "password_reset",
+  "two_factor_enabled",
+  "two_factor_disabled",
+  "two_factor_locked",
+  "recovery_code_used",
+  "email_change_requested",
+  "email_changed",
+  "passkey_added",
+  "passkey_removed",
+] as const;
+export type SecurityAlert = (typeof SECURITY_ALERTS)[number];
+
+export interface AlertOptions {
+  /** Fields the alert adds (email_change_requested: `newEmail`). */
+  fields?: Record<string, string>;
+  /**
+   * email_change_requested and email_changed: the address "this wasn't me" gives back to the member
+   * (the one the alert goes to) if the account no longer has it by then (D30).
+   */
+  restoreEmail?: string;
+}
+
+export async function enqueueSecurityAlert(
+  tx: Store,
+  deps: Deps,
+  tenant: Tenant,
+  member: Pick<Member, "recordId" | "email" | "name">,
+  alert: SecurityAlert,
+  context: RequestContext,
+  now: number,
+  options: AlertOptions = {},
+): Promise<void> {
+  const url = tenant.settings.securityAlertWebhook;
+  if (!url) return;
+  // Each alert keeps its own link (D24: one use, 7 days). Nothing but an admin lock or an erasure
+  // voids it (D30): not a password or email change, not another alert's link used by an intruder.
+  // Ordered by the member's counter, bumped under the row lock, never by the clock (D30).
+  const seq = await tx.members.nextSecuritySeq(tenant.id, member.recordId);
+  const secureAccountLink = await issueOneTimeToken(tx, deps, tenant, member.recordId, "secure_account", now, {
+    newEmail: options.restoreEmail,
+    keepOthers: true,
+    seq,
+  });
+  await enqueueWebhook(
+    tx,
+    deps,
+    tenant,
+    "security_alert",
+    url,
+    {
+      ...memberFields(member),
+      alert,
+      at: new Date(now).toISOString(),
+      ip: context.ip,
+      country: deps.geo.locate(context.ip).country,
+      ...options.fields,
+      secureAccountLink,
+    },
+    now,
+  );
+}

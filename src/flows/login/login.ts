@@ -1,0 +1,161 @@
+/**
+ * Password login (spec 4.2). Order: bot check, lockout and velocity, password, then account
+ * status (D4's deliberate deviation: status is revealed only to someone who knows the password),
+ * then the second factor, then the session.
+ */
+import type { Deps } from "../../deps.js";
+import { AuthError } from "../../errors.js";
+import { MemberStatus, type Member, type RequestContext, type Tenant } from "../../model.js";
+import type { AuditEvent } from "../../store/audit.js";
+import { normalizeEmail } from "../../security/identity.js";
+import { normalizePassword } from "../../security/password.js";
+import { distinctIpRules } from "../../rules.js";
+import { verifyBotChallenge } from "../kernel/guards.js";
+import { holdingPlace, passwordCheckPassed, recordFailedPasswordCheck, reservePasswordAttempt, type PasswordAttempt } from "../kernel/password-attempts.js";
+import { hashNewPassword } from "../kernel/passwords.js";
+import { recordSuccessfulLogin } from "../kernel/login-context.js";
+import { createSession, type IssuedSession } from "../kernel/sessions.js";
+import { verifySecondFactor } from "../kernel/second-factor.js";
+
+export const TWO_FACTOR_REQUIRED_MESSAGE = "Enter the code from your authenticator app or a recovery code.";
+
+export interface PasswordLoginInput {
+  email: string;
+  password: string;
+  twoFACode: string | undefined;
+  botToken: string | undefined;
+}
+
+export type LoginResult =
+  { authorized: true; recordid: string; redirectUrl: string; session: IssuedSession } | { authorized: false; twoFactorRequired: true; message: string };
+
+/** Every attempt that reaches the flow is counted by its outcome: the result, or the error's code. */
+export async function loginWithPassword(deps: Deps, tenant: Tenant, input: PasswordLoginInput, context: RequestContext): Promise<LoginResult> {
+  return deps.metrics.countLogin(
+    "password",
+    () => attemptPasswordLogin(deps, tenant, input, context),
+    (result) => result.authorized,
+  );
+}
+
+async function attemptPasswordLogin(deps: Deps, tenant: Tenant, input: PasswordLoginInput, context: RequestContext): Promise<LoginResult> {
+  const now = deps.clock.now();
+  const email = normalizeEmail(input.email);
+  await verifyBotChallenge(deps, tenant, input.botToken, context);
+  const attempt = await reservePasswordAttempt(deps, tenant, email, context, { trackVelocity: true });
+  // Whatever ends this login without a verdict (an error) gives its place in the budget back.
+  return holdingPlace(deps, tenant, attempt, async () => {
+    const member = await deps.store.members.findMemberByEmail(tenant.id, email);
+    if (attempt.distinctIps >= distinctIpRules.suspiciousLoginIps.threshold) {
+      // Written for a known and an unknown email alike (no member id then): a write for known
+      // emails only showed in the timing (issue 13, finding 6).
+      const event: AuditEvent = {
+        memberId: member?.recordId ?? null,
+        type: "suspicious_login_velocity",
+        ip: context.ip,
+        userAgent: context.userAgent,
+        details: { distinctIps: attempt.distinctIps },
+      };
+      await deps.store.audit.insertAuditEvent(tenant.id, event, now);
+    }
+    const password = normalizePassword(input.password);
+    const passwordHash = await passwordHashToCheck(deps, tenant, member);
+    const matched = passwordHash ? await deps.hasher.verifyPassword(passwordHash, password) : await deps.hasher.verifyAgainstDummy(password).then(() => false);
+    if (!member || !matched) {
+      await recordFailedPasswordCheck(deps, tenant, attempt);
+      // The same write for a known and an unknown email (no member id then), after the answer: a
+      // write for known emails only showed in the timing of the next request (issue 13, finding 3).
+      const event: AuditEvent = {
+        memberId: member?.recordId ?? null,
+        type: "login_failed",
+        ip: context.ip,
+        userAgent: context.userAgent,
+        details: { reason: "password" },
+      };
+      deps.background.run("login failure audit", () => deps.store.audit.insertAuditEvent(tenant.id, event, now));
+      throw new AuthError("invalid_credentials");
+    }
+    return completeLogin(deps, tenant, attempt, member, password, input.twoFACode, context, now);
+  });
+}
+
+/**
+ * The password matched `member` as read before the hash. Status, second factor and session are
+ * decided on that row; the session's transaction reads the row again with its lock (D20), and if
+ * a lock, a required change, another password or 2FA committed meanwhile, the login is decided
+ * again on the fresh row. So no session outlives a lock that committed after the password matched.
+ */
+async function completeLogin(
+  deps: Deps,
+  tenant: Tenant,
+  attempt: PasswordAttempt,
+  member: Member,
+  password: string,
+  twoFACode: string | undefined,
+  context: RequestContext,
+  now: number,
+): Promise<LoginResult> {
+  let secondFactorChecked = false;
+  for (let round = 0; round < 3; round++) {
+    // The right password clears the lockout count (D13). On the plain path that happens in the
+    // session's transaction, one commit instead of two; every other path clears it here first.
+    const straightToSession = member.status === MemberStatus.unlocked && member.twoFactorStatus !== "Enabled" && !deps.hasher.needsRehash(member.passwordHash!);
+    if (!straightToSession) await passwordCheckPassed(deps.store, tenant, attempt);
+
+    if (member.status === MemberStatus.locked) throw new AuthError("account_locked");
+    if (member.status === MemberStatus.pending) throw new AuthError("email_not_verified");
+    if (member.status === MemberStatus.passwordChangePending) throw new AuthError("password_change_required");
+
+    if (member.twoFactorStatus === "Enabled" && !secondFactorChecked) {
+      if (!twoFACode) return { authorized: false, twoFactorRequired: true, message: TWO_FACTOR_REQUIRED_MESSAGE };
+      await verifySecondFactor(deps, tenant, member, twoFACode, context, now);
+      secondFactorChecked = true;
+    }
+
+    if (deps.hasher.needsRehash(member.passwordHash!)) member = await rehashPassword(deps, tenant, member, password, now);
+    const decidedOn = member;
+    const outcome = await deps.store.transaction(async (tx) => {
+      const fresh = await tx.members.findMemberById(tenant.id, decidedOn.recordId, { lock: true });
+      if (!fresh || !sameLoginState(fresh, decidedOn)) return { fresh };
+      if (straightToSession) await tx.limits.clearLockout(tenant.id, fresh.email);
+      const issued = await createSession(tx, deps, tenant, fresh.recordId, context, now);
+      await recordSuccessfulLogin(tx, deps, tenant, fresh, "password", context, now);
+      return { session: issued };
+    });
+    if (outcome.session) {
+      attempt.settled = true; // the lockout was cleared with the session (plain path) or before
+      deps.webhooks.notify();
+      return { authorized: true, recordid: String(member.recordId), redirectUrl: tenant.settings.loginSuccessRedirect, session: outcome.session };
+    }
+    // Decided again on the fresh row: its password must be the one given too.
+    const fresh = outcome.fresh;
+    if (!fresh?.passwordHash || (fresh.passwordHash !== member.passwordHash && !(await deps.hasher.verifyPassword(fresh.passwordHash, password)))) {
+      throw new AuthError("invalid_credentials");
+    }
+    member = fresh;
+  }
+  throw new Error("the member kept changing during login");
+}
+
+/** What a login decides on: a change of any of these between the decision and the session redoes it. */
+function sameLoginState(fresh: Member, decidedOn: Member): boolean {
+  return fresh.status === decidedOn.status && fresh.passwordHash === decidedOn.passwordHash && fresh.twoFactorStatus === decidedOn.twoFactorStatus;
+}
+
+/**
+ * D18: a pending account holds no password of its own; a login to it is checked against its newest
+ * registration, so 403 email_not_verified answers only that registration's password. The lookup
+ * runs for every email (member id 0 matches nothing), so it costs the same whether the account exists.
+ */
+async function passwordHashToCheck(deps: Deps, tenant: Tenant, member: Member | undefined): Promise<string | null> {
+  const newest = await deps.store.registrations.findNewestRegistration(tenant.id, member?.recordId ?? 0);
+  if (member?.status === MemberStatus.pending) return newest?.passwordHash ?? null;
+  return member?.passwordHash ?? null;
+}
+
+/** D12: parameters live in the hash; a login with outdated ones stores a fresh hash, unless the password changed meanwhile. */
+async function rehashPassword(deps: Deps, tenant: Tenant, member: Member, password: string, now: number): Promise<Member> {
+  const { passwordHash, passwordSalt } = await hashNewPassword(deps, password);
+  const replaced = await deps.store.members.replacePasswordHash(tenant.id, member.recordId, member.passwordHash!, passwordHash, passwordSalt, now);
+  return replaced ? { ...member, passwordHash } : member;
+}
