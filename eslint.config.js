@@ -9,6 +9,13 @@ const bannedClockAndRandom = [
   { selector: "CallExpression[callee.object.name='Math'][callee.property.name='random']", message: "Use deps.random (src/core/random.ts)." },
 ];
 
+// Issue 28: inside a transaction's callback the outer store is the trap (it never returned on
+// SQLite and ran outside the transaction on PostgreSQL): the callback's own `tx` is the store there.
+const outerStoreInTransaction = {
+  selector: "CallExpression[callee.property.name='transaction'] > :function MemberExpression[object.name='deps'][property.name='store']",
+  message: "Inside store.transaction, use the transaction's store (tx), never deps.store (src/store/transaction-scope.ts).",
+};
+
 // Issue 18: the layers, lowest first (docs/architecture.md). A file imports from its own layer and
 // the ones below, type imports included. Matched on the import's text, so a layer is its folder
 // name or, for the files at the top of src/, the file's name.
@@ -81,7 +88,7 @@ export default tseslint.config(
     files: ["src/**/*.ts"],
     ignores: ["src/core/**"],
     rules: {
-      "no-restricted-syntax": ["error", ...bannedClockAndRandom],
+      "no-restricted-syntax": ["error", ...bannedClockAndRandom, outerStoreInTransaction],
       "no-restricted-imports": [
         "error",
         {

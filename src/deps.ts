@@ -52,6 +52,14 @@ export interface Deps {
 }
 
 /**
+ * What code running inside `store.transaction` may use (issue 28): everything but the outer store.
+ * There the transaction's own store (`tx`) is the only way to the database; the outer one never
+ * returned on SQLite and ran outside the transaction on PostgreSQL. Helpers called with a `tx`
+ * take this type, so `deps.store` inside them does not compile.
+ */
+export type TransactionDeps = Omit<Deps, "store">;
+
+/**
  * What dev mode lends the layers below it (src/dev/dev-mode.ts implements it): the dev tenant's
  * links point at this process. Declared here so that nothing below src/dev/ imports from it.
  */

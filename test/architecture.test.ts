@@ -78,6 +78,20 @@ test("issue 28: the flows are feature slices over a kernel: a slice imports the 
   assert.deepEqual(entries.filter((name) => statSync(`src/flows/${name}`).isDirectory()).sort(), ["kernel", ...FLOW_SLICES].sort());
 });
 
+test("issue 28: deps.store inside a transaction's callback fails lint; the transaction's own store passes", async () => {
+  const lint = async (body: string) => {
+    const code = `import type { Deps } from "../../deps.js";\nexport async function f(deps: Deps) {\n  ${body}\n}\n`;
+    const [result] = await eslint.lintText(code, { filePath: "src/flows/account/new.ts" });
+    return result!.messages.filter((m) => m.ruleId === "no-restricted-syntax").map((m) => m.message);
+  };
+  const refused = await lint('await deps.store.transaction(async (tx) => { await deps.store.members.findMemberById("t", 1); return tx; });');
+  assert.ok(
+    refused.some((m) => /use the transaction's store \(tx\)/.test(m)),
+    refused.join("\n"),
+  );
+  assert.deepEqual(await lint('await deps.store.transaction(async (tx) => tx.members.findMemberById("t", 1));'), []);
+});
+
 test("hosted pages decide by an error's code, never by its words (issue 18)", async () => {
   const { readdirSync, readFileSync } = await import("node:fs");
   const { formErrorsOf } = await import("../src/ui/forms.js");

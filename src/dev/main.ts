@@ -6,8 +6,11 @@
 import { DevMode } from "./dev-mode.js";
 import { devInboxRoutes } from "./inbox-routes.js";
 import { startDevMode } from "./start.js";
+import { guardTransactions } from "../store/transaction-scope.js";
 
 process.env.DEV_MODE = "true";
 const { runServer } = await import("../server.js");
 const dev = new DevMode();
+// Issue 28: dev mode refuses the outer store inside a transaction, as the tests do (transaction-scope.ts).
+guardTransactions();
 await runServer({ dev, app: { plugins: [devInboxRoutes(dev)] }, afterListen: (deps, app) => startDevMode(deps, app) });

@@ -4,19 +4,23 @@
  * tracker lets shutdown and tests wait for everything started.
  */
 import type { Logger } from "pino";
+import { outsideTransaction } from "../store/transaction-scope.js";
 
 export class BackgroundTasks {
   private readonly pending = new Set<Promise<void>>();
 
   constructor(private readonly log: Logger) {}
 
+  /** Started outside any transaction's scope: the task runs after it, on the outer store (issue 28). */
   run(name: string, work: () => Promise<unknown>): void {
-    const task: Promise<void> = Promise.resolve()
-      .then(() => new Promise<void>((resolve) => setImmediate(resolve)))
-      .then(work)
-      .then(() => undefined)
-      .catch((err: unknown) => this.log.error({ err, task: name }, "background task failed"))
-      .finally(() => this.pending.delete(task));
+    const task: Promise<void> = outsideTransaction(() =>
+      Promise.resolve()
+        .then(() => new Promise<void>((resolve) => setImmediate(resolve)))
+        .then(work)
+        .then(() => undefined)
+        .catch((err: unknown) => this.log.error({ err, task: name }, "background task failed"))
+        .finally(() => this.pending.delete(task)),
+    );
     this.pending.add(task);
   }
 

@@ -11,6 +11,7 @@ import type { Metrics } from "../metrics.js";
 import type { SecretBox } from "../security/secret-box.js";
 import type { Store } from "../store/index.js";
 import type { ClaimedDelivery } from "../store/outbox.js";
+import { outsideTransaction } from "../store/transaction-scope.js";
 import { sendWebhook } from "./webhook-sender.js";
 
 const ATTEMPT_TIMEOUT_MS = 10 * SECOND;
@@ -125,6 +126,11 @@ export class WebhookDispatcher {
 
   /** No-op until start(): tests drive deliverDue() themselves, with their own clock. */
   notify(): void {
+    // A pass is the outer store's work: never inside the scope of a transaction that woke it (issue 28).
+    outsideTransaction(() => this.wake());
+  }
+
+  private wake(): void {
     if (!this.timer) return;
     if (this.running) {
       this.again = true;
@@ -139,7 +145,7 @@ export class WebhookDispatcher {
         this.running = undefined;
         if (this.again) {
           this.again = false;
-          this.notify();
+          this.wake();
         }
       });
   }

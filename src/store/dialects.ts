@@ -17,9 +17,11 @@ import {
   SqliteQueryCompiler,
   type DatabaseConnection,
   type Dialect,
+  type Driver,
 } from "kysely";
 import pg from "pg";
 import type { Database } from "./schema.js";
+import { assertOutsideTransaction } from "./transaction-scope.js";
 
 export type DialectName = "sqlite" | "postgres";
 
@@ -61,6 +63,47 @@ export function isUniqueViolation(error: unknown): boolean {
   return code === "23505" || code === "SQLITE_CONSTRAINT_UNIQUE" || code === "SQLITE_CONSTRAINT_PRIMARYKEY";
 }
 
+/**
+ * The root handle's dialect with issue 28's guard: every connection the root Kysely takes first
+ * checks that no transaction's work is running in this async context (transaction-scope.ts). A
+ * transaction takes its connection before its work starts, so only a misuse is refused.
+ */
+function guarded(dialect: Dialect): Dialect {
+  return {
+    createAdapter: () => dialect.createAdapter(),
+    createDriver: () => guardedDriver(dialect.createDriver()),
+    createIntrospector: (db) => dialect.createIntrospector(db),
+    createQueryCompiler: () => dialect.createQueryCompiler(),
+  };
+}
+
+function guardedDriver(driver: Driver): Driver {
+  return new Proxy(driver, {
+    get(target, property) {
+      if (property === "acquireConnection") {
+        return () => {
+          assertOutsideTransaction();
+          return target.acquireConnection();
+        };
+      }
+      // Bound to the driver itself: Kysely's drivers keep private fields (#connectionMutex).
+      const value: unknown = Reflect.get(target, property);
+      return typeof value === "function" ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
+/** The hot reader is the root store's too: refused inside a transaction's work like any root query. */
+function guardedReader(reader: HotReader): HotReader {
+  return {
+    all: <R>(sql: string, parameters: readonly unknown[]) => {
+      assertOutsideTransaction();
+      return reader.all<R>(sql, parameters);
+    },
+    close: () => reader.close(),
+  };
+}
+
 function openSqlite(databaseUrl: string): OpenedDatabase {
   const file = sqliteFileOf(databaseUrl)!;
   mkdirSync(dirname(file), { recursive: true });
@@ -78,7 +121,12 @@ function openSqlite(databaseUrl: string): OpenedDatabase {
     all: <R>(sql: string, parameters: readonly unknown[]) => cachedReader.prepare(sql).all(...parameters) as R[],
     close: () => cachedReader.close(),
   };
-  return { db: new Kysely<Database>({ dialect: immediateSqliteDialect(withStatementCache(sqlite)) }), dialect: "sqlite", reader, dataDir: dirname(file) };
+  return {
+    db: new Kysely<Database>({ dialect: guarded(immediateSqliteDialect(withStatementCache(sqlite))) }),
+    dialect: "sqlite",
+    reader: guardedReader(reader),
+    dataDir: dirname(file),
+  };
 }
 
 /**
@@ -153,7 +201,12 @@ function openPostgres(databaseUrl: string, options: PostgresOptions): OpenedData
     all: async <R>(sql: string, parameters: readonly unknown[]) => (await pool.query({ name: nameOf(sql), text: sql, values: [...parameters] })).rows as R[],
     close: () => undefined, // the pool is Kysely's, ended by db.destroy()
   };
-  return { db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), dialect: "postgres", reader, dataDir: resolve("data") };
+  return {
+    db: new Kysely<Database>({ dialect: guarded(new PostgresDialect({ pool })) }),
+    dialect: "postgres",
+    reader: guardedReader(reader),
+    dataDir: resolve("data"),
+  };
 }
 
 /** The absolute path of a `sqlite:` DATABASE_URL's file; undefined for PostgreSQL. */

@@ -17,6 +17,7 @@ import { SessionTouches } from "./session-touches.js";
 import { SessionStore } from "./sessions.js";
 import { TenantStore } from "./tenants.js";
 import { TokenStore } from "./tokens.js";
+import { inTransactionScope } from "./transaction-scope.js";
 import { TwoFactorStore } from "./two-factor.js";
 import { LoginOriginStore } from "./login-origins.js";
 import { EmailRequestStore } from "./email-requests.js";
@@ -64,9 +65,12 @@ export class Store {
     this.passkeys = new PasskeyStore(db);
   }
 
-  /** No network and no password hashing inside: the transaction holds the write lock (habit 7). */
+  /**
+   * No network and no password hashing inside: the transaction holds the write lock (habit 7).
+   * Inside, only `tx` reaches the database: the outer store throws there (transaction-scope.ts).
+   */
   transaction<T>(work: (store: Store) => Promise<T>): Promise<T> {
-    return this.db.transaction().execute((trx) => work(new Store(trx, this.dialect, undefined, this.subjects, this.touches)));
+    return this.db.transaction().execute((trx) => inTransactionScope(() => work(new Store(trx, this.dialect, undefined, this.subjects, this.touches))));
   }
 
   /**

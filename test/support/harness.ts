@@ -25,6 +25,7 @@ import { openDatabase } from "../../src/store/dialects.js";
 import type { Database } from "../../src/store/schema.js";
 import type { Kysely } from "kysely";
 import { createTestSchema } from "./postgres.js";
+import { guardTransactions } from "../../src/store/transaction-scope.js";
 
 /** The store every harness of this run uses (package.json runs the suites once per store). */
 export const TEST_STORE: "sqlite" | "postgres" = process.env.LATCH_TEST_STORE === "postgres" ? "postgres" : "sqlite";
@@ -34,6 +35,9 @@ export const TEST_STORE: "sqlite" | "postgres" = process.env.LATCH_TEST_STORE ==
  */
 export const TEST_REDIS_URL = process.env.LATCH_TEST_REDIS === "1" ? process.env.TEST_REDIS_URL : undefined;
 import type { AltchaDifficulty } from "../../src/providers/altcha.js";
+
+// Issue 28: every test runs with the outer store refused inside a transaction (src/store/transaction-scope.ts).
+guardTransactions();
 
 /** Proof of work a test solves in milliseconds; the protocol and checks are the production ones. */
 export const CHEAP_ALTCHA: AltchaDifficulty = { algorithm: "SHA-256", cost: 1, counterMin: 50, counterMax: 100 };

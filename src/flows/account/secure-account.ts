@@ -4,7 +4,7 @@
  * is used up alone, whatever an intruder did in between; links and 2FA enrolments are ordered by
  * the member's counter, never by the clock.
  */
-import type { Deps } from "../../deps.js";
+import type { Deps, TransactionDeps } from "../../deps.js";
 import { MemberStatus, type Member, type RequestContext, type Tenant } from "../../model.js";
 import { isUniqueViolation } from "../../store/dialects.js";
 import type { Store } from "../../store/index.js";
@@ -57,7 +57,7 @@ export async function secureAccount(
 /** The lockdown and, when the link carries another address, the restore; undefined when there was nothing to restore. */
 async function secureInTransaction(
   tx: Store,
-  deps: Deps,
+  deps: TransactionDeps,
   tenant: Tenant,
   link: { recordId: number; tokenHash: string },
   context: RequestContext,

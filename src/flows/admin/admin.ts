@@ -2,7 +2,7 @@
  * The tenant admin's calls (spec 4.5, 5.1, D15), authorised by the application's internal API key.
  * Keys are looked up by SHA-256; one application's key works for all of its tenant domains.
  */
-import type { Deps } from "../../deps.js";
+import type { Deps, TransactionDeps } from "../../deps.js";
 import { AuthError } from "../../errors.js";
 import { MemberStatus, type Member, type RequestContext, type Tenant } from "../../model.js";
 import { normalizeEmail, parseRecordId } from "../../security/identity.js";
@@ -86,7 +86,7 @@ export async function lockAccount(deps: Deps, tenant: Tenant, input: LockAccount
 /** Issues a resend link (no password, D18) and its verify_email webhook inside the caller's transaction. */
 export async function enqueueVerificationEmail(
   tx: Store,
-  deps: Deps,
+  deps: TransactionDeps,
   tenant: Tenant,
   member: Pick<Member, "recordId" | "email" | "name">,
   now: number,

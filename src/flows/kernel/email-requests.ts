@@ -11,7 +11,7 @@
  * can't tell either (issue 13, finding 3).
  */
 import { randomToken } from "../../core/random.js";
-import type { Deps } from "../../deps.js";
+import type { Deps, TransactionDeps } from "../../deps.js";
 import { enqueueWebhook, memberFields } from "../../events/outbox.js";
 import { MemberStatus, type Member, type RequestContext, type Tenant, type WebhookEventType, type AuditEventType } from "../../model.js";
 import type { EmailRequest, EmailRequestKind, NewEmailRequest } from "../../store/email-requests.js";
@@ -62,7 +62,7 @@ export async function processEmailRequests(deps: Deps): Promise<number> {
 }
 
 /** Claims the row (another instance may have it already) and does its kind's work. */
-async function handleEmailRequest(tx: Store, deps: Deps, id: string, now: number): Promise<boolean> {
+async function handleEmailRequest(tx: Store, deps: TransactionDeps, id: string, now: number): Promise<boolean> {
   const request = await tx.emailRequests.claimEmailRequest(id);
   if (!request) return false;
   const tenant = await tx.tenants.findTenantById(request.tenantId);
@@ -115,7 +115,7 @@ const linkRules: Record<Exclude<EmailRequestKind, "registration">, LinkRule> = {
 };
 
 /** Resend, reset and magic link: one token (voiding the earlier one, D7) and one webhook. */
-async function handleLinkRequest(tx: Store, deps: Deps, tenant: Tenant, request: EmailRequest, now: number): Promise<void> {
+async function handleLinkRequest(tx: Store, deps: TransactionDeps, tenant: Tenant, request: EmailRequest, now: number): Promise<void> {
   const rule = linkRules[request.kind as keyof typeof linkRules];
   const member = await tx.members.findMemberByEmail(tenant.id, request.email, { lock: true });
   const target = member && rule.eligible(member) ? member : undefined;
@@ -141,7 +141,7 @@ async function handleLinkRequest(tx: Store, deps: Deps, tenant: Tenant, request:
  * (`account_exists`). The three do the same statements: the member insert that may conflict, one
  * registration row, one token, one delivery, one audit row.
  */
-async function handleRegistration(tx: Store, deps: Deps, tenant: Tenant, request: EmailRequest, now: number): Promise<void> {
+async function handleRegistration(tx: Store, deps: TransactionDeps, tenant: Tenant, request: EmailRequest, now: number): Promise<void> {
   const asked = request.registration!;
   const { member, created } = await findOrCreatePendingMember(tx, deps, tenant, request, now);
   const pending = member.status === MemberStatus.pending;
@@ -173,7 +173,7 @@ async function handleRegistration(tx: Store, deps: Deps, tenant: Tenant, request
 /** Inserts the pending member under the record id the request answered, unless the email is taken. */
 async function findOrCreatePendingMember(
   tx: Store,
-  deps: Deps,
+  deps: TransactionDeps,
   tenant: Tenant,
   request: EmailRequest,
   now: number,

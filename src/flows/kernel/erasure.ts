@@ -3,7 +3,7 @@
  * the admin's delete, the member's own, "this wasn't me" (a pending squatter of the restored
  * address) and the retention sweep of pending accounts; and what stays of it.
  */
-import type { Deps } from "../../deps.js";
+import type { Deps, TransactionDeps } from "../../deps.js";
 import type { Member, RequestContext, Tenant } from "../../model.js";
 import type { Store } from "../../store/index.js";
 import { enqueueMemberEvent } from "./member-events.js";
@@ -77,7 +77,7 @@ export async function erasePendingAccounts(deps: Deps, now: number, retentionMs:
  */
 export async function recordErasure(
   tx: Store,
-  deps: Deps,
+  deps: TransactionDeps,
   tenant: Tenant,
   member: Member,
   by: "admin" | "member",

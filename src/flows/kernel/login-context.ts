@@ -3,7 +3,7 @@
  * city. A login from a country or network the member has not used before writes login_anomaly
  * and sends the security alert; a member's first login sets the baseline and alerts nothing.
  */
-import type { Deps } from "../../deps.js";
+import type { TransactionDeps } from "../../deps.js";
 import type { Member, RequestContext, Tenant } from "../../model.js";
 import { networkOf } from "../../providers/geoip.js";
 import type { LoginOrigin } from "../../store/login-origins.js";
@@ -13,7 +13,7 @@ import type { LoginMethod } from "../../metrics.js";
 
 export async function recordSuccessfulLogin(
   tx: Store,
-  deps: Deps,
+  deps: TransactionDeps,
   tenant: Tenant,
   member: Member,
   method: LoginMethod,

@@ -3,7 +3,7 @@
  * through the same durable outbox and signing as every webhook (D9). Bodies name the member by
  * record id and list what changed; never a secret, never the old email.
  */
-import type { Deps } from "../../deps.js";
+import type { TransactionDeps } from "../../deps.js";
 import { enqueueWebhook } from "../../events/outbox.js";
 import { MemberStatus, type Tenant } from "../../model.js";
 import type { Store } from "../../store/index.js";
@@ -13,7 +13,7 @@ export type MemberEvent = "member.created" | "member.updated" | "member.deleted"
 /** Enqueues the event when the tenant set `eventsWebhook`; returns whether it did (the caller then wakes the dispatcher). */
 export async function enqueueMemberEvent(
   tx: Store,
-  deps: Deps,
+  deps: TransactionDeps,
   tenant: Tenant,
   event: MemberEvent,
   recordId: number,
@@ -32,7 +32,7 @@ export async function enqueueMemberEvent(
  */
 export async function enqueueStatusEvent(
   tx: Store,
-  deps: Deps,
+  deps: TransactionDeps,
   tenant: Tenant,
   recordId: number,
   from: MemberStatus,

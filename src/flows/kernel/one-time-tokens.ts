@@ -1,7 +1,7 @@
 /** Issuing one-time tokens (spec 2.3, D7) and the links that carry them. */
 import { MINUTE } from "../../core/clock.js";
 import { randomIntBetween, randomToken, type Random } from "../../core/random.js";
-import type { Deps } from "../../deps.js";
+import type { Deps, TransactionDeps } from "../../deps.js";
 import { AuthError } from "../../errors.js";
 import { linkPages, type Tenant, type TokenKind } from "../../model.js";
 import { loginCodeHash, sha256Hex } from "../../security/hashing.js";
@@ -46,7 +46,7 @@ export interface IssueOptions {
  */
 export async function issueOneTimeToken(
   tx: Store,
-  deps: Deps,
+  deps: TransactionDeps,
   tenant: Tenant,
   recordId: number,
   kind: TokenKind,

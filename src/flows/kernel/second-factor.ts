@@ -4,7 +4,7 @@
  * runs in one transaction with no network, so replay marks, single-use recovery codes and the
  * failure counter stay consistent.
  */
-import type { Deps } from "../../deps.js";
+import type { Deps, TransactionDeps } from "../../deps.js";
 import { AuthError } from "../../errors.js";
 import type { Member, RequestContext, Tenant } from "../../model.js";
 import { hashRecoveryCode, normalizeRecoveryCode } from "../../security/recovery-codes.js";
@@ -23,7 +23,7 @@ export type CodeCheck = { ok: true; method: "totp" | "recovery"; step: number } 
  */
 export async function checkCode(
   tx: Store,
-  deps: Deps,
+  deps: TransactionDeps,
   tenant: Tenant,
   member: Member,
   secretEnc: string,
@@ -88,7 +88,7 @@ export type SecondFactorCheck = CodeCheck;
  */
 export async function checkSecondFactorIn(
   tx: Store,
-  deps: Deps,
+  deps: TransactionDeps,
   tenant: Tenant,
   member: Member,
   code: string,

@@ -4,7 +4,7 @@
  * by wrong codes (D30), a recovery code used, an email change asked or made (D24). Enqueued in the caller's transaction,
  * like every webhook. Every alert carries a `secureAccountLink` (D24, "this wasn't me").
  */
-import type { Deps } from "../../deps.js";
+import type { TransactionDeps } from "../../deps.js";
 import { enqueueWebhook, memberFields } from "../../events/outbox.js";
 import type { Member, RequestContext, Tenant } from "../../model.js";
 import type { Store } from "../../store/index.js";
@@ -38,7 +38,7 @@ export interface AlertOptions {
 
 export async function enqueueSecurityAlert(
   tx: Store,
-  deps: Deps,
+  deps: TransactionDeps,
   tenant: Tenant,
   member: Pick<Member, "recordId" | "email" | "name">,
   alert: SecurityAlert,

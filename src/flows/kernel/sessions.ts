@@ -1,6 +1,6 @@
 /** Sessions (spec 2.2, D6): creation after login, the session check, logout. */
 import { randomToken } from "../../core/random.js";
-import type { Deps } from "../../deps.js";
+import type { Deps, TransactionDeps } from "../../deps.js";
 import { AuthError } from "../../errors.js";
 import { MemberStatus, type Member, type RequestContext, type Tenant } from "../../model.js";
 import { sha256Hex } from "../../security/hashing.js";
@@ -44,7 +44,7 @@ export function sessionTtlSeconds(tenant: Tenant): number {
 
 export async function createSession(
   tx: Store,
-  deps: Deps,
+  deps: TransactionDeps,
   tenant: Tenant,
   recordId: number,
   context: RequestContext,

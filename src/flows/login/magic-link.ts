@@ -3,7 +3,7 @@
  * verifying it. A link is consumed only when the whole check passes (D15), so a member with 2FA
  * can submit the same link again with the code and a fresh bot token.
  */
-import type { Deps } from "../../deps.js";
+import type { Deps, TransactionDeps } from "../../deps.js";
 import { AuthError } from "../../errors.js";
 import type { LoginMethod } from "../../metrics.js";
 import { MemberStatus, type Member, type RequestContext, type Tenant } from "../../model.js";
@@ -99,7 +99,7 @@ export type MagicLoginOutcome =
  */
 export async function finishMagicLogin(
   tx: Store,
-  deps: Deps,
+  deps: TransactionDeps,
   tenant: Tenant,
   member: Member,
   tokenHash: string,
