@@ -120,3 +120,15 @@ test("lint checks formatting: Prettier is part of npm run lint, and an unformatt
   assert.equal(await prettier.check("export const x = {a:1,\n  b:2}\n", options), false, "an unformatted file");
   assert.equal(await prettier.check(readFileSync("src/app.ts", "utf8"), options), true, "a file of the tree");
 });
+
+test("what differs between SQLite and PostgreSQL is decided in src/store/dialects.ts only", async () => {
+  const { readdirSync, readFileSync } = await import("node:fs");
+  const branches = /\bdialect\s*[!=]==|["']postgres["']|["']sqlite["']|\.forUpdate\(|\.skipLocked\(/;
+  const offenders = readdirSync("src", { recursive: true, encoding: "utf8" })
+    .filter((name) => name.endsWith(".ts") && name !== "store/dialects.ts")
+    .flatMap((name) => {
+      const lines = readFileSync(`src/${name}`, "utf8").split("\n");
+      return lines.flatMap((line, i) => (branches.test(line) ? [`src/${name}:${i + 1}: ${line.trim()}`] : []));
+    });
+  assert.deepEqual(offenders, []);
+});

@@ -18,6 +18,7 @@ import {
   type DatabaseConnection,
   type Dialect,
   type Driver,
+  type SelectQueryBuilder,
 } from "kysely";
 import pg from "pg";
 import type { Database } from "./schema.js";
@@ -230,6 +231,23 @@ export function openDatabase(databaseUrl: string, postgres: PostgresOptions = { 
   if (databaseUrl.startsWith("sqlite:")) return openSqlite(databaseUrl);
   if (/^postgres(ql)?:\/\//.test(databaseUrl)) return openPostgres(databaseUrl, postgres);
   throw new Error("DATABASE_URL must start with sqlite: or postgres://");
+}
+
+/**
+ * A read whose rows stay locked until the transaction commits, so two transactions that decide on
+ * the same row run one after the other. PostgreSQL locks the rows (`FOR UPDATE`); SQLite has one
+ * writer, which a writing transaction holds to its end, so the query is left as it is.
+ */
+export function lockingRead<DB, TB extends keyof DB, O>(query: SelectQueryBuilder<DB, TB, O>, dialect: DialectName): SelectQueryBuilder<DB, TB, O> {
+  return dialect === "postgres" ? query.forUpdate() : query;
+}
+
+/**
+ * A read of rows this instance is about to claim: on PostgreSQL rows another instance has locked
+ * are skipped rather than waited for (`FOR UPDATE SKIP LOCKED`); SQLite has one writer.
+ */
+export function claimingRead<DB, TB extends keyof DB, O>(query: SelectQueryBuilder<DB, TB, O>, dialect: DialectName): SelectQueryBuilder<DB, TB, O> {
+  return dialect === "postgres" ? query.forUpdate().skipLocked() : query;
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- migrations run on Kysely<any>

@@ -43,7 +43,7 @@ export class Store {
 
   constructor(
     private readonly db: Kysely<Database>,
-    readonly dialect: DialectName = "sqlite",
+    readonly dialect: DialectName,
     /** The hot reads' own path (dialects.ts HotReader): the root store only, never a transaction's. */
     private readonly reader: HotReader | undefined,
     /** D25: how emails are keyed in lockout rows (a keyed hash, from SECRETS_KEY). */

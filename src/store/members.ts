@@ -1,5 +1,5 @@
 import { sql, type ExpressionBuilder, type Kysely, type Selectable } from "kysely";
-import type { DialectName } from "./dialects.js";
+import { type DialectName, lockingRead } from "./dialects.js";
 import type { Database, MembersTable } from "./schema.js";
 import { MemberStatus, type AuthenticationType, type Member, type TwoFactorStatus } from "../model.js";
 
@@ -84,7 +84,7 @@ function toMember(row: Selectable<MembersTable>): Member {
 export class MemberStore {
   constructor(
     private readonly db: Kysely<Database>,
-    private readonly dialect: DialectName = "sqlite",
+    private readonly dialect: DialectName,
   ) {}
 
   /** Inserts, or returns false when the email (or, rarely, the random record id) is taken. */
@@ -118,7 +118,7 @@ export class MemberStore {
    */
   async findMemberByEmail(tenantId: string, email: string, options: { lock?: boolean } = {}): Promise<Member | undefined> {
     let query = this.db.selectFrom("members").selectAll().where("tenant_id", "=", tenantId).where("email", "=", email);
-    if (options.lock && this.dialect === "postgres") query = query.forUpdate();
+    if (options.lock) query = lockingRead(query, this.dialect);
     const row = await query.executeTakeFirst();
     return row && toMember(row);
   }
@@ -126,7 +126,7 @@ export class MemberStore {
   /** With `lock`, inside a transaction on PostgreSQL, the row stays locked until commit (D20). */
   async findMemberById(tenantId: string, recordId: number, options: { lock?: boolean } = {}): Promise<Member | undefined> {
     let query = this.db.selectFrom("members").selectAll().where("tenant_id", "=", tenantId).where("id", "=", recordId);
-    if (options.lock && this.dialect === "postgres") query = query.forUpdate();
+    if (options.lock) query = lockingRead(query, this.dialect);
     const row = await query.executeTakeFirst();
     return row && toMember(row);
   }
@@ -188,7 +188,7 @@ export class MemberStore {
       .where("tenant_id", "=", tenantId)
       .where("id", "=", recordId)
       .where((eb) => expiredPending(eb, cutoff));
-    if (options.lock && this.dialect === "postgres") query = query.forUpdate();
+    if (options.lock) query = lockingRead(query, this.dialect);
     return (await query.executeTakeFirst()) !== undefined;
   }
 

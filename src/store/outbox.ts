@@ -1,5 +1,5 @@
 import type { Kysely, Selectable } from "kysely";
-import type { DialectName } from "./dialects.js";
+import { claimingRead, type DialectName } from "./dialects.js";
 import type { Database, WebhookDeliveriesTable } from "./schema.js";
 import type { WebhookEventType } from "../model.js";
 
@@ -99,7 +99,7 @@ export class OutboxStore {
       .orderBy("next_attempt_at")
       .limit(limit);
     // PostgreSQL: rows another instance is claiming are skipped rather than waited for.
-    if (this.dialect === "postgres") due = due.forUpdate().skipLocked();
+    due = claimingRead(due, this.dialect);
     const rows = await this.db
       .updateTable("webhook_deliveries")
       .set({ claimed_until: now + leaseMs })

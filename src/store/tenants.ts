@@ -1,5 +1,5 @@
 import type { Kysely } from "kysely";
-import type { DialectName } from "./dialects.js";
+import { type DialectName, lockingRead } from "./dialects.js";
 import { TENANT_OWNED_TABLES, type Database } from "./schema.js";
 import type { Tenant, TenantSettings } from "../model.js";
 
@@ -40,7 +40,7 @@ export class TenantStore {
    */
   async lockApplication(id: string): Promise<boolean> {
     let query = this.db.selectFrom("applications").select("id").where("id", "=", id);
-    if (this.dialect === "postgres") query = query.forUpdate();
+    query = lockingRead(query, this.dialect);
     return (await query.executeTakeFirst()) !== undefined;
   }
 

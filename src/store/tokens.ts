@@ -1,5 +1,5 @@
 import type { ExpressionBuilder, Kysely } from "kysely";
-import type { DialectName } from "./dialects.js";
+import { type DialectName, lockingRead } from "./dialects.js";
 import type { Database } from "./schema.js";
 import type { TokenKind } from "../model.js";
 
@@ -147,7 +147,7 @@ export class TokenStore {
       .selectFrom("one_time_tokens")
       .select("member_id")
       .where((eb) => liveToken(eb, tenantId, memberId, kind, tokenHash, now));
-    if (options.lock && this.dialect === "postgres") query = query.forUpdate();
+    if (options.lock) query = lockingRead(query, this.dialect);
     return (await query.executeTakeFirst()) !== undefined;
   }
 

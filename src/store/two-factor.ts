@@ -1,5 +1,5 @@
 import type { Kysely } from "kysely";
-import type { DialectName } from "./dialects.js";
+import { type DialectName, lockingRead } from "./dialects.js";
 import type { Database } from "./schema.js";
 
 export interface TwoFactorState {
@@ -59,7 +59,7 @@ export class TwoFactorStore {
       ])
       .where("tenant_id", "=", tenantId)
       .where("id", "=", memberId);
-    if (this.dialect === "postgres") query = query.forUpdate();
+    query = lockingRead(query, this.dialect);
     const row = await query.executeTakeFirst();
     return (
       row && {
