@@ -1,20 +1,7 @@
 /** Domain types shared by the store and the flows. Field names follow the spec where it names them. */
-import type { sessionTiers } from "./rules.js";
+import type { TenantSettings } from "./core/tenant-settings.js";
 
-/** Bot protection per tenant (DECISIONS D10); providers/bot.ts checks it. */
-export type BotProviderName = "turnstile" | "hcaptcha" | "recaptcha" | "altcha" | "none";
-
-/**
- * A tenant's `botProtection` setting. `secretKey` is for the siteverify providers (stored sealed
- * under SECRETS_KEY, see flows/tenants/tenants.ts), `minScore` for reCAPTCHA v3.
- */
-export interface BotProtectionSettings {
-  provider: BotProviderName;
-  secretKey?: string;
-  siteKey?: string;
-  verifyUrl?: string;
-  minScore?: number;
-}
+export type { BotProtectionSettings, BotProviderName, SessionTier, TenantSettings } from "./core/tenant-settings.js";
 
 export const MemberStatus = {
   pending: "Email Verification Pending",
@@ -26,22 +13,6 @@ export type MemberStatus = (typeof MemberStatus)[keyof typeof MemberStatus];
 
 export type TwoFactorStatus = "Disabled" | "Enabled";
 export type AuthenticationType = "Password" | "Magic Link";
-
-export type SessionTier = keyof typeof sessionTiers;
-
-export interface TenantSettings {
-  emailVerificationWebhook: string;
-  passwordResetWebhook: string;
-  magicLoginWebhook: string;
-  sessionTier: SessionTier;
-  loginSuccessRedirect: string;
-  botProtection: BotProtectionSettings;
-  resetTokenTtlMinutes: number;
-  require2FA: boolean;
-  securityAlertWebhook?: string;
-  eventsWebhook?: string;
-  allowedOrigins: string[];
-}
 
 export interface Tenant {
   id: string;

@@ -11,7 +11,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { AuthError } from "../errors.js";
 import type { Tenant } from "../model.js";
-import { isUsableAllowedOrigin } from "../flows/kernel/tenant-settings.js";
+import { isUsableAllowedOrigin } from "../core/tenant-settings.js";
 
 const PREFLIGHT_MAX_AGE_SECONDS = 600;
 const ALLOWED_METHODS = ["GET", "POST", "PATCH", "DELETE"];

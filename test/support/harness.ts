@@ -17,7 +17,7 @@ import { createDeps } from "../../src/create-deps.js";
 import type { Deps } from "../../src/deps.js";
 import { DevMode } from "../../src/dev/dev-mode.js";
 import { devInboxRoutes } from "../../src/dev/inbox-routes.js";
-import type { NewTenantSettings } from "../../src/flows/kernel/tenant-settings.js";
+import type { NewTenantSettings } from "../../src/core/tenant-settings.js";
 import { createTenant, type CreatedTenant } from "../../src/flows/tenants/tenants.js";
 import { processEmailRequests } from "../../src/flows/kernel/email-requests.js";
 import { createLogger } from "../../src/logging.js";

@@ -9,7 +9,7 @@ import { AuthError } from "../../errors.js";
 import { type Tenant } from "../../model.js";
 import { sha256Hex } from "../../security/hashing.js";
 import type { ChallengePurpose } from "../../store/passkeys.js";
-import { isUsableAllowedOrigin } from "../kernel/tenant-settings.js";
+import { isUsableAllowedOrigin } from "../../core/tenant-settings.js";
 
 /**
  * Whether a listed origin can answer for the RP ID: its host is the RP ID or under it. A browser runs

@@ -17,7 +17,7 @@ import {
   withDefaultSettings,
   type NewTenantSettings,
   type PartialTenantSettings,
-} from "../kernel/tenant-settings.js";
+} from "../../core/tenant-settings.js";
 
 // Lowercase hostname labels, no port, no trailing dot (D1).
 const HOSTNAME = /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/;

@@ -6,7 +6,7 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
 import type { Deps } from "../../deps.js";
 import { AuthError, type ErrorCode } from "../../errors.js";
-import { NewTenantSettingsSchema, PartialTenantSettingsSchema, TenantSettingsSchema } from "../../flows/kernel/tenant-settings.js";
+import { NewTenantSettingsSchema, PartialTenantSettingsSchema, TenantSettingsSchema } from "../../core/tenant-settings.js";
 import {
   createTenant,
   deleteTenant,

@@ -1,11 +1,12 @@
 /**
  * The tenant settings schema (spec 2.4, D1, D6, D7, D10), shared by the operator API and the CLI
- * so both validate alike. One TypeBox schema gives the type, the validation and the OpenAPI entry.
+ * so both validate alike. One TypeBox schema gives the type (`TenantSettings`), the validation and
+ * the OpenAPI entry.
  */
 import { Type, type Static } from "typebox";
 import { Value } from "typebox/value";
-import { AuthError, validationIssueOf } from "../../errors.js";
-import type { TenantSettings } from "../../model.js";
+import { AuthError, validationIssueOf } from "../errors.js";
+import type { sessionTiers } from "../rules.js";
 
 const WebhookUrl = Type.String({ pattern: "^https?://[^\\s]+$", maxLength: 2048 });
 
@@ -43,12 +44,33 @@ export const BotProtectionSchema = Type.Object(
   },
   { additionalProperties: false },
 );
+/**
+ * A tenant's `botProtection` setting (D10; providers/bot.ts checks it). `secretKey` is for the
+ * siteverify providers (stored sealed under SECRETS_KEY, see flows/tenants/tenants.ts), `minScore`
+ * for reCAPTCHA v3.
+ */
+export type BotProtectionSettings = Static<typeof BotProtectionSchema>;
+export type BotProviderName = BotProtectionSettings["provider"];
+
+/** rules.ts's tiers by name, spelled out: a list mapped from rules.ts would type as `never`. */
+const SessionTierSchema = Type.Union([
+  Type.Literal("15m"),
+  Type.Literal("1h"),
+  Type.Literal("8h"),
+  Type.Literal("1d"),
+  Type.Literal("7d"),
+  Type.Literal("30d"),
+]);
+export type SessionTier = Static<typeof SessionTierSchema>;
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+/** Fails to compile when rules.ts gains or loses a tier that the schema does not. */
+export const SESSION_TIERS_MATCH_RULES: Same<SessionTier, keyof typeof sessionTiers> = true;
 
 const settingsProperties = {
   emailVerificationWebhook: WebhookUrl,
   passwordResetWebhook: WebhookUrl,
   magicLoginWebhook: WebhookUrl,
-  sessionTier: Type.Union([Type.Literal("15m"), Type.Literal("1h"), Type.Literal("8h"), Type.Literal("1d"), Type.Literal("7d"), Type.Literal("30d")]),
+  sessionTier: SessionTierSchema,
   // A path on the tenant's own site: one leading slash, never "//host" (an open redirect); printable
   // ASCII only (percent-encode the rest), since it goes into a Location header as it is.
   loginSuccessRedirect: Type.String({ pattern: "^/(?![/\\\\])[\\x21-\\x7e]*$", maxLength: 2048 }),
@@ -62,6 +84,7 @@ const settingsProperties = {
 };
 
 export const TenantSettingsSchema = Type.Object(settingsProperties, { additionalProperties: false });
+export type TenantSettings = Static<typeof TenantSettingsSchema>;
 
 /** What a new tenant may leave out; the defaults below fill it in. */
 export const NewTenantSettingsSchema = Type.Object(
