@@ -2,6 +2,7 @@
 import type { TenantSettings } from "./core/tenant-settings.js";
 
 export type { BotProtectionSettings, BotProviderName, SessionTier, TenantSettings } from "./core/tenant-settings.js";
+export type { WebhookEventType } from "./core/webhook-payloads.js";
 
 export const MemberStatus = {
   pending: "Email Verification Pending",
@@ -43,18 +44,6 @@ export const linkPages = {
   email_change: "email-change",
   secure_account: "secure-account",
 } as const satisfies Record<TokenKind, string>;
-
-export type WebhookEventType =
-  | "verify_email"
-  | "account_exists"
-  | "password_reset"
-  | "magic_login"
-  | "security_alert"
-  | "email_change"
-  | "member.created"
-  | "member.updated"
-  | "member.deleted"
-  | "session.created";
 
 /**
  * The audit event catalogue (issue 18): every type a flow writes, with what it means. The store's

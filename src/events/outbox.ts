@@ -3,7 +3,8 @@
  * the token it carries, or not at all. Payloads are sealed at rest because they hold links.
  */
 import type { Random } from "../core/random.js";
-import type { Member, Tenant, WebhookEventType } from "../model.js";
+import type { WebhookEventType, WebhookPayload } from "../core/webhook-payloads.js";
+import type { Member, Tenant } from "../model.js";
 import type { SecretBox } from "../security/secret-box.js";
 import type { Store } from "../store/index.js";
 import type { BackgroundTasks } from "./background.js";
@@ -15,13 +16,14 @@ export interface OutboxDeps {
   secrets: SecretBox;
 }
 
-export async function enqueueWebhook(
+/** Enqueues one delivery of `eventType`, its body typed by the schema the API document shows. */
+export async function enqueueWebhook<T extends WebhookEventType>(
   tx: Store,
   deps: OutboxDeps,
   tenant: Tenant,
-  eventType: WebhookEventType,
+  eventType: T,
   url: string,
-  payload: Record<string, unknown>,
+  payload: WebhookPayload<T>,
   now: number,
   options: { discarded?: boolean } = {},
 ): Promise<void> {

@@ -1,8 +1,11 @@
 /** Request and response schemas shared by routes. Lengths bound every string (D4 over-long). */
-import { Type, type TSchema } from "typebox";
+import { Type } from "typebox";
 import { errorStatus, type ErrorCode } from "../errors.js";
 import { AUDIT_EVENT_TYPES, MemberStatus } from "../model.js";
+import { described, StringEnum, Timestamp } from "../core/schema.js";
 import { PASSWORD_RULES } from "../security/password.js";
+
+export { described, StringEnum, Timestamp };
 
 /** `format: email` documents the field; Latch's own rule checks it (http/validation.ts). */
 export const EmailField = Type.String({ minLength: 1, maxLength: 320, format: "email" });
@@ -23,15 +26,6 @@ export const BotField = Type.Optional(
   }),
 );
 export const TwoFactorCodeField = Type.Optional(Type.String({ minLength: 1, maxLength: 32 }));
-
-/**
- * A string out of a fixed list, as the document's `enum` (TypeBox's union of literals reads as anyOf
- * there), typed as the union of the list. A list typed `string[]` is refused: its type would be
- * wider than the document, and test/client-types.test.ts would pass a wide SDK type against it.
- */
-export function StringEnum<T extends string>(values: string extends T ? never : readonly T[], options: { description?: string } = {}) {
-  return Type.Unsafe<T>({ type: "string", enum: [...values], ...options });
-}
 
 /** Name of the D4 error body among the shared schemas (app.addSchema) and in the OpenAPI document. */
 export const ERROR_BODY_ID = "ErrorBody";
@@ -111,15 +105,6 @@ export const MemberStatusEnumField = StringEnum(Object.values(MemberStatus));
 
 export const TenantHeaders = Type.Object({ "x-tenant-domain": Type.Optional(Type.String({ maxLength: 253 })) });
 
-/**
- * `schema` with the description of the answer it documents (OpenAPI `responses.<status>.description`)
- * and, optionally, response headers. Validation and serialisation ignore both keywords.
- */
-export function described<T extends TSchema>(schema: T, description: string, headers?: Record<string, TSchema>): T {
-  return { ...schema, description, ...(headers ? { headers } : {}) };
-}
-
-export const Timestamp = Type.String({ format: "date-time", description: "ISO 8601 time." });
 export const MemberStatusField = Type.Union([
   Type.Literal("Email Verification Pending"),
   Type.Literal("Unlocked"),

@@ -10,7 +10,7 @@ import { isUniqueViolation } from "../../store/dialects.js";
 import type { Store } from "../../store/index.js";
 import type { AlertOrder } from "../../store/tokens.js";
 import { eraseMemberRows } from "../kernel/erasure.js";
-import { enqueueMemberEvent } from "../kernel/member-events.js";
+import { enqueueMemberEvent, type MemberChange } from "../kernel/member-events.js";
 import { changeStatus, nextStatus } from "../kernel/member-status.js";
 import { peekLink } from "../kernel/one-time-tokens.js";
 
@@ -93,11 +93,11 @@ export function enabledSinceLink(enabled: { seq: number | null; at: number | nul
  * authenticator would keep the owner out; an older one stays, since mailbox access alone must not
  * remove 2FA) and removes every passkey. Returns the member fields it changed.
  */
-async function lockDown(tx: Store, tenant: Tenant, member: Member, issued: AlertOrder, context: RequestContext, now: number): Promise<string[]> {
+async function lockDown(tx: Store, tenant: Tenant, member: Member, issued: AlertOrder, context: RequestContext, now: number): Promise<MemberChange[]> {
   const recordId = member.recordId;
   await tx.sessions.deleteMemberSessions(tenant.id, recordId);
   await tx.tokens.deleteMemberLinks(tenant.id, recordId);
-  const changes: string[] = [];
+  const changes: MemberChange[] = [];
   // A locked account stays locked: the admin's decision outranks the member's (nextStatus gives none).
   const status = nextStatus("secureAccount", member);
   if (status && status !== member.status) {

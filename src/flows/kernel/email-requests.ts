@@ -11,9 +11,10 @@
  * can't tell either (issue 13, finding 3).
  */
 import { randomToken } from "../../core/random.js";
+import type { WebhookEventType, WebhookPayload } from "../../core/webhook-payloads.js";
 import type { Deps, TransactionDeps } from "../../deps.js";
 import { enqueueWebhook, memberFields } from "../../events/outbox.js";
-import { MemberStatus, type Member, type RequestContext, type Tenant, type WebhookEventType, type AuditEventType } from "../../model.js";
+import { MemberStatus, type Member, type RequestContext, type Tenant, type AuditEventType } from "../../model.js";
 import type { EmailRequest, EmailRequestKind, NewEmailRequest } from "../../store/email-requests.js";
 import type { Store } from "../../store/index.js";
 import { issueOneTimeToken, newLoginCode, tokenLifetimeMs } from "./one-time-tokens.js";
@@ -74,9 +75,9 @@ async function handleEmailRequest(tx: Store, deps: TransactionDeps, id: string, 
 
 interface LinkRule {
   tokenKind: "verify_email" | "password_reset" | "magic_login";
-  eventType: WebhookEventType;
   url: (tenant: Tenant) => string;
-  linkField: string;
+  /** The webhook: its event type, and its body with the link in the field that event documents. */
+  webhook: (recipient: Recipient, link: string, code: string | undefined) => LinkWebhook;
   audit: AuditEventType;
   /** Who gets a link; everyone else gets the same writes, expired and discarded. */
   eligible: (member: Member) => boolean;
@@ -84,30 +85,31 @@ interface LinkRule {
   endsSessions: boolean;
 }
 
+type Recipient = ReturnType<typeof memberFields>;
+type LinkWebhook = { [T in WebhookEventType]: { eventType: T; payload: WebhookPayload<T> } }["verify_email" | "password_reset" | "magic_login"];
+
 const linkRules: Record<Exclude<EmailRequestKind, "registration">, LinkRule> = {
   verification_resend: {
     tokenKind: "verify_email",
-    eventType: "verify_email",
     url: (t) => t.settings.emailVerificationWebhook,
-    linkField: "verificationLink",
+    webhook: (recipient, link) => ({ eventType: "verify_email", payload: { ...recipient, verificationLink: link } }),
     audit: "verification_resent",
     eligible: (m) => m.status === MemberStatus.pending,
     endsSessions: false,
   },
   password_reset: {
     tokenKind: "password_reset",
-    eventType: "password_reset",
     url: (t) => t.settings.passwordResetWebhook,
-    linkField: "resetLink",
+    webhook: (recipient, link) => ({ eventType: "password_reset", payload: { ...recipient, resetLink: link } }),
     audit: "password_reset_requested",
     eligible: (m) => m.status !== MemberStatus.locked,
     endsSessions: true,
   },
   magic_link: {
     tokenKind: "magic_login",
-    eventType: "magic_login",
     url: (t) => t.settings.magicLoginWebhook,
-    linkField: "magicLoginLink",
+    // The code is drawn for every magic_login token (handleLinkRequest).
+    webhook: (recipient, link, code) => ({ eventType: "magic_login", payload: { ...recipient, magicLoginLink: link, code: code! } }),
     audit: "magic_link_requested",
     eligible: (m) => m.status !== MemberStatus.locked && m.status !== MemberStatus.pending,
     endsSessions: false,
@@ -123,9 +125,8 @@ async function handleLinkRequest(tx: Store, deps: TransactionDeps, tenant: Tenan
   // D26: a magic link's email carries a 6-digit code too, on the same row (drawn for a dummy as well: the same work).
   const code = rule.tokenKind === "magic_login" ? newLoginCode(deps.random) : undefined;
   const link = await issueOneTimeToken(tx, deps, tenant, recordId, rule.tokenKind, now, { dummy: !target, code });
-  const fields = memberFields(target ?? { recordId, email: request.email, name: "" });
-  const payload = { ...fields, [rule.linkField]: link, ...(code === undefined ? {} : { code }) };
-  await enqueueWebhook(tx, deps, tenant, rule.eventType, rule.url(tenant), payload, now, { discarded: !target });
+  const { eventType, payload } = rule.webhook(memberFields(target ?? { recordId, email: request.email, name: "" }), link, code);
+  await enqueueWebhook(tx, deps, tenant, eventType, rule.url(tenant), payload, now, { discarded: !target });
   if (rule.endsSessions) await tx.sessions.deleteMemberSessions(tenant.id, recordId);
   const details = { sent: target !== undefined };
   await tx.audit.insertAuditEvent(

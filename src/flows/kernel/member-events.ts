@@ -4,25 +4,32 @@
  * record id and list what changed; never a secret, never the old email.
  */
 import type { TransactionDeps } from "../../deps.js";
+import type { WebhookPayload } from "../../core/webhook-payloads.js";
 import { enqueueWebhook } from "../../events/outbox.js";
 import { MemberStatus, type Tenant } from "../../model.js";
 import type { Store } from "../../store/index.js";
 
 export type MemberEvent = "member.created" | "member.updated" | "member.deleted" | "session.created";
+/** What an event adds to the record id and time every lifecycle event starts with. */
+/** A field a `member.updated` names as changed. */
+export type MemberChange = WebhookPayload<"member.updated">["changes"][number];
+type EventFields<E extends MemberEvent> = Omit<WebhookPayload<E>, "recordid" | "at">;
 
 /** Enqueues the event when the tenant set `eventsWebhook`; returns whether it did (the caller then wakes the dispatcher). */
-export async function enqueueMemberEvent(
+export async function enqueueMemberEvent<E extends MemberEvent>(
   tx: Store,
   deps: TransactionDeps,
   tenant: Tenant,
-  event: MemberEvent,
+  event: E,
   recordId: number,
-  fields: Record<string, unknown>,
+  fields: EventFields<E>,
   now: number,
 ): Promise<boolean> {
   const url = tenant.settings.eventsWebhook;
   if (!url) return false;
-  await enqueueWebhook(tx, deps, tenant, event, url, { recordid: String(recordId), at: new Date(now).toISOString(), ...fields }, now);
+  // TypeScript cannot see that the fields of E plus the common two are E's payload (a generic Omit).
+  const payload = { recordid: String(recordId), at: new Date(now).toISOString(), ...fields } as WebhookPayload<E>;
+  await enqueueWebhook(tx, deps, tenant, event, url, payload, now);
   return true;
 }
 

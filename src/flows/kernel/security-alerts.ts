@@ -5,30 +5,17 @@
  * like every webhook. Every alert carries a `secureAccountLink` (D24, "this wasn't me").
  */
 import type { TransactionDeps } from "../../deps.js";
+import { SECURITY_ALERTS, type SecurityAlert, type WebhookPayload } from "../../core/webhook-payloads.js";
 import { enqueueWebhook, memberFields } from "../../events/outbox.js";
 import type { Member, RequestContext, Tenant } from "../../model.js";
 import type { Store } from "../../store/index.js";
 import { issueOneTimeToken } from "./one-time-tokens.js";
 
-/** The `alert` of a `security_alert` webhook (README, Webhooks). */
-export const SECURITY_ALERTS = [
-  "login_anomaly",
-  "password_changed",
-  "password_reset",
-  "two_factor_enabled",
-  "two_factor_disabled",
-  "two_factor_locked",
-  "recovery_code_used",
-  "email_change_requested",
-  "email_changed",
-  "passkey_added",
-  "passkey_removed",
-] as const;
-export type SecurityAlert = (typeof SECURITY_ALERTS)[number];
+export { SECURITY_ALERTS, type SecurityAlert };
 
 export interface AlertOptions {
-  /** Fields the alert adds (email_change_requested: `newEmail`). */
-  fields?: Record<string, string>;
+  /** Fields the alert adds (email_change_requested: `newEmail`; the passkey alerts: `passkeyName`). */
+  fields?: Pick<WebhookPayload<"security_alert">, "newEmail" | "passkeyName">;
   /**
    * email_change_requested and email_changed: the address "this wasn't me" gives back to the member
    * (the one the alert goes to) if the account no longer has it by then (D30).
