@@ -7,6 +7,13 @@ import type { Socket } from "node:net";
 import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { AuthError, validationIssueOf, type ErrorCode } from "../errors.js";
 
+declare module "fastify" {
+  interface FastifyContextConfig {
+    /** What a route's error bodies carry besides the usual fields (spec 4.2: login's `authorized: false`). */
+    errorBodyFields?: Record<string, unknown>;
+  }
+}
+
 const fastifyCodes: Record<string, ErrorCode> = {
   FST_ERR_CTP_BODY_TOO_LARGE: "payload_too_large",
   FST_ERR_CTP_INVALID_MEDIA_TYPE: "unsupported_media_type",
@@ -55,7 +62,7 @@ function isStorageUnavailable(error: { code?: string; message?: string }): boole
 
 export function sendError(request: FastifyRequest, reply: FastifyReply, error: AuthError): FastifyReply {
   const body: Record<string, unknown> = { success: false, code: error.code, message: error.message, requestId: request.id };
-  if (request.routeOptions.url === "/auth/login") body.authorized = false;
+  Object.assign(body, request.routeOptions.config?.errorBodyFields);
   if (error.details !== undefined) body.details = error.details;
   if (error.retryAfterSeconds !== undefined) void reply.header("retry-after", String(error.retryAfterSeconds));
   // Also for answers no onRequest hook saw (the router's own refusals, D21).

@@ -21,7 +21,8 @@ import { constantTimeEqual, loginCodeHash } from "../../security/hashing.js";
 import { normalizeEmail } from "../../security/identity.js";
 import { rateRules } from "../../rules.js";
 import { enforceRateLimit, verifyBotChallenge } from "../kernel/guards.js";
-import { answerMagicLogin, finishMagicLogin, type MagicLinkResult } from "./magic-link.js";
+import type { LoginOutcome } from "../kernel/login-outcome.js";
+import { answerMagicLogin, finishMagicLogin } from "./magic-link.js";
 
 const NO_MEMBER = 0;
 const CODE_MESSAGE = "This code is invalid or has expired.";
@@ -35,15 +36,15 @@ export interface VerifyLoginCodeInput {
   twoFACode: string | undefined;
 }
 
-export async function verifyLoginCode(deps: Deps, tenant: Tenant, input: VerifyLoginCodeInput, context: RequestContext): Promise<MagicLinkResult> {
+export async function verifyLoginCode(deps: Deps, tenant: Tenant, input: VerifyLoginCodeInput, context: RequestContext): Promise<LoginOutcome> {
   return deps.metrics.countLogin(
     "login_code",
     () => loginWithCode(deps, tenant, input, context),
-    (result) => result.success,
+    (result) => result.kind === "signed_in",
   );
 }
 
-async function loginWithCode(deps: Deps, tenant: Tenant, input: VerifyLoginCodeInput, context: RequestContext): Promise<MagicLinkResult> {
+async function loginWithCode(deps: Deps, tenant: Tenant, input: VerifyLoginCodeInput, context: RequestContext): Promise<LoginOutcome> {
   const now = deps.clock.now();
   const email = normalizeEmail(input.email);
   await verifyBotChallenge(deps, tenant, input.botToken, context);

@@ -14,7 +14,8 @@ import { verifyBotChallenge } from "../kernel/guards.js";
 import { holdingPlace, passwordCheckPassed, recordFailedPasswordCheck, reservePasswordAttempt, type PasswordAttempt } from "../kernel/password-attempts.js";
 import { hashNewPassword } from "../kernel/passwords.js";
 import { recordSuccessfulLogin } from "../kernel/login-context.js";
-import { createSession, type IssuedSession } from "../kernel/sessions.js";
+import { secondFactorRequired, signedIn, type LoginOutcome } from "../kernel/login-outcome.js";
+import { createSession } from "../kernel/sessions.js";
 import { verifySecondFactor } from "../kernel/second-factor.js";
 
 export const TWO_FACTOR_REQUIRED_MESSAGE = "Enter the code from your authenticator app or a recovery code.";
@@ -26,19 +27,16 @@ export interface PasswordLoginInput {
   botToken: string | undefined;
 }
 
-export type LoginResult =
-  { authorized: true; recordid: string; redirectUrl: string; session: IssuedSession } | { authorized: false; twoFactorRequired: true; message: string };
-
 /** Every attempt that reaches the flow is counted by its outcome: the result, or the error's code. */
-export async function loginWithPassword(deps: Deps, tenant: Tenant, input: PasswordLoginInput, context: RequestContext): Promise<LoginResult> {
+export async function loginWithPassword(deps: Deps, tenant: Tenant, input: PasswordLoginInput, context: RequestContext): Promise<LoginOutcome> {
   return deps.metrics.countLogin(
     "password",
     () => attemptPasswordLogin(deps, tenant, input, context),
-    (result) => result.authorized,
+    (result) => result.kind === "signed_in",
   );
 }
 
-async function attemptPasswordLogin(deps: Deps, tenant: Tenant, input: PasswordLoginInput, context: RequestContext): Promise<LoginResult> {
+async function attemptPasswordLogin(deps: Deps, tenant: Tenant, input: PasswordLoginInput, context: RequestContext): Promise<LoginOutcome> {
   const now = deps.clock.now();
   const email = normalizeEmail(input.email);
   await verifyBotChallenge(deps, tenant, input.botToken, context);
@@ -94,7 +92,7 @@ async function completeLogin(
   twoFACode: string | undefined,
   context: RequestContext,
   now: number,
-): Promise<LoginResult> {
+): Promise<LoginOutcome> {
   let secondFactorChecked = false;
   for (let round = 0; round < 3; round++) {
     // The right password clears the lockout count (D13). On the plain path that happens in the
@@ -107,7 +105,7 @@ async function completeLogin(
     if (member.status === MemberStatus.passwordChangePending) throw new AuthError("password_change_required");
 
     if (member.twoFactorStatus === "Enabled" && !secondFactorChecked) {
-      if (!twoFACode) return { authorized: false, twoFactorRequired: true, message: TWO_FACTOR_REQUIRED_MESSAGE };
+      if (!twoFACode) return secondFactorRequired(TWO_FACTOR_REQUIRED_MESSAGE);
       await verifySecondFactor(deps, tenant, member, twoFACode, context, now);
       secondFactorChecked = true;
     }
@@ -125,7 +123,7 @@ async function completeLogin(
     if (outcome.session) {
       attempt.settled = true; // the lockout was cleared with the session (plain path) or before
       deps.webhooks.notify();
-      return { authorized: true, recordid: String(member.recordId), redirectUrl: tenant.settings.loginSuccessRedirect, session: outcome.session };
+      return signedIn(tenant, member.recordId, outcome.session);
     }
     // Decided again on the fresh row: its password must be the one given too.
     const fresh = outcome.fresh;

@@ -12,6 +12,7 @@ import { distinctIpRules, rateRules } from "../../rules.js";
 import { enforceRateLimit, refuseManyIpsForOneEmail, verifyBotChallenge } from "../kernel/guards.js";
 import { enqueueEmailRequest } from "../kernel/email-requests.js";
 import { recordSuccessfulLogin } from "../kernel/login-context.js";
+import { secondFactorRequired, signedIn, type LoginOutcome } from "../kernel/login-outcome.js";
 import { peekLink } from "../kernel/one-time-tokens.js";
 import { createSession, type IssuedSession } from "../kernel/sessions.js";
 import type { Store } from "../../store/index.js";
@@ -52,19 +53,16 @@ export interface VerifyMagicLinkInput {
   twoFACode: string | undefined;
 }
 
-export type MagicLinkResult =
-  { success: true; message: string; redirect: string; session: IssuedSession } | { success: false; requires2FA: true; message: string };
-
 /** Counted like password login: by the result, or by the error's code. */
-export async function verifyMagicLink(deps: Deps, tenant: Tenant, input: VerifyMagicLinkInput, context: RequestContext): Promise<MagicLinkResult> {
+export async function verifyMagicLink(deps: Deps, tenant: Tenant, input: VerifyMagicLinkInput, context: RequestContext): Promise<LoginOutcome> {
   return deps.metrics.countLogin(
     "magic_link",
     () => loginWithMagicLink(deps, tenant, input, context),
-    (result) => result.success,
+    (result) => result.kind === "signed_in",
   );
 }
 
-async function loginWithMagicLink(deps: Deps, tenant: Tenant, input: VerifyMagicLinkInput, context: RequestContext): Promise<MagicLinkResult> {
+async function loginWithMagicLink(deps: Deps, tenant: Tenant, input: VerifyMagicLinkInput, context: RequestContext): Promise<LoginOutcome> {
   const now = deps.clock.now();
   await verifyBotChallenge(deps, tenant, input.botToken, context);
   // Peeked, not consumed: a missing 2FA code or a wrong one must leave the link usable (D15).
@@ -73,7 +71,7 @@ async function loginWithMagicLink(deps: Deps, tenant: Tenant, input: VerifyMagic
   if (!member) throw new AuthError("invalid_token");
   if (member.status === MemberStatus.locked) throw new AuthError("account_locked");
   const twoFACode = input.twoFACode;
-  if (member.twoFactorStatus === "Enabled" && !twoFACode) return { success: false, requires2FA: true, message: MAGIC_TWO_FACTOR_MESSAGE };
+  if (member.twoFactorStatus === "Enabled" && !twoFACode) return secondFactorRequired(MAGIC_TWO_FACTOR_MESSAGE);
   const outcome = await deps.store.transaction(async (tx) => {
     // The member row first (D20): a lock committed since it was read wins (it voided the link
     // too), and 2FA turned on since then is asked for. Then the link is re-checked and locked.
@@ -89,7 +87,7 @@ export type MagicLoginOutcome =
   | { kind: "locked" }
   | { kind: "code_required" }
   | { kind: "code_refused"; check: SecondFactorCheck & { ok: false } }
-  | { kind: "session"; session: IssuedSession };
+  | { kind: "session"; recordId: number; session: IssuedSession };
 
 /**
  * The end of a login by magic link or by its emailed code (D26), inside the transaction that
@@ -123,15 +121,15 @@ export async function finishMagicLogin(
   await tx.limits.clearLockout(tenant.id, member.email);
   const session = await createSession(tx, deps, tenant, member.recordId, context, now);
   await recordSuccessfulLogin(tx, deps, tenant, member, method, context, now);
-  return { kind: "session", session };
+  return { kind: "session", recordId: member.recordId, session };
 }
 
 /** The answer to a finished (or refused) magic login, after the commit. */
-export function answerMagicLogin(deps: Deps, tenant: Tenant, outcome: MagicLoginOutcome): MagicLinkResult {
+export function answerMagicLogin(deps: Deps, tenant: Tenant, outcome: MagicLoginOutcome): LoginOutcome {
   if (outcome.kind === "invalid") throw new AuthError("invalid_token");
   if (outcome.kind === "locked") throw new AuthError("account_locked");
-  if (outcome.kind === "code_required") return { success: false, requires2FA: true, message: MAGIC_TWO_FACTOR_MESSAGE };
+  if (outcome.kind === "code_required") return secondFactorRequired(MAGIC_TWO_FACTOR_MESSAGE);
   if (outcome.kind === "code_refused") throwForFailedCheck(outcome.check);
   deps.webhooks.notify();
-  return { success: true, message: MAGIC_LOGIN_MESSAGE, redirect: tenant.settings.loginSuccessRedirect, session: outcome.session };
+  return signedIn(tenant, outcome.recordId, outcome.session);
 }

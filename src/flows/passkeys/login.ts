@@ -18,7 +18,8 @@ import { MemberStatus, type RequestContext, type Tenant } from "../../model.js";
 import { sha256Hex } from "../../security/hashing.js";
 import { enforceRateLimit, verifyBotChallenge } from "../kernel/guards.js";
 import { recordSuccessfulLogin } from "../kernel/login-context.js";
-import { createSession, type IssuedSession } from "../kernel/sessions.js";
+import { signedIn, type SignedIn } from "../kernel/login-outcome.js";
+import { createSession } from "../kernel/sessions.js";
 import { PASSKEY_CHALLENGE_LIFETIME_MS, rateRules } from "../../rules.js";
 import { FRAMED_REFUSAL, ranInForeignFrame, relyingParty, useChallenge, userHandle } from "./ceremony.js";
 
@@ -45,14 +46,7 @@ export async function startPasskeyLogin(
   return options;
 }
 
-export type PasskeyLoginResult = { authorized: true; recordid: string; redirectUrl: string; session: IssuedSession };
-
-export async function finishPasskeyLogin(
-  deps: Deps,
-  tenant: Tenant,
-  response: AuthenticationResponseJSON,
-  context: RequestContext,
-): Promise<PasskeyLoginResult> {
+export async function finishPasskeyLogin(deps: Deps, tenant: Tenant, response: AuthenticationResponseJSON, context: RequestContext): Promise<SignedIn> {
   return deps.metrics.countLogin(
     "passkey",
     () => loginWithPasskey(deps, tenant, response, context),
@@ -60,7 +54,7 @@ export async function finishPasskeyLogin(
   );
 }
 
-async function loginWithPasskey(deps: Deps, tenant: Tenant, response: AuthenticationResponseJSON, context: RequestContext): Promise<PasskeyLoginResult> {
+async function loginWithPasskey(deps: Deps, tenant: Tenant, response: AuthenticationResponseJSON, context: RequestContext): Promise<SignedIn> {
   const now = deps.clock.now();
   const challenge = await useChallenge(deps, tenant, response, "login", NO_MEMBER, now);
   const refused = (cause?: unknown, logFields?: Record<string, string>) =>
@@ -117,5 +111,5 @@ async function loginWithPasskey(deps: Deps, tenant: Tenant, response: Authentica
     return issued;
   });
   deps.webhooks.notify();
-  return { authorized: true, recordid: String(passkey.memberId), redirectUrl: tenant.settings.loginSuccessRedirect, session };
+  return signedIn(tenant, passkey.memberId, session);
 }

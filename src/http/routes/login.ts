@@ -5,7 +5,8 @@ import { loginWithPassword } from "../../flows/login/login.js";
 import { logout } from "../../flows/kernel/sessions.js";
 import { BODY_ERRORS, BOT_ERRORS, errorResponses, security, SetSessionCookieHeader, TENANT_ERRORS } from "../openapi.js";
 import { BotField, described, EmailField, MessageBody, NoBodyNeeded, PasswordField, TwoFactorCodeField } from "../schemas.js";
-import { clearSessionCookie, requireSession, setSessionCookie } from "../session-cookie.js";
+import { loginAnswer } from "../login-answers.js";
+import { clearSessionCookie, requireSession } from "../session-cookie.js";
 import { contextOf, SESSION_COOKIE } from "../tenant.js";
 
 export const LoginBody = Type.Object({ email: EmailField, password: PasswordField, twoFACode: TwoFactorCodeField, "bot-challenge-response": BotField });
@@ -38,6 +39,7 @@ export const loginRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
   app.post(
     "/auth/login",
     {
+      config: { errorBodyFields: { authorized: false } },
       schema: {
         summary: "Log in with email and password",
         description:
@@ -69,9 +71,7 @@ export const loginRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
         { email, password, twoFACode, botToken: request.body["bot-challenge-response"] },
         contextOf(request),
       );
-      if (!result.authorized) return { authorized: false as const, two_factor_required: true as const, message: result.message };
-      setSessionCookie(reply, result.session);
-      return { authorized: true as const, recordid: result.recordid, redirectUrl: result.redirectUrl };
+      return loginAnswer(reply, result);
     },
   );
 

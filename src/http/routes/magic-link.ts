@@ -6,7 +6,7 @@ import { requestMagicLink, verifyMagicLink } from "../../flows/login/magic-link.
 import { registerWithMagicLink } from "../../flows/registration/registration.js";
 import { BODY_ERRORS, BOT_ERRORS, errorResponses, SetSessionCookieHeader, TENANT_ERRORS } from "../openapi.js";
 import { BotField, described, EmailField, MessageBody, NameField, RecordIdField, TokenField, TwoFactorCodeField } from "../schemas.js";
-import { setSessionCookie } from "../session-cookie.js";
+import { magicLoginAnswer } from "../login-answers.js";
 import { contextOf } from "../tenant.js";
 import { RegistrationBody } from "./registration.js";
 
@@ -102,9 +102,7 @@ export const magicLinkRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
         { recordId, token, botToken: request.body["bot-challenge-response"], twoFACode: request.body.twoFACode },
         contextOf(request),
       );
-      if (!result.success) return result;
-      setSessionCookie(reply, result.session);
-      return { success: true as const, message: result.message, redirect: result.redirect };
+      return magicLoginAnswer(reply, result);
     },
   );
 
@@ -133,9 +131,7 @@ export const magicLinkRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
         { email, code, botToken: request.body["bot-challenge-response"], twoFACode },
         contextOf(request),
       );
-      if (!result.success) return result;
-      setSessionCookie(reply, result.session);
-      return { success: true as const, message: result.message, redirect: result.redirect };
+      return magicLoginAnswer(reply, result);
     },
   );
 };

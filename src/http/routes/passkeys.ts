@@ -7,7 +7,8 @@ import { deletePasskey, listPasskeys, renamePasskey } from "../../flows/passkeys
 import { finishPasskeyRegistration, startPasskeyRegistration } from "../../flows/passkeys/registration.js";
 import { BODY_ERRORS, BOT_ERRORS, errorResponses, security, TENANT_ERRORS } from "../openapi.js";
 import { BotField, described, MessageBody, PasswordField, Timestamp, TwoFactorCodeField } from "../schemas.js";
-import { requireSession, setSessionCookie } from "../session-cookie.js";
+import { loginAnswer } from "../login-answers.js";
+import { requireSession } from "../session-cookie.js";
 import { contextOf } from "../tenant.js";
 import { LoginAnswer } from "./login.js";
 
@@ -243,8 +244,7 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
     },
     async (request, reply) => {
       const result = await finishPasskeyLogin(deps, request.tenant, request.body.response, contextOf(request));
-      setSessionCookie(reply, result.session);
-      return { authorized: true as const, recordid: result.recordid, redirectUrl: result.redirectUrl };
+      return loginAnswer(reply, result);
     },
   );
 };

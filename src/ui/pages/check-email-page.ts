@@ -103,7 +103,8 @@ export async function checkEmailPages(app: FastifyInstance, { deps }: PageDeps):
         { email: email!, code: code!, botToken: values[BOT], twoFACode: twoFACode || undefined },
         contextOf(request),
       );
-      if (!result.success) return sendPage(reply, 200, magicLoginSecondFactorPage(deps, request, missingSecondFactorErrors(codeStep), carriedCode(values)));
+      if (result.kind !== "signed_in")
+        return sendPage(reply, 200, magicLoginSecondFactorPage(deps, request, missingSecondFactorErrors(codeStep), carriedCode(values)));
       setSessionCookie(reply, result.session);
       forgetLoginEmail(reply);
       return reply.redirect(loginSuccessPath(request), 303);

@@ -142,7 +142,7 @@ export async function loginPages(app: FastifyInstance, { deps }: PageDeps): Prom
         { email: email!, password: password!, twoFACode: twoFACode || undefined, botToken: values[BOT] },
         contextOf(request),
       );
-      if (!result.authorized) return sendPage(reply, 200, codePage(request, values, missingSecondFactorErrors(codeStep)));
+      if (result.kind !== "signed_in") return sendPage(reply, 200, codePage(request, values, missingSecondFactorErrors(codeStep)));
       setSessionCookie(reply, result.session);
       return reply.redirect(loginSuccessPath(request), 303);
     });
@@ -183,7 +183,7 @@ export async function loginPages(app: FastifyInstance, { deps }: PageDeps): Prom
         if (!link) throw new AuthError("invalid_token");
         const { twoFACode } = readFields(values, [CODE_RULE]);
         const result = await verifyMagicLink(deps, request.tenant, { ...link, botToken: values[BOT], twoFACode: twoFACode || undefined }, contextOf(request));
-        if (!result.success) return sendPage(reply, 200, magicLoginSecondFactorPage(deps, request, missingSecondFactorErrors(codeStep)));
+        if (result.kind !== "signed_in") return sendPage(reply, 200, magicLoginSecondFactorPage(deps, request, missingSecondFactorErrors(codeStep)));
         setSessionCookie(reply, result.session);
         return reply.redirect(loginSuccessPath(request), 303);
       });
