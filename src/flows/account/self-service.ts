@@ -8,7 +8,7 @@ import { AuthError } from "../../errors.js";
 import type { RequestContext, Tenant } from "../../model.js";
 import { normalizeName } from "../../security/identity.js";
 import { eraseMember, recordErasure } from "../kernel/erasure.js";
-import { iso, memberView, type MemberView } from "../kernel/member-view.js";
+import { memberView, sessionView, type MemberView, type SessionView } from "../kernel/member-view.js";
 import { enqueueMemberEvent } from "../kernel/member-events.js";
 import { INCORRECT_PASSWORD, lockSessionMember, reauthenticate, type Reauthentication } from "../kernel/reauthentication.js";
 import { findSessionMember, type ActiveSession } from "../kernel/sessions.js";
@@ -16,16 +16,8 @@ import { findSessionMember, type ActiveSession } from "../kernel/sessions.js";
 /** D24 `/auth/me`: the admin's view of the member (D22) without the last login, and whether they have a password. */
 export type MeView = Omit<MemberView, "lastLoginAt"> & { hasPassword: boolean };
 
-export interface SessionView {
-  id: string;
-  createdAt: string;
-  lastSeenAt: string;
-  expiresAt: string;
-  ip: string | null;
-  userAgent: string | null;
-  country: string | null;
-  current: boolean;
-}
+/** A session as its member sees it: with its public id, and which one is asking. */
+export type OwnSessionView = { id: string } & SessionView & { current: boolean };
 
 export async function getMe(deps: Deps, tenant: Tenant, session: ActiveSession): Promise<MeView> {
   const member = await deps.store.members.findMemberProfile(tenant.id, session.memberId);
@@ -48,20 +40,11 @@ export async function changeName(deps: Deps, tenant: Tenant, session: ActiveSess
   return getMe(deps, tenant, session);
 }
 
-export async function listSessions(deps: Deps, tenant: Tenant, session: ActiveSession): Promise<SessionView[]> {
+export async function listSessions(deps: Deps, tenant: Tenant, session: ActiveSession): Promise<OwnSessionView[]> {
   const now = deps.clock.now();
   const current = await deps.store.sessions.findPublicId(tenant.id, session.idHash);
   const sessions = await deps.store.sessions.listMemberSessions(tenant.id, session.memberId, now);
-  return sessions.map((s) => ({
-    id: s.publicId,
-    createdAt: iso(s.createdAt),
-    lastSeenAt: iso(s.lastSeenAt),
-    expiresAt: iso(s.expiresAt),
-    ip: s.ip,
-    userAgent: s.userAgent,
-    country: s.country,
-    current: s.publicId === current,
-  }));
+  return sessions.map((s) => ({ id: s.publicId, ...sessionView(s), current: s.publicId === current }));
 }
 
 /** Ends one of the member's sessions by its public id; returns whether it was the calling one. 404 for any other id. */

@@ -8,7 +8,7 @@ import type { Deps } from "../../deps.js";
 import { AuthError } from "../../errors.js";
 import { findTargetMember, noSuchMember } from "./admin.js";
 import { eraseMember, recordErasure } from "../kernel/erasure.js";
-import { iso, memberView, type MemberView } from "../kernel/member-view.js";
+import { iso, memberView, sessionView, type MemberView } from "../kernel/member-view.js";
 import { enqueueSecurityAlert } from "../kernel/security-alerts.js";
 import type { MemberStatus, RequestContext, Tenant } from "../../model.js";
 import { parseRecordId } from "../../security/identity.js";
@@ -85,14 +85,7 @@ export async function exportMember(deps: Deps, tenant: Tenant, rawRecordId: stri
   const passkeys = await deps.store.passkeys.listMemberPasskeys(tenant.id, member.recordId);
   return {
     member: { ...memberView(member), emailVerified: member.emailVerified, hasPassword: member.passwordHash !== null },
-    sessions: sessions.map((s) => ({
-      createdAt: iso(s.createdAt),
-      lastSeenAt: iso(s.lastSeenAt),
-      expiresAt: iso(s.expiresAt),
-      ip: s.ip,
-      userAgent: s.userAgent,
-      country: s.country,
-    })),
+    sessions: sessions.map(sessionView),
     loginHistory: origins.map((o) => ({ kind: o.kind, value: o.value, firstSeen: iso(o.firstSeen), lastSeen: iso(o.lastSeen) })),
     auditEvents: events.map((e) => ({ type: e.type, at: iso(e.at), ip: e.ip, userAgent: e.userAgent, details: e.details ?? {} })),
     passkeys: passkeys.map((p) => ({ name: p.name, createdAt: iso(p.createdAt), lastUsedAt: p.lastUsedAt === null ? null : iso(p.lastUsedAt) })),

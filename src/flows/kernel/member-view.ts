@@ -1,6 +1,7 @@
 /** A member as the API shows it (spec section 1 field names): the admin's views (D22) and `/auth/me` (D24). */
 import type { Member, MemberStatus } from "../../model.js";
 import type { MemberProfile } from "../../store/members.js";
+import type { SessionSummary } from "../../store/sessions.js";
 
 export interface MemberView {
   recordid: string;
@@ -27,5 +28,26 @@ export function memberView(member: MemberProfile): MemberView {
     _2fa_status: member.twoFactorStatus,
     createdAt: iso(member.createdAt),
     lastLoginAt: member.lastLoginAt === null ? null : iso(member.lastLoginAt),
+  };
+}
+
+/** A session as the API shows it, to its member (`/auth/sessions`) and to the admin's export (D22). */
+export interface SessionView {
+  createdAt: string;
+  lastSeenAt: string;
+  expiresAt: string;
+  ip: string | null;
+  userAgent: string | null;
+  country: string | null;
+}
+
+export function sessionView(session: SessionSummary): SessionView {
+  return {
+    createdAt: iso(session.createdAt),
+    lastSeenAt: iso(session.lastSeenAt),
+    expiresAt: iso(session.expiresAt),
+    ip: session.ip,
+    userAgent: session.userAgent,
+    country: session.country,
   };
 }
