@@ -1,8 +1,15 @@
 /**
  * Self-check for the benchmark building blocks: load.ts (via runLoad: statuses, templates, several
- * URLs), floor-server.ts and hash-floor.ts. Prints their numbers; exits non-zero on any failure. Takes about 30 s.
+ * URLs, pacing), floor-server.ts and hash-floor.ts. Prints their numbers; exits non-zero on any
+ * failure. Takes about 30 s.
  *
- *   node --import tsx bench/check-blocks.ts
+ *   npm run bench:check   (this, then peer/check.ts; the last step of npm test)
+ *
+ * It runs in CI on a shared, busy machine, so it asserts what the machinery does, never how fast:
+ * every status and count exact, templates filled in, no paced request sent ahead of its slot,
+ * latencies that a correct clock and unit can give. Speed (requests/s, latency, how late the paced
+ * sends were, the generator's CPU per request) is printed, not judged: there it would measure the
+ * neighbours. The benchmark itself judges speed, in docs/performance.md.
  */
 import { execFile, spawn } from "node:child_process";
 import { once } from "node:events";
@@ -21,6 +28,52 @@ const benchFile = (name: string) => fileURLToPath(new URL(`./${name}`, import.me
 
 function assert(condition: unknown, message: string): asserts condition {
   if (!condition) throw new Error(`check failed: ${message}`);
+}
+
+// A guard against a hang (CI would wait for it), not a measure: the check takes well under a minute.
+setTimeout(() => {
+  console.error("check-blocks: still running after 5 minutes, giving up");
+  process.exit(1);
+}, 300_000).unref();
+
+/**
+ * What a closed-loop run's latencies are on any machine, however busy: positive, p50 <= p99, and no
+ * more than the run allows. Each connection carries one request at a time, so their latencies add up
+ * to at most connections x the run's length; at least half the samples are >= p50, so p50 is at most
+ * twice that sum over the count. Catches a wrong unit or clock, not a slow machine.
+ */
+function assertClosedLoopLatencies(label: string, result: LoadResult, connections: number): void {
+  assert(result.p50 > 0 && result.p50 <= result.p99, `${label}: p50 ${result.p50} ms, p99 ${result.p99} ms`);
+  const ceiling = (2 * connections * result.seconds * 1000) / result.requests + 0.01;
+  assert(
+    result.p50 <= ceiling,
+    `${label}: p50 ${result.p50} ms is more than ${ceiling.toFixed(2)} ms, twice the mean latency ${connections} connections allow over ${result.requests} responses in ${result.seconds.toFixed(3)} s`,
+  );
+}
+
+/** Latencies kept to fractions of a millisecond: autocannon's histogram would say 0 or a whole number. */
+function assertSubMillisecond(label: string, result: LoadResult): void {
+  assert(!Number.isInteger(result.p50) || !Number.isInteger(result.p99), `${label}: p50 ${result.p50} and p99 ${result.p99} look like whole ms`);
+}
+
+/** load.ts's account of a paced run on stderr: its CPU time, and its schedule on the monotonic clock. */
+function pacedReport(stderr: string): { cpuLine: string; slot0Ns: bigint; intervalMs: number; slots: number } {
+  const cpu = /paced run used (\d+) ms CPU .*? for (\d+) requests, ([\d.]+) µs each/.exec(stderr);
+  const schedule = /paced schedule: slot 0 at monotonic (\d+) ns, one slot every ([\d.]+) ms, (\d+) slots/.exec(stderr);
+  assert(cpu, `load.ts printed no CPU line: ${stderr.trim()}`);
+  assert(schedule, `load.ts printed no schedule: ${stderr.trim()}`);
+  return {
+    cpuLine: `generator CPU ${cpu[1]} ms for ${cpu[2]} requests (${cpu[3]} µs each)`,
+    slot0Ns: BigInt(schedule[1]!),
+    intervalMs: Number(schedule[2]),
+    slots: Number(schedule[3]),
+  };
+}
+
+/** load.ts's other stderr lines (e.g. that it fell behind), indented under the result. */
+function printLoadNotes(stderr: string): void {
+  for (const line of stderr.split("\n"))
+    if (line !== "" && !line.includes("paced run used") && !line.includes("paced schedule:")) console.log(`  load.ts: ${line.replace(/^load\.ts: /, "")}`);
 }
 
 /** runLoad, plus load.ts's stderr: a paced run reports its own CPU time there. */
@@ -66,16 +119,16 @@ async function runLoadWithStderr(spec: LoadSpec): Promise<{ result: LoadResult; 
     console.log("floor-server, 10 connections, 3 s:", JSON.stringify(result));
     assert(result.non2xx === 0, `non2xx ${result.non2xx}`);
     assert(result.errors === 0, `errors ${result.errors}`);
-    assert(result.rps > 0, "rps must be > 0");
+    assert(result.requests > 0 && result.rps > 0, `requests ${result.requests}, rps ${result.rps}: the floor must answer`);
     assert(
       result.statuses["200"] === result.requests && Object.keys(result.statuses).length === 1,
       `statuses ${JSON.stringify(result.statuses)} for ${result.requests} responses`,
     );
-    // Sub-millisecond resolution: autocannon's histogram would say 0 or a whole number here.
-    assert(result.p50 > 0 && result.p50 < 5, `p50 ${result.p50} ms must be > 0 and < 5`);
-    assert(!Number.isInteger(result.p50) || !Number.isInteger(result.p99), `p50 ${result.p50} and p99 ${result.p99} look like whole ms`);
+    assertClosedLoopLatencies("floor-server", result, 10);
+    assertSubMillisecond("floor-server", result);
 
-    // The paced generator keeps up with a high rate: its own CPU per request must leave headroom.
+    // A high rate, paced: every slot is sent and answered. Whether the generator kept up (its CPU per
+    // request, its late sends) is printed for whoever tunes it; on a busy machine it says little.
     const rate = 2000;
     const paced = await runLoadWithStderr({
       url,
@@ -84,20 +137,16 @@ async function runLoadWithStderr(spec: LoadSpec): Promise<{ result: LoadResult; 
       rate,
       requests: [{ method: "GET", path: "/auth/session", headers: { cookie: "session_id=x" } }],
     });
-    const cpu = /paced run used (\d+) ms CPU .*? for (\d+) requests, ([\d.]+) µs each/.exec(paced.stderr);
-    console.log(
-      `floor-server, paced at ${rate}/s, 10 connections, 3 s:`,
-      JSON.stringify(paced.result),
-      cpu
-        ? `generator CPU ${cpu[1]} ms for ${cpu[2]} requests (${cpu[3]} µs each, ${((Number(cpu[1]) / 3000) * 100).toFixed(0)}% of a core)`
-        : "generator CPU not reported",
-    );
-    for (const line of paced.stderr.split("\n"))
-      if (line !== "" && !line.includes("paced run used")) console.log(`  load.ts: ${line.replace(/^load\.ts: /, "")}`);
-    assert(cpu, `load.ts printed no CPU line: ${paced.stderr.trim()}`);
+    const report = pacedReport(paced.stderr);
+    console.log(`floor-server, paced at ${rate}/s, 10 connections, 3 s:`, JSON.stringify(paced.result), report.cpuLine);
+    printLoadNotes(paced.stderr);
+    assert(report.slots === rate * 3 && report.intervalMs === 1000 / rate, `schedule of ${report.slots} slots every ${report.intervalMs} ms`);
     assert(paced.result.errors === 0 && paced.result.non2xx === 0, `errors ${paced.result.errors}, non2xx ${paced.result.non2xx}`);
-    assert(paced.result.requests >= 0.95 * rate * 3, `${paced.result.requests} responses, expected at least 95% of ${rate * 3}`);
-    assert(paced.result.rps >= 0.95 * rate, `rps ${paced.result.rps.toFixed(0)}, expected at least 95% of ${rate}`);
+    assert(
+      paced.result.requests === rate * 3 && paced.result.statuses["200"] === rate * 3,
+      `${paced.result.requests} responses (${JSON.stringify(paced.result.statuses)}), expected ${rate * 3} 200s`,
+    );
+    assert(paced.result.p50 > 0 && paced.result.p50 <= paced.result.p99, `paced p50 ${paced.result.p50} ms, p99 ${paced.result.p99} ms`);
   } finally {
     child.kill("SIGTERM");
   }
@@ -130,6 +179,7 @@ async function runLoadWithStderr(spec: LoadSpec): Promise<{ result: LoadResult; 
     });
     console.log("amount 50, 8 connections:", JSON.stringify(result));
     assert(result.requests === 50, `requests ${result.requests}`);
+    assertClosedLoopLatencies("amount 50", result, 8);
     assert(seen.size === 50, `${seen.size} distinct requests arrived, expected 50`);
     paths.forEach((path, i) => {
       const count = seen.get(`POST ${path} {"i":${i}}`);
@@ -141,11 +191,16 @@ async function runLoadWithStderr(spec: LoadSpec): Promise<{ result: LoadResult; 
   }
 }
 
-// 3. A rate is paced evenly over each second (not sent in a burst at its start) and timed finely.
+// 3. A rate is paced over each second, not sent in a burst at its start: no request arrives before its
+//    slot. load.ts reports slot 0 on the machine's monotonic clock, which this process reads at each
+//    arrival. The k-th arrival comes after k + 1 sends, the last of them due at slot k or later, and a
+//    send goes at most 0.5 ms before its slot (SEND_AHEAD_MS); a generator that sent each second's
+//    quota at its start would be up to a second early. A stalled generator sends late and catches up,
+//    which is allowed: how late, and the densest windows, are printed.
 {
-  const arrivals: number[] = [];
+  const arrivals: bigint[] = [];
   const server = createServer((req, res) => {
-    arrivals.push(performance.now());
+    arrivals.push(process.hrtime.bigint());
     req.resume().on("end", () => res.writeHead(200, { "content-type": "application/json" }).end("{}"));
   });
   server.listen(0, "127.0.0.1");
@@ -153,29 +208,44 @@ async function runLoadWithStderr(spec: LoadSpec): Promise<{ result: LoadResult; 
   try {
     const { port } = server.address() as AddressInfo;
     const rate = 200;
-    const result = await runLoad({ url: `http://127.0.0.1:${port}`, connections: 4, durationSeconds: 3, rate, requests: [{ method: "GET", path: "/paced" }] });
+    const { result, stderr } = await runLoadWithStderr({
+      url: `http://127.0.0.1:${port}`,
+      connections: 4,
+      durationSeconds: 3,
+      rate,
+      requests: [{ method: "GET", path: "/paced" }],
+    });
+    const report = pacedReport(stderr);
+    // Milliseconds from slot 0, in order of arrival.
+    const times = arrivals.map((at) => Number(at - report.slot0Ns) / 1e6).sort((a, b) => a - b);
+    const lead = times.map((time, k) => k * report.intervalMs - time); // > 0: before its slot
+    const worst = lead.reduce((at, value, k) => (value > lead[at]! ? k : at), 0);
     // Most arrivals in any window of `ms` (sliding, starting at an arrival).
     const densest = (ms: number) => {
       let most = 0;
-      for (let i = 0, j = 0; i < arrivals.length; i++) {
-        while (j < arrivals.length && arrivals[j]! < arrivals[i]! + ms) j++;
+      for (let i = 0, j = 0; i < times.length; i++) {
+        while (j < times.length && times[j]! < times[i]! + ms) j++;
         most = Math.max(most, j - i);
       }
       return most;
     };
-    const span = arrivals.length > 1 ? arrivals.at(-1)! - arrivals[0]! : 0;
-    const in100 = densest(100);
-    const in10 = densest(10);
+    const lateness = lead.map((value) => -value).sort((a, b) => a - b);
     console.log(
       `rate ${rate}, 3 s:`,
       JSON.stringify(result),
-      `arrivals ${arrivals.length} over ${span.toFixed(0)} ms; most in any 100 ms ${in100} (fair ${rate / 10}), in any 10 ms ${in10} (fair ${rate / 100})`,
+      `arrivals ${times.length}, the last ${(times.at(-1) ?? 0).toFixed(0)} ms after slot 0; after their slot by median ${(lateness[Math.floor(lateness.length / 2)] ?? 0).toFixed(2)} ms,` +
+        ` at most ${(lateness.at(-1) ?? 0).toFixed(2)} ms; most in any 100 ms ${densest(100)} (fair ${rate / 10}), in any 10 ms ${densest(10)} (fair ${rate / 100})`,
     );
+    printLoadNotes(stderr);
     assert(result.errors === 0 && result.non2xx === 0, `errors ${result.errors}, non2xx ${result.non2xx}`);
-    assert(arrivals.length === 600 && result.requests === 600, `600 requests expected, ${arrivals.length} arrived and ${result.requests} answered`);
-    assert(span > 2900, `arrivals span ${span.toFixed(0)} ms, expected about 3000`);
-    assert(in100 <= (2 * rate) / 10, `${in100} arrivals in one 100 ms window, more than twice the fair ${rate / 10}`);
-    assert(result.p50 > 0 && result.p50 < 5, `paced p50 ${result.p50} ms must be > 0 and < 5`);
+    assert(report.slots === 600 && report.intervalMs === 1000 / rate, `schedule of ${report.slots} slots every ${report.intervalMs} ms`);
+    assert(times.length === 600 && result.requests === 600, `600 requests expected, ${times.length} arrived and ${result.requests} answered`);
+    assert(
+      lead[worst]! <= 1,
+      `arrival ${worst} came ${lead[worst]!.toFixed(2)} ms before its slot (${(worst * report.intervalMs).toFixed(0)} ms after slot 0): sent ahead of the schedule`,
+    );
+    assert(result.p50 > 0 && result.p50 <= result.p99, `paced p50 ${result.p50} ms, p99 ${result.p99} ms`);
+    assertSubMillisecond("paced", result);
   } finally {
     server.closeAllConnections();
     server.close();
@@ -298,6 +368,7 @@ async function runLoadWithStderr(spec: LoadSpec): Promise<{ result: LoadResult; 
     const closed = await runLoad({ url: urls, connections: 4, amount: 40, requests: template, seqStart: 65_790 });
     console.log("template, two urls, closed loop:", JSON.stringify(closed));
     expectEach(65_790, 40);
+    assertClosedLoopLatencies("template, two urls", closed, 4);
     const perServer = [0, 1].map((server) => seen.filter((s) => s.server === server).length);
     assert(perServer[0]! > 0 && perServer[1]! > 0, `requests per server ${perServer.join(", ")}: both must get some`);
     assert(

@@ -360,7 +360,8 @@ function serialise(entry: LoadRequest, host: string): Buffer {
  * its response, so time spent queued, in this process or the server, counts: no coordinated
  * omission. If this process's event loop stalls, the missed slots are caught up at most `burst` per
  * timer tick rather than all at once; that lag counts as latency too, so stderr gets a warning when
- * more than 1% of sends were over 5 ms late. stderr also gets this process's CPU time for the run.
+ * more than 1% of sends were over 5 ms late. stderr also gets this process's CPU time for the run,
+ * and the schedule (slot 0 on the monotonic clock, process.hrtime, and the interval).
  */
 function paced(spec: LoadSpec & { rate: number }): Promise<LoadResult> {
   const target = new URL(Array.isArray(spec.url) ? spec.url[0]! : spec.url);
@@ -417,6 +418,10 @@ function paced(spec: LoadSpec & { rate: number }): Promise<LoadResult> {
   let protocolError: string | undefined;
 
   const cpuAtStart = process.cpuUsage();
+  // The same instant on the machine's monotonic clock, which every process shares: a caller can
+  // then check that no request arrived before its slot (bench/check-blocks.ts). Read just before
+  // `start`, so it is never later than it.
+  const startMonotonicNs = process.hrtime.bigint();
   const start = performance.now();
   const measuredStart = start + warmupSlots * interval;
 
@@ -431,6 +436,7 @@ function paced(spec: LoadSpec & { rate: number }): Promise<LoadResult> {
         );
       }
       if (protocolError !== undefined) console.error(`load.ts: unreadable response (counted as an error, socket reopened): ${protocolError}`);
+      console.error(`load.ts: paced schedule: slot 0 at monotonic ${startMonotonicNs} ns, one slot every ${interval} ms, ${totalSlots} slots`);
       const cpu = process.cpuUsage(cpuAtStart);
       const cpuMs = (cpu.user + cpu.system) / 1000;
       console.error(
