@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { createTenant } from "../src/flows/tenants/tenants.js";
 import { assertErrorNoExtras, assertMessageSuccess } from "./support/assertions.js";
-import { adminGet, adminPost, forgotPassword, internalApiKeyOf, receiverSettings, resetPassword } from "./support/flows.js";
+import { adminGet, adminPost, forgotPassword, internalApiKeyOf, receiverSettings, registerPending, resetPassword } from "./support/flows.js";
 import {
   createHarness,
   deliverWebhooks,
@@ -16,17 +16,7 @@ import {
   registerVerifiedMember,
   sessionCookieOf,
   STRONG_PASSWORD,
-  type Harness,
 } from "./support/harness.js";
-
-async function registerPending(h: Harness, email: string, ip?: string): Promise<string> {
-  const response = await post(h, "/auth/register-password", { email, name: "Grace Hopper", password: STRONG_PASSWORD, "bot-challenge-response": "x" }, { ip });
-  assert.equal(response.statusCode, 200, response.body);
-  await deliverWebhooks(h);
-  const hook = h.receiver.last("verify_email");
-  assert.equal(hook.body.email, email);
-  return parseLink(hook.body.verificationLink!).recordId;
-}
 
 test("lock: 200 with status Locked; sessions end; login refused; forgot-password silent; older reset link void", async () => {
   const h = await createHarness();
@@ -242,7 +232,7 @@ test("admin resend-verification-email: pending -> new verify_email; 1 per 5 min 
   const h = await createHarness();
   try {
     const email = "resend@example.org";
-    const recordId = await registerPending(h, email);
+    const { recordId } = await registerPending(h, email);
     const firstLink = h.receiver.last("verify_email").body.verificationLink!;
     const before = h.receiver.ofType("verify_email").length;
 
@@ -278,7 +268,7 @@ test("admin resend-verification-email: pending -> new verify_email; 1 per 5 min 
 test("D21: admin calls with an email no member could have (255 characters, malformed) -> 400 validation_failed, not 404", async () => {
   const h = await createHarness();
   try {
-    const recordId = await registerPending(h, "long@example.org");
+    const { recordId } = await registerPending(h, "long@example.org");
     const tooLong = `${"a".repeat(243)}@example.org`; // 255 characters: inside the schema's bound, over the 254 of an address
     assert.equal(tooLong.length, 255);
     for (const email of [tooLong, "not an email"]) {
@@ -295,7 +285,7 @@ test("D21: admin calls with an email no member could have (255 characters, malfo
 test("admin resend-verification-email with an email that is not the member's is refused and sends nothing", async () => {
   const h = await createHarness();
   try {
-    const recordId = await registerPending(h, "right@example.org");
+    const { recordId } = await registerPending(h, "right@example.org");
     assertErrorNoExtras(await adminPost(h, "/auth/admin/resend-verification-email", { recordId, email: "wrong@example.org" }), 404, "not_found");
     assertErrorNoExtras(
       await adminPost(h, "/auth/admin/resend-verification-email", { recordId: "123456789012345", email: "right@example.org" }),

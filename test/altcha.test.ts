@@ -4,10 +4,10 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { solveChallenge, type Challenge } from "altcha-lib";
-import { deriveKey } from "altcha-lib/algorithms/sha";
+import type { Challenge } from "altcha-lib";
 import { MINUTE } from "../src/core/clock.js";
 import { createTenant } from "../src/flows/tenants/tenants.js";
+import { solveAltcha } from "./support/altcha.js";
 import { createHarness, get, post, STRONG_PASSWORD, type Harness } from "./support/harness.js";
 
 async function fetchChallenge(h: Harness, domain = h.tenant.domain): Promise<Challenge> {
@@ -15,13 +15,6 @@ async function fetchChallenge(h: Harness, domain = h.tenant.domain): Promise<Cha
   assert.equal(res.statusCode, 200, res.body);
   assert.equal(res.headers["cache-control"], "no-store");
   return res.json() as Challenge;
-}
-
-/** What the widget sends: base64 of JSON {challenge, solution}. */
-async function solve(challenge: Challenge): Promise<string> {
-  const solution = await solveChallenge({ challenge, deriveKey });
-  assert.ok(solution, "altcha-lib solved the challenge");
-  return Buffer.from(JSON.stringify({ challenge, solution })).toString("base64");
 }
 
 const altchaHarness = () => createHarness({ settings: { botProtection: { provider: "altcha" } } });
@@ -44,7 +37,7 @@ test("a new tenant without a bot setting gets ALTCHA (D10)", async (t) => {
 test("a solved challenge passes once; the replay fails", async (t) => {
   const h = await altchaHarness();
   t.after(() => h.close());
-  const payload = await solve(await fetchChallenge(h));
+  const payload = await solveAltcha(await fetchChallenge(h));
   assert.equal((await forgot(h, payload)).statusCode, 200);
   const replay = await forgot(h, payload);
   assert.equal(replay.statusCode, 403);
@@ -54,7 +47,7 @@ test("a solved challenge passes once; the replay fails", async (t) => {
     email: "alt@example.org",
     name: "A",
     password: STRONG_PASSWORD,
-    "bot-challenge-response": await solve(await fetchChallenge(h)),
+    "bot-challenge-response": await solveAltcha(await fetchChallenge(h)),
   });
   assert.equal(registered.statusCode, 200, registered.body);
 });
@@ -76,7 +69,7 @@ test("missing, garbage, unsolved, expired, tampered and foreign-tenant payloads 
   await refused(Buffer.from(JSON.stringify({ hello: "world" })).toString("base64"));
 
   const challenge = await fetchChallenge(h);
-  const solved = JSON.parse(Buffer.from(await solve(challenge), "base64").toString()) as {
+  const solved = JSON.parse(Buffer.from(await solveAltcha(challenge), "base64").toString()) as {
     challenge: Challenge;
     solution: { counter: number; derivedKey: string };
   };
@@ -97,7 +90,7 @@ test("missing, garbage, unsolved, expired, tampered and foreign-tenant payloads 
 test("a challenge solved just before its expiry still passes", async (t) => {
   const h = await altchaHarness();
   t.after(() => h.close());
-  const payload = await solve(await fetchChallenge(h));
+  const payload = await solveAltcha(await fetchChallenge(h));
   h.clock.advance(10 * MINUTE - 1000);
   assert.equal((await forgot(h, payload)).statusCode, 200);
 });

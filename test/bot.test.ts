@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
 import { once } from "node:events";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
 import { after, before, beforeEach, describe, test } from "node:test";
 import { pino } from "pino";
 import { AuthError, type ErrorCode } from "../src/errors.js";
 import { createBotVerifier, type BotProtectionSettings } from "../src/providers/bot.js";
+import { closedPortUrl, listenOnLoopback } from "./support/local-servers.js";
 
 const CONTEXT = { tenantId: "ten_test", remoteIp: "203.0.113.7", now: 0 };
 
@@ -20,7 +20,7 @@ interface SeenRequest {
 const seen: SeenRequest[] = [];
 let server: Server;
 let baseUrl: string;
-let closedPortUrl: string;
+let closedUrl: string;
 
 function answerSiteverify(request: IncomingMessage, response: ServerResponse, body: string): void {
   const form = Object.fromEntries(new URLSearchParams(body));
@@ -55,12 +55,6 @@ function answerSiteverify(request: IncomingMessage, response: ServerResponse, bo
   }
 }
 
-async function listen(target: Server): Promise<string> {
-  target.listen(0, "127.0.0.1");
-  await once(target, "listening");
-  return `http://127.0.0.1:${(target.address() as AddressInfo).port}`;
-}
-
 before(async () => {
   server = createServer((request, response) => {
     let body = "";
@@ -68,12 +62,8 @@ before(async () => {
     request.on("data", (chunk: string) => (body += chunk));
     request.on("end", () => answerSiteverify(request, response, body));
   });
-  baseUrl = await listen(server);
-  // A port that was just free and is now closed: connecting to it is refused.
-  const closed = createServer();
-  closedPortUrl = await listen(closed);
-  closed.close();
-  await once(closed, "close");
+  baseUrl = await listenOnLoopback(server);
+  closedUrl = await closedPortUrl();
 });
 
 after(async () => {
@@ -136,7 +126,7 @@ for (const provider of ["turnstile", "hcaptcha", "recaptcha"] as const) {
     });
 
     test("a refused connection is bot_check_unavailable", async () => {
-      const settings = settingsFor(provider, { verifyUrl: `${closedPortUrl}/siteverify` });
+      const settings = settingsFor(provider, { verifyUrl: `${closedUrl}/siteverify` });
       await assert.rejects(verifier.verify(settings, "pass", CONTEXT), isAuthError("bot_check_unavailable"));
     });
 
@@ -195,7 +185,7 @@ describe("logging", () => {
       for (const kind of ["pass", "fail", "badsecret", "low", "500", "garbage", "weird", "hang"]) {
         await logged.verify(settingsFor(provider, { minScore: 0.5 }), `${kind}.${tail}`, CONTEXT).catch(() => undefined);
       }
-      const refused = settingsFor(provider, { verifyUrl: `${closedPortUrl}/siteverify` });
+      const refused = settingsFor(provider, { verifyUrl: `${closedUrl}/siteverify` });
       await logged.verify(refused, `pass.${tail}`, CONTEXT).catch(() => undefined);
     }
     const output = lines.join("");

@@ -1,12 +1,11 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { once } from "node:events";
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { Writable } from "node:stream";
 import { after, before, beforeEach, describe, test } from "node:test";
 import { pino, type Logger } from "pino";
 import { createBreachChecker, type BreachCheckMode } from "../src/providers/breach.js";
+import { closedPortUrl, listenOnLoopback } from "./support/local-servers.js";
 
 // Not in the offline list, so only the remote answer can flag it.
 const BREACHED_REMOTELY = "Remote-Only-Breach#2024";
@@ -67,9 +66,7 @@ before(async () => {
         return; // never answers: only the client's timeout ends this
     }
   });
-  server.listen(0, "127.0.0.1");
-  await once(server, "listening");
-  rangeUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/range/`;
+  rangeUrl = `${await listenOnLoopback(server)}/range/`;
 });
 
 after(() => {
@@ -185,13 +182,7 @@ describe("remote mode falls back to the offline list", () => {
   }
 
   test("connection refused falls back too", async () => {
-    const closed = createServer();
-    closed.listen(0, "127.0.0.1");
-    await once(closed, "listening");
-    const port = (closed.address() as AddressInfo).port;
-    closed.close();
-    await once(closed, "close");
-    const remote = checker("remote", { url: `http://127.0.0.1:${port}/range/` });
+    const remote = checker("remote", { url: `${await closedPortUrl()}/range/` });
     assert.equal(await remote.isBreached(COMMON), true);
     assert.equal(fallbackWarnings().length, 1);
     assertNothingLeaked();

@@ -1,13 +1,14 @@
 // The client SDK (issue 7) against a real Latch on a real port: every flow goes through
 // packages/client with cookies "memory", and failures come back as typed LatchErrors.
 import assert from "node:assert/strict";
-import { createServer, type Server } from "node:http";
+import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, test } from "node:test";
 import { createLatchClient, isLatchError, LatchError, type LatchClientOptions, type LatchErrorCode } from "../packages/client/src/index.js";
 import { SECOND } from "../src/core/clock.js";
 import { internalApiKeyOf, lastWebhookFor, WRONG_PASSWORD } from "./support/flows.js";
 import { createHarness, deliverWebhooks, OPERATOR_KEY, OTHER_STRONG_PASSWORD, parseLink, settle, STRONG_PASSWORD, type Harness } from "./support/harness.js";
+import { closedPortUrl, listenOnLoopback } from "./support/local-servers.js";
 import { totpAt } from "./support/totp.js";
 import { SoftAuthenticator } from "./support/webauthn-authenticator.js";
 import type { PublicKeyCredentialCreationOptionsJSON, PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/server";
@@ -295,16 +296,8 @@ test("rate_limited carries Retry-After as retryAfterSeconds", async () => {
   );
 });
 
-async function listen(server: Server): Promise<number> {
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return (server.address() as AddressInfo).port;
-}
-
 test("an unreachable service is network_error with status 0, and the message names no link", async () => {
-  const closed = createServer();
-  const port = await listen(closed);
-  await new Promise<void>((resolve) => closed.close(() => resolve()));
-  const client = createLatchClient({ baseUrl: `http://127.0.0.1:${port}`, cookies: "memory" });
+  const client = createLatchClient({ baseUrl: await closedPortUrl(), cookies: "memory" });
   const err = await rejection(client.verifyMagicLink("rec123", "secret-token-value"), "network_error", 0);
   assert.ok(!err.message.includes("secret-token-value") && !String(err.stack).includes("secret-token-value"));
   assert.equal(err.requestId, undefined);
@@ -314,9 +307,9 @@ test("a non-JSON error page becomes a LatchError from the status, without the pa
   const page = "<html><body>Bad gateway: upstream 10.0.0.7 token=abc123</body></html>";
   let status = 502;
   const stub = createServer((_req, res) => res.writeHead(status, { "content-type": "text/html", "retry-after": "7" }).end(page));
-  const port = await listen(stub);
+  const stubUrl = await listenOnLoopback(stub);
   after(() => new Promise<void>((resolve) => stub.close(() => resolve())));
-  const client = createLatchClient({ baseUrl: `http://127.0.0.1:${port}` });
+  const client = createLatchClient({ baseUrl: stubUrl });
 
   const gateway = await rejection(client.getSession(), "unavailable", 502);
   assert.ok(!gateway.message.includes("Bad gateway") && !gateway.message.includes("abc123"), gateway.message);

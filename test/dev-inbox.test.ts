@@ -8,8 +8,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test, type TestContext } from "node:test";
-import { solveChallenge, type Challenge } from "altcha-lib";
-import { deriveKey } from "altcha-lib/algorithms/sha";
+import type { Challenge } from "altcha-lib";
 import { ConfigError, loadConfig } from "../src/config.js";
 import { DEV_TENANT_DOMAIN } from "../src/dev/dev-mode.js";
 import { DEV_INBOX_CAPACITY, DevInbox } from "../src/dev/inbox.js";
@@ -17,6 +16,7 @@ import { startDevMode, type DevModeStart } from "../src/dev/start.js";
 import { signWebhook } from "../src/events/webhook-sender.js";
 import { createTenant } from "../src/flows/tenants/tenants.js";
 import { createHarness, deliverWebhooks, get, parseLink, post, STRONG_PASSWORD, type Harness } from "./support/harness.js";
+import { solveAltcha } from "./support/altcha.js";
 import { startServerProcess } from "./support/server-process.js";
 
 interface InboxEmail {
@@ -57,9 +57,7 @@ async function createDevHarness(t: TestContext): Promise<DevHarness> {
 async function solveBotChallenge(h: Harness): Promise<string> {
   const response = await get(h, "/auth/bot-challenge", { domain: DEV_TENANT_DOMAIN });
   assert.equal(response.statusCode, 200, response.body);
-  const challenge = response.json<Challenge>();
-  const solution = await solveChallenge({ challenge, deriveKey });
-  return Buffer.from(JSON.stringify({ challenge, solution })).toString("base64");
+  return solveAltcha(response.json<Challenge>());
 }
 
 async function registerDevMember(h: Harness, email: string, name: string): Promise<string> {

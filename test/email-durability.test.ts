@@ -9,26 +9,10 @@
 import assert from "node:assert/strict";
 import { test, type TestContext } from "node:test";
 import { createHarness, parseLink, registerVerifiedMember, STRONG_PASSWORD, settle, post, type Harness } from "./support/harness.js";
-import { startServerProcess, type ServerProcess } from "./support/server-process.js";
+import { startInstanceOn, type ServerProcess } from "./support/server-process.js";
 
 const REQUESTS = 24;
 const KILL_AFTER_ANSWERS = 3;
-
-function startInstance(h: Harness): Promise<ServerProcess> {
-  return startServerProcess({
-    env: {
-      ...process.env,
-      DATABASE_URL: h.config.databaseUrl,
-      SECRETS_KEY: "11".repeat(32),
-      PORT: "0",
-      HOST: "127.0.0.1",
-      LOG_LEVEL: "info",
-      WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true",
-      BREACH_CHECK_MODE: "offline",
-      RATE_LIMITS: "off",
-    },
-  });
-}
 
 /** Sends every request at once; SIGKILLs the process when the `killAfter`-th 200 arrives. Returns the emails answered 200. */
 async function sprayThenKill(server: ServerProcess, h: Harness, path: string, bodies: Record<string, unknown>[]): Promise<string[]> {
@@ -72,11 +56,11 @@ async function findLostEmails(h: Harness, eventType: string, emails: string[]): 
 }
 
 async function checkDurable(t: TestContext, h: Harness, path: string, eventType: string, bodies: Record<string, unknown>[]): Promise<void> {
-  const first = await startInstance(h);
+  const first = await startInstanceOn(h, { RATE_LIMITS: "off" });
   t.after(() => first.stop());
   const answered = await sprayThenKill(first, h, path, bodies);
   assert.ok(answered.length >= KILL_AFTER_ANSWERS, `at least ${KILL_AFTER_ANSWERS} answers before the kill`);
-  const second = await startInstance(h);
+  const second = await startInstanceOn(h, { RATE_LIMITS: "off" });
   t.after(() => second.stop());
   const missing = await findLostEmails(h, eventType, answered);
   assert.deepEqual(missing, [], `answered 200 but no ${eventType} after the kill -9 and a restart`);

@@ -6,21 +6,10 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { processEmailRequests } from "../src/flows/kernel/email-requests.js";
+import { rowCounts } from "./support/database.js";
 import { createHarness, deliverWebhooks, parseLink, post, registerVerifiedMember, type Harness } from "./support/harness.js";
 
 const TABLES = ["one_time_tokens", "webhook_deliveries", "audit_events", "registrations", "members", "email_requests"] as const;
-
-async function rowCounts(h: Harness): Promise<Record<string, number>> {
-  const counts: Record<string, number> = {};
-  for (const table of TABLES) {
-    const row = await h.db
-      .selectFrom(table)
-      .select((eb) => eb.fn.countAll().as("n"))
-      .executeTakeFirstOrThrow();
-    counts[table] = Number(row.n);
-  }
-  return counts;
-}
 
 function difference(after: Record<string, number>, before: Record<string, number>): Record<string, number> {
   return Object.fromEntries(TABLES.map((t) => [t, after[t]! - before[t]!]));
@@ -36,12 +25,12 @@ async function footprint(
   // The unknown email's expired token under member 0 would otherwise be voided by the next one (the
   // same DELETE runs for a known member, finding nothing): start each case from a swept store.
   await h.deps.store.sweepExpired(h.clock.now());
-  const start = await rowCounts(h);
+  const start = await rowCounts(h, TABLES);
   const res = await h.app.inject({ method: "POST", url: path, payload: body, remoteAddress: ip, headers: { "x-tenant-domain": h.tenant.domain } });
   assert.equal(res.statusCode, 200, res.body);
-  const requested = await rowCounts(h);
+  const requested = await rowCounts(h, TABLES);
   await processEmailRequests(h.deps);
-  return { request: difference(requested, start), worker: difference(await rowCounts(h), requested) };
+  return { request: difference(requested, start), worker: difference(await rowCounts(h, TABLES), requested) };
 }
 
 test("every email request writes the same rows, in the request and in the worker, for known, unknown, locked and pending emails (D19)", async (t) => {

@@ -9,21 +9,14 @@ import { test } from "node:test";
 import { SECOND } from "../src/core/clock.js";
 import { sha256Hex } from "../src/security/hashing.js";
 import { PreparedQuery } from "../src/store/prepared.js";
-import { operatorHeaders, sessionData, sessionStatus } from "./support/flows.js";
-import { createHarness, login, registerVerifiedMember, sessionCookieOf } from "./support/harness.js";
+import { operatorHeaders, sessionData, sessionStatus, signedInMember } from "./support/flows.js";
+import { createHarness } from "./support/harness.js";
 import { sqliteStore } from "./support/stores.js";
-
-async function signedIn(h: Awaited<ReturnType<typeof createHarness>>): Promise<string> {
-  await registerVerifiedMember(h, "hot@example.org");
-  const cookie = sessionCookieOf(await login(h, "hot@example.org"));
-  assert.ok(cookie);
-  return cookie;
-}
 
 test("tenant cache: a change through this instance is seen at once, one made elsewhere within 5 s", async (t) => {
   const h = await createHarness();
   t.after(() => h.close());
-  const cookie = await signedIn(h);
+  const { cookie } = await signedInMember(h, "hot@example.org");
   assert.equal((await sessionData(h, cookie)).require2FASetup, false);
 
   const patched = await h.app.inject({
@@ -50,7 +43,7 @@ test("tenant cache: a change through this instance is seen at once, one made els
 test("the session check never sees an uncommitted revocation, and sees a committed one at once", async (t) => {
   const h = await createHarness();
   t.after(() => h.close());
-  const cookie = await signedIn(h);
+  const { cookie } = await signedInMember(h, "hot@example.org");
   const tenant = (await h.deps.store.tenants.findTenantByDomain(h.tenant.domain))!;
   let release!: () => void;
   const held = new Promise<void>((resolve) => (release = resolve));

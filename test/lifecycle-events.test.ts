@@ -13,14 +13,13 @@ import { signWebhook } from "../src/events/webhook-sender.js";
 import { erasePendingAccounts } from "../src/flows/kernel/erasure.js";
 import { rowsHolding } from "./support/database.js";
 import { installStoreSeam } from "./support/store-seam.js";
-import { adminHeaders, lockMember, nextIp, requestResetLink } from "./support/flows.js";
+import { adminHeaders, lockMember, nextIp, registerPending, requestResetLink, storeTenantSettings } from "./support/flows.js";
 import {
   createHarness,
   deliverWebhooks,
   get,
   login,
   OTHER_STRONG_PASSWORD,
-  parseLink,
   post,
   registerVerifiedMember,
   sessionCookieOf,
@@ -32,16 +31,7 @@ const EMAIL = "events@example.org";
 async function withEvents(t: { after(fn: () => Promise<void>): void }): Promise<Harness> {
   const h = await createHarness();
   t.after(() => h.close());
-  const tenant = (await h.deps.store.tenants.findTenantByDomain(h.tenant.domain))!;
-  assert.ok(
-    await h.deps.store.tenants.updateTenantSettings(
-      tenant.id,
-      tenant.settings,
-      { ...tenant.settings, eventsWebhook: `${h.receiver.url}/events` },
-      h.clock.now(),
-    ),
-  );
-  h.deps.tenantCache.invalidate(h.tenant.domain);
+  await storeTenantSettings(h, { eventsWebhook: `${h.receiver.url}/events` });
   return h;
 }
 
@@ -139,17 +129,7 @@ test("D25 retention: a pending account is erased once its last link has been exp
   const h = await createHarness();
   t.after(() => h.close());
   const retention = 7 * DAY;
-  const register = async (email: string) => {
-    const res = await post(
-      h,
-      "/auth/register-password",
-      { email, name: "Pending", password: OTHER_STRONG_PASSWORD, "bot-challenge-response": "x" },
-      { ip: nextIp() },
-    );
-    assert.equal(res.statusCode, 200, res.body);
-    await deliverWebhooks(h);
-    return parseLink(h.receiver.last("verify_email").body.verificationLink!).recordId;
-  };
+  const register = async (email: string) => (await registerPending(h, email, OTHER_STRONG_PASSWORD, { name: "Pending" })).recordId;
   const stale = await register("stale@example.org");
   const resent = await register("resent@example.org");
   const raced = await register("raced@example.org");

@@ -9,7 +9,8 @@ import { test } from "node:test";
 import { DAY, HOUR, MINUTE } from "../src/core/clock.js";
 import { assertError, sessionSetCookie } from "./support/assertions.js";
 import { rowCounts, rowsHolding } from "./support/database.js";
-import { addOtherTenant, enrolTwoFactor, lockMember, magicLinkFor, nextIp, OTHER_DOMAIN, yieldingTransactions } from "./support/flows.js";
+import { addOtherTenant, enrolTwoFactor, lockMember, magicLinkFor, nextIp, OTHER_DOMAIN } from "./support/flows.js";
+import { yieldingTransactions } from "./support/store-seam.js";
 import {
   createHarness,
   deliverWebhooks,
@@ -155,7 +156,7 @@ test("D26: with 2FA the right code asks for the second factor and stays valid; a
   const h = await createHarness();
   t.after(() => h.close());
   await registerVerifiedMember(h, EMAIL);
-  const secret = await enrolTwoFactor(h, sessionCookieOf(await login(h, EMAIL))!);
+  const { secret } = await enrolTwoFactor(h, sessionCookieOf(await login(h, EMAIL))!);
   const link = await magicLinkFor(h, EMAIL);
   const asked = await verifyCode(h, EMAIL, link.code);
   assert.equal(asked.statusCode, 200, asked.body);

@@ -11,7 +11,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import { networkOf } from "../src/providers/geoip.js";
-import { adminHeaders, requestResetLink, resetPassword } from "./support/flows.js";
+import { alerts } from "./support/account.js";
+import { adminHeaders, requestResetLink, resetPassword, storeTenantSettings } from "./support/flows.js";
 import {
   createHarness,
   deliverWebhooks,
@@ -47,24 +48,14 @@ function geoDatabase(): string {
 
 async function harnessWithAlerts(geo: boolean): Promise<Harness> {
   const h = await createHarness({ env: geo ? { GEOIP_DB: geoDatabase() } : {} });
-  const tenant = (await h.deps.store.tenants.findTenantByDomain(h.tenant.domain))!;
-  await h.deps.store.tenants.updateTenantSettings(
-    tenant.id,
-    tenant.settings,
-    { ...tenant.settings, securityAlertWebhook: `${h.receiver.url}/alert` },
-    h.clock.now(),
-  );
+  await storeTenantSettings(h, { securityAlertWebhook: `${h.receiver.url}/alert` });
   return h;
 }
 
-async function auditTypes(h: Harness, recordId: string): Promise<{ type: string; details: Record<string, unknown> }[]> {
+/** The member's audit log as the tenant's admin API gives it. */
+async function auditEvents(h: Harness, recordId: string): Promise<{ type: string; details: Record<string, unknown> }[]> {
   const res = await get(h, `/auth/admin/audit-log?recordId=${recordId}`, { headers: adminHeaders(h) });
   return res.json().events;
-}
-
-async function alerts(h: Harness): Promise<Record<string, string>[]> {
-  await deliverWebhooks(h);
-  return h.receiver.ofType("security_alert").map((w) => w.body);
 }
 
 test("networkOf: IPv4 /24, IPv6 /48, IPv4-mapped IPv6", () => {
@@ -80,14 +71,14 @@ test("with a GeoIP database: country and city are recorded; a new country is an 
   const recordId = await registerVerifiedMember(h, "geo@example.org");
   assert.equal((await login(h, "geo@example.org", STRONG_PASSWORD, { ip: BERLIN })).statusCode, 200);
   assert.equal((await login(h, "geo@example.org", STRONG_PASSWORD, { ip: BERLIN_2 })).statusCode, 200);
-  let events = await auditTypes(h, recordId);
+  let events = await auditEvents(h, recordId);
   const first = events.find((e) => e.type === "login_succeeded")!;
   assert.deepEqual(first.details, { method: "password", country: "DE", city: "Berlin" });
   assert.ok(!events.some((e) => e.type === "login_anomaly"), "the first login sets the baseline; the same network is not new");
   assert.equal((await alerts(h)).length, 0);
 
   assert.equal((await login(h, "geo@example.org", STRONG_PASSWORD, { ip: PARIS, headers: { "user-agent": "Travel/1.0" } })).statusCode, 200);
-  events = await auditTypes(h, recordId);
+  events = await auditEvents(h, recordId);
   const anomaly = events.find((e) => e.type === "login_anomaly")!;
   assert.equal(anomaly.details.newCountry, true);
   assert.equal(anomaly.details.country, "FR");
@@ -108,7 +99,7 @@ test("with a GeoIP database: country and city are recorded; a new country is an 
 
   // France is now known; a new French network is still a new network.
   assert.equal((await login(h, "geo@example.org", STRONG_PASSWORD, { ip: "192.0.2.10" })).statusCode, 200);
-  events = await auditTypes(h, recordId);
+  events = await auditEvents(h, recordId);
   const second = events.filter((e) => e.type === "login_anomaly")[0]!;
   assert.deepEqual([second.details.newCountry, second.details.newNetwork], [false, true]);
 });
@@ -123,7 +114,7 @@ test("without a GeoIP database, a new network is the anomaly; magic-link logins 
   const link = parseLink(h.receiver.last("magic_login").body.magicLoginLink!);
   const magic = await post(h, `/auth/verify-magic-link/${link.recordId}/${link.token}`, { "bot-challenge-response": "x" }, { ip: PARIS });
   assert.equal(magic.statusCode, 200);
-  const events = await auditTypes(h, recordId);
+  const events = await auditEvents(h, recordId);
   const anomaly = events.find((e) => e.type === "login_anomaly")!;
   assert.deepEqual(anomaly.details, { newCountry: false, newNetwork: true, country: null, network: "203.0.113.0/24" });
   const [alert] = await alerts(h);
@@ -163,7 +154,7 @@ test("a tenant without securityAlertWebhook gets no alerts, but the anomaly is s
   const recordId = await registerVerifiedMember(h, "quiet@example.org");
   await login(h, "quiet@example.org", STRONG_PASSWORD, { ip: BERLIN });
   await login(h, "quiet@example.org", STRONG_PASSWORD, { ip: PARIS });
-  assert.ok((await auditTypes(h, recordId)).some((e) => e.type === "login_anomaly"));
+  assert.ok((await auditEvents(h, recordId)).some((e) => e.type === "login_anomaly"));
   await deliverWebhooks(h);
   assert.equal(h.receiver.ofType("security_alert").length, 0);
 });

@@ -11,21 +11,13 @@ import { test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Worker } from "node:worker_threads";
 import { CHECK_TURN_DEADLINE_MS, MAX_CHECKS_WAITING_PER_EMAIL } from "../src/rules.js";
-import type { Store } from "../src/store/index.js";
+import type { LightMyRequestResponse } from "fastify";
 import { assertLoginRefused, retryAfterOf } from "./support/assertions.js";
+import { lockoutRow, sessionCount } from "./support/database.js";
 import { createHarness, login, registerVerifiedMember, sessionCookieOf, type Harness } from "./support/harness.js";
-import { installStoreSeam, type Pause } from "./support/store-seam.js";
+import { installStoreSeam, until, type Pause, type StoreSeam } from "./support/store-seam.js";
 
 const EMAIL = "ada@example.org";
-
-async function sessionCount(h: Harness, recordId: string): Promise<number> {
-  const row = await h.db
-    .selectFrom("sessions")
-    .select((eb) => eb.fn.countAll<number>().as("n"))
-    .where("member_id", "=", Number(recordId))
-    .executeTakeFirstOrThrow();
-  return Number(row.n);
-}
 
 /**
  * One thread spinning per core, so the logins run on a busy machine; returns what stops them. They
@@ -39,52 +31,10 @@ function keepCpuBusy(t: { after(fn: () => Promise<unknown>): void }): () => Prom
   return stop;
 }
 
-/** Counts the reads of the lockout row (in or out of a transaction) made through the harness's store from now on. */
-function countLockoutReads(h: Harness): { reads: number } {
-  const counter = { reads: 0 };
-  const watched = new Set(["lockLockout", "findLockout"]);
-  const wrap = (store: Store): Store =>
-    new Proxy(store, {
-      get(target, prop, receiver) {
-        if (prop === "transaction") return <T>(work: (tx: Store) => Promise<T>) => target.transaction((tx) => work(wrap(tx)));
-        const value: unknown = Reflect.get(target, prop, receiver);
-        if (prop !== "limits") return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(target) : value;
-        return new Proxy(value as object, {
-          get(limits, method) {
-            const fn: unknown = Reflect.get(limits, method);
-            if (typeof fn !== "function") return fn;
-            return (...args: unknown[]) => {
-              if (typeof method === "string" && watched.has(method)) counter.reads++;
-              return (fn as (...a: unknown[]) => unknown).apply(limits, args);
-            };
-          },
-        });
-      },
-    });
-  (h.deps as { store: Store }).store = wrap(h.deps.store);
-  return counter;
-}
-
 /** Three correct logins held after they took their places, before the password check. */
-async function holdThreeChecks(h: Harness): Promise<{ held: Pause[]; answers: Promise<Awaited<ReturnType<typeof login>>[]> }> {
+async function holdThreeChecks(h: Harness): Promise<{ seam: StoreSeam; held: Pause[]; answers: Promise<LightMyRequestResponse[]> }> {
   const seam = installStoreSeam(h);
-  const held = [0, 1, 2].map(() => seam.pause("members.findMemberByEmail"));
-  const answers = Promise.all(held.map(() => login(h, EMAIL)));
-  await Promise.all(held.map((p) => p.reached));
-  return { held, answers };
-}
-
-/** Waits (in real time, at most 20 s) until `ready` holds: what a test waits for happens in other requests. */
-async function until(ready: () => boolean, what: string): Promise<void> {
-  for (let waited = 0; !ready(); waited += 10) {
-    assert.ok(waited < 20_000, `never happened: ${what}`);
-    await sleep(10);
-  }
-}
-
-async function lockoutRow(h: Harness): Promise<[number, number] | undefined> {
-  const row = await h.db.selectFrom("login_lockouts").select(["in_flight", "failures"]).executeTakeFirst();
-  return row && [Number(row.in_flight), Number(row.failures)];
+  return { seam, ...(await seam.holdEach("members.findMemberByEmail", 3, () => login(h, EMAIL))) };
 }
 
 test("D30: 20 concurrent correct logins of one member on a busy CPU give 20 sessions, never 429", async (t) => {
@@ -110,15 +60,15 @@ test("D30: a check waiting for a turn is woken when a check finishes: no polling
   const h = await createHarness();
   t.after(() => h.close());
   const recordId = await registerVerifiedMember(h, EMAIL);
-  const { held, answers } = await holdThreeChecks(h);
-  const counter = countLockoutReads(h);
+  const { seam, held, answers } = await holdThreeChecks(h);
+  const lockoutReads = seam.count("limits.lockLockout", "limits.findLockout");
   let answered = false;
   const fourth = login(h, EMAIL).finally(() => (answered = true));
-  await until(() => counter.reads > 0, "the fourth check made its first decision");
+  await until(() => lockoutReads.calls > 0, "the fourth check made its first decision");
   await sleep(300);
   assert.equal(answered, false, "the fourth waits while three checks are in flight");
   // Its first decision read the row once; before D30 it polled it every 25 ms (about 12 reads).
-  assert.ok(counter.reads <= 2, `the waiting check read the lockout row ${counter.reads} times in 300 ms`);
+  assert.ok(lockoutReads.calls <= 2, `the waiting check read the lockout row ${lockoutReads.calls} times in 300 ms`);
   for (const p of held) p.release();
   const results = [...(await answers), await fourth];
   assert.deepEqual(
@@ -133,11 +83,11 @@ test("D30: a check that gets no turn before the deadline is 503 unavailable with
   const h = await createHarness();
   t.after(() => h.close());
   const recordId = await registerVerifiedMember(h, EMAIL);
-  const { held, answers } = await holdThreeChecks(h);
-  const counter = countLockoutReads(h);
+  const { seam, held, answers } = await holdThreeChecks(h);
+  const lockoutReads = seam.count("limits.lockLockout", "limits.findLockout");
   let answered = false;
   const fourth = login(h, EMAIL).finally(() => (answered = true));
-  await until(() => counter.reads > 0, "the fourth check read the lockout row");
+  await until(() => lockoutReads.calls > 0, "the fourth check read the lockout row");
   await sleep(50);
   h.clock.advance(CHECK_TURN_DEADLINE_MS - 1);
   await sleep(50);
@@ -162,7 +112,7 @@ test("D30: past the cap of checks waiting for one email, one more is 503 unavail
   t.after(() => h.close());
   await registerVerifiedMember(h, EMAIL);
   const { held, answers } = await holdThreeChecks(h);
-  const answered: Awaited<ReturnType<typeof login>>[] = [];
+  const answered: LightMyRequestResponse[] = [];
   const waiting = Array.from({ length: MAX_CHECKS_WAITING_PER_EMAIL + 1 }, () => login(h, EMAIL).then((res) => (answered.push(res), res)));
   await until(
     () => answered.length > 1 || (answered.length === 1 && h.clock.pendingSleeps >= MAX_CHECKS_WAITING_PER_EMAIL),

@@ -6,46 +6,23 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type { LightMyRequestResponse } from "fastify";
 import { createTenant } from "../src/flows/tenants/tenants.js";
-import { assertErrorNoExtras } from "./support/assertions.js";
+import { assertErrorNoExtras, ok } from "./support/assertions.js";
 import { rowsHolding } from "./support/database.js";
-import { enrolTwoFactor, forgotPassword, internalApiKeyOf, nextIp, receiverSettings, WRONG_PASSWORD } from "./support/flows.js";
 import {
-  createHarness,
-  deliverWebhooks,
-  get,
-  login,
-  parseLink,
-  post,
-  registerVerifiedMember,
-  sessionCookieOf,
-  STRONG_PASSWORD,
-  type Harness,
-} from "./support/harness.js";
+  adminRequest,
+  enrolTwoFactor,
+  forgotPassword,
+  nextIp,
+  receiverSettings,
+  registerPending,
+  storeTenantSettings,
+  tenantIdOf,
+  WRONG_PASSWORD,
+} from "./support/flows.js";
+import { createHarness, deliverWebhooks, get, login, parseLink, post, registerVerifiedMember, sessionCookieOf, STRONG_PASSWORD } from "./support/harness.js";
 
 const SAME_APP_DOMAIN = "second.example.com";
-
-function admin(
-  h: Harness,
-  method: "GET" | "POST" | "DELETE",
-  url: string,
-  body?: Record<string, unknown>,
-  domain = h.tenant.domain,
-): Promise<LightMyRequestResponse> {
-  return h.app.inject({
-    method,
-    url,
-    ...(body === undefined ? {} : { payload: body }),
-    remoteAddress: "198.51.100.7",
-    headers: { "x-tenant-domain": domain, authorization: `Bearer ${internalApiKeyOf(h)}` },
-  });
-}
-
-function ok<T = Record<string, unknown>>(response: LightMyRequestResponse): T {
-  assert.equal(response.statusCode, 200, response.body);
-  return response.json<T>();
-}
 
 interface ListedMember {
   recordid: string;
@@ -59,18 +36,6 @@ interface MemberPage {
   nextCursor: string | null;
 }
 
-async function registerPending(h: Harness, email: string): Promise<string> {
-  const response = await post(
-    h,
-    "/auth/register-password",
-    { email, name: "Pending One", password: STRONG_PASSWORD, "bot-challenge-response": "x" },
-    { ip: nextIp() },
-  );
-  assert.equal(response.statusCode, 200, response.body);
-  await deliverWebhooks(h);
-  return parseLink(h.receiver.last("verify_email").body.verificationLink!).recordId;
-}
-
 test("D22 list: newest first, cursor pages, exact and prefix email (LIKE characters literal), status filter, lastLoginAt", async (t) => {
   const h = await createHarness();
   t.after(() => h.close());
@@ -80,12 +45,12 @@ test("D22 list: newest first, cursor pages, exact and prefix email (LIKE charact
     ids.push(await registerVerifiedMember(h, email, STRONG_PASSWORD, nextIp()));
     h.clock.advance(1000);
   }
-  const pendingId = await registerPending(h, "pending@example.org");
+  const { recordId: pendingId } = await registerPending(h, "pending@example.org");
 
   const pages: ListedMember[][] = [];
   let cursor: string | null = null;
   do {
-    const page: MemberPage = ok<MemberPage>(await admin(h, "GET", `/auth/admin/members?limit=2${cursor ? `&cursor=${cursor}` : ""}`));
+    const page: MemberPage = ok<MemberPage>(await adminRequest(h, "GET", `/auth/admin/members?limit=2${cursor ? `&cursor=${cursor}` : ""}`));
     pages.push(page.members);
     cursor = page.nextCursor;
   } while (cursor !== null);
@@ -100,7 +65,7 @@ test("D22 list: newest first, cursor pages, exact and prefix email (LIKE charact
   );
 
   const listed = async (query: string) =>
-    ok<MemberPage>(await admin(h, "GET", `/auth/admin/members?${query}`))
+    ok<MemberPage>(await adminRequest(h, "GET", `/auth/admin/members?${query}`))
       .members.map((m) => m.email)
       .sort();
   assert.deepEqual(await listed("email=BOB@example.org"), ["bob@example.org"], "exact, case-insensitive");
@@ -110,17 +75,17 @@ test("D22 list: newest first, cursor pages, exact and prefix email (LIKE charact
   assert.deepEqual(await listed(`email=${encodeURIComponent("a%*")}`), ["a%c@example.org"], "% is not a wildcard");
   assert.deepEqual(await listed(`status=${encodeURIComponent("Email Verification Pending")}`), ["pending@example.org"]);
 
-  const before = ok<MemberPage>(await admin(h, "GET", "/auth/admin/members?email=bob@example.org")).members[0]!;
+  const before = ok<MemberPage>(await adminRequest(h, "GET", "/auth/admin/members?email=bob@example.org")).members[0]!;
   assert.equal(before.lastLoginAt, null);
   assert.equal(before.createdAt, new Date(Date.parse(before.createdAt)).toISOString());
   assert.equal((await login(h, "bob@example.org")).statusCode, 200);
-  const after = ok<MemberPage>(await admin(h, "GET", "/auth/admin/members?email=bob@example.org")).members[0]!;
+  const after = ok<MemberPage>(await adminRequest(h, "GET", "/auth/admin/members?email=bob@example.org")).members[0]!;
   assert.equal(after.lastLoginAt, new Date(h.clock.now()).toISOString());
 
-  assertErrorNoExtras(await admin(h, "GET", "/auth/admin/members?cursor=bm9wZQ"), 400, "validation_failed");
-  assertErrorNoExtras(await admin(h, "GET", "/auth/admin/members?status=Deleted"), 400, "validation_failed");
-  assertErrorNoExtras(await admin(h, "GET", "/auth/admin/members?limit=-1"), 400, "validation_failed");
-  assert.equal(ok<MemberPage>(await admin(h, "GET", "/auth/admin/members?limit=999")).members.length, 6, "limit is capped, not refused");
+  assertErrorNoExtras(await adminRequest(h, "GET", "/auth/admin/members?cursor=bm9wZQ"), 400, "validation_failed");
+  assertErrorNoExtras(await adminRequest(h, "GET", "/auth/admin/members?status=Deleted"), 400, "validation_failed");
+  assertErrorNoExtras(await adminRequest(h, "GET", "/auth/admin/members?limit=-1"), 400, "validation_failed");
+  assert.equal(ok<MemberPage>(await adminRequest(h, "GET", "/auth/admin/members?limit=999")).members.length, 6, "limit is capped, not refused");
 });
 
 test("D22 get and export: the member's fields, live sessions counted, history and audit events, and no secret", async (t) => {
@@ -131,10 +96,10 @@ test("D22 get and export: the member's fields, live sessions counted, history an
   const first = await login(h, email);
   const cookie = sessionCookieOf(first)!;
   await login(h, email, STRONG_PASSWORD, { ip: "198.51.100.200" });
-  assert.equal(ok(await admin(h, "GET", `/auth/admin/members/${recordId}`)).sessions, 2, "live sessions counted");
-  const secret = await enrolTwoFactor(h, cookie); // ends the other session
+  assert.equal(ok(await adminRequest(h, "GET", `/auth/admin/members/${recordId}`)).sessions, 2, "live sessions counted");
+  const { secret } = await enrolTwoFactor(h, cookie); // ends the other session
 
-  const member = ok(await admin(h, "GET", `/auth/admin/members/${recordId}`));
+  const member = ok(await adminRequest(h, "GET", `/auth/admin/members/${recordId}`));
   assert.deepEqual(Object.keys(member).sort(), [
     "_2fa_status",
     "authentication_status",
@@ -154,7 +119,7 @@ test("D22 get and export: the member's fields, live sessions counted, history an
   assert.equal(member.sessions, 1);
   assert.equal(member.passkeys, 0);
 
-  const exported = await admin(h, "GET", `/auth/admin/members/${recordId}/export`);
+  const exported = await adminRequest(h, "GET", `/auth/admin/members/${recordId}/export`);
   const body = ok<{ member: Record<string, unknown>; sessions: unknown[]; loginHistory: { kind: string; value: string }[]; auditEvents: { type: string }[] }>(
     exported,
   );
@@ -190,10 +155,10 @@ test("D22 revoke-sessions: every session of the member ends, other members keep 
   await registerVerifiedMember(h, "keep@example.org");
   const cookies = [sessionCookieOf(await login(h, "revoke@example.org"))!, sessionCookieOf(await login(h, "revoke@example.org"))!];
   const other = sessionCookieOf(await login(h, "keep@example.org"))!;
-  assert.deepEqual(ok(await admin(h, "POST", "/auth/admin/revoke-sessions", { recordId })), { success: true, recordid: recordId });
+  assert.deepEqual(ok(await adminRequest(h, "POST", "/auth/admin/revoke-sessions", { recordId })), { success: true, recordid: recordId });
   for (const cookie of cookies) assert.equal((await get(h, "/auth/session", { cookie })).statusCode, 401);
   assert.equal((await get(h, "/auth/session", { cookie: other })).statusCode, 200);
-  const audit = ok<{ events: { type: string }[] }>(await admin(h, "GET", `/auth/admin/audit-log?recordId=${recordId}`));
+  const audit = ok<{ events: { type: string }[] }>(await adminRequest(h, "GET", `/auth/admin/audit-log?recordId=${recordId}`));
   assert.equal(audit.events[0]!.type, "sessions_revoked");
 });
 
@@ -201,16 +166,7 @@ test("D22 delete: the member and every row keyed to them are erased in every tab
   const h = await createHarness();
   t.after(() => h.close());
   const url = `${h.receiver.url}/events`;
-  const tenant = (await h.deps.store.tenants.findTenantByDomain(h.tenant.domain))!;
-  assert.ok(
-    await h.deps.store.tenants.updateTenantSettings(
-      tenant.id,
-      tenant.settings,
-      { ...tenant.settings, eventsWebhook: url, securityAlertWebhook: `${h.receiver.url}/alert` },
-      h.clock.now(),
-    ),
-  );
-  h.deps.tenantCache.invalidate(h.tenant.domain);
+  await storeTenantSettings(h, { eventsWebhook: url, securityAlertWebhook: `${h.receiver.url}/alert` });
 
   const email = "erase.me@example.org";
   const recordId = await registerVerifiedMember(h, email);
@@ -220,12 +176,12 @@ test("D22 delete: the member and every row keyed to them are erased in every tab
   assert.equal((await login(h, email, WRONG_PASSWORD)).statusCode, 401); // a lockout row keyed by the email
   assert.equal((await forgotPassword(h, email)).statusCode, 200); // a reset link and its delivery, not yet sent
   await h.deps.store.emailRequests.insertEmailRequest(
-    { id: "waiting-request", tenantId: tenant.id, kind: "password_reset", email, ip: "203.0.113.10", userAgent: null },
+    { id: "waiting-request", tenantId: await tenantIdOf(h), kind: "password_reset", email, ip: "203.0.113.10", userAgent: null },
     h.clock.now(),
   );
   assert.ok((await rowsHolding(h, { exact: [recordId], contained: [email] })).length >= 10, "the member is all over the database before");
 
-  const deleted = await admin(h, "DELETE", `/auth/admin/members/${recordId}`);
+  const deleted = await adminRequest(h, "DELETE", `/auth/admin/members/${recordId}`);
   assert.deepEqual(ok(deleted), { success: true, recordid: recordId });
 
   const left = await rowsHolding(h, { exact: [recordId], contained: [email] });
@@ -255,10 +211,12 @@ test("D22 delete: the member and every row keyed to them are erased in every tab
 
   assert.equal((await get(h, "/auth/session", { cookie })).statusCode, 401);
   assert.equal((await login(h, email)).statusCode, 401);
-  assertErrorNoExtras(await admin(h, "GET", `/auth/admin/members/${recordId}`), 404, "not_found");
-  assertErrorNoExtras(await admin(h, "DELETE", `/auth/admin/members/${recordId}`), 404, "not_found");
+  assertErrorNoExtras(await adminRequest(h, "GET", `/auth/admin/members/${recordId}`), 404, "not_found");
+  assertErrorNoExtras(await adminRequest(h, "DELETE", `/auth/admin/members/${recordId}`), 404, "not_found");
   // D30: the audit log still shows what erasure kept, the member_deleted row (and nothing else).
-  const audit = ok<{ events: { type: string; details: Record<string, unknown> }[] }>(await admin(h, "GET", `/auth/admin/audit-log?recordId=${recordId}`));
+  const audit = ok<{ events: { type: string; details: Record<string, unknown> }[] }>(
+    await adminRequest(h, "GET", `/auth/admin/audit-log?recordId=${recordId}`),
+  );
   assert.deepEqual(
     audit.events.map((e) => [e.type, e.details]),
     [["member_deleted", { by: "admin" }]],
@@ -292,12 +250,12 @@ test("D22 tenant isolation: each call with another tenant's record id is 404 (sa
     ["POST", "/auth/admin/revoke-sessions", { recordId: foreign }],
     ["GET", "/auth/admin/members/not-a-number", undefined],
   ] as const) {
-    assertErrorNoExtras(await admin(h, method, url, body), 404, "not_found");
+    assertErrorNoExtras(await adminRequest(h, method, url, body), 404, "not_found");
   }
-  const listed = ok<MemberPage>(await admin(h, "GET", "/auth/admin/members")).members.map((m) => m.recordid);
+  const listed = ok<MemberPage>(await adminRequest(h, "GET", "/auth/admin/members")).members.map((m) => m.recordid);
   assert.deepEqual(listed, [theirs], "the list holds the tenant's own members only");
-  assert.equal(ok<MemberPage>(await admin(h, "GET", "/auth/admin/members", undefined, SAME_APP_DOMAIN)).members[0]!.recordid, foreign);
-  assert.equal(ok(await admin(h, "GET", `/auth/admin/members/${foreign}`, undefined, SAME_APP_DOMAIN)).recordid, foreign, "still there");
+  assert.equal(ok<MemberPage>(await adminRequest(h, "GET", "/auth/admin/members", undefined, { domain: SAME_APP_DOMAIN })).members[0]!.recordid, foreign);
+  assert.equal(ok(await adminRequest(h, "GET", `/auth/admin/members/${foreign}`, undefined, { domain: SAME_APP_DOMAIN })).recordid, foreign, "still there");
 
   const other = await createTenant(h.deps, { domain: "b.example.com", settings: receiverSettings(h) });
   const withOtherKey = (method: "GET" | "DELETE", url: string) =>
@@ -305,5 +263,5 @@ test("D22 tenant isolation: each call with another tenant's record id is 404 (sa
   assertErrorNoExtras(await withOtherKey("GET", "/auth/admin/members"), 403, "forbidden");
   assertErrorNoExtras(await withOtherKey("DELETE", `/auth/admin/members/${theirs}`), 403, "forbidden");
   assertErrorNoExtras(await h.app.inject({ method: "GET", url: "/auth/admin/members", headers: { "x-tenant-domain": h.tenant.domain } }), 401, "unauthorized");
-  assert.equal(ok(await admin(h, "GET", `/auth/admin/members/${theirs}`)).recordid, theirs, "nothing was deleted");
+  assert.equal(ok(await adminRequest(h, "GET", `/auth/admin/members/${theirs}`)).recordid, theirs, "nothing was deleted");
 });

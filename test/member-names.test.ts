@@ -5,9 +5,9 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { LightMyRequestResponse } from "fastify";
 import { assertError } from "./support/assertions.js";
-import { rowCounts } from "./support/database.js";
+import { memberField, rowCounts } from "./support/database.js";
 import { nextIp } from "./support/flows.js";
-import { createHarness, login, post, registerVerifiedMember, sessionCookieOf, type Harness } from "./support/harness.js";
+import { createHarness, login, post, registerVerifiedMember, sessionCookieOf } from "./support/harness.js";
 import { assertErrorSummary, assertPage, postForm } from "./support/ui-forms.js";
 
 const bot = { "bot-challenge-response": "x" };
@@ -49,10 +49,6 @@ function assertNameRefused(response: LightMyRequestResponse, where: string): voi
   );
 }
 
-async function memberName(h: Harness, recordId: string): Promise<string> {
-  return (await h.db.selectFrom("members").select("name").where("id", "=", Number(recordId)).executeTakeFirstOrThrow()).name;
-}
-
 test("D30: register-password and register-magic-link refuse a name with a format character (400 validation_failed, details), and store nothing", async (t) => {
   const h = await createHarness();
   t.after(() => h.close());
@@ -88,12 +84,12 @@ test("D30: PATCH /auth/me refuses a name with a format character and keeps the o
   const before = await rowCounts(h);
   for (const name of DISGUISED_NAMES) assertNameRefused(await patch(name), `PATCH /auth/me ${JSON.stringify(name)}`);
   assert.deepEqual(await rowCounts(h), before, "no audit event, no webhook row");
-  assert.equal(await memberName(h, recordId), "Ada Lovelace");
+  assert.equal(await memberField(h, recordId, "name"), "Ada Lovelace");
 
   for (const name of GOOD_NAMES) {
     const res = await patch(name);
     assert.equal(res.statusCode, 200, `${name}: ${res.body}`);
-    assert.equal(await memberName(h, recordId), name);
+    assert.equal(await memberField(h, recordId, "name"), name);
   }
 });
 
@@ -116,7 +112,7 @@ test("D30: the hosted registration and name forms refuse a name with a format ch
     assertErrorSummary(renamed, /formatting character/);
   }
   assert.deepEqual(await rowCounts(h), before);
-  assert.equal(await memberName(h, recordId), "Ada Lovelace");
+  assert.equal(await memberField(h, recordId, "name"), "Ada Lovelace");
 });
 
 test("D30: an email address with a bidi override or an invisible character is refused like a disguised name (it is shown in alerts as newEmail)", async (t) => {

@@ -2,11 +2,11 @@
 // counts, route patterns instead of URLs, and no tenant, email, IP or token in the output.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { solveChallenge, type Challenge } from "altcha-lib";
-import { deriveKey } from "altcha-lib/algorithms/sha";
+import type { Challenge } from "altcha-lib";
 import type { LightMyRequestResponse } from "fastify";
 import { ConfigError, loadConfig } from "../src/config.js";
 import { createTenant } from "../src/flows/tenants/tenants.js";
+import { solveAltcha } from "./support/altcha.js";
 import { assertError } from "./support/assertions.js";
 import { forgotPassword, receiverSettings, WRONG_PASSWORD } from "./support/flows.js";
 import {
@@ -178,9 +178,7 @@ test("after real flows each series has its labels and counts, and nothing identi
 test("bot checks are counted by provider and result", async (t) => {
   const h = await createHarness({ env: { METRICS_TOKEN }, settings: { botProtection: { provider: "altcha" } } });
   t.after(() => h.close());
-  const challenge = (await get(h, "/auth/bot-challenge")).json<Challenge>();
-  const solution = await solveChallenge({ challenge, deriveKey });
-  const solved = Buffer.from(JSON.stringify({ challenge, solution })).toString("base64");
+  const solved = await solveAltcha((await get(h, "/auth/bot-challenge")).json<Challenge>());
   const forgot = (botResponse: string, domain?: string) =>
     post(h, "/auth/forgot-password", { email: "a@example.org", "bot-challenge-response": botResponse }, { domain });
   assert.equal((await forgot("not-a-solution")).statusCode, 403);

@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import { DAY } from "../src/core/clock.js";
-import { operatorHeaders, receiverSettings } from "./support/flows.js";
+import { operatorHeaders, receiverSettings, storeTenantSettings } from "./support/flows.js";
 import { createHarness, deliverWebhooks, get, login, post, registerVerifiedMember, sessionCookieOf } from "./support/harness.js";
 import { startServerProcess } from "./support/server-process.js";
 
@@ -129,9 +129,7 @@ test("the server process warns about unprotected tenants and ignored allowedOrig
   const h = await createHarness();
   const dataDir = h.dataDir;
   // D30: an http origin stored before allowedOrigins had to be https (as an older version could).
-  const tenant = (await h.deps.store.tenants.findTenantByDomain(h.tenant.domain))!;
-  const allowedOrigins = ["http://app.example.org", "https://app.example.org"];
-  assert.ok(await h.deps.store.tenants.updateTenantSettings(tenant.id, tenant.settings, { ...tenant.settings, allowedOrigins }, h.clock.now()));
+  await storeTenantSettings(h, { allowedOrigins: ["http://app.example.org", "https://app.example.org"] });
   await h.app.close();
   await h.deps.store.close();
   t.after(() => h.close().catch(() => undefined));

@@ -9,31 +9,25 @@ import { test } from "node:test";
 import type { LightMyRequestResponse } from "fastify";
 import { MINUTE } from "../src/core/clock.js";
 import { assertError } from "./support/assertions.js";
-import { addOtherTenant, adminHeaders, enrolTwoFactor, lockMember, nextIp, OTHER_DOMAIN, yieldingTransactions } from "./support/flows.js";
-import { createHarness, deliverWebhooks, get, login, post, registerVerifiedMember, sessionCookieOf, STRONG_PASSWORD, type Harness } from "./support/harness.js";
-import { installStoreSeam } from "./support/store-seam.js";
+import { member } from "./support/account.js";
+import { auditTypes } from "./support/database.js";
+import { addOtherTenant, adminHeaders, enrolTwoFactor, lockMember, nextIp, OTHER_DOMAIN, storeTenantSettings } from "./support/flows.js";
+import { deliverWebhooks, get, login, post, registerVerifiedMember, sessionCookieOf, STRONG_PASSWORD, type Harness } from "./support/harness.js";
+import { installStoreSeam, yieldingTransactions } from "./support/store-seam.js";
 import { SoftAuthenticator, type AssertionOverrides, type RegistrationOverrides } from "./support/webauthn-authenticator.js";
 import type { PublicKeyCredentialCreationOptionsJSON, PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/server";
 
 const EMAIL = "pat@example.org";
 const bot = { "bot-challenge-response": "ok" };
 
-async function setUp(
-  t: { after(fn: () => Promise<void>): void },
-  settings: Record<string, unknown> = {},
-): Promise<{ h: Harness; recordId: string; cookie: string }> {
-  const h = await createHarness();
-  t.after(() => h.close());
-  await updateSettings(h, h.tenant.domain, { securityAlertWebhook: `${h.receiver.url}/alerts`, ...settings });
-  const recordId = await registerVerifiedMember(h, EMAIL);
-  const cookie = sessionCookieOf(await login(h, EMAIL, STRONG_PASSWORD, { ip: nextIp() }))!;
-  return { h, recordId, cookie };
-}
-
-async function updateSettings(h: Harness, domain: string, settings: Record<string, unknown>): Promise<void> {
-  const tenant = (await h.deps.store.tenants.findTenantByDomain(domain))!;
-  assert.ok(await h.deps.store.tenants.updateTenantSettings(tenant.id, tenant.settings, { ...tenant.settings, ...settings }, h.clock.now()));
-  h.deps.tenantCache.invalidate(domain);
+/** A verified member (EMAIL) logged in through the API, on a tenant that sends security alerts, with `settings` besides. */
+function setUp(t: { after(fn: () => Promise<void>): void }, settings: Record<string, unknown> = {}): Promise<{ h: Harness; recordId: string; cookie: string }> {
+  return member(t, {
+    email: EMAIL,
+    settings,
+    events: false,
+    signIn: async (h, email) => sessionCookieOf(await login(h, email, STRONG_PASSWORD, { ip: nextIp() }))!,
+  });
 }
 
 const originOf = (domain: string) => `https://${domain}`;
@@ -76,11 +70,6 @@ async function passkeyLogin(
   const request = await loginOptions(h, domain);
   const response = auth.getAssertion(request, options.origin ?? originOf(domain), options.overrides);
   return post(h, "/auth/passkeys/login/verify", { response }, { domain, ip: options.ip ?? nextIp() });
-}
-
-async function auditTypes(h: Harness, recordId: string): Promise<string[]> {
-  const rows = await h.db.selectFrom("audit_events").select("type").where("member_id", "=", Number(recordId)).orderBy("id").execute();
-  return rows.map((r) => r.type);
 }
 
 test("D26: a member adds a passkey (discoverable, user verification), sees it, and logs in with it: the session and body of /auth/login, an alert, the audit", async (t) => {
@@ -526,7 +515,7 @@ test("D30: WebAuthn origins are https://{hostname} and the listed origins on it 
   const sub = `https://app.${h.tenant.domain}`;
   const staleHttp = `http://app.${h.tenant.domain}`;
   const foreign = "https://shop.example.net";
-  await updateSettings(h, h.tenant.domain, { allowedOrigins: [staleHttp, foreign, sub] });
+  await storeTenantSettings(h, { allowedOrigins: [staleHttp, foreign, sub] });
   const rpId = h.tenant.domain;
   for (const origin of [staleHttp, foreign]) {
     const made = new SoftAuthenticator().createCredential(await registrationOptions(h, cookie), origin, { rpId });

@@ -5,14 +5,9 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type { LightMyRequestResponse } from "fastify";
 import { assertError, assertMessageSuccess, failedRulesOf } from "./support/assertions.js";
-import { loginCookie, magicLinkFor, requestResetLink, resetPassword, sessionStatus, THIRD_STRONG_PASSWORD } from "./support/flows.js";
-import { createHarness, login, OTHER_STRONG_PASSWORD, post, registerVerifiedMember, STRONG_PASSWORD, type Harness } from "./support/harness.js";
-
-async function changePassword(h: Harness, cookie: string | undefined, currentPassword: string, newPassword: string): Promise<LightMyRequestResponse> {
-  return post(h, "/auth/change-password", { currentPassword, newPassword }, cookie === undefined ? {} : { cookie });
-}
+import { changePassword, loginCookie, magicLinkFor, requestResetLink, resetPassword, sessionStatus, THIRD_STRONG_PASSWORD } from "./support/flows.js";
+import { createHarness, login, OTHER_STRONG_PASSWORD, post, registerVerifiedMember, STRONG_PASSWORD } from "./support/harness.js";
 
 test("change-password: needs a session; a wrong current password is 401 invalid_credentials; a weak new one is weak_password", async (t) => {
   const h = await createHarness();

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { assertError, assertRegistered, assertVerified } from "./support/assertions.js";
-import { adminHeaders, webhooksFor } from "./support/flows.js";
+import { adminHeaders, register, webhooksFor } from "./support/flows.js";
 import { createHarness, deliverWebhooks, login, parseLink, post, type Harness } from "./support/harness.js";
 import { assertPage, getPage } from "./support/ui-forms.js";
 
@@ -17,8 +17,8 @@ const ATTACKER_IP = "198.51.100.66";
 const VICTIM_IP = "203.0.113.77";
 
 /** Registers and delivers its email at once, so the mailbox keeps the order of the steps. */
-async function register(h: Harness, name: string, password: string, ip: string) {
-  const registered = assertRegistered(await post(h, "/auth/register-password", { email: VICTIM, name, password, "bot-challenge-response": "x" }, { ip }));
+async function registerVictim(h: Harness, name: string, password: string, ip: string) {
+  const registered = assertRegistered(await register(h, VICTIM, password, { name, ip }));
   await deliverWebhooks(h);
   return registered;
 }
@@ -36,8 +36,8 @@ async function verify(h: Harness, link: { recordId: string; token: string }, pas
 test("pre-hijack: the victim's own registration link gives the account the victim's password, never the attacker's", async (t) => {
   const h = await createHarness();
   t.after(() => h.close());
-  await register(h, "Eve", ATTACKER_PASSWORD, ATTACKER_IP);
-  await register(h, "Victor", VICTIM_PASSWORD, VICTIM_IP);
+  await registerVictim(h, "Eve", ATTACKER_PASSWORD, ATTACKER_IP);
+  await registerVictim(h, "Victor", VICTIM_PASSWORD, VICTIM_IP);
 
   const [attackers, victims] = await mailbox(h);
   assert.equal(attackers!.name, "Eve", "each email greets its own registration");
@@ -55,9 +55,9 @@ test("pre-hijack: the victim's own registration link gives the account the victi
 test("pre-hijack: a pending account answers 403 email_not_verified only to its newest registration's password (D18, D4)", async (t) => {
   const h = await createHarness();
   t.after(() => h.close());
-  await register(h, "Eve", ATTACKER_PASSWORD, ATTACKER_IP);
+  await registerVictim(h, "Eve", ATTACKER_PASSWORD, ATTACKER_IP);
   h.clock.advance(60_000);
-  await register(h, "Victor", VICTIM_PASSWORD, VICTIM_IP);
+  await registerVictim(h, "Victor", VICTIM_PASSWORD, VICTIM_IP);
   await deliverWebhooks(h);
   assertError(await login(h, VICTIM, ATTACKER_PASSWORD, { ip: ATTACKER_IP }), 401, "invalid_credentials");
   assertError(await login(h, VICTIM, VICTIM_PASSWORD, { ip: VICTIM_IP }), 403, "email_not_verified");
@@ -66,7 +66,7 @@ test("pre-hijack: a pending account answers 403 email_not_verified only to its n
 test("pre-hijack: a resend link carries no password; the victim chooses one with it and the attacker's stays out", async (t) => {
   const h = await createHarness();
   t.after(() => h.close());
-  await register(h, "Eve", ATTACKER_PASSWORD, ATTACKER_IP);
+  await registerVictim(h, "Eve", ATTACKER_PASSWORD, ATTACKER_IP);
   assert.equal((await post(h, "/auth/resend-verification", { email: VICTIM, "bot-challenge-response": "x" }, { ip: VICTIM_IP })).statusCode, 200);
   const [attackers, resent] = await mailbox(h);
   assert.equal(resent!.name, "Eve", "a resend greets the account's current name");
@@ -85,7 +85,7 @@ test("pre-hijack: a resend link carries no password; the victim chooses one with
 test("pre-hijack: a resend link used without a password verifies an account with no password: the attacker's does not work", async (t) => {
   const h = await createHarness();
   t.after(() => h.close());
-  await register(h, "Eve", ATTACKER_PASSWORD, ATTACKER_IP);
+  await registerVictim(h, "Eve", ATTACKER_PASSWORD, ATTACKER_IP);
   const admin = await post(
     h,
     "/auth/admin/resend-verification-email",
@@ -107,7 +107,7 @@ test("pre-hijack: a resend link used without a password verifies an account with
 test("pre-hijack: a password reset of a pending account voids every registration and verification link (D18)", async (t) => {
   const h = await createHarness();
   t.after(() => h.close());
-  await register(h, "Eve", ATTACKER_PASSWORD, ATTACKER_IP);
+  await registerVictim(h, "Eve", ATTACKER_PASSWORD, ATTACKER_IP);
   const [attackers] = await mailbox(h);
   assert.equal((await post(h, "/auth/forgot-password", { email: VICTIM, "bot-challenge-response": "x" }, { ip: VICTIM_IP })).statusCode, 200);
   await deliverWebhooks(h);
@@ -122,8 +122,8 @@ test("pre-hijack: a password reset of a pending account voids every registration
 test("pre-hijack: no pending account holds a password hash; each registration holds its own (D18)", async (t) => {
   const h = await createHarness();
   t.after(() => h.close());
-  await register(h, "Eve", ATTACKER_PASSWORD, ATTACKER_IP);
-  await register(h, "Victor", VICTIM_PASSWORD, VICTIM_IP);
+  await registerVictim(h, "Eve", ATTACKER_PASSWORD, ATTACKER_IP);
+  await registerVictim(h, "Victor", VICTIM_PASSWORD, VICTIM_IP);
   await deliverWebhooks(h);
   const member = await h.db.selectFrom("members").select(["id", "password_hash", "status"]).where("email", "=", VICTIM).executeTakeFirstOrThrow();
   assert.equal(member.password_hash, null);
@@ -141,7 +141,7 @@ test("pre-hijack: no pending account holds a password hash; each registration ho
 test("pre-hijack: the confirmation page names the registration each link confirms, and offers a password only to links without one", async (t) => {
   const h = await createHarness();
   t.after(() => h.close());
-  await register(h, "Eve", ATTACKER_PASSWORD, ATTACKER_IP);
+  await registerVictim(h, "Eve", ATTACKER_PASSWORD, ATTACKER_IP);
   assert.equal((await post(h, "/auth/resend-verification", { email: VICTIM, "bot-challenge-response": "x" }, { ip: VICTIM_IP })).statusCode, 200);
   const [attackers, resent] = await mailbox(h);
   const attackersPage = assertPage(await getPage(h, `/email-verified/${attackers!.recordId}/${attackers!.token}`));

@@ -4,56 +4,33 @@
  */
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { createServer, type Server } from "node:http";
 import { test } from "node:test";
 import { sealStoredBotSecrets, updateTenantSettings } from "../src/flows/tenants/tenants.js";
 import { createHarness, login, post, registerVerifiedMember, STRONG_PASSWORD } from "./support/harness.js";
+import { startLocalServer, type LocalServer } from "./support/local-servers.js";
 
-interface FakeServer {
-  url: string;
-  paths: string[];
-  close(): Promise<void>;
-}
-
-async function listen(server: Server): Promise<string> {
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const address = server.address();
-  if (address === null || typeof address === "string") throw new Error("no address");
-  return `http://127.0.0.1:${address.port}`;
-}
-
-/** Siteverify: the token "human" passes, anything else fails; "down" makes it answer 503. */
-async function startSiteverify(): Promise<FakeServer & { forms: URLSearchParams[] }> {
+/** Siteverify: the token "human" passes, anything else fails; "down" makes it answer 503. `forms`: each request's form. */
+async function startSiteverify(): Promise<LocalServer & { forms: URLSearchParams[] }> {
   const forms: URLSearchParams[] = [];
-  const paths: string[] = [];
-  const server = createServer((req, res) => {
-    let raw = "";
-    req.on("data", (c: Buffer) => (raw += c.toString()));
-    req.on("end", () => {
-      const form = new URLSearchParams(raw);
-      forms.push(form);
-      paths.push(req.url ?? "");
-      if (form.get("response") === "down") return void res.writeHead(503).end();
-      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ success: form.get("response") === "human" }));
-    });
+  const server = await startLocalServer((request, response) => {
+    const form = new URLSearchParams(request.body);
+    forms.push(form);
+    if (form.get("response") === "down") return void response.writeHead(503).end();
+    response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ success: form.get("response") === "human" }));
   });
-  const url = await listen(server);
-  return { url, forms, paths, close: () => new Promise((r) => server.close(() => r())) };
+  return { ...server, forms };
 }
 
-/** HIBP range API: knows the SHA-1 of `breached`, pads with count-0 lines. */
-async function startRangeApi(breached: string): Promise<FakeServer> {
+/** HIBP range API at `rangeUrl`: knows the SHA-1 of `breached`, pads with count-0 lines. */
+async function startRangeApi(breached: string): Promise<LocalServer & { rangeUrl: string }> {
   const sha1 = createHash("sha1").update(breached).digest("hex").toUpperCase();
-  const paths: string[] = [];
-  const server = createServer((req, res) => {
-    paths.push(req.url ?? "");
-    const prefix = (req.url ?? "").split("/").pop() ?? "";
+  const server = await startLocalServer((request, response) => {
+    const prefix = request.path.split("/").pop() ?? "";
     const lines = ["0000000000000000000000000000000000A:0", "0000000000000000000000000000000000B:3"];
     if (prefix === sha1.slice(0, 5)) lines.push(`${sha1.slice(5)}:42`);
-    res.writeHead(200, { "content-type": "text/plain" }).end(lines.join("\r\n"));
+    response.writeHead(200, { "content-type": "text/plain" }).end(lines.join("\r\n"));
   });
-  const url = await listen(server);
-  return { url: `${url}/range/`, paths, close: () => new Promise((r) => server.close(() => r())) };
+  return { ...server, rangeUrl: `${server.url}/range/` };
 }
 
 test("bot challenge: every guarded endpoint asks the tenant's provider and refuses a failed answer", async (t) => {
@@ -177,7 +154,7 @@ test("bot secretKey: stored sealed (never in the database in the clear), kept ac
 test("breach check: a password in the range API is refused at registration, reset and change; only 5 hex characters leave", async (t) => {
   const breached = "Sunflower-Meadow-77";
   const range = await startRangeApi(breached);
-  const h = await createHarness({ env: { BREACH_CHECK_MODE: "remote", BREACH_CHECK_URL: range.url } });
+  const h = await createHarness({ env: { BREACH_CHECK_MODE: "remote", BREACH_CHECK_URL: range.rangeUrl } });
   t.after(async () => {
     await h.close();
     await range.close();
@@ -192,6 +169,6 @@ test("breach check: a password in the range API is refused at registration, rese
   const change = await post(h, "/auth/change-password", { currentPassword: STRONG_PASSWORD, newPassword: breached }, { cookie });
   assert.equal(change.json().code, "breached_password");
 
-  assert.ok(range.paths.length >= 3);
-  for (const path of range.paths) assert.match(path, /^\/range\/[0-9A-F]{5}$/);
+  assert.ok(range.requests.length >= 3);
+  for (const { path } of range.requests) assert.match(path, /^\/range\/[0-9A-F]{5}$/);
 });

@@ -1,8 +1,6 @@
 // No secret reaches a log line, an audit event or the deliveries listing (spec 2.3, D1, D4, D9).
 // Runs every flow once, collects each secret it sees, then searches everything the service wrote.
 import assert from "node:assert/strict";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { test } from "node:test";
 import type { LightMyRequestResponse } from "fastify";
 import {
@@ -16,9 +14,9 @@ import {
   registerVerifiedMember,
   sessionCookieOf,
   STRONG_PASSWORD,
-  type Harness,
 } from "./support/harness.js";
-import { magicLinkFor } from "./support/flows.js";
+import { adminRequestHeaders, magicLinkFor, storeTenantSettings } from "./support/flows.js";
+import { startLocalServer, type LocalServer } from "./support/local-servers.js";
 
 const THIRD_PASSWORD = "Zebra-Quartz-77-Lantern";
 const WRONG_PASSWORD = "Wrong-Guess-Pass-55";
@@ -27,21 +25,12 @@ const BOT_SECRET_KEY = "0x4AAAAAAA-turnstile-secret-key-Kq7";
 const WRONG_API_KEY = "latch_guessed-key-that-does-not-exist-9f3b";
 
 /** A siteverify stand-in: accepts exactly BOT_RESPONSE sent with BOT_SECRET_KEY. */
-async function startSiteverify(): Promise<{ url: string; calls: number; server: Server }> {
-  const state = { url: "", calls: 0, server: undefined as unknown as Server };
-  state.server = createServer((req, res) => {
-    let raw = "";
-    req.on("data", (chunk: Buffer) => (raw += chunk.toString("utf8")));
-    req.on("end", () => {
-      state.calls++;
-      const form = new URLSearchParams(raw);
-      const success = form.get("secret") === BOT_SECRET_KEY && form.get("response") === BOT_RESPONSE;
-      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ success, "error-codes": success ? [] : ["invalid-input-response"] }));
-    });
+function startSiteverify(): Promise<LocalServer> {
+  return startLocalServer((request, response) => {
+    const form = new URLSearchParams(request.body);
+    const success = form.get("secret") === BOT_SECRET_KEY && form.get("response") === BOT_RESPONSE;
+    response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ success, "error-codes": success ? [] : ["invalid-input-response"] }));
   });
-  await new Promise<void>((resolve) => state.server.listen(0, "127.0.0.1", resolve));
-  state.url = `http://127.0.0.1:${(state.server.address() as AddressInfo).port}/siteverify`;
-  return state;
 }
 
 function ok(response: LightMyRequestResponse, label: string, status = 200): LightMyRequestResponse {
@@ -49,23 +38,12 @@ function ok(response: LightMyRequestResponse, label: string, status = 200): Ligh
   return response;
 }
 
-function adminHeaders(h: Harness, key: string): Record<string, string> {
-  return { "x-tenant-domain": h.tenant.domain, authorization: `Bearer ${key}` };
-}
-
 test("a full flow leaves no secret in the logs, the audit log or the deliveries listing", async () => {
   const siteverify = await startSiteverify();
-  const h = await createHarness({ settings: { botProtection: { provider: "turnstile", secretKey: BOT_SECRET_KEY, verifyUrl: siteverify.url } } });
-  const tenant = (await h.deps.store.tenants.findTenantByDomain(h.tenant.domain))!;
-  assert.ok(
-    await h.deps.store.tenants.updateTenantSettings(
-      tenant.id,
-      tenant.settings,
-      { ...tenant.settings, securityAlertWebhook: `${h.receiver.url}/alerts` },
-      h.clock.now(),
-    ),
-  );
-  h.deps.tenantCache.invalidate(h.tenant.domain);
+  const h = await createHarness({
+    settings: { botProtection: { provider: "turnstile", secretKey: BOT_SECRET_KEY, verifyUrl: `${siteverify.url}/siteverify` } },
+  });
+  await storeTenantSettings(h, { securityAlertWebhook: `${h.receiver.url}/alerts` });
   // Whatever a deployment runs at, nothing secret may be logged: capture every level.
   h.deps.log.level = "trace";
   const secrets = new Map<string, string>();
@@ -133,14 +111,32 @@ test("a full flow leaves no secret in the logs, the audit log or the deliveries 
 
     // Admin lock/unlock with the key; a wrong key is refused.
     ok(
-      await h.app.inject({ method: "POST", url: "/auth/lock-account", payload: { recordId, action: "lock" }, headers: adminHeaders(h, WRONG_API_KEY) }),
+      await h.app.inject({
+        method: "POST",
+        url: "/auth/lock-account",
+        payload: { recordId, action: "lock" },
+        headers: adminRequestHeaders(h, { key: WRONG_API_KEY }),
+      }),
       "wrong key",
       401,
     );
-    ok(await h.app.inject({ method: "POST", url: "/auth/lock-account", payload: { recordId, action: "lock" }, headers: adminHeaders(h, apiKey) }), "lock");
+    ok(
+      await h.app.inject({
+        method: "POST",
+        url: "/auth/lock-account",
+        payload: { recordId, action: "lock" },
+        headers: adminRequestHeaders(h, { key: apiKey }),
+      }),
+      "lock",
+    );
     ok(await post(h, "/auth/login", { email, password: THIRD_PASSWORD, ...bot }), "login while locked", 403);
     ok(
-      await h.app.inject({ method: "POST", url: "/auth/lock-account", payload: { recordId, action: "unlock", email }, headers: adminHeaders(h, apiKey) }),
+      await h.app.inject({
+        method: "POST",
+        url: "/auth/lock-account",
+        payload: { recordId, action: "unlock", email },
+        headers: adminRequestHeaders(h, { key: apiKey }),
+      }),
       "unlock",
     );
     const session3 = keep("session 3", sessionCookieOf(ok(await post(h, "/auth/login", { email, password: THIRD_PASSWORD, ...bot }), "login after unlock")));
@@ -244,7 +240,7 @@ test("a full flow leaves no secret in the logs, the audit log or the deliveries 
     ok(await post(h, "/auth/logout", {}, { cookie: session3b }), "logout");
     ok(await get(h, "/auth/session", { cookie: session3b }), "session after logout", 401);
     const audit = ok(
-      await h.app.inject({ method: "GET", url: `/auth/admin/audit-log?recordId=${recordId}`, headers: adminHeaders(h, rotatedKey) }),
+      await h.app.inject({ method: "GET", url: `/auth/admin/audit-log?recordId=${recordId}`, headers: adminRequestHeaders(h, { key: rotatedKey }) }),
       "audit log",
     );
     const deliveriesMain = ok(
@@ -255,7 +251,7 @@ test("a full flow leaves no secret in the logs, the audit log or the deliveries 
       await h.app.inject({ method: "GET", url: "/operator/tenants/second.example.com/webhook-deliveries", headers: operatorHeaders }),
       "deliveries 2",
     );
-    assert.ok(siteverify.calls >= 6, "the bot value went to the provider");
+    assert.ok(siteverify.requests.length >= 6, "the bot value went to the provider");
     assert.ok(session2 !== session1 && session3 !== session2);
 
     // The logs are real: request lines, flow lines, webhook lines.
@@ -329,8 +325,7 @@ test("a full flow leaves no secret in the logs, the audit log or the deliveries 
     );
   } finally {
     await h.close();
-    siteverify.server.closeAllConnections();
-    await new Promise<void>((resolve) => siteverify.server.close(() => resolve()));
+    await siteverify.close();
   }
 });
 

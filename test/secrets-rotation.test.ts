@@ -6,9 +6,6 @@
  */
 import assert from "node:assert/strict";
 import { createHmac } from "node:crypto";
-import { once } from "node:events";
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import { Writable } from "node:stream";
 import { test } from "node:test";
 import { buildApp } from "../src/app.js";
@@ -31,6 +28,7 @@ import {
   type Harness,
   type ReceivedWebhook,
 } from "./support/harness.js";
+import { startLocalServer, type LocalServer } from "./support/local-servers.js";
 import { totpAt } from "./support/totp.js";
 
 const KEY_A = Buffer.from("11".repeat(32), "hex"); // the harness's SECRETS_KEY
@@ -39,20 +37,13 @@ const KEY_UNKNOWN = Buffer.from("33".repeat(32), "hex");
 const BOT_SECRET = "turnstile-secret-for-rotation";
 
 /** A siteverify that passes only requests carrying the tenant's real secret. */
-async function startSiteverify(): Promise<{ url: string; close: () => void }> {
-  const server = createServer((req, res) => {
-    let body = "";
-    req.on("data", (chunk: Buffer) => (body += chunk.toString("utf8")));
-    req.on("end", () => {
-      const ok = new URLSearchParams(body).get("secret") === BOT_SECRET;
-      res
-        .writeHead(200, { "content-type": "application/json" })
-        .end(JSON.stringify(ok ? { success: true } : { success: false, "error-codes": ["invalid-input-secret"] }));
-    });
+function startSiteverify(): Promise<LocalServer> {
+  return startLocalServer((request, response) => {
+    const ok = new URLSearchParams(request.body).get("secret") === BOT_SECRET;
+    response
+      .writeHead(200, { "content-type": "application/json" })
+      .end(JSON.stringify(ok ? { success: true } : { success: false, "error-codes": ["invalid-input-secret"] }));
   });
-  server.listen(0, "127.0.0.1");
-  await once(server, "listening");
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/siteverify`, close: () => server.close() };
 }
 
 /** As harness.restart, with other keys: the operator's restart of every instance. */
@@ -109,7 +100,9 @@ const counts = (resealed: number, current: number, unreadable = 0) => ({ reseale
 test("rotation: A sealed -> B with A previous still opens everything -> reseal -> B alone works; an unknown key's value is reported and kept", async (t) => {
   const siteverify = await startSiteverify();
   t.after(() => siteverify.close());
-  const h = await createHarness({ settings: { botProtection: { provider: "turnstile", secretKey: BOT_SECRET, siteKey: "site", verifyUrl: siteverify.url } } });
+  const h = await createHarness({
+    settings: { botProtection: { provider: "turnstile", secretKey: BOT_SECRET, siteKey: "site", verifyUrl: `${siteverify.url}/siteverify` } },
+  });
   t.after(() => h.close());
 
   // Under key A: an enrolled member, a member half-way through setup, two verify_email payloads pending.

@@ -4,8 +4,8 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { assertError, assertErrorNoExtras } from "./support/assertions.js";
-import { rowCounts, rowsHolding } from "./support/database.js";
+import { assertError, assertErrorNoExtras, ok } from "./support/assertions.js";
+import { memberRow, rowCounts, rowsHolding } from "./support/database.js";
 import {
   adminHeaders,
   enrolTwoFactor,
@@ -30,7 +30,7 @@ import {
   STRONG_PASSWORD,
   type Harness,
 } from "./support/harness.js";
-import { alerts, call, EMAIL, events, member, ok, signIn } from "./support/account.js";
+import { alerts, call, EMAIL, events, member, signIn } from "./support/account.js";
 import { installStoreSeam } from "./support/store-seam.js";
 import { totpAt } from "./support/totp.js";
 
@@ -316,7 +316,7 @@ test("D24 confirm-email-change when the address was taken meanwhile: 409, nothin
   assert.equal(ok(await call(h, "GET", "/auth/me", cookie)).email, EMAIL);
   ok(await call(h, "DELETE", `/auth/admin/members/${squatter}`, undefined, undefined, adminHeaders(h)));
   ok(await post(h, "/auth/confirm-email-change", { recordId: link.recordId, token: link.token }));
-  const row = await h.db.selectFrom("members").select("email").where("id", "=", Number(recordId)).executeTakeFirstOrThrow();
+  const row = await memberRow(h, recordId, ["email"]);
   assert.equal(row.email, NEW_EMAIL);
 });
 
@@ -339,7 +339,7 @@ test("D24 this wasn't me: an email_changed alert's link ends every session, void
   assert.equal(res.statusCode, 200, res.body);
   assert.match(String(res.headers["set-cookie"]), /session_id=;/);
   assert.equal(await sessionStatus(h, cookie), 401);
-  const row = await h.db.selectFrom("members").select(["email", "status"]).where("id", "=", Number(recordId)).executeTakeFirstOrThrow();
+  const row = await memberRow(h, recordId, ["email", "status"]);
   assert.deepEqual(row, { email: EMAIL, status: "Password Change Pending" });
   assertError(await post(h, `/auth/verify-magic-link/${magic.recordId}/${magic.token}`, {}), 400, "invalid_token");
   assertError(await login(h, EMAIL), 403, "password_change_required");
@@ -358,7 +358,7 @@ test("D24 this wasn't me after a lock: the lock voided the alert's link too, and
   // A lock voids every link (D15), this one too: the lock already did what the link would.
   await lockMember(h, recordId);
   assertError(await post(h, "/auth/secure-account", { recordId: secure.recordId, token: secure.token }), 400, "invalid_token");
-  const row = await h.db.selectFrom("members").select("status").where("id", "=", Number(recordId)).executeTakeFirstOrThrow();
+  const row = await memberRow(h, recordId, ["status"]);
   assert.equal(row.status, "Locked");
 });
 
@@ -387,7 +387,7 @@ test("review of D24: the owner's 'this wasn't me' link survives the attacker's n
   const res = await post(h, "/auth/secure-account", { recordId: secure.recordId, token: secure.token });
   assert.equal(res.statusCode, 200, res.body);
   assert.doesNotMatch(res.json<{ message: string }>().message, /could not be given back/);
-  const row = await h.db.selectFrom("members").select(["email", "status", "two_factor_status"]).where("id", "=", Number(recordId)).executeTakeFirstOrThrow();
+  const row = await memberRow(h, recordId, ["email", "status", "two_factor_status"]);
   assert.deepEqual(row, { email: EMAIL, status: "Password Change Pending", two_factor_status: "Disabled" });
   assert.equal(await sessionStatus(h, attackerCookie), 401);
   // The owner takes the account back through their own mailbox, with no second factor of the attacker's.
@@ -405,7 +405,7 @@ test("review of D24: a second factor the member had before the alert stays on af
   const alert = (await alerts(h)).filter((a) => a.alert === "password_changed").at(-1)!;
   const secure = parseLink(alert.secureAccountLink!);
   ok(await post(h, "/auth/secure-account", { recordId: secure.recordId, token: secure.token }));
-  const row = await h.db.selectFrom("members").select("two_factor_status").where("id", "=", Number(recordId)).executeTakeFirstOrThrow();
+  const row = await memberRow(h, recordId, ["two_factor_status"]);
   assert.equal(row.two_factor_status, "Enabled", "mailbox access alone must not turn off a factor that predates the alert");
 });
 
@@ -442,7 +442,7 @@ test("review of D24: a pending registration of the old address can't keep it fro
   const kept = await post(h, "/auth/secure-account", { recordId: graceSecure.recordId, token: graceSecure.token });
   assert.equal(kept.statusCode, 200, kept.body);
   assert.match(kept.json<{ message: string }>().message, /could not be given back/);
-  const graceRow = await h.db.selectFrom("members").select(["email", "status"]).where("id", "=", Number(other)).executeTakeFirstOrThrow();
+  const graceRow = await memberRow(h, other, ["email", "status"]);
   assert.deepEqual(graceRow, { email: "grace.new@example.org", status: "Password Change Pending" });
 });
 

@@ -8,25 +8,19 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { sha256Hex } from "../src/security/hashing.js";
 import { FLUSH_CHUNK, SessionTouches } from "../src/store/session-touches.js";
-import { createHarness, get, login, post, registerVerifiedMember, sessionCookieOf, type Harness } from "./support/harness.js";
+import { signedInMember } from "./support/flows.js";
+import { createHarness, get, post, type Harness } from "./support/harness.js";
 
 async function storedSeenAt(h: Harness): Promise<number[]> {
   const rows = await h.db.selectFrom("sessions").select("last_seen_at").orderBy("created_at").orderBy("public_id").execute();
   return rows.map((r) => Number(r.last_seen_at));
 }
 
-async function signIn(h: Harness, email: string): Promise<string> {
-  await registerVerifiedMember(h, email);
-  const response = await login(h, email);
-  assert.equal(response.statusCode, 200, response.body);
-  return sessionCookieOf(response)!;
-}
-
 test("a session check a minute later writes nothing at once; the member sees the new time, and the row holds it after the flush", async (t) => {
   const h = await createHarness();
   t.after(() => h.close());
   const start = h.clock.now();
-  const cookies = [await signIn(h, "ada@example.org"), await signIn(h, "grace@example.org")];
+  const cookies = [(await signedInMember(h, "ada@example.org")).cookie, (await signedInMember(h, "grace@example.org")).cookie];
   assert.deepEqual(await storedSeenAt(h), [start, start]);
 
   h.clock.advance(60_000);
@@ -47,7 +41,7 @@ test("closing the store writes what it kept", async (t) => {
   const h = await createHarness();
   t.after(() => h.close().catch(() => undefined));
   const start = h.clock.now();
-  const cookie = await signIn(h, "ada@example.org");
+  const cookie = (await signedInMember(h, "ada@example.org")).cookie;
   h.clock.advance(90_000);
   assert.equal((await get(h, "/auth/session", { cookie })).statusCode, 200);
   await h.deps.store.close();
@@ -57,7 +51,7 @@ test("closing the store writes what it kept", async (t) => {
 test("a logout between the check and the flush is not undone: the flush finds no row", async (t) => {
   const h = await createHarness();
   t.after(() => h.close());
-  const cookie = await signIn(h, "ada@example.org");
+  const cookie = (await signedInMember(h, "ada@example.org")).cookie;
   h.clock.advance(60_000);
   assert.equal((await get(h, "/auth/session", { cookie })).statusCode, 200);
   const out = await post(h, "/auth/logout", {}, { cookie });
@@ -69,7 +63,7 @@ test("a logout between the check and the flush is not undone: the flush finds no
 
 /** Three chunks of touches: sessions that no longer exist, then the member's, last. */
 async function threeChunks(h: Harness) {
-  const cookie = await signIn(h, "ada@example.org");
+  const cookie = (await signedInMember(h, "ada@example.org")).cookie;
   const seen = h.clock.now() + 60_000;
   const tenantId = (await h.deps.store.tenants.findTenantByDomain(h.tenant.domain))!.id;
   const touches = new SessionTouches(h.db, (err) => assert.fail(String(err)), 60_000);

@@ -11,7 +11,8 @@ import type { LightMyRequestResponse } from "fastify";
 import { seededRandom, type Random } from "../src/core/random.js";
 import { processEmailRequests } from "../src/flows/kernel/email-requests.js";
 import { assertLoginRefused } from "./support/assertions.js";
-import { adminHeaders, lockMember, operatorHeaders } from "./support/flows.js";
+import { lockoutRow, memberField, sessionCount } from "./support/database.js";
+import { adminHeaders, changePassword, lockMember, operatorHeaders } from "./support/flows.js";
 import {
   createHarness,
   login,
@@ -22,41 +23,14 @@ import {
   STRONG_PASSWORD,
   type Harness,
 } from "./support/harness.js";
-import { installStoreSeam } from "./support/store-seam.js";
+import { installStoreSeam, letItQueue } from "./support/store-seam.js";
 
 const EMAIL = "ada@example.org";
-
-async function memberStatus(h: Harness, recordId: string): Promise<string> {
-  const row = await h.db.selectFrom("members").select("status").where("id", "=", Number(recordId)).executeTakeFirstOrThrow();
-  return row.status;
-}
-
-async function sessionCount(h: Harness, recordId: string): Promise<number> {
-  const row = await h.db
-    .selectFrom("sessions")
-    .select((eb) => eb.fn.countAll<number>().as("n"))
-    .where("member_id", "=", Number(recordId))
-    .executeTakeFirstOrThrow();
-  return Number(row.n);
-}
 
 async function adminPost(h: Harness, url: string, body: Record<string, unknown>): Promise<LightMyRequestResponse> {
   const res = await post(h, url, body, { headers: adminHeaders(h) });
   assert.equal(res.statusCode, 200, res.body);
   return res;
-}
-
-function changePassword(h: Harness, cookie: string): Promise<LightMyRequestResponse> {
-  return post(h, "/auth/change-password", { currentPassword: STRONG_PASSWORD, newPassword: OTHER_STRONG_PASSWORD }, { cookie });
-}
-
-/**
- * Gives the held-up request time to reach the row lock it waits for (PostgreSQL). On SQLite it
- * waits for the one write connection instead and never reaches the watched call before the release.
- */
-async function letItQueue(reached: Promise<unknown>): Promise<void> {
-  await Promise.race([reached, sleep(1000)]);
-  await sleep(100);
 }
 
 test("D20: a lock that commits after the login's password matched wins: 403 account_locked and no session, not even after an unlock", async (t) => {
@@ -104,7 +78,7 @@ async function changePasswordAround(h: Harness, meanwhile: (recordId: string) =>
   const cookie = sessionCookieOf(await login(h, EMAIL))!;
   const seam = installStoreSeam(h);
   const read = seam.pause("members.findMemberById", { when: "after" });
-  const changing = changePassword(h, cookie);
+  const changing = changePassword(h, cookie, STRONG_PASSWORD, OTHER_STRONG_PASSWORD);
   await read.reached;
   await meanwhile(recordId);
   read.release();
@@ -116,7 +90,7 @@ test("D20: change-password does not write back a stale status: a lock committed 
   t.after(() => h.close());
   const { recordId, res } = await changePasswordAround(h, (id) => lockMember(h, id));
   assert.equal(res.statusCode, 401, res.body);
-  assert.equal(await memberStatus(h, recordId), "Locked", "the admin's lock holds");
+  assert.equal(await memberField(h, recordId, "status"), "Locked", "the admin's lock holds");
   await adminPost(h, "/auth/lock-account", { recordId, action: "unlock" });
   assert.equal((await login(h, EMAIL, OTHER_STRONG_PASSWORD)).statusCode, 401, "the refused change stored nothing");
   assert.equal((await login(h, EMAIL, STRONG_PASSWORD)).statusCode, 200);
@@ -127,7 +101,7 @@ test("D20: change-password does not undo a required password change that committ
   t.after(() => h.close());
   const { recordId, res } = await changePasswordAround(h, (id) => adminPost(h, "/auth/admin/require-password-change", { recordId: id }));
   assert.equal(res.statusCode, 401, "the session that asked was revoked by the admin");
-  assert.equal(await memberStatus(h, recordId), "Password Change Pending");
+  assert.equal(await memberField(h, recordId, "status"), "Password Change Pending");
 });
 
 test("D20: N concurrent correct logins of one member give N sessions, never 429", async (t) => {
@@ -150,13 +124,11 @@ test("D20: a fourth correct login while three checks of the member are in flight
   const recordId = await registerVerifiedMember(h, EMAIL);
   const seam = installStoreSeam(h);
   // Three logins are held after their reservation, before their password check.
-  const held = [0, 1, 2].map(() => seam.pause("members.findMemberByEmail"));
-  const first = held.map(() => login(h, EMAIL));
-  await Promise.all(held.map((p) => p.reached));
+  const { held, answers } = await seam.holdEach("members.findMemberByEmail", 3, () => login(h, EMAIL));
   const fourth = login(h, EMAIL);
   await sleep(200);
   for (const p of held) p.release();
-  const results = await Promise.all([...first, fourth]);
+  const results = [...(await answers), await fourth];
   assert.deepEqual(
     results.map((r) => r.statusCode),
     [200, 200, 200, 200],
@@ -278,8 +250,7 @@ test("D20: correct logins that fail after taking their place (the database fails
     const failed = await login(h, EMAIL);
     assert.equal(failed.statusCode, 503, failed.body);
   }
-  const row = await h.db.selectFrom("login_lockouts").select(["in_flight", "failures"]).executeTakeFirst();
-  assert.deepEqual(row && [Number(row.in_flight), Number(row.failures)], [0, 0], "the places were given back, no failure counted");
+  assert.deepEqual(await lockoutRow(h), [0, 0], "the places were given back, no failure counted");
   const next = await login(h, EMAIL);
   assert.equal(next.statusCode, 200, `not a wait for places never given back (429 busy): ${next.body}`);
   h.clock.advance(61 * 1000);

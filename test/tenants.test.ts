@@ -11,9 +11,20 @@ import { test } from "node:test";
 import type { LightMyRequestResponse } from "fastify";
 import { createTenant, updateTenantSettings } from "../src/flows/tenants/tenants.js";
 import { enqueueWebhook } from "../src/events/outbox.js";
-import { assertErrorNoExtras } from "./support/assertions.js";
+import { assertErrorNoExtras, ok } from "./support/assertions.js";
 import { blockedOnLock, rowsHolding } from "./support/database.js";
-import { adminPost, enrolTwoFactor, forgotPassword, internalApiKeyOf, nextIp, operatorHeaders, receiverSettings, WRONG_PASSWORD } from "./support/flows.js";
+import {
+  adminPost,
+  enrolTwoFactor,
+  forgotPassword,
+  internalApiKeyOf,
+  nextIp,
+  operatorHeaders,
+  receiverSettings,
+  storeTenantSettings,
+  tenantIdOf,
+  WRONG_PASSWORD,
+} from "./support/flows.js";
 import {
   createHarness,
   deliverWebhooks,
@@ -34,17 +45,6 @@ const OTHER_APP_DOMAIN = "elsewhere.example.net";
 
 function operator(h: Harness, method: "GET" | "DELETE" | "POST", url: string, payload?: Record<string, unknown>): Promise<LightMyRequestResponse> {
   return h.app.inject({ method, url, headers: operatorHeaders(), ...(payload && { payload }) });
-}
-
-function ok<T = Record<string, unknown>>(response: LightMyRequestResponse): T {
-  assert.equal(response.statusCode, 200, response.body);
-  return response.json<T>();
-}
-
-async function tenantIdOf(h: Harness, domain: string): Promise<string> {
-  const tenant = await h.deps.store.tenants.findTenantByDomain(domain);
-  assert.ok(tenant, domain);
-  return tenant.id;
 }
 
 async function applicationExists(h: Harness, id: string): Promise<boolean> {
@@ -500,13 +500,6 @@ test("operator: without OPERATOR_API_KEY the operator API answers 404", async ()
   }
 });
 
-/** Writes settings straight into the store, as a version before a rule could have, and drops the cached tenant. */
-async function storeSettingsAsBefore(h: Harness, patch: Record<string, unknown>): Promise<void> {
-  const tenant = (await h.deps.store.tenants.findTenantByDomain(h.tenant.domain))!;
-  assert.ok(await h.deps.store.tenants.updateTenantSettings(tenant.id, tenant.settings, { ...tenant.settings, ...patch }, h.clock.now()));
-  h.deps.tenantCache.invalidate(h.tenant.domain);
-}
-
 const PLAIN_HTTP_ORIGINS = [
   "http://app.example.org",
   "http://members.example.com",
@@ -562,7 +555,7 @@ test("D30: an http allowedOrigins entry stored before the rule is ignored (no CO
   t.after(() => h.close());
   await registerVerifiedMember(h, "stale@example.org");
   const cookie = sessionCookieOf(await login(h, "stale@example.org", undefined, { ip: nextIp() }))!;
-  await storeSettingsAsBefore(h, { allowedOrigins: ["http://app.example.org", "https://app.example.org"] });
+  await storeTenantSettings(h, { allowedOrigins: ["http://app.example.org", "https://app.example.org"] });
   const preflight = (origin: string) =>
     h.app.inject({
       method: "OPTIONS",

@@ -9,7 +9,8 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { OuterStoreInTransactionError } from "../src/store/transaction-scope.js";
-import { createHarness, registerVerifiedMember, type Harness } from "./support/harness.js";
+import { tenantIdOf } from "./support/flows.js";
+import { createHarness, registerVerifiedMember } from "./support/harness.js";
 
 const EMAIL = "ada@example.org";
 
@@ -25,15 +26,11 @@ function assertRefused(result: PromiseSettledResult<unknown>, what: string): voi
   assert.ok((result as PromiseRejectedResult).reason instanceof OuterStoreInTransactionError, `${what}: ${String((result as PromiseRejectedResult).reason)}`);
 }
 
-async function tenantId(h: Harness): Promise<string> {
-  return (await h.deps.store.tenants.findTenantByDomain(h.tenant.domain))!.id;
-}
-
 test("issue 28: the outer store used inside store.transaction throws at once (a read, a write, a nested transaction, the hot reader), and the transaction rolls back", async (t) => {
   const h = await createHarness();
   t.after(() => h.close());
   const recordId = Number(await registerVerifiedMember(h, EMAIL));
-  const id = await tenantId(h);
+  const id = await tenantIdOf(h);
   const store = h.deps.store;
   const uses: Array<[string, () => Promise<unknown>]> = [
     ["a read", () => store.members.findMemberById(id, recordId)],
@@ -60,7 +57,7 @@ test("issue 28: work a transaction starts (a background task, the dispatcher's w
   const h = await createHarness();
   t.after(() => h.close());
   const recordId = Number(await registerVerifiedMember(h, EMAIL));
-  const id = await tenantId(h);
+  const id = await tenantIdOf(h);
   let readAfter: string | undefined;
   await h.deps.store.transaction(async (tx) => {
     await tx.members.updateName(id, recordId, "Renamed", h.clock.now());

@@ -9,17 +9,13 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { LightMyRequestResponse } from "fastify";
 import { MINUTE, SECOND } from "../src/core/clock.js";
-import { alerts, call, EMAIL, member, ok, secureLinkOf, signIn } from "./support/account.js";
-import { assertError } from "./support/assertions.js";
+import { alerts, call, EMAIL, member, secureLinkOf, signIn } from "./support/account.js";
+import { assertError, ok } from "./support/assertions.js";
+import { memberField } from "./support/database.js";
 import { adminGet, adminPost, nextIp, registerMagic, sessionStatus, WRONG_PASSWORD } from "./support/flows.js";
 import { deliverWebhooks, login, parseLink, post, sessionCookieOf, STRONG_PASSWORD, type Harness } from "./support/harness.js";
 import { totpAt, wrongCode } from "./support/totp.js";
 import { postForm } from "./support/ui-forms.js";
-
-async function twoFactorStatus(h: Harness, recordId: string): Promise<string> {
-  const row = await h.db.selectFrom("members").select("two_factor_status").where("id", "=", Number(recordId)).executeTakeFirstOrThrow();
-  return row.two_factor_status;
-}
 
 function setUp(h: Harness, cookie: string, body: Record<string, unknown> = {}): Promise<LightMyRequestResponse> {
   return call(h, "POST", "/auth/2fa/setup", cookie, body);
@@ -35,13 +31,13 @@ test("D30: a session alone can't turn on 2FA: enable asks for the password (wron
   assertError(await enable(h, cookie, secret), 400, "validation_failed");
   assertError(await enable(h, cookie, secret, { password: WRONG_PASSWORD }), 401, "invalid_credentials");
   assertError(await setUp(h, cookie, { password: WRONG_PASSWORD }), 401, "invalid_credentials");
-  assert.equal(await twoFactorStatus(h, recordId), "Disabled");
+  assert.equal(await memberField(h, recordId, "two_factor_status"), "Disabled");
   const lockout = await h.db.selectFrom("login_lockouts").select("failures").executeTakeFirstOrThrow();
   assert.equal(Number(lockout.failures), 2, "wrong passwords count towards the login lockout");
 
   // The password at enable, or at setup for this session: either turns it on.
   assert.equal(ok<{ recoveryCodes: string[] }>(await enable(h, cookie, secret, { password: STRONG_PASSWORD })).recoveryCodes.length, 10);
-  assert.equal(await twoFactorStatus(h, recordId), "Enabled");
+  assert.equal(await memberField(h, recordId, "two_factor_status"), "Enabled");
 });
 
 test("D30: an enrolment belongs to the session that started it: another can neither read its secret (API or hosted page) nor finish it", async (t) => {
@@ -56,11 +52,11 @@ test("D30: an enrolment belongs to the session that started it: another can neit
   const theirs = ok<{ secret: string }>(await setUp(h, stolen));
   assertError(await enable(h, cookie, secret), 409, "invalid_state");
   assertError(await enable(h, stolen, theirs.secret), 400, "validation_failed");
-  assert.equal(await twoFactorStatus(h, recordId), "Disabled");
+  assert.equal(await memberField(h, recordId, "two_factor_status"), "Disabled");
   const again = ok<{ secret: string }>(await setUp(h, cookie, { password: STRONG_PASSWORD }));
   h.clock.advance(30 * SECOND);
   ok(await enable(h, cookie, again.secret));
-  assert.equal(await twoFactorStatus(h, recordId), "Enabled");
+  assert.equal(await memberField(h, recordId, "two_factor_status"), "Enabled");
 });
 
 test("D30: a member without a password turns 2FA on with a session under 10 minutes old; an older one is sent to sign in again", async (t) => {
@@ -77,14 +73,14 @@ test("D30: a member without a password turns 2FA on with a session under 10 minu
   h.clock.advance(11 * MINUTE);
   const stale = ok<{ secret: string }>(await setUp(h, cookie));
   assertError(await enable(h, cookie, stale.secret), 401, "unauthorized");
-  assert.equal(await twoFactorStatus(h, magic.recordId), "Disabled");
+  assert.equal(await memberField(h, magic.recordId, "two_factor_status"), "Disabled");
 
   const fresh = sessionCookieOf(
     await post(h, "/auth/verify-login-code", { email: "grace@example.org", code: await newCode(h), "bot-challenge-response": "x" }),
   )!;
   const { secret } = ok<{ secret: string }>(await setUp(h, fresh));
   ok(await enable(h, fresh, secret));
-  assert.equal(await twoFactorStatus(h, magic.recordId), "Enabled");
+  assert.equal(await memberField(h, magic.recordId, "two_factor_status"), "Enabled");
 });
 
 async function newCode(h: Harness): Promise<string> {
@@ -106,7 +102,7 @@ test("D30: in Password Change Pending the flagged password can't turn 2FA on", a
   assertError(await setUp(h, session, { password: STRONG_PASSWORD }), 403, "password_change_required");
   const { secret } = ok<{ secret: string }>(await setUp(h, session));
   assertError(await enable(h, session, secret, { password: STRONG_PASSWORD }), 403, "password_change_required");
-  assert.equal(await twoFactorStatus(h, recordId), "Disabled");
+  assert.equal(await memberField(h, recordId, "two_factor_status"), "Disabled");
 });
 
 test("D30 admin reset-2fa: 2FA off, every session ends, the member is alerted and audited; 409 when off, 404 for another tenant's member, 401 without a key", async (t) => {
@@ -120,7 +116,7 @@ test("D30 admin reset-2fa: 2FA off, every session ends, the member is alerted an
   assertError(await adminPost(h, "/auth/admin/members/123456789012345/reset-2fa", {}), 404, "not_found");
   const reset = await adminPost(h, `/auth/admin/members/${recordId}/reset-2fa`, {});
   assert.deepEqual(ok(reset), { success: true, recordid: recordId, _2fa_status: "Disabled" });
-  assert.equal(await twoFactorStatus(h, recordId), "Disabled");
+  assert.equal(await memberField(h, recordId, "two_factor_status"), "Disabled");
   assert.equal(await sessionStatus(h, cookie), 401);
   const alert = (await alerts(h)).filter((a) => a.alert === "two_factor_disabled").at(-1);
   assert.ok(alert?.secureAccountLink, "the member is told, with a way back");
@@ -172,8 +168,8 @@ test("D30: the two_factor_enabled alert's link still turns the intruder's factor
 
   // The newer link locks down but leaves a factor that predates its alert (mailbox access alone must not remove 2FA)...
   ok(await post(h, "/auth/secure-account", recoveryLink));
-  assert.equal(await twoFactorStatus(h, recordId), "Enabled");
+  assert.equal(await memberField(h, recordId, "two_factor_status"), "Enabled");
   // ...and the older link, which the intruder's enrolment sent, is still valid and turns it off.
   ok(await post(h, "/auth/secure-account", enabledLink));
-  assert.equal(await twoFactorStatus(h, recordId), "Disabled");
+  assert.equal(await memberField(h, recordId, "two_factor_status"), "Disabled");
 });

@@ -12,8 +12,9 @@ import { join } from "node:path";
 import { test } from "node:test";
 import type { LightMyRequestResponse } from "fastify";
 import { MINUTE, SECOND } from "../src/core/clock.js";
-import { assertError, assertLoginRefused, retryAfterOf, setCookieHeaders } from "./support/assertions.js";
-import { nextIp, sessionData, WRONG_PASSWORD, yieldingTransactions } from "./support/flows.js";
+import { assertError, assertLoginRefused, assertRecoveryCodes, retryAfterOf, setCookieHeaders } from "./support/assertions.js";
+import { enrolTwoFactor, nextIp, sessionData, WRONG_PASSWORD } from "./support/flows.js";
+import { yieldingTransactions } from "./support/store-seam.js";
 import {
   createHarness,
   deliverWebhooks,
@@ -34,7 +35,6 @@ import { base32Decode, hotp, totpAt, wrongCode } from "./support/totp.js";
 const EMAIL = "ada@example.org";
 /** The harness's SECRETS_KEY (hex). */
 const SECRETS_KEY_HEX = "11".repeat(32);
-const RECOVERY_CODE_FORM = /^[a-z0-9]{4}-[a-z0-9]{4}-[a-z0-9]{4}-[a-z0-9]{4}$/;
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
@@ -85,31 +85,6 @@ async function setUp(h: Harness, cookie: string): Promise<{ secret: string; otpa
   return res.json() as { secret: string; otpauthUrl: string; qrCodeDataUrl: string };
 }
 
-function recoveryCodesOf(res: LightMyRequestResponse): string[] {
-  assert.equal(res.statusCode, 200, res.body);
-  const body = res.json() as Record<string, unknown>;
-  assert.deepEqual(Object.keys(body).sort(), ["recoveryCodes", "success"], res.body);
-  assert.equal(body.success, true);
-  assert.ok(Array.isArray(body.recoveryCodes));
-  const codes = body.recoveryCodes as string[];
-  assert.equal(codes.length, 10);
-  assert.equal(new Set(codes).size, 10, "recovery codes are distinct");
-  for (const code of codes) assert.match(code, RECOVERY_CODE_FORM);
-  return codes;
-}
-
-/**
- * Setup + enable with a code computed by the independent TOTP; returns the secret and the
- * recovery codes. The clock then moves one step on, so the enrolment step is not a replay.
- */
-async function enrol(h: Harness, cookie: string): Promise<{ secret: string; recoveryCodes: string[] }> {
-  const { secret } = await setUp(h, cookie);
-  const recoveryCodes = recoveryCodesOf(await post(h, "/auth/2fa/enable", { code: totpAt(secret, h.clock.now()) }, { cookie }));
-  h.clock.advance(30 * SECOND);
-  return { secret, recoveryCodes };
-}
-
-/** A 6-digit code that matches none of the steps now-1, now, now+1. */
 /** Every byte the store has written: the database file and its WAL. */
 function rawDatabaseText(h: Harness): string {
   return ["latch.db", "latch.db-wal"]
@@ -206,7 +181,7 @@ test("2fa setup: a second setup replaces the pending secret; the first one's cod
   if (firstCode !== totpAt(second.secret, h.clock.now())) {
     assertError(await post(h, "/auth/2fa/enable", { code: firstCode }, { cookie }), 401, "invalid_2fa_code");
   }
-  recoveryCodesOf(await post(h, "/auth/2fa/enable", { code: totpAt(second.secret, h.clock.now()) }, { cookie }));
+  assertRecoveryCodes(await post(h, "/auth/2fa/enable", { code: totpAt(second.secret, h.clock.now()) }, { cookie }));
 });
 
 test("2fa enable: without setup 409; a wrong code 401 invalid_2fa_code; the independent code 200 with 10 recovery codes; again 409", async (t) => {
@@ -219,7 +194,7 @@ test("2fa enable: without setup 409; a wrong code 401 invalid_2fa_code; the inde
   assertError(await post(h, "/auth/2fa/enable", { code: "not-a-code" }, { cookie }), 401, "invalid_2fa_code");
   assert.equal((await sessionData(h, cookie)).is2FAEnabled, false, "a wrong code enables nothing");
 
-  recoveryCodesOf(await post(h, "/auth/2fa/enable", { code: totpAt(secret, h.clock.now()) }, { cookie }));
+  assertRecoveryCodes(await post(h, "/auth/2fa/enable", { code: totpAt(secret, h.clock.now()) }, { cookie }));
   h.clock.advance(30 * SECOND);
 
   // A new login session shows it, and login now asks for the code.
@@ -246,7 +221,7 @@ test("2fa enable ends the member's other sessions and keeps the one that enrolle
   const other = assertAuthorized(await login(h, EMAIL));
   const { recordId: otherMember, cookie: otherMembersCookie } = await memberWithSession(h, "grace@example.org");
   assert.ok(otherMember);
-  await enrol(h, cookie);
+  await enrolTwoFactor(h, cookie);
   assert.equal((await get(h, "/auth/session", { cookie })).statusCode, 200, "the enrolling session stays");
   assertError(await get(h, "/auth/session", { cookie: other }), 401, "unauthorized");
   assert.equal((await get(h, "/auth/session", { cookie: otherMembersCookie })).statusCode, 200, "another member's session is untouched");
@@ -257,7 +232,7 @@ test("2fa login: no code -> exactly {authorized:false, two_factor_required, mess
   t.after(() => h.close());
   const { recordId, cookie } = await memberWithSession(h);
   const enrolledAt = h.clock.now();
-  const { secret } = await enrol(h, cookie);
+  const { secret } = await enrolTwoFactor(h, cookie);
 
   assertTwoFactorRequired(await loginWithCode(h, undefined));
   const code = totpAt(secret, h.clock.now());
@@ -277,7 +252,7 @@ test("2fa login: codes of the previous and the next step are accepted (±1), eac
   const h = await createHarness();
   t.after(() => h.close());
   const { cookie } = await memberWithSession(h);
-  const { secret } = await enrol(h, cookie);
+  const { secret } = await enrolTwoFactor(h, cookie);
 
   h.clock.advance(60 * SECOND);
   const previous = totpAt(secret, h.clock.now(), -1);
@@ -299,7 +274,7 @@ test("2fa login: codes two steps away (-2, +2) are refused", async (t) => {
   const h = await createHarness();
   t.after(() => h.close());
   const { cookie } = await memberWithSession(h);
-  const { secret } = await enrol(h, cookie);
+  const { secret } = await enrolTwoFactor(h, cookie);
   h.clock.advance(10 * MINUTE);
   const now = h.clock.now();
   const window = new Set([-1, 0, 1].map((offset) => totpAt(secret, now, offset)));
@@ -315,7 +290,7 @@ test("2fa login: a recovery code works once, in any case and with or without the
   const h = await createHarness();
   t.after(() => h.close());
   const { recordId, cookie } = await memberWithSession(h);
-  const { recoveryCodes: codes } = await enrol(h, cookie);
+  const { recoveryCodes: codes } = await enrolTwoFactor(h, cookie);
 
   assertAuthorized(await loginWithCode(h, codes[0]), recordId);
   assertLoginRefused(await loginWithCode(h, codes[0]), 401, "invalid_2fa_code");
@@ -334,7 +309,7 @@ test("2fa login: a wrong password is 401 invalid_credentials with no 2FA hint, a
   const h = await createHarness();
   t.after(() => h.close());
   const { cookie } = await memberWithSession(h);
-  const { secret, recoveryCodes } = await enrol(h, cookie);
+  const { secret, recoveryCodes } = await enrolTwoFactor(h, cookie);
   const code = totpAt(secret, h.clock.now());
 
   const noCode = assertLoginRefused(await loginWithCode(h, undefined, WRONG_PASSWORD), 401, "invalid_credentials");
@@ -354,7 +329,7 @@ test("2fa lockout: 3 wrong codes -> the 4th attempt, even the right code or a re
   const h = await createHarness();
   t.after(() => h.close());
   const { cookie } = await memberWithSession(h);
-  const { secret, recoveryCodes } = await enrol(h, cookie);
+  const { secret, recoveryCodes } = await enrolTwoFactor(h, cookie);
   for (let i = 1; i <= 3; i++) {
     assertLoginRefused(await loginWithCode(h, wrongCode(secret, h.clock.now())), 401, "invalid_2fa_code");
   }
@@ -383,7 +358,7 @@ test("2fa lockout: the counters are separate: during a 2FA lockout the password 
   const h = await createHarness();
   t.after(() => h.close());
   const { cookie } = await memberWithSession(h);
-  const { secret } = await enrol(h, cookie);
+  const { secret } = await enrolTwoFactor(h, cookie);
   for (let i = 1; i <= 3; i++) assertLoginRefused(await loginWithCode(h, wrongCode(secret, h.clock.now())), 401, "invalid_2fa_code");
   assertLoginRefused(await loginWithCode(h, totpAt(secret, h.clock.now())), 429, "rate_limited");
   // The password is checked first and is not locked: without a code the answer is "code needed".
@@ -400,7 +375,7 @@ test("2fa lockout: 2 wrong passwords and 2 wrong codes, in either order, lock no
   const h = await createHarness();
   t.after(() => h.close());
   const { cookie } = await memberWithSession(h);
-  const { secret } = await enrol(h, cookie);
+  const { secret } = await enrolTwoFactor(h, cookie);
   // Interleaved.
   assertLoginRefused(await loginWithCode(h, undefined, WRONG_PASSWORD), 401, "invalid_credentials");
   assertLoginRefused(await loginWithCode(h, wrongCode(secret, h.clock.now())), 401, "invalid_2fa_code");
@@ -420,7 +395,7 @@ test("2fa: concurrent uses of one TOTP code or one recovery code: exactly one is
   const h = await createHarness();
   t.after(() => h.close());
   const { cookie } = await memberWithSession(h);
-  const { secret, recoveryCodes } = await enrol(h, cookie);
+  const { secret, recoveryCodes } = await enrolTwoFactor(h, cookie);
   yieldingTransactions(t);
   const code = totpAt(secret, h.clock.now());
   const totpResults = await Promise.all(Array.from({ length: 10 }, () => post(h, "/auth/2fa/recovery-codes", { code }, { cookie })));
@@ -428,7 +403,7 @@ test("2fa: concurrent uses of one TOTP code or one recovery code: exactly one is
   for (const r of totpResults.filter((x) => x.statusCode !== 200)) {
     assert.ok(r.statusCode === 401 || r.statusCode === 429, `${r.statusCode} ${r.body}`);
   }
-  const newCodes = recoveryCodesOf(totpResults.find((r) => r.statusCode === 200)!);
+  const newCodes = assertRecoveryCodes(totpResults.find((r) => r.statusCode === 200)!);
   assert.ok(!newCodes.includes(recoveryCodes[0]!));
 
   h.clock.advance(15 * MINUTE); // past the lockout the losers caused
@@ -445,10 +420,10 @@ test("2fa recovery-codes: needs 2FA and a valid code; returns 10 new codes; the 
   t.after(() => h.close());
   const { cookie } = await memberWithSession(h);
   assertError(await post(h, "/auth/2fa/recovery-codes", { code: "123456" }, { cookie }), 409, "invalid_state");
-  const { secret, recoveryCodes: oldCodes } = await enrol(h, cookie);
+  const { secret, recoveryCodes: oldCodes } = await enrolTwoFactor(h, cookie);
 
   assertError(await post(h, "/auth/2fa/recovery-codes", { code: wrongCode(secret, h.clock.now()) }, { cookie }), 401, "invalid_2fa_code");
-  const newCodes = recoveryCodesOf(await post(h, "/auth/2fa/recovery-codes", { code: totpAt(secret, h.clock.now()) }, { cookie }));
+  const newCodes = assertRecoveryCodes(await post(h, "/auth/2fa/recovery-codes", { code: totpAt(secret, h.clock.now()) }, { cookie }));
   assert.deepEqual(
     newCodes.filter((c) => oldCodes.includes(c)),
     [],
@@ -466,7 +441,7 @@ test("2fa disable: 409 when not enabled; 400 with neither password nor code; 401
   t.after(() => h.close());
   const { recordId, cookie } = await memberWithSession(h);
   assertError(await post(h, "/auth/2fa/disable", { password: STRONG_PASSWORD }, { cookie }), 409, "invalid_state");
-  const { secret, recoveryCodes } = await enrol(h, cookie);
+  const { secret, recoveryCodes } = await enrolTwoFactor(h, cookie);
 
   assertError(await post(h, "/auth/2fa/disable", {}, { cookie }), 400, "validation_failed");
   assertError(await post(h, "/auth/2fa/disable", { password: WRONG_PASSWORD }, { cookie }), 401, "invalid_credentials");
@@ -483,7 +458,7 @@ test("2fa disable: 409 when not enabled; 400 with neither password nor code; 401
 
   // Enrolling again gives a new secret; the old recovery codes are gone for good.
   h.clock.advance(30 * SECOND);
-  const again = await enrol(h, cookie);
+  const again = await enrolTwoFactor(h, cookie);
   assert.notEqual(again.secret, secret);
   assertLoginRefused(await loginWithCode(h, recoveryCodes[0]), 401, "invalid_2fa_code");
   assertAuthorized(await loginWithCode(h, again.recoveryCodes[0]));
@@ -493,7 +468,7 @@ test("2fa disable: with a valid TOTP code -> 200; with a wrong code -> 401 inval
   const h = await createHarness();
   t.after(() => h.close());
   const { cookie } = await memberWithSession(h);
-  const { secret } = await enrol(h, cookie);
+  const { secret } = await enrolTwoFactor(h, cookie);
   assertError(await post(h, "/auth/2fa/disable", { code: wrongCode(secret, h.clock.now()) }, { cookie }), 401, "invalid_2fa_code");
   assertTwoFactorRequired(await login(h, EMAIL));
   const disabled = await post(h, "/auth/2fa/disable", { code: totpAt(secret, h.clock.now()) }, { cookie });
@@ -513,7 +488,7 @@ test("tenant require2FA: a session of a member without 2FA has require2FASetup t
   const before = await sessionData(h, cookie);
   assert.equal(before.require2FASetup, true);
   assert.equal(before.is2FAEnabled, false);
-  const { secret } = await enrol(h, cookie);
+  const { secret } = await enrolTwoFactor(h, cookie);
   const fresh = assertAuthorized(await loginWithCode(h, totpAt(secret, h.clock.now())));
   const after = await sessionData(h, fresh);
   assert.equal(after.require2FASetup, false);
@@ -537,7 +512,7 @@ test("at rest: the TOTP secret is stored AES-256-GCM encrypted, never in the cle
   const { recordId, cookie } = await memberWithSession(h);
   const { secret } = await setUp(h, cookie);
   const secretBytes = base32Decode(secret);
-  const recoveryCodes = recoveryCodesOf(await post(h, "/auth/2fa/enable", { code: totpAt(secret, h.clock.now()) }, { cookie }));
+  const recoveryCodes = assertRecoveryCodes(await post(h, "/auth/2fa/enable", { code: totpAt(secret, h.clock.now()) }, { cookie }));
 
   const row = await h.db
     .selectFrom("members")
@@ -614,7 +589,7 @@ test("logs: magic-link and 2FA flows log no token, link, TOTP secret, otpauth UR
   keep("otpauth url (encoded secret param)", `secret=${secret}`);
   keep("qr code", setup.qrCodeDataUrl.slice("data:image/png;base64,".length, 200));
   assertError(await post(h, "/auth/2fa/enable", { code: useCode(wrongCode(secret, h.clock.now())) }, { cookie }), 401, "invalid_2fa_code");
-  const recoveryCodes = recoveryCodesOf(await post(h, "/auth/2fa/enable", { code: useCode(totpAt(secret, h.clock.now())) }, { cookie }));
+  const recoveryCodes = assertRecoveryCodes(await post(h, "/auth/2fa/enable", { code: useCode(totpAt(secret, h.clock.now())) }, { cookie }));
   recoveryCodes.forEach((c, i) => {
     keep(`recovery code ${i}`, c);
     keep(`recovery code ${i} compact`, c.replace("-", ""));
@@ -626,7 +601,7 @@ test("logs: magic-link and 2FA flows log no token, link, TOTP secret, otpauth UR
   keep("session 3", assertAuthorized(await loginWithCode(h, recoveryCodes[0])));
   assertLoginRefused(await loginWithCode(h, recoveryCodes[0]), 401, "invalid_2fa_code");
   h.clock.advance(30 * SECOND);
-  const newCodes = recoveryCodesOf(await post(h, "/auth/2fa/recovery-codes", { code: useCode(totpAt(secret, h.clock.now())) }, { cookie }));
+  const newCodes = assertRecoveryCodes(await post(h, "/auth/2fa/recovery-codes", { code: useCode(totpAt(secret, h.clock.now())) }, { cookie }));
   newCodes.forEach((c, i) => keep(`new recovery code ${i}`, c));
 
   // Magic link with the second factor.

@@ -6,14 +6,14 @@
  */
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { solveChallenge, type Challenge } from "altcha-lib";
-import { deriveKey } from "altcha-lib/algorithms/sha";
+import type { Challenge } from "altcha-lib";
 import { PAGE_CSP } from "../src/ui/layout.js";
 import { safeRedirectPath } from "../src/ui/paths.js";
 import { createHarness, deliverWebhooks, parseLink, post, registerVerifiedMember, sessionCookieOf, STRONG_PASSWORD, type Harness } from "./support/harness.js";
 import { enrolTwoFactor, lastWebhookFor, nextIp, sessionStatus } from "./support/flows.js";
 import { totpAt } from "./support/totp.js";
-import { assertErrorSummary, assertPage, assertSeeOther, getPage, inputValue, postForm } from "./support/ui-forms.js";
+import { assertErrorSummary, assertPage, assertSeeOther, getPage, inputValue, postForm, signInOnPage } from "./support/ui-forms.js";
+import { solveAltcha } from "./support/altcha.js";
 
 let h: Harness;
 before(async () => {
@@ -21,17 +21,9 @@ before(async () => {
 });
 after(() => h.close());
 
-async function loginCookie(email: string, password = STRONG_PASSWORD): Promise<string> {
-  const res = await postForm(h, "/ui/login", { email, password }, { ip: nextIp() });
-  assertSeeOther(res, "/");
-  const cookie = sessionCookieOf(res);
-  assert.ok(cookie, "login sets the session cookie");
-  return cookie;
-}
-
 test("every page renders 200 with its CSP, referrer policy, nosniff and no-store", async () => {
   await registerVerifiedMember(h, "pages@example.org");
-  const cookie = await loginCookie("pages@example.org");
+  const cookie = await signInOnPage(h, "pages@example.org");
   const publicPages = [
     "/ui/register",
     "/ui/register-email-only",
@@ -64,7 +56,7 @@ test("every page renders 200 with its CSP, referrer policy, nosniff and no-store
 
 test("every input has a label and an autocomplete attribute", async () => {
   await registerVerifiedMember(h, "labels@example.org");
-  const cookie = await loginCookie("labels@example.org");
+  const cookie = await signInOnPage(h, "labels@example.org");
   for (const [url, options] of [
     ["/ui/register", {}],
     ["/ui/login", {}],
@@ -90,7 +82,7 @@ test("/ui/ sends a visitor to log in and a member to the account; pages behind t
   assertSeeOther(await getPage(h, "/ui/account"), "/ui/login?notice=login-required");
   assertSeeOther(await postForm(h, "/ui/change-password", { currentPassword: "x", newPassword: "y" }), "/ui/login?notice=login-required");
   await registerVerifiedMember(h, "home@example.org");
-  assertSeeOther(await getPage(h, "/ui/", { cookie: await loginCookie("home@example.org") }), "/ui/account");
+  assertSeeOther(await getPage(h, "/ui/", { cookie: await signInOnPage(h, "home@example.org") }), "/ui/account");
 });
 
 test("opening a link page changes nothing: each token still works afterwards", async () => {
@@ -210,7 +202,7 @@ test("an unknown page under /ui/ is an HTML 404 page; an unknown API route keeps
 
 test("a form post from another origin is refused, with the session cookie and on login", async () => {
   await registerVerifiedMember(h, "csrf@example.org");
-  const cookie = await loginCookie("csrf@example.org");
+  const cookie = await signInOnPage(h, "csrf@example.org");
   const change = await postForm(
     h,
     "/ui/change-password",
@@ -254,9 +246,7 @@ test("the ALTCHA widget is on every guarded form of an ALTCHA tenant, and only t
     const code = await postForm(altcha, "/ui/check-email?for=magic-link", { email: "a@example.org", code: "123456" });
     assertErrorSummary(assertPage(code, 403), /Bot protection validation failed/);
     // The widget's answer, posted in the form's bot-challenge-response field, passes it.
-    const challenge = (await getPage(altcha, "/auth/bot-challenge")).json<Challenge>();
-    const solution = await solveChallenge({ challenge, deriveKey });
-    const answer = Buffer.from(JSON.stringify({ challenge, solution })).toString("base64");
+    const answer = await solveAltcha((await getPage(altcha, "/auth/bot-challenge")).json<Challenge>());
     const sent = await postForm(altcha, "/ui/forgot-password", { email: "a@example.org", "bot-challenge-response": answer });
     assertSeeOther(sent, "/ui/check-email?for=reset");
   } finally {
@@ -382,7 +372,7 @@ test("D26: a wrong code comes back in the form with the page's own words (by err
 test("D26: a member with 2FA gets the magic link's two-factor step, the email and code carried hidden; a wrong TOTP keeps the step, the right one logs in", async () => {
   const email = "code.totp@example.org";
   await registerVerifiedMember(h, email, STRONG_PASSWORD, nextIp());
-  const secret = await enrolTwoFactor(h, await loginCookie(email));
+  const { secret } = await enrolTwoFactor(h, await signInOnPage(h, email));
   const { remembered, code } = await requestLinkOnPage(email);
   const ip = nextIp();
 

@@ -8,30 +8,16 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { PublicKeyCredentialCreationOptionsJSON } from "@simplewebauthn/server";
-import { createHarness, deliverWebhooks, post, registerVerifiedMember, sessionCookieOf, STRONG_PASSWORD, type Harness } from "./support/harness.js";
-import { nextIp } from "./support/flows.js";
-import { assertErrorSummary, assertPage, assertSeeOther, getPage, postForm } from "./support/ui-forms.js";
+import { member } from "./support/account.js";
+import { deliverWebhooks, post, STRONG_PASSWORD, type Harness } from "./support/harness.js";
+import { assertErrorSummary, assertPage, assertSeeOther, getPage, postForm, signInOnPage } from "./support/ui-forms.js";
 import { SoftAuthenticator } from "./support/webauthn-authenticator.js";
 
 const EMAIL = "keys.member@example.org";
 
-async function setUp(t: { after(fn: () => Promise<void>): void }): Promise<{ h: Harness; cookie: string }> {
-  const h = await createHarness();
-  t.after(() => h.close());
-  const tenant = (await h.deps.store.tenants.findTenantByDomain(h.tenant.domain))!;
-  assert.ok(
-    await h.deps.store.tenants.updateTenantSettings(
-      tenant.id,
-      tenant.settings,
-      { ...tenant.settings, securityAlertWebhook: `${h.receiver.url}/alerts` },
-      h.clock.now(),
-    ),
-  );
-  h.deps.tenantCache.invalidate(h.tenant.domain);
-  await registerVerifiedMember(h, EMAIL);
-  const res = await postForm(h, "/ui/login", { email: EMAIL, password: STRONG_PASSWORD }, { ip: nextIp() });
-  assertSeeOther(res, "/");
-  return { h, cookie: sessionCookieOf(res)! };
+/** A member signed in by the login form, on a tenant that sends security alerts. */
+function setUp(t: { after(fn: () => Promise<void>): void }): Promise<{ h: Harness; cookie: string }> {
+  return member(t, { email: EMAIL, events: false, signIn: signInOnPage });
 }
 
 async function addThroughApi(h: Harness, cookie: string, name: string): Promise<void> {

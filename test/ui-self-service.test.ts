@@ -6,33 +6,16 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { createHarness, deliverWebhooks, parseLink, registerVerifiedMember, sessionCookieOf, STRONG_PASSWORD, type Harness } from "./support/harness.js";
-import { lastWebhookFor, nextIp, sessionStatus, WRONG_PASSWORD } from "./support/flows.js";
-import { assertErrorSummary, assertPage, assertSeeOther, getPage, postForm } from "./support/ui-forms.js";
+import { member } from "./support/account.js";
+import { deliverWebhooks, parseLink, STRONG_PASSWORD, type Harness } from "./support/harness.js";
+import { lastWebhookFor, sessionStatus, WRONG_PASSWORD } from "./support/flows.js";
+import { assertErrorSummary, assertPage, assertSeeOther, getPage, postForm, signInOnPage } from "./support/ui-forms.js";
 
 const EMAIL = "page.member@example.org";
 
-async function setUp(t: { after(fn: () => Promise<void>): void }): Promise<{ h: Harness; recordId: string; cookie: string }> {
-  const h = await createHarness();
-  t.after(() => h.close());
-  const tenant = (await h.deps.store.tenants.findTenantByDomain(h.tenant.domain))!;
-  assert.ok(
-    await h.deps.store.tenants.updateTenantSettings(
-      tenant.id,
-      tenant.settings,
-      { ...tenant.settings, securityAlertWebhook: `${h.receiver.url}/alerts` },
-      h.clock.now(),
-    ),
-  );
-  h.deps.tenantCache.invalidate(h.tenant.domain);
-  const recordId = await registerVerifiedMember(h, EMAIL);
-  return { h, recordId, cookie: await signIn(h) };
-}
-
-async function signIn(h: Harness, email = EMAIL): Promise<string> {
-  const res = await postForm(h, "/ui/login", { email, password: STRONG_PASSWORD }, { ip: nextIp() });
-  assertSeeOther(res, "/");
-  return sessionCookieOf(res)!;
+/** A member signed in by the login form, on a tenant that sends security alerts. */
+function setUp(t: { after(fn: () => Promise<void>): void }): Promise<{ h: Harness; recordId: string; cookie: string }> {
+  return member(t, { email: EMAIL, events: false, signIn: signInOnPage });
 }
 
 test("D24 pages: the account shows email and name; the name and the email change by form; the email link's page changes nothing on GET", async (t) => {
@@ -71,8 +54,8 @@ test("D24 pages: the account shows email and name; the name and the email change
 
 test("D24 pages: sessions are listed and signed out one by one or all at once; the account is deleted after the password", async (t) => {
   const { h, cookie } = await setUp(t);
-  const other = await signIn(h);
-  const third = await signIn(h);
+  const other = await signInOnPage(h, EMAIL);
+  const third = await signInOnPage(h, EMAIL);
   const list = assertPage(await getPage(h, "/ui/account/sessions", { cookie }));
   assert.equal(list.match(/<li>\n<p><strong>/g)?.length, 3);
   assert.equal(list.match(/This browser/g)?.length, 1);

@@ -7,7 +7,8 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { HOUR, SECOND } from "../src/core/clock.js";
 import { assertError, assertVerified } from "./support/assertions.js";
-import { addOtherTenant, OTHER_DOMAIN, registerPending, requestResetLink, verify, yieldingTransactions } from "./support/flows.js";
+import { addOtherTenant, OTHER_DOMAIN, registerPending, requestResetLink, verify } from "./support/flows.js";
+import { yieldingTransactions } from "./support/store-seam.js";
 import { createHarness, login } from "./support/harness.js";
 
 test("verify-email: success body; a second use of the same token is invalid_token", async (t) => {

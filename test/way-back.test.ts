@@ -9,8 +9,9 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
-import { assertError } from "./support/assertions.js";
-import { call, changeEmail, EMAIL, member, ok, secureLinkOf, sendAlertsAndEvents, signIn } from "./support/account.js";
+import { assertError, ok } from "./support/assertions.js";
+import { call, changeEmail, EMAIL, member, secureLinkOf, sendAlertsAndEvents, signIn } from "./support/account.js";
+import { memberRow, sessionCount } from "./support/database.js";
 import { MINUTE, SECOND } from "../src/core/clock.js";
 import {
   enrolTwoFactor,
@@ -42,19 +43,6 @@ const INTRUDER = "intruder@example.net";
 const INTRUDER_PASSWORD = "Intruder-Owns-It-2026";
 const OWNER_PASSWORD = "Owner-Is-Back-2026";
 
-async function memberRow(h: Harness, recordId: string): Promise<{ email: string; status: string }> {
-  return h.db.selectFrom("members").select(["email", "status"]).where("id", "=", Number(recordId)).executeTakeFirstOrThrow();
-}
-
-async function sessionCount(h: Harness, recordId: string): Promise<number> {
-  const row = await h.db
-    .selectFrom("sessions")
-    .select((eb) => eb.fn.countAll<number>().as("n"))
-    .where("member_id", "=", Number(recordId))
-    .executeTakeFirstOrThrow();
-  return Number(row.n);
-}
-
 /** The intruder's last moves: "this wasn't me" through an alert that reached their address, then a reset through their mailbox. */
 async function lockDownAndResetAsIntruder(h: Harness, intrudersAlert: string): Promise<string> {
   ok(await post(h, "/auth/secure-account", await secureLinkOf(h, intrudersAlert, INTRUDER)));
@@ -69,7 +57,7 @@ async function lockDownAndResetAsIntruder(h: Harness, intrudersAlert: string): P
  * mailbox gets no link. Then the owner resets through their own mailbox and signs in.
  */
 async function assertOwnerInControl(h: Harness, recordId: string, intruderCookie: string): Promise<void> {
-  assert.deepEqual(await memberRow(h, recordId), { email: EMAIL, status: "Password Change Pending" });
+  assert.deepEqual(await memberRow(h, recordId, ["email", "status"]), { email: EMAIL, status: "Password Change Pending" });
   assert.equal(await sessionStatus(h, intruderCookie), 401);
   assert.equal(await sessionCount(h, recordId), 0);
   assertError(await login(h, INTRUDER, INTRUDER_PASSWORD, { ip: nextIp() }), 401, "invalid_credentials");
@@ -98,7 +86,7 @@ for (const ownersAlert of ["email_changed", "email_change_requested"]) {
     // Any alert now reaches the intruder's address: a password change does.
     ok(await call(h, "POST", "/auth/change-password", intruderCookie, { currentPassword: STRONG_PASSWORD, newPassword: OTHER_STRONG_PASSWORD }));
     const intruderAgain = await lockDownAndResetAsIntruder(h, "password_changed");
-    assert.deepEqual(await memberRow(h, recordId), { email: INTRUDER, status: "Unlocked" }, "the intruder holds the account");
+    assert.deepEqual(await memberRow(h, recordId, ["email", "status"]), { email: INTRUDER, status: "Unlocked" }, "the intruder holds the account");
     const later = await secureLinkOf(h, "password_reset", INTRUDER);
 
     const secured = ok<{ message: string }>(await post(h, "/auth/secure-account", ownersLink));
@@ -152,10 +140,10 @@ test("D30: after two email changes the oldest address wins, whichever link is us
       assertError(await post(h, "/auth/secure-account", intrudersLink), 400, "invalid_token");
     } else {
       ok(await post(h, "/auth/secure-account", intrudersLink));
-      assert.equal((await memberRow(h, recordId)).email, INTRUDER);
+      assert.equal((await memberRow(h, recordId, ["email", "status"])).email, INTRUDER);
       ok(await post(h, "/auth/secure-account", ownersLink));
     }
-    assert.deepEqual(await memberRow(h, recordId), { email: EMAIL, status: "Password Change Pending" }, order);
+    assert.deepEqual(await memberRow(h, recordId, ["email", "status"]), { email: EMAIL, status: "Password Change Pending" }, order);
   }
 });
 
@@ -203,7 +191,7 @@ test("D30: the lockdown and the restore leave no gap: what the intruder asks for
     const link = parseLink(hook.body.resetLink!);
     assertError(await post(h, "/auth/reset-password", { recordId: link.recordId, token: link.token, newPassword: INTRUDER_PASSWORD }), 400, "invalid_token");
   }
-  assert.deepEqual(await memberRow(h, recordId), { email: EMAIL, status: "Password Change Pending" });
+  assert.deepEqual(await memberRow(h, recordId, ["email", "status"]), { email: EMAIL, status: "Password Change Pending" });
   assert.equal(await sessionCount(h, recordId), 0);
 });
 
@@ -215,7 +203,7 @@ test("D30: a restore whose write a unique index refuses (an account took the add
   installStoreSeam(h).fail("members.updateEmail", 1, "23505");
   const secured = ok<{ message: string }>(await post(h, "/auth/secure-account", ownersLink));
   assert.doesNotMatch(secured.message, /could not be given back/, "the second attempt found the address free");
-  assert.deepEqual(await memberRow(h, recordId), { email: EMAIL, status: "Password Change Pending" });
+  assert.deepEqual(await memberRow(h, recordId, ["email", "status"]), { email: EMAIL, status: "Password Change Pending" });
   assert.equal(await sessionStatus(h, intruderCookie), 401);
   assertError(await post(h, "/auth/secure-account", ownersLink), 400, "invalid_token");
 });
@@ -241,7 +229,7 @@ test("D30: after the restore, the links the intruder's address collected are voi
   await enrolTwoFactor(h, ownerCookie, OWNER_PASSWORD);
 
   for (const link of hoard) assertError(await post(h, "/auth/secure-account", link), 400, "invalid_token");
-  const row = await h.db.selectFrom("members").select(["email", "status", "two_factor_status"]).where("id", "=", Number(recordId)).executeTakeFirstOrThrow();
+  const row = await memberRow(h, recordId, ["email", "status", "two_factor_status"]);
   assert.deepEqual(row, { email: EMAIL, status: "Unlocked", two_factor_status: "Enabled" });
   assert.equal(await sessionStatus(h, ownerCookie), 200);
 });
@@ -261,8 +249,8 @@ test("D30: links and enrolments are ordered by the member's counter, not the clo
   h.clock.advance(MINUTE);
 
   ok(await post(h, "/auth/secure-account", ownersLink));
-  const row = await h.db.selectFrom("members").select(["email", "two_factor_status"]).where("id", "=", Number(recordId)).executeTakeFirstOrThrow();
+  const row = await memberRow(h, recordId, ["email", "two_factor_status"]);
   assert.deepEqual(row, { email: EMAIL, two_factor_status: "Disabled" }, "the intruder's factor, enabled after the change, is off");
   assertError(await post(h, "/auth/secure-account", intrudersLink), 400, "invalid_token");
-  assert.equal((await memberRow(h, recordId)).email, EMAIL);
+  assert.equal((await memberRow(h, recordId, ["email", "status"])).email, EMAIL);
 });

@@ -2,47 +2,18 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createHmac } from "node:crypto";
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
-import { createServer as createTcpServer, type AddressInfo, type Socket } from "node:net";
+import type { ServerResponse } from "node:http";
+import { createServer as createTcpServer, type Socket } from "node:net";
 import { Webhook } from "standardwebhooks";
 import { seededRandom } from "../src/core/random.js";
 import { generateWebhookId, generateWebhookSecret, sendWebhook, signWebhook, type WebhookRequest } from "../src/events/webhook-sender.js";
 import { isInternalAddress } from "../src/security/outbound.js";
+import { listenOnLoopback, startLocalServer, type LocalServer, type RecordedRequest } from "./support/local-servers.js";
 
-interface Received {
-  headers: IncomingHttpHeaders;
-  body: string;
-  method: string | undefined;
-}
-interface Receiver {
-  url: string;
-  port: number;
-  received: Received[];
-  close(): Promise<void>;
-}
-
-/** A real HTTP receiver on loopback; `answer` decides the reply (or never replies). */
-async function startReceiver(answer: (response: ServerResponse, request: IncomingMessage) => void): Promise<Receiver> {
-  const received: Received[] = [];
-  const server = createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    request.on("data", (chunk: Buffer) => chunks.push(chunk));
-    request.on("end", () => {
-      received.push({ headers: request.headers, body: Buffer.concat(chunks).toString("utf8"), method: request.method });
-      answer(response, request);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}/hooks`,
-    port,
-    received,
-    close: () => {
-      server.closeAllConnections();
-      return new Promise((resolve) => server.close(() => resolve()));
-    },
-  };
+/** A real HTTP receiver on loopback at `url` (…/hooks); `answer` decides the reply (or never replies). */
+async function startReceiver(answer: (response: ServerResponse) => void): Promise<LocalServer & { received: RecordedRequest[] }> {
+  const server = await startLocalServer((_request, response) => answer(response));
+  return { ...server, url: `${server.url}/hooks`, received: server.requests };
 }
 
 const secret = generateWebhookSecret(seededRandom("webhook-sender-test"));
@@ -153,11 +124,10 @@ test("a receiver that drips bytes (never idle, never done) is cut off by the ove
     const drip = setInterval(() => socket.write("a"), 40); // each byte resets the socket's idle timeout
     socket.on("close", () => clearInterval(drip));
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const url = await listenOnLoopback(server);
   try {
-    const { port } = server.address() as AddressInfo;
     const started = Date.now();
-    const result = await sendWebhook(webhookTo(`http://127.0.0.1:${port}/hooks`, { timeoutMs: 200 }));
+    const result = await sendWebhook(webhookTo(`${url}/hooks`, { timeoutMs: 200 }));
     assert.deepEqual(result, { ok: false, error: "timeout" });
     assert.ok(Date.now() - started < 1500);
   } finally {

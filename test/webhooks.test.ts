@@ -2,12 +2,10 @@
 import assert from "node:assert/strict";
 import { createHmac } from "node:crypto";
 import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import { test } from "node:test";
-import type { LightMyRequestResponse } from "fastify";
 import { Webhook } from "standardwebhooks";
 import { HOUR } from "../src/core/clock.js";
-import { operatorHeaders } from "./support/flows.js";
+import { operatorHeaders, register } from "./support/flows.js";
 import {
   createHarness,
   deliverWebhooks,
@@ -18,6 +16,7 @@ import {
   type Harness,
   type ReceivedWebhook,
 } from "./support/harness.js";
+import { listenOnLoopback } from "./support/local-servers.js";
 
 interface Delivery {
   id: string;
@@ -38,10 +37,6 @@ async function onlyDelivery(h: Harness): Promise<Delivery> {
   const list = await deliveries(h);
   assert.equal(list.length, 1, JSON.stringify(list));
   return list[0]!;
-}
-
-function register(h: Harness, email: string, password = STRONG_PASSWORD, ip?: string): Promise<LightMyRequestResponse> {
-  return post(h, "/auth/register-password", { email, name: "Ada Lovelace", password, "bot-challenge-response": "x" }, { ip });
 }
 
 function headerRecord(hook: ReceivedWebhook): Record<string, string> {
@@ -254,7 +249,7 @@ test("SSRF guard: without WEBHOOK_ALLOW_PRIVATE_NETWORKS a loopback webhook is r
       payload: { settings: { emailVerificationWebhook: `http://localhost:${port}/verify` } },
     });
     assert.equal(patched.statusCode, 200, patched.body);
-    assert.equal((await register(h, "ssrf2@example.org", STRONG_PASSWORD, "203.0.113.12")).statusCode, 200);
+    assert.equal((await register(h, "ssrf2@example.org", STRONG_PASSWORD, { ip: "203.0.113.12" })).statusCode, 200);
     assert.equal(await deliverWebhooks(h), 1);
     assert.equal(h.receiver.received.length, 0);
     const byName = (await deliveries(h)).find((d) => d.attempts === 1 && d.id !== refused.id);
@@ -268,14 +263,13 @@ test("SSRF guard: without WEBHOOK_ALLOW_PRIVATE_NETWORKS a loopback webhook is r
 test("redirects are not followed: a 307 is a failed attempt and the target receives nothing", async () => {
   const h = await createHarness();
   const redirector = createServer((_req, res) => res.writeHead(307, { location: `${h.receiver.url}/verify` }).end());
-  await new Promise<void>((resolve) => redirector.listen(0, "127.0.0.1", resolve));
+  const redirectorUrl = await listenOnLoopback(redirector);
   try {
-    const { port } = redirector.address() as AddressInfo;
     const patched = await h.app.inject({
       method: "PATCH",
       url: `/operator/tenants/${h.tenant.domain}`,
       headers: operatorHeaders(),
-      payload: { settings: { emailVerificationWebhook: `http://127.0.0.1:${port}/hook` } },
+      payload: { settings: { emailVerificationWebhook: `${redirectorUrl}/hook` } },
     });
     assert.equal(patched.statusCode, 200, patched.body);
     assert.equal((await register(h, "redirect@example.org")).statusCode, 200);
@@ -298,7 +292,7 @@ test("a failed registration writes no delivery row", async () => {
     const weak = await register(h, "weak@example.org", "password");
     assert.equal(weak.statusCode, 400, weak.body);
     assert.equal(weak.json().code, "weak_password");
-    const breached = await register(h, "breached@example.org", "Password1!", "203.0.113.11");
+    const breached = await register(h, "breached@example.org", "Password1!", { ip: "203.0.113.11" });
     assert.equal(breached.statusCode, 400, breached.body);
     assert.deepEqual(await deliveries(h), []);
     assert.equal(await deliverWebhooks(h), 0);
@@ -328,7 +322,7 @@ test("every event gets its own webhook-id", async () => {
   const h = await createHarness();
   try {
     for (const [i, email] of ["a@example.org", "b@example.org", "c@example.org"].entries()) {
-      assert.equal((await register(h, email, STRONG_PASSWORD, `203.0.113.${20 + i}`)).statusCode, 200);
+      assert.equal((await register(h, email, STRONG_PASSWORD, { ip: `203.0.113.${20 + i}` })).statusCode, 200);
     }
     // A resend for the same member is a new event.
     assert.equal((await post(h, "/auth/resend-verification", { email: "a@example.org", "bot-challenge-response": "x" })).statusCode, 200);

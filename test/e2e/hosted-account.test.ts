@@ -8,7 +8,7 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type { BrowserContext, Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import { callApi, E2E_PASSWORD, signInDevMember, solveBotChallenge, verifiedDevMember, waitForEmail } from "./support/dev-api.js";
 import { giveSessionCookie, heading, pressButton, step } from "./support/journey.js";
 import { useE2eSuite } from "./support/suite.js";
@@ -17,9 +17,6 @@ const suite = useE2eSuite("hosted-account");
 const FLOW_TIMEOUT = { timeout: 180_000 };
 
 const api = (method: "GET" | "POST", path: string, body?: unknown, cookie?: string) => callApi(suite.server, method, path, body, cookie);
-const verifiedMember = (email: string, name: string) => verifiedDevMember(suite.server, email, name);
-const signIn = (email: string) => signInDevMember(suite.server, email);
-const giveCookie = (context: BrowserContext, cookie: string) => giveSessionCookie(context, suite.server, cookie);
 
 async function facts(page: Page): Promise<Record<string, string>> {
   const terms = await page.locator("main dl dt").allInnerTexts();
@@ -33,10 +30,10 @@ test(
   async (t) => {
     const email = "hedy@example.org";
     const newEmail = "hedy.lamarr@example.net";
-    await verifiedMember(email, "Hedy Kiesler");
+    await verifiedDevMember(suite.server, email, "Hedy Kiesler");
     const { context, page } = await suite.openPage(t);
-    const elsewhere = await signIn(email);
-    await giveCookie(context, await signIn(email));
+    const elsewhere = await signInDevMember(suite.server, email);
+    await giveSessionCookie(context, suite.server, await signInDevMember(suite.server, email));
 
     await page.goto("/ui/account");
     await heading(page, "Your account");
@@ -67,7 +64,7 @@ test(
     assert.equal((await facts(page)).Email, newEmail);
     assert.equal((await api("GET", "/auth/session", undefined, elsewhere)).status, 401, "the other session ended with the change");
 
-    const third = await signIn(newEmail);
+    const third = await signInDevMember(suite.server, newEmail);
     await page.getByRole("link", { name: "See where you are signed in" }).click();
     await heading(page, "Where you are signed in");
     assert.equal(await page.getByText("This browser").count(), 1);
@@ -98,11 +95,11 @@ test(
 
 test("delete the account from its page after the password: signed out, and the login is refused", FLOW_TIMEOUT, async (t) => {
   const email = "ida@example.org";
-  await verifiedMember(email, "Ida Rhodes");
+  await verifiedDevMember(suite.server, email, "Ida Rhodes");
   const { context, page, problems } = await suite.openPage(t);
   // The wrong password's page is answered 401 on purpose (a plain form post), which Chromium logs.
   problems.allow(/status of 401 \(Unauthorized\) \(http:\/\/localhost:\d+\/ui\/account\/delete/);
-  await giveCookie(context, await signIn(email));
+  await giveSessionCookie(context, suite.server, await signInDevMember(suite.server, email));
   await page.goto("/ui/account");
   await page.getByRole("link", { name: "Delete your account" }).click();
   await heading(page, "Delete your account");

@@ -25,10 +25,6 @@ async function assertSignedIn(context: BrowserContext): Promise<void> {
   assert.equal((await fetch(`${suite.server.baseURL}/auth/session`, { headers: { cookie: `session_id=${cookie}` } })).status, 200);
 }
 
-const verifiedMember = (email: string, name: string) => verifiedDevMember(suite.server, email, name);
-const signIn = (email: string) => signInDevMember(suite.server, email);
-const giveCookie = (context: BrowserContext, cookie: string) => giveSessionCookie(context, suite.server, cookie);
-
 /** A platform authenticator in this page's browser: resident keys, user verification that always passes. */
 async function addVirtualAuthenticator(cdp: CDPSession): Promise<string> {
   await cdp.send("WebAuthn.enable", { enableUI: false });
@@ -69,7 +65,7 @@ test(
   FLOW_TIMEOUT,
   async (t) => {
     const email = "grace.passkey@example.org";
-    await verifiedMember(email, "Grace Hopper");
+    await verifiedDevMember(suite.server, email, "Grace Hopper");
     const { context, page, problems } = await suite.openPage(t);
     // The refused passkey login at the end is answered 401 on purpose, which Chromium logs.
     problems.allow(/status of 401 \(Unauthorized\)/);
@@ -80,7 +76,7 @@ test(
       if ((globalThis as unknown as { location: { search: string } }).location.search.includes(flag) && credential)
         credential.isConditionalMediationAvailable = async () => false;
     }, NO_AUTOFILL);
-    await giveCookie(context, await signIn(email));
+    await giveSessionCookie(context, suite.server, await signInDevMember(suite.server, email));
 
     await page.goto("/ui/account");
     await page.getByRole("link", { name: "Passkeys: sign in without a password" }).click();

@@ -10,27 +10,11 @@ import { randomBytes } from "node:crypto";
 import { test, type TestContext } from "node:test";
 import { Redis } from "ioredis";
 import { createHarness, parseLink, STRONG_PASSWORD, type Harness } from "../support/harness.js";
-import { startServerProcess, type ServerProcess } from "../support/server-process.js";
+import { startInstanceOn, type ServerProcess } from "../support/server-process.js";
 
 const TEST_REDIS_URL = process.env.TEST_REDIS_URL;
 
 type Instance = ServerProcess;
-
-function startInstance(h: Harness, extraEnv: Record<string, string>): Promise<Instance> {
-  return startServerProcess({
-    env: {
-      ...process.env,
-      ...extraEnv,
-      DATABASE_URL: h.config.databaseUrl,
-      SECRETS_KEY: "11".repeat(32),
-      PORT: "0",
-      HOST: "127.0.0.1",
-      LOG_LEVEL: "info",
-      WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true",
-      BREACH_CHECK_MODE: "offline",
-    },
-  });
-}
 
 async function call(instance: Instance, h: Harness, path: string, body: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
   const res = await fetch(`${instance.url}${path}`, {
@@ -52,7 +36,7 @@ async function twoInstances(t: TestContext, extraEnv: Record<string, string>): P
   assert.equal(process.env.LATCH_TEST_STORE, "postgres", "run by scripts/test-backends.mjs");
   const h = await createHarness();
   t.after(() => h.close());
-  const [a, b] = await Promise.all([startInstance(h, extraEnv), startInstance(h, extraEnv)]);
+  const [a, b] = await Promise.all([startInstanceOn(h, extraEnv), startInstanceOn(h, extraEnv)]);
   t.after(async () => {
     await a.stop();
     await b.stop();

@@ -8,8 +8,8 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { assertError } from "../support/assertions.js";
-import { changeEmail, EMAIL, member, ok, secureLinkOf, signIn } from "../support/account.js";
+import { assertError, ok } from "../support/assertions.js";
+import { changeEmail, EMAIL, member, secureLinkOf, signIn } from "../support/account.js";
 import { nextIp, sessionStatus } from "../support/flows.js";
 import { post, registerVerifiedMember, STRONG_PASSWORD } from "../support/harness.js";
 import { installStoreSeam } from "../support/store-seam.js";

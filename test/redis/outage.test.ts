@@ -8,15 +8,12 @@ import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { test } from "node:test";
 import { Redis } from "ioredis";
-import { createHarness, get, post, STRONG_PASSWORD } from "../support/harness.js";
+import { register } from "../support/flows.js";
+import { createHarness, get, STRONG_PASSWORD } from "../support/harness.js";
 import { TcpProxy } from "../support/tcp-proxy.js";
 
 const TEST_REDIS_URL = process.env.TEST_REDIS_URL;
 assert.ok(TEST_REDIS_URL, "run by scripts/test-backends.mjs with TEST_REDIS_URL");
-
-function register(h: Awaited<ReturnType<typeof createHarness>>, email: string, ip: string) {
-  return post(h, "/auth/register-password", { email, name: "R", password: STRONG_PASSWORD, "bot-challenge-response": "x" }, { ip });
-}
 
 test("with REDIS_URL the limit counters live in Redis under the key prefix, none in the SQL store", async (t) => {
   const prefix = `latch_test_${randomBytes(6).toString("hex")}:`;
@@ -24,8 +21,8 @@ test("with REDIS_URL the limit counters live in Redis under the key prefix, none
   t.after(() => h.close());
   const redis = new Redis(TEST_REDIS_URL!);
   t.after(() => redis.quit());
-  for (let i = 0; i < 6; i++) await register(h, `r${i}@example.org`, "198.51.100.7");
-  assert.equal((await register(h, "r6@example.org", "198.51.100.7")).statusCode, 429, "the per-IP limit holds with Redis");
+  for (let i = 0; i < 6; i++) await register(h, `r${i}@example.org`, STRONG_PASSWORD, { ip: "198.51.100.7" });
+  assert.equal((await register(h, "r6@example.org", STRONG_PASSWORD, { ip: "198.51.100.7" })).statusCode, 429, "the per-IP limit holds with Redis");
   const keys = await redis.keys(`${prefix}*`);
   assert.ok(
     keys.some((k) => k.includes(":register_ip:")),
@@ -45,10 +42,10 @@ test("Redis outage: 503 unavailable, nothing written, readiness reports it, reco
   const h = await createHarness({ env: { REDIS_URL: proxied.toString(), REDIS_COMMAND_TIMEOUT_MS: "300" } });
   t.after(() => h.close());
 
-  assert.equal((await register(h, "before@example.org", "198.51.100.1")).statusCode, 200);
+  assert.equal((await register(h, "before@example.org", STRONG_PASSWORD, { ip: "198.51.100.1" })).statusCode, 200);
   for (const mode of ["refuse", "blackhole"] as const) {
     await proxy.cut(mode);
-    const during = await register(h, `during-${mode}@example.org`, "198.51.100.2");
+    const during = await register(h, `during-${mode}@example.org`, STRONG_PASSWORD, { ip: "198.51.100.2" });
     assert.equal(during.statusCode, 503, `${mode}: ${during.body}`);
     assert.equal(during.json().code, "unavailable");
     assert.equal((await get(h, "/readyz")).statusCode, 503, `${mode}: readiness reports the outage`);
@@ -62,7 +59,7 @@ test("Redis outage: 503 unavailable, nothing written, readiness reports it, reco
     assert.equal(ready, 200, `${mode}: ready again by itself`);
   }
 
-  assert.equal((await register(h, "after@example.org", "198.51.100.3")).statusCode, 200);
+  assert.equal((await register(h, "after@example.org", STRONG_PASSWORD, { ip: "198.51.100.3" })).statusCode, 200);
   const emails = (await h.db.selectFrom("members").select("email").orderBy("email").execute()).map((r) => r.email);
   assert.deepEqual(emails, ["after@example.org", "before@example.org"], "the refused registrations wrote nothing");
   assert.ok(

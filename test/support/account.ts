@@ -1,11 +1,12 @@
 /**
  * Helpers for the tests of a signed-in member's account (D24, D30): a member on a tenant that sends
- * security alerts and lifecycle events to the harness's receiver, signing in, calling a session
- * route, and reading the alerts and events delivered so far.
+ * security alerts (and lifecycle events, unless told) to the harness's receiver, signing in,
+ * calling a session route, and reading the alerts and events delivered so far.
  */
 import assert from "node:assert/strict";
 import type { LightMyRequestResponse } from "fastify";
-import { lastWebhookFor, nextIp } from "./flows.js";
+import { ok } from "./assertions.js";
+import { lastWebhookFor, nextIp, storeTenantSettings } from "./flows.js";
 import {
   createHarness,
   deliverWebhooks,
@@ -23,22 +24,32 @@ export const EMAIL = "ada@example.org";
 
 /** Points the harness tenant's securityAlertWebhook (`/alerts`) and eventsWebhook (`/events`) at the receiver. */
 export async function sendAlertsAndEvents(h: Harness, settings: Record<string, unknown> = {}): Promise<void> {
-  const tenant = (await h.deps.store.tenants.findTenantByDomain(h.tenant.domain))!;
-  const updated = { ...tenant.settings, securityAlertWebhook: `${h.receiver.url}/alerts`, eventsWebhook: `${h.receiver.url}/events`, ...settings };
-  assert.ok(await h.deps.store.tenants.updateTenantSettings(tenant.id, tenant.settings, updated, h.clock.now()));
-  h.deps.tenantCache.invalidate(h.tenant.domain);
+  await storeTenantSettings(h, { securityAlertWebhook: `${h.receiver.url}/alerts`, eventsWebhook: `${h.receiver.url}/events`, ...settings });
 }
 
-/** A harness whose tenant sends alerts and events, with a verified member (EMAIL) signed in. */
+export interface MemberOptions {
+  /** The member's email: EMAIL unless told. */
+  email?: string;
+  /** More tenant settings, written with the webhooks. */
+  settings?: Record<string, unknown>;
+  /** False: the tenant sends security alerts only, no lifecycle events. */
+  events?: boolean;
+  /** How the member signs in: `signIn` (the JSON API, a fresh IP, user agent Browser/1) unless told; returns the cookie. */
+  signIn?: (h: Harness, email: string) => Promise<string>;
+}
+
+/** A harness whose tenant sends alerts (and events), with a verified member (EMAIL) signed in. */
 export async function member(
   t: { after(fn: () => Promise<void>): void },
-  settings: Record<string, unknown> = {},
+  options: MemberOptions = {},
 ): Promise<{ h: Harness; recordId: string; cookie: string }> {
+  const { email = EMAIL, settings = {}, events = true } = options;
   const h = await createHarness();
   t.after(() => h.close());
-  await sendAlertsAndEvents(h, settings);
-  const recordId = await registerVerifiedMember(h, EMAIL);
-  const cookie = await signIn(h, EMAIL);
+  if (events) await sendAlertsAndEvents(h, settings);
+  else await storeTenantSettings(h, { securityAlertWebhook: `${h.receiver.url}/alerts`, ...settings });
+  const recordId = await registerVerifiedMember(h, email);
+  const cookie = await (options.signIn ?? signIn)(h, email);
   return { h, recordId, cookie };
 }
 
@@ -70,11 +81,6 @@ export function call(
       await settle(h);
       return res;
     });
-}
-
-export function ok<T = Record<string, unknown>>(res: LightMyRequestResponse): T {
-  assert.equal(res.statusCode, 200, res.body);
-  return res.json<T>();
 }
 
 /** Every lifecycle event delivered so far (D25). */

@@ -1,12 +1,20 @@
 /**
- * Assertions on HTTP answers shared by the test files: the D4 error body, the D5 plain success
- * body, Retry-After, record ids, tokens, the session cookie and the failed password rules.
+ * Assertions on HTTP answers shared by the test files: a 200 and its body, the D4 error body, the
+ * D5 plain success body, Retry-After, record ids, tokens, the session cookie, 2FA recovery codes
+ * and the failed password rules.
  */
 import assert from "node:assert/strict";
 import type { LightMyRequestResponse } from "fastify";
 import { sessionCookieOf } from "./harness.js";
 
 const BASE64URL_32_BYTES = /^[A-Za-z0-9_-]{43}$/;
+const RECOVERY_CODE_FORM = /^[a-z0-9]{4}-[a-z0-9]{4}-[a-z0-9]{4}-[a-z0-9]{4}$/;
+
+/** A 200; returns its JSON body. */
+export function ok<T = Record<string, unknown>>(res: LightMyRequestResponse): T {
+  assert.equal(res.statusCode, 200, res.body);
+  return res.json<T>();
+}
 
 /** D4: every non-2xx body is { success:false, code, message, requestId } (+ extras); returns the body. */
 export function assertError(res: LightMyRequestResponse, status: number, code: string): Record<string, unknown> {
@@ -104,6 +112,20 @@ export function sessionSetCookie(res: LightMyRequestResponse): { value: string; 
   assert.ok(header, `no session_id Set-Cookie in ${JSON.stringify(all)}`);
   const [pair, ...attributes] = header.split(";").map((part) => part.trim());
   return { value: pair!.slice("session_id=".length), attributes: attributes.map((a) => a.toLowerCase()) };
+}
+
+/** 2FA enable's or regenerate's 200: exactly { success:true, recoveryCodes } with ten distinct codes of the form xxxx-xxxx-xxxx-xxxx; returns them. */
+export function assertRecoveryCodes(res: LightMyRequestResponse): string[] {
+  assert.equal(res.statusCode, 200, res.body);
+  const body = res.json() as Record<string, unknown>;
+  assert.deepEqual(Object.keys(body).sort(), ["recoveryCodes", "success"], res.body);
+  assert.equal(body.success, true);
+  assert.ok(Array.isArray(body.recoveryCodes));
+  const codes = body.recoveryCodes as string[];
+  assert.equal(codes.length, 10);
+  assert.equal(new Set(codes).size, 10, "recovery codes are distinct");
+  for (const code of codes) assert.match(code, RECOVERY_CODE_FORM);
+  return codes;
 }
 
 /** The rules a weak_password body lists: details may name them or hold objects naming the rule; either way, the sorted set. */

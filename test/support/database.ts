@@ -1,9 +1,51 @@
 /**
- * Reading the whole test database, for tests that prove an erasure (D22, D23): every table of the
- * harness's database, and the rows of any table that hold a value.
+ * The test's own look at the harness's database (through `h.db`, beside the API): a member's row
+ * and sessions, the lockout row, a member's audit types; for tests that prove an erasure (D22,
+ * D23), every table and the rows of any table that hold a value; and, on PostgreSQL, whether a
+ * transaction of this test waits for a lock.
  */
-import { sql } from "kysely";
+import { sql, type Selectable } from "kysely";
+import type { MembersTable } from "../../src/store/schema.js";
 import { TEST_STORE, type Harness } from "./harness.js";
+
+type MemberColumns = Selectable<MembersTable>;
+
+/** These columns of the member's row, which must exist. */
+export async function memberRow<C extends keyof MemberColumns>(h: Harness, recordId: string, columns: readonly C[]): Promise<Pick<MemberColumns, C>> {
+  const row = await h.db
+    .selectFrom("members")
+    .select(columns as readonly (keyof MemberColumns)[])
+    .where("id", "=", Number(recordId))
+    .executeTakeFirstOrThrow();
+  return row as Pick<MemberColumns, C>;
+}
+
+/** One column of the member's row, which must exist. */
+export async function memberField<C extends keyof MemberColumns>(h: Harness, recordId: string, column: C): Promise<MemberColumns[C]> {
+  return (await memberRow(h, recordId, [column]))[column];
+}
+
+/** How many session rows the member has (live or not). */
+export async function sessionCount(h: Harness, recordId: string): Promise<number> {
+  const row = await h.db
+    .selectFrom("sessions")
+    .select((eb) => eb.fn.countAll<number>().as("n"))
+    .where("member_id", "=", Number(recordId))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** The first lockout row as [in_flight, failures]; undefined when there is none. */
+export async function lockoutRow(h: Harness): Promise<[number, number] | undefined> {
+  const row = await h.db.selectFrom("login_lockouts").select(["in_flight", "failures"]).executeTakeFirst();
+  return row && [Number(row.in_flight), Number(row.failures)];
+}
+
+/** The types of the member's audit events, oldest first. */
+export async function auditTypes(h: Harness, recordId: string): Promise<string[]> {
+  const rows = await h.db.selectFrom("audit_events").select("type").where("member_id", "=", Number(recordId)).orderBy("id").execute();
+  return rows.map((r) => r.type);
+}
 
 /** Every table of the test database (the harness's schema on PostgreSQL), migration bookkeeping aside. */
 export async function tableNames(h: Harness): Promise<string[]> {
@@ -40,10 +82,10 @@ export async function rowsHolding(h: Harness, values: { exact?: string[]; contai
   return found;
 }
 
-/** How many rows each table holds. */
-export async function rowCounts(h: Harness): Promise<Record<string, number>> {
+/** How many rows each table (each of `tables`, when given) holds. */
+export async function rowCounts(h: Harness, tables?: readonly string[]): Promise<Record<string, number>> {
   const counts: Record<string, number> = {};
-  for (const table of await tableNames(h)) {
+  for (const table of tables ?? (await tableNames(h))) {
     const { rows } = await sql<{ n: number | string }>`select count(*) as n from ${sql.table(table)}`.execute(h.db);
     counts[table] = Number(rows[0]!.n);
   }

@@ -1,14 +1,14 @@
 /**
  * Small request helpers shared by the test files: client addresses, the tenant's admin key and
- * the operator key, registering (by password or magic link) and verifying, logging in, locking a
- * member, forgot/reset password, webhook lookups, the session, a second tenant, and the
- * transaction patch the concurrency tests use.
+ * the operator key, registering (by password or magic link) and verifying, logging in, changing a
+ * password, locking a member, forgot/reset password, webhook lookups, the session, enrolling in
+ * 2FA, admin calls, the tenant's id and settings, and a second tenant.
  */
 import assert from "node:assert/strict";
 import type { LightMyRequestResponse } from "fastify";
 import { createTenant } from "../../src/flows/tenants/tenants.js";
 import { SECOND } from "../../src/core/clock.js";
-import { Store } from "../../src/store/index.js";
+import { assertRecoveryCodes } from "./assertions.js";
 import { totpAt } from "./totp.js";
 import {
   deliverWebhooks,
@@ -17,6 +17,7 @@ import {
   OPERATOR_KEY,
   parseLink,
   post,
+  registerVerifiedMember,
   sessionCookieOf,
   STRONG_PASSWORD,
   type Harness,
@@ -57,9 +58,15 @@ export function operatorHeaders(): Record<string, string> {
   return { authorization: `Bearer ${OPERATOR_KEY}` };
 }
 
-/** POST /auth/register-password as "Ada Lovelace", from a fresh IP unless options say otherwise. */
-export async function register(h: Harness, email: string, password = STRONG_PASSWORD, options: PostOptions = {}): Promise<LightMyRequestResponse> {
-  return post(h, "/auth/register-password", { email, name: "Ada Lovelace", password, "bot-challenge-response": "x" }, { ip: nextIp(), ...options });
+/** How a test registers: the request's options, and the member's name ("Ada Lovelace" unless told). */
+export interface RegisterOptions extends PostOptions {
+  name?: string;
+}
+
+/** POST /auth/register-password, from a fresh IP unless options say otherwise. */
+export async function register(h: Harness, email: string, password = STRONG_PASSWORD, options: RegisterOptions = {}): Promise<LightMyRequestResponse> {
+  const { name = "Ada Lovelace", ...postOptions } = options;
+  return post(h, "/auth/register-password", { email, name, password, "bot-challenge-response": "x" }, { ip: nextIp(), ...postOptions });
 }
 
 /** Registers and delivers; returns the verification link's parts (member stays pending). */
@@ -67,7 +74,7 @@ export async function registerPending(
   h: Harness,
   email: string,
   password = STRONG_PASSWORD,
-  options: PostOptions = {},
+  options: RegisterOptions = {},
 ): Promise<{ recordId: string; token: string }> {
   const res = await register(h, email, password, options);
   assert.equal(res.statusCode, 200, res.body);
@@ -93,6 +100,17 @@ export async function loginCookie(h: Harness, email: string, password = STRONG_P
   const cookie = sessionCookieOf(res);
   assert.ok(cookie, "no session cookie");
   return cookie;
+}
+
+/** A verified member (registered from the harness's default address), logged in; the login must answer 200. */
+export async function signedInMember(h: Harness, email: string): Promise<{ recordId: string; cookie: string }> {
+  const recordId = await registerVerifiedMember(h, email);
+  return { recordId, cookie: await loginCookie(h, email) };
+}
+
+/** POST /auth/change-password with the session cookie (none: undefined). */
+export async function changePassword(h: Harness, cookie: string | undefined, currentPassword: string, newPassword: string): Promise<LightMyRequestResponse> {
+  return post(h, "/auth/change-password", { currentPassword, newPassword }, cookie === undefined ? {} : { cookie });
 }
 
 /** Locks the member through the admin endpoint; it must answer 200. */
@@ -180,43 +198,44 @@ export function receiverSettings(h: Harness) {
   };
 }
 
+/** The id of the tenant on `domain` (the harness's own unless told), which must exist. */
+export async function tenantIdOf(h: Harness, domain = h.tenant.domain): Promise<string> {
+  const tenant = await h.deps.store.tenants.findTenantByDomain(domain);
+  assert.ok(tenant, `no tenant ${domain}`);
+  return tenant.id;
+}
+
+/**
+ * Writes `changes` over the tenant's settings straight into the store (no validation: as a version
+ * before a rule could have, or to turn on a webhook in one line), and drops the cached tenant.
+ */
+export async function storeTenantSettings(h: Harness, changes: Record<string, unknown>, domain = h.tenant.domain): Promise<void> {
+  const tenant = await h.deps.store.tenants.findTenantByDomain(domain);
+  assert.ok(tenant, `no tenant ${domain}`);
+  assert.ok(await h.deps.store.tenants.updateTenantSettings(tenant.id, tenant.settings, { ...tenant.settings, ...changes }, h.clock.now()));
+  h.deps.tenantCache.invalidate(domain);
+}
+
 /** A second tenant, on OTHER_DOMAIN unless told, whose webhooks go to the harness's receiver. */
 export async function addOtherTenant(h: Harness, domain = OTHER_DOMAIN): Promise<void> {
   await createTenant(h.deps, { domain, settings: receiverSettings(h) });
 }
 
 /**
- * better-sqlite3 answers synchronously, so without help concurrent requests can run one after the
- * other inside microtasks and a check-then-act race would never show. Yielding to the event loop
- * before each transaction lets every request do its pre-transaction work (such as a token peek)
- * first, so a flow that checked a token outside its transaction would be caught. No timers: only
- * a setImmediate yield. The patch is undone when the test ends.
- */
-export function yieldingTransactions(t: { after(fn: () => void): void }): void {
-  const original = Store.prototype.transaction;
-  Store.prototype.transaction = async function <T>(this: Store, work: (store: Store) => Promise<T>): Promise<T> {
-    await new Promise<void>((resolve) => setImmediate(resolve));
-    return original.call(this, work) as Promise<T>;
-  };
-  t.after(() => {
-    Store.prototype.transaction = original;
-  });
-}
-
-/**
  * Enrols the member in 2FA through a session, re-authenticating with `password` at setup (D30; a
- * member without a password needs a session under 10 minutes old instead); returns the secret. The
- * clock then moves one step on.
+ * member without a password needs a session under 10 minutes old instead), with a code from the
+ * independent TOTP; the enable answer must be the ten recovery codes (assertRecoveryCodes).
+ * Returns the secret and the codes. The clock then moves one step on, so the enrolment step is
+ * not a replay.
  */
-export async function enrolTwoFactor(h: Harness, cookie: string, password = STRONG_PASSWORD): Promise<string> {
+export async function enrolTwoFactor(h: Harness, cookie: string, password = STRONG_PASSWORD): Promise<{ secret: string; recoveryCodes: string[] }> {
   const setup = await post(h, "/auth/2fa/setup", { password }, { cookie });
   assert.equal(setup.statusCode, 200, setup.body);
   const secret = (setup.json() as { secret: string }).secret;
-  const enabled = await post(h, "/auth/2fa/enable", { code: totpAt(secret, h.clock.now()) }, { cookie });
-  assert.equal(enabled.statusCode, 200, enabled.body);
+  const recoveryCodes = assertRecoveryCodes(await post(h, "/auth/2fa/enable", { code: totpAt(secret, h.clock.now()) }, { cookie }));
   // The enrolment code's step is now used: move on so the next code is fresh.
   h.clock.advance(30 * SECOND);
-  return secret;
+  return { secret, recoveryCodes };
 }
 
 /** An admin call as a tenant's backend makes it: the tenant's domain and, unless `key` says otherwise, its admin key. */
@@ -233,16 +252,27 @@ export function adminRequestHeaders(h: Harness, options: AdminOptions): Record<s
   };
 }
 
-export function adminPost(h: Harness, url: string, body: unknown, options: AdminOptions = {}): Promise<LightMyRequestResponse> {
+/** An admin call with any method (a body only when given); it does not wait for the work the call left behind. */
+export function adminRequest(
+  h: Harness,
+  method: "GET" | "POST" | "DELETE",
+  url: string,
+  body?: unknown,
+  options: AdminOptions = {},
+): Promise<LightMyRequestResponse> {
   return h.app.inject({
-    method: "POST",
+    method,
     url,
-    payload: body as Record<string, unknown>,
+    ...(body === undefined ? {} : { payload: body as Record<string, unknown> }),
     remoteAddress: "198.51.100.7",
     headers: adminRequestHeaders(h, options),
   });
 }
 
+export function adminPost(h: Harness, url: string, body: unknown, options: AdminOptions = {}): Promise<LightMyRequestResponse> {
+  return adminRequest(h, "POST", url, body, options);
+}
+
 export function adminGet(h: Harness, url: string, options: AdminOptions = {}): Promise<LightMyRequestResponse> {
-  return h.app.inject({ method: "GET", url, remoteAddress: "198.51.100.7", headers: adminRequestHeaders(h, options) });
+  return adminRequest(h, "GET", url, undefined, options);
 }

@@ -26,6 +26,7 @@ import type { Database } from "../../src/store/schema.js";
 import type { Kysely } from "kysely";
 import { createTestSchema } from "./postgres.js";
 import { guardTransactions } from "../../src/store/transaction-scope.js";
+import { listenOnLoopback } from "./local-servers.js";
 
 /** The store every harness of this run uses (package.json runs the suites once per store). */
 export const TEST_STORE: "sqlite" | "postgres" = process.env.LATCH_TEST_STORE === "postgres" ? "postgres" : "sqlite";
@@ -76,10 +77,7 @@ export class WebhookReceiver {
         res.writeHead(204).end();
       });
     });
-    await new Promise<void>((resolve) => this.server!.listen(0, "127.0.0.1", resolve));
-    const address = this.server.address();
-    if (address === null || typeof address === "string") throw new Error("no address");
-    this.url = `http://127.0.0.1:${address.port}`;
+    this.url = await listenOnLoopback(this.server);
     return this;
   }
 

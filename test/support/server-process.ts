@@ -7,6 +7,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { createInterface } from "node:readline";
+import type { Harness } from "./harness.js";
 
 const LISTENING = /Server listening at (http:\/\/127\.0\.0\.1:(\d+))/;
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -99,4 +100,25 @@ export async function startServerProcess(options: ServerProcessOptions): Promise
     await stop("SIGKILL");
     throw err;
   }
+}
+
+/**
+ * Another Latch process on the harness's database (and secrets key), with the harness's test
+ * settings (offline breach check, webhooks to loopback allowed) and `env` besides: a second
+ * instance of the same service.
+ */
+export function startInstanceOn(h: Harness, env: Record<string, string> = {}): Promise<ServerProcess> {
+  return startServerProcess({
+    env: {
+      ...process.env,
+      ...env,
+      DATABASE_URL: h.config.databaseUrl,
+      SECRETS_KEY: "11".repeat(32),
+      PORT: "0",
+      HOST: "127.0.0.1",
+      LOG_LEVEL: "info",
+      WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true",
+      BREACH_CHECK_MODE: "offline",
+    },
+  });
 }

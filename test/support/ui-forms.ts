@@ -1,11 +1,13 @@
 /**
  * Driving the hosted pages as a browser without JavaScript would: GET a page, POST its form as
- * application/x-www-form-urlencoded with the page's Origin, follow nothing automatically.
+ * application/x-www-form-urlencoded with the page's Origin, follow nothing automatically; sign in
+ * by the login form.
  */
 import assert from "node:assert/strict";
 import type { LightMyRequestResponse } from "fastify";
 import { PAGE_CSP } from "../../src/ui/layout.js";
-import { settle, type Harness } from "./harness.js";
+import { nextIp } from "./flows.js";
+import { sessionCookieOf, settle, STRONG_PASSWORD, type Harness } from "./harness.js";
 
 export const UI_IP = "203.0.113.77";
 
@@ -50,6 +52,15 @@ export async function postForm(h: Harness, url: string, fields: Record<string, s
   });
   await settle(h);
   return res;
+}
+
+/** Signs in by the login form from a fresh IP: a 303 to "/" that sets the session cookie; returns the cookie. */
+export async function signInOnPage(h: Harness, email: string, password = STRONG_PASSWORD): Promise<string> {
+  const res = await postForm(h, "/ui/login", { email, password }, { ip: nextIp() });
+  assertSeeOther(res, "/");
+  const cookie = sessionCookieOf(res);
+  assert.ok(cookie, "login sets the session cookie");
+  return cookie;
 }
 
 /** A 303 to `location` (post, redirect, get). */
