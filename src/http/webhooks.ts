@@ -7,7 +7,9 @@
 import { Type, type TSchema } from "typebox";
 import { SECURITY_ALERTS } from "../flows/kernel/security-alerts.js";
 import type { WebhookEventType } from "../model.js";
-import { described, StringEnum, Timestamp } from "./schemas.js";
+import { HOUR } from "../core/clock.js";
+import { describeDuration, TOKEN_LIFETIMES_MS, WEBHOOK_ATTEMPT_TIMEOUT_MS, WEBHOOK_RETRY_FOR_MS } from "../rules.js";
+import { described, LOGIN_CODE_PATTERN, StringEnum, Timestamp } from "./schemas.js";
 
 const Link = (page: string, description: string) =>
   Type.String({ format: "uri", description: `\`https://<tenant domain>/${page}/<recordid>/<token>\`: ${description}` });
@@ -57,7 +59,7 @@ const events: Record<WebhookEventType, WebhookEvent> = {
       event_type: EventType("magic_login"),
       ...recipient,
       magicLoginLink: Link("verify-magic-link", "for `POST /auth/verify-magic-link/{recordId}/{token}`."),
-      code: Type.String({ pattern: "^[0-9]{6}$", description: "For `POST /auth/verify-login-code`, on another device." }),
+      code: Type.String({ pattern: `^${LOGIN_CODE_PATTERN}$`, description: "For `POST /auth/verify-login-code`, on another device." }),
     }),
   },
   email_change: {
@@ -67,7 +69,7 @@ const events: Record<WebhookEventType, WebhookEvent> = {
     body: Type.Object({
       event_type: EventType("email_change"),
       ...recipient,
-      verificationLink: Link("email-change", "for `POST /auth/confirm-email-change`, 1 hour."),
+      verificationLink: Link("email-change", `for \`POST /auth/confirm-email-change\`, ${describeDuration(TOKEN_LIFETIMES_MS.email_change)}.`),
     }),
   },
   security_alert: {
@@ -83,7 +85,10 @@ const events: Record<WebhookEventType, WebhookEvent> = {
       country: Type.Union([Type.String(), Type.Null()], { description: "ISO 3166 country of `ip`; null without GeoIP." }),
       newEmail: Type.Optional(Type.String({ format: "email", description: "`email_change_requested` only: the address asked for." })),
       passkeyName: Type.Optional(Type.String({ description: "`passkey_added` and `passkey_removed` only." })),
-      secureAccountLink: Link("secure-account", "for `POST /auth/secure-account`; 7 days, one use, one per alert."),
+      secureAccountLink: Link(
+        "secure-account",
+        `for \`POST /auth/secure-account\`; ${describeDuration(TOKEN_LIFETIMES_MS.secure_account)}, one use, one per alert.`,
+      ),
     }),
   },
   "member.created": {
@@ -150,7 +155,9 @@ export function webhookPathItems(): Record<string, unknown> {
           requestBody: { required: true, content: { "application/json": { schema: event.body } } },
           responses: {
             "2XX": { description: "Received. The body of the answer is ignored." },
-            default: { description: "Anything else, a redirect or no answer within 10 seconds: the delivery is retried with backoff for at least 24 hours." },
+            default: {
+              description: `Anything else, a redirect or no answer within ${describeDuration(WEBHOOK_ATTEMPT_TIMEOUT_MS)}: the delivery is retried with backoff for at least ${WEBHOOK_RETRY_FOR_MS / HOUR} hours.`,
+            },
           },
         },
       },

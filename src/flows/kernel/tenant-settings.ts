@@ -4,8 +4,10 @@
  */
 import { Type, type Static } from "typebox";
 import { Value } from "typebox/value";
+import { MINUTE } from "../../core/clock.js";
 import { AuthError, validationIssueOf } from "../../errors.js";
-import type { TenantSettings } from "../../model.js";
+import type { SessionTier, TenantSettings } from "../../model.js";
+import { MAX_ALLOWED_ORIGINS, RESET_TOKEN_LIFETIME_MS, sessionTiers } from "../../rules.js";
 
 const WebhookUrl = Type.String({ pattern: "^https?://[^\\s]+$", maxLength: 2048 });
 
@@ -48,17 +50,17 @@ const settingsProperties = {
   emailVerificationWebhook: WebhookUrl,
   passwordResetWebhook: WebhookUrl,
   magicLoginWebhook: WebhookUrl,
-  sessionTier: Type.Union([Type.Literal("15m"), Type.Literal("1h"), Type.Literal("8h"), Type.Literal("1d"), Type.Literal("7d"), Type.Literal("30d")]),
+  sessionTier: Type.Unsafe<SessionTier>(Type.Union(Object.keys(sessionTiers).map((tier) => Type.Literal(tier)))),
   // A path on the tenant's own site: one leading slash, never "//host" (an open redirect); printable
   // ASCII only (percent-encode the rest), since it goes into a Location header as it is.
   loginSuccessRedirect: Type.String({ pattern: "^/(?![/\\\\])[\\x21-\\x7e]*$", maxLength: 2048 }),
   botProtection: BotProtectionSchema,
-  resetTokenTtlMinutes: Type.Integer({ minimum: 15, maximum: 1440 }),
+  resetTokenTtlMinutes: Type.Integer({ minimum: RESET_TOKEN_LIFETIME_MS.min / MINUTE, maximum: RESET_TOKEN_LIFETIME_MS.max / MINUTE }),
   require2FA: Type.Boolean(),
   securityAlertWebhook: Type.Optional(WebhookUrl),
   /** D25: member lifecycle events (`member.deleted`, …), signed and delivered like the others. */
   eventsWebhook: Type.Optional(WebhookUrl),
-  allowedOrigins: Type.Array(AllowedOrigin, { maxItems: 20 }),
+  allowedOrigins: Type.Array(AllowedOrigin, { maxItems: MAX_ALLOWED_ORIGINS }),
 };
 
 export const TenantSettingsSchema = Type.Object(settingsProperties, { additionalProperties: false });
@@ -85,7 +87,7 @@ export type PartialTenantSettings = Static<typeof PartialTenantSettingsSchema>;
 const defaults = {
   sessionTier: "1d",
   loginSuccessRedirect: "/",
-  resetTokenTtlMinutes: 60,
+  resetTokenTtlMinutes: RESET_TOKEN_LIFETIME_MS.default / MINUTE,
   require2FA: false,
   allowedOrigins: [],
   botProtection: { provider: "altcha" },

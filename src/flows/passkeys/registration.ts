@@ -1,7 +1,7 @@
 /**
  * D26: adding a passkey. The options call re-authenticates as D24's account changes do: a passkey
  * is a permanent way in, so a stolen session must not add one alone. Registration asks for a
- * discoverable credential with user verification, attestation none; at most 20 per member.
+ * discoverable credential with user verification, attestation none; at most MAX_PASSKEYS_PER_MEMBER.
  */
 import {
   generateRegistrationOptions,
@@ -36,7 +36,7 @@ function tooMany(): AuthError {
 /**
  * Registration options for the session's member. Adding a way in is an account change a stolen
  * session must not make alone: D24's re-authentication (the password when the member has one, else
- * a session under 10 minutes old; and the second factor when it is on).
+ * a session at most FRESH_SESSION_MS old; and the second factor when it is on).
  */
 export async function startPasskeyRegistration(
   deps: Deps,

@@ -15,16 +15,17 @@ import {
 } from "../../flows/two-factor/two-factor.js";
 import { getMe, type MeView } from "../../flows/account/self-service.js";
 import type { ActiveSession } from "../../flows/kernel/sessions.js";
-import { PasswordField } from "../../http/schemas.js";
+import { PasswordField, SecondFactorCodeField } from "../../http/schemas.js";
 import { contextOf } from "../../http/tenant.js";
 import { html, type Html } from "../html.js";
 import { field, form, sendPage, type FormError } from "../layout.js";
 import { FormInvalid, formValues, maxLengthOf, readFields, type FieldRule } from "../forms.js";
 import { pagePaths, withNotice } from "../paths.js";
 import { handleForm, noticeOf, page, withSession, type PageDeps } from "./common.js";
+import { TOTP_PARAMETERS } from "../../rules.js";
 
 const hide = { schema: { hide: true } };
-const CODE_RULE: FieldRule = { name: "code", what: "the code", max: 32 };
+const CODE_RULE: FieldRule = { name: "code", what: "the code", max: maxLengthOf(SecondFactorCodeField) };
 
 function formatTime(unixSeconds: number): string {
   return new Date(unixSeconds * 1000)
@@ -58,7 +59,7 @@ ${form({ operation: "logout", action: pagePaths.logout, submit: "Log out", submi
 
 /**
  * D30: turning 2FA on re-authenticates, and this page asks at the first step: the password, or for
- * a member without one nothing (a session under 10 minutes old does; an older one is told to sign in again).
+ * a member without one nothing (a session at most FRESH_SESSION_MS old does; an older one is told to sign in again).
  */
 function setupForm(hasPassword: boolean, errors: FormError[]): Html {
   const content = hasPassword
@@ -95,7 +96,7 @@ function enableForm(setup: TwoFactorSetup, errors: FormError[]): Html {
   return html`<ol>
 <li>Open an authenticator app on your phone and add an account.</li>
 <li>Scan this QR code, or enter the key below by hand.</li>
-<li>Type the 6-digit code the app shows. Turning it on logs you out everywhere else.</li>
+<li>Type the ${TOTP_PARAMETERS.digits}-digit code the app shows. Turning it on logs you out everywhere else.</li>
 </ol>
 <img class="qr" src="${setup.qrCodeDataUrl}" alt="QR code for your authenticator app. If you cannot scan it, enter the key shown below.">
 <p>Key for manual entry: <code class="secret" id="totp-secret">${setup.secret}</code></p>

@@ -9,22 +9,24 @@ import { AuthError } from "../../errors.js";
 import { loginWithPassword } from "../../flows/login/login.js";
 import { requestMagicLink, verifyMagicLink } from "../../flows/login/magic-link.js";
 import { logout } from "../../flows/kernel/sessions.js";
-import { EmailField, PasswordField } from "../../http/schemas.js";
+import { EmailField, PasswordField, SecondFactorCodeField } from "../../http/schemas.js";
 import { clearSessionCookie, setSessionCookie } from "../../http/session-cookie.js";
 import { contextOf, SESSION_COOKIE } from "../../http/tenant.js";
+import { TWO_FACTOR_CODE_HINT } from "../form-errors.js";
 import { html, type Html } from "../html.js";
 import { botWidget, field, form, hidden, sendPage, type FormError } from "../layout.js";
 import { formValues, isInvalidToken, maxLengthOf, readFields, type FieldRule, type FormValues } from "../forms.js";
 import { checkEmailPath, pagePaths, withNotice } from "../paths.js";
 import { findSession, handleForm, loginSuccessPath, noticeOf, page, rememberLoginEmail, type PageDeps } from "./common.js";
 import { passkeyOnly } from "./passkey-pages.js";
+import { describeDuration, TOKEN_LIFETIMES_MS } from "../../rules.js";
 import { readLinkParams, tokenPageRoutes } from "./token-page.js";
 
 const hide = { schema: { hide: true } };
 const BOT = "bot-challenge-response";
 export const EMAIL_RULE: FieldRule = { name: "email", what: "your email address", max: maxLengthOf(EmailField) };
 const PASSWORD_RULE: FieldRule = { name: "password", what: "your password", max: maxLengthOf(PasswordField), keepSpaces: true };
-export const CODE_RULE: FieldRule = { name: "twoFACode", what: "the code", max: 32, optional: true };
+export const CODE_RULE: FieldRule = { name: "twoFACode", what: "the code", max: maxLengthOf(SecondFactorCodeField), optional: true };
 
 function codeField(errors: FormError[]): Html {
   return field({
@@ -32,7 +34,7 @@ function codeField(errors: FormError[]): Html {
     label: "Authentication code",
     autocomplete: "one-time-code",
     inputmode: "text",
-    hint: "The 6-digit code from your authenticator app, or one of your recovery codes.",
+    hint: TWO_FACTOR_CODE_HINT,
     errors,
   });
 }
@@ -71,7 +73,7 @@ ${botWidget(request.tenant)}`,
 
 function magicLinkRequestForm(request: FastifyRequest, values: FormValues, errors: FormError[]): Html {
   const unverified = errors.some((e) => e.code === "email_not_verified");
-  return html`<p>We will email you a link that logs you in once, within 15 minutes.</p>
+  return html`<p>We will email you a link that logs you in once, within ${describeDuration(TOKEN_LIFETIMES_MS.magic_login)}.</p>
 ${form({
   operation: "requestMagicLink",
   action: pagePaths.magicLink,

@@ -12,7 +12,7 @@ import { changeName, deleteAccount, getMe, listSessions, revokeOtherSessions, re
 import type { Reauthentication } from "../../flows/kernel/reauthentication.js";
 import type { ActiveSession } from "../../flows/kernel/sessions.js";
 import { clearSessionCookie } from "../../http/session-cookie.js";
-import { EmailField, NameField, PasswordField } from "../../http/schemas.js";
+import { EmailField, NameField, PasswordField, PublicIdField, SecondFactorCodeField } from "../../http/schemas.js";
 import { contextOf } from "../../http/tenant.js";
 import { html, type Html } from "../html.js";
 import { field, form, hidden, sendPage, type FormError } from "../layout.js";
@@ -20,12 +20,13 @@ import { formValues, isInvalidToken, maxLengthOf, readFields, type FieldRule, ty
 import { checkEmailPath, pagePaths, withNotice } from "../paths.js";
 import { findSession, handleForm, noticeOf, page, withSession, type PageDeps } from "./common.js";
 import { readLinkParams, tokenPageRoutes } from "./token-page.js";
+import { describeDuration, FRESH_SESSION_MS } from "../../rules.js";
 
 const hide = { schema: { hide: true } };
 const NAME_RULE: FieldRule = { name: "name", what: "your name", max: maxLengthOf(NameField) };
 const NEW_EMAIL_RULE: FieldRule = { name: "newEmail", what: "the new email address", max: maxLengthOf(EmailField) };
 const PASSWORD_RULE: FieldRule = { name: "password", what: "your password", max: maxLengthOf(PasswordField), keepSpaces: true };
-const CODE_RULE: FieldRule = { name: "twoFACode", what: "a code from your authenticator app", max: 32 };
+const CODE_RULE: FieldRule = { name: "twoFACode", what: "a code from your authenticator app", max: maxLengthOf(SecondFactorCodeField) };
 
 export function time(ms: number | string): Html {
   const iso = new Date(ms).toISOString();
@@ -34,7 +35,7 @@ export function time(ms: number | string): Html {
 
 /** The re-authentication fields this member needs (D24): the password if they have one, a code if 2FA is on. */
 export function reauthFields(me: MeView, errors: FormError[]): Html {
-  return html`${me.hasPassword ? field({ name: "password", label: "Your password", type: "password", autocomplete: "current-password", errors }) : html`<p class="hint">Your account has no password: this works within 10 minutes of logging in. If it is refused, log in again with an emailed link.</p>`}
+  return html`${me.hasPassword ? field({ name: "password", label: "Your password", type: "password", autocomplete: "current-password", errors }) : html`<p class="hint">Your account has no password: this works within ${describeDuration(FRESH_SESSION_MS)} of logging in. If it is refused, log in again with an emailed link.</p>`}
 ${me._2fa_status === "Enabled" ? field({ name: "twoFACode", label: "Code from your authenticator app, or a recovery code", autocomplete: "one-time-code", errors }) : ""}`;
 }
 
@@ -137,7 +138,7 @@ export async function selfServicePages(app: FastifyInstance, { deps }: PageDeps)
       const render = async (errors: FormError[]) =>
         show(request, "Where you are signed in", sessionsBody(await listSessions(deps, request.tenant, session)), errors);
       try {
-        await revokeSession(deps, request.tenant, session, id.slice(0, 64), contextOf(request));
+        await revokeSession(deps, request.tenant, session, id.slice(0, maxLengthOf(PublicIdField)), contextOf(request));
       } catch (error) {
         // Already ended (another tab, another device): the list, as it is now, says so.
         if (!(error instanceof AuthError) || error.code !== "not_found") throw error;
