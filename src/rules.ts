@@ -224,7 +224,7 @@ export function describeDurationAfterA(ms: number): string {
   const words = describeDuration(ms);
   if (!words.startsWith("1 ")) return words;
   const unit = words.slice(2);
-  return `${/^[aeiou]/.test(unit) ? "an" : "a"} ${unit}`;
+  return `${unit.startsWith("hour") ? "an" : "a"} ${unit}`;
 }
 
 const per = (rule: RateRule) => `${rule.limit} per ${describeDuration(rule.windowMs).replace(/^1 /, "")}`;

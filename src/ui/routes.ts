@@ -93,7 +93,7 @@ export async function hostedPageRoutes(app: FastifyInstance, { deps }: { deps: D
       if (reply.statusCode === 303) void reply.header("referrer-policy", "no-referrer");
       return payload;
     });
-    // Only in this scope; the body limit is the app's (16 KiB), like JSON's.
+    // Only in this scope; the body limit is the app's (rules.ts BODY_LIMIT_BYTES), like JSON's.
     scope.addContentTypeParser("application/x-www-form-urlencoded", { parseAs: "string" }, parseFormBody);
     await scope.register(registrationPages, { deps });
     await scope.register(checkEmailPages, { deps });
