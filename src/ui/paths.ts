@@ -63,7 +63,8 @@ export const notices = {
   "account-secured":
     "Your account is secured: every session has ended and every sign-in and reset link we sent is void. Choose a new password to log in again.",
   "account-secured-email-kept":
-    "Your account is secured: every session has ended and every sign-in and reset link we sent is void. Your old email address could not be given back, because another account uses it now: contact the site's support.",
+    "Your account is secured: every session has ended and every sign-in and reset link we sent is void. " +
+    "Your old email address could not be given back, because another account uses it now: contact the site's support.",
 } as const;
 export type NoticeKey = keyof typeof notices;
 

@@ -51,7 +51,11 @@ function parseFormBody(_request: FastifyRequest, body: string | Buffer, done: (e
  */
 function unknownSiteHint(deps: Deps, request: FastifyRequest): string {
   const domain = tenantDomainOf(request);
-  return ` Dev mode: no tenant has the hostname "${domain}" in ${describeDatabase(deps.config.databaseUrl)}. Open the pages on localhost (the dev tenant), or create this one: DATABASE_URL=${deps.config.databaseUrl} npm run latch -- tenant create --domain ${domain} --settings '{…}'`;
+  return (
+    ` Dev mode: no tenant has the hostname "${domain}" in ${describeDatabase(deps.config.databaseUrl)}.` +
+    ` Open the pages on localhost (the dev tenant), or create this one:` +
+    ` DATABASE_URL=${deps.config.databaseUrl} npm run latch -- tenant create --domain ${domain} --settings '{…}'`
+  );
 }
 
 function renderFailure(deps: Deps) {

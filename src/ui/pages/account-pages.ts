@@ -34,6 +34,9 @@ function formatTime(unixSeconds: number): string {
     .replace(/\.\d+Z$/, " UTC");
 }
 
+const CHANGE_PASSWORD_LINK = html`<a href="${pagePaths.changePassword}">Change your password</a>`;
+const SET_PASSWORD_LINK = html`<a href="${pagePaths.forgotPassword}">Set a password</a> (we email you a link)`;
+
 function accountBody(session: ActiveSession, me: MeView): Html {
   const data = session.data;
   return html`<dl>
@@ -50,7 +53,7 @@ ${data.passwordChangePending ? html`<p class="note">Please <a href="${pagePaths.
 <li><a href="${pagePaths.accountProfile}">Change your name or email address</a></li>
 <li><a href="${pagePaths.accountSessions}">See where you are signed in</a></li>
 <li><a href="${pagePaths.accountPasskeys}">Passkeys: sign in without a password</a></li>
-<li>${me.hasPassword ? html`<a href="${pagePaths.changePassword}">Change your password</a>` : html`<a href="${pagePaths.forgotPassword}">Set a password</a> (we email you a link)`}</li>
+<li>${me.hasPassword ? CHANGE_PASSWORD_LINK : SET_PASSWORD_LINK}</li>
 <li><a href="${pagePaths.twoFactor}">${data.is2FAEnabled ? "Manage two-factor authentication" : "Turn on two-factor authentication"}</a></li>
 <li><a href="${pagePaths.accountDelete}">Delete your account</a></li>
 </ul>
@@ -76,7 +79,18 @@ ${setupForm(hasPassword, errors)}
   }
   return html`<p>Two-factor authentication is on.</p>
 <h2 id="recovery-title">New recovery codes</h2>
-${form({ operation: "regenerateRecoveryCodes", action: pagePaths.recoveryCodes, labelledBy: "recovery-title", submit: "Get new recovery codes", content: html`<p>Your old recovery codes stop working.</p>${field({ name: "code", label: "Code from your authenticator app", autocomplete: "one-time-code", errors: errors.filter((e) => e.field === "code") })}` })}
+${form({
+  operation: "regenerateRecoveryCodes",
+  action: pagePaths.recoveryCodes,
+  labelledBy: "recovery-title",
+  submit: "Get new recovery codes",
+  content: html`<p>Your old recovery codes stop working.</p>${field({
+    name: "code",
+    label: "Code from your authenticator app",
+    autocomplete: "one-time-code",
+    errors: errors.filter((e) => e.field === "code"),
+  })}`,
+})}
 <h2 id="disable-title">Turn off two-factor authentication</h2>
 ${form({
   operation: "disableTwoFactor",
@@ -113,10 +127,14 @@ ${form({
  * codes and a code broke across lines on a phone). The number is for the eye and the paper copy;
  * a screen reader has the list's position, so it is hidden from it, and it is left out of a copy.
  */
+function recoveryCodeItem(code: string, i: number): Html {
+  return html`<li><span class="code-number" aria-hidden="true">${i + 1}.</span> <code>${code}</code></li>`;
+}
+
 function recoveryCodesBody(codes: string[], notice: string): Html {
   return html`<p class="notice" role="status">${notice}</p>
 <p><strong>Save these recovery codes now. They are shown only this once.</strong> Each works once, to log in when you do not have your phone.</p>
-<ol class="codes" aria-label="Recovery codes">${codes.map((c, i) => html`<li><span class="code-number" aria-hidden="true">${i + 1}.</span> <code>${c}</code></li>`)}</ol>
+<ol class="codes" aria-label="Recovery codes">${codes.map(recoveryCodeItem)}</ol>
 <p><a href="${pagePaths.account}">I have saved them: continue to your account</a></p>`;
 }
 

@@ -30,7 +30,9 @@ const SENT_TEXT: Record<EmailSentFor, string> = {
   verification: "If an account with that email is waiting for verification, we have sent a new confirmation email.",
   reset: "If an account exists for that email, we have sent a link to reset the password. It works for a limited time.",
   "magic-link": `If an account exists for that email, we have sent a login link. It works for ${describeDuration(TOKEN_LIFETIMES_MS.magic_login)}.`,
-  "email-change": `If that address can be used, we have sent a confirmation link to it. It works for ${describeDuration(TOKEN_LIFETIMES_MS.email_change)}. Your email changes when you open it.`,
+  "email-change":
+    `If that address can be used, we have sent a confirmation link to it. ` +
+    `It works for ${describeDuration(TOKEN_LIFETIMES_MS.email_change)}. Your email changes when you open it.`,
 };
 
 /**
@@ -51,7 +53,16 @@ ${form({
   labelledBy: "login-code-title",
   submit: "Log in",
   content: html`${emailPart}
-${field({ name: "code", label: "Code from the email", autocomplete: "one-time-code", inputmode: "numeric", pattern: LOGIN_CODE_PATTERN, maxlength: LOGIN_CODE_DIGITS, hint: `${LOGIN_CODE_DIGITS} digits, in the same email as the link.`, errors })}
+${field({
+  name: "code",
+  label: "Code from the email",
+  autocomplete: "one-time-code",
+  inputmode: "numeric",
+  pattern: LOGIN_CODE_PATTERN,
+  maxlength: LOGIN_CODE_DIGITS,
+  hint: `${LOGIN_CODE_DIGITS} digits, in the same email as the link.`,
+  errors,
+})}
 ${botWidget(request.tenant)}`,
 })}
 <p><a href="${pagePaths.magicLink}">Request a new login link</a></p>`;

@@ -49,7 +49,14 @@ ${field({ name: "password", label: "Password", type: "password", autocomplete: "
 ${botWidget(request.tenant)}`,
   })}
 ${passkeyOnly(html`<h2 id="passkey-title">Or use a passkey</h2>
-${form({ operation: "passkeyLogin", action: pagePaths.login, labelledBy: "passkey-title", submit: "Sign in with a passkey", submitClass: "secondary", content: botWidget(request.tenant) })}`)}
+${form({
+  operation: "passkeyLogin",
+  action: pagePaths.login,
+  labelledBy: "passkey-title",
+  submit: "Sign in with a passkey",
+  submitClass: "secondary",
+  content: botWidget(request.tenant),
+})}`)}
 <ul>
 <li><a href="${pagePaths.forgotPassword}">Forgot your password?</a></li>
 <li><a href="${pagePaths.magicLink}">Email me a login link instead</a></li>
@@ -78,7 +85,14 @@ ${form({
   operation: "requestMagicLink",
   action: pagePaths.magicLink,
   submit: "Email me a login link",
-  content: html`${field({ name: "email", label: "Email address", type: "email", autocomplete: "email", value: values.email, errors })}${botWidget(request.tenant)}`,
+  content: html`${field({
+    name: "email",
+    label: "Email address",
+    type: "email",
+    autocomplete: "email",
+    value: values.email,
+    errors,
+  })}${botWidget(request.tenant)}`,
 })}
 ${unverified ? html`<p><a href="${pagePaths.resendVerification}">Send the confirmation email again</a></p>` : ""}
 <p><a href="${pagePaths.login}">Log in with a password</a></p>`;
@@ -105,7 +119,12 @@ export function magicLoginSecondFactorPage(
   carried: MagicLoginCarried = CARRIED_BY_LINK,
 ): Html {
   const body = html`<p>Your account uses two-factor authentication.</p>
-${form({ operation: carried.operation, action: carried.action, submit: "Verify and log in", content: html`${carried.fields}${codeField(errors)}${botWidget(request.tenant)}` })}
+${form({
+  operation: carried.operation,
+  action: carried.action,
+  submit: "Verify and log in",
+  content: html`${carried.fields}${codeField(errors)}${botWidget(request.tenant)}`,
+})}
 <p><a href="${pagePaths.magicLink}">Request a new login link</a></p>`;
   return page(deps, request, { title: "Enter your authentication code", body, errors, botGuarded: true });
 }

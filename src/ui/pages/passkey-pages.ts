@@ -41,9 +41,21 @@ ${form({
   labelledBy: `passkey-${i}`,
   submit: "Rename",
   submitClass: "secondary",
-  content: html`${hidden("id", p.id)}${field({ name: `name-${i}`, label: `New name for ${p.name}`, autocomplete: "off", errors: errors.filter((e) => e.field === `name-${i}`) })}`,
+  content: html`${hidden("id", p.id)}${field({
+    name: `name-${i}`,
+    label: `New name for ${p.name}`,
+    autocomplete: "off",
+    errors: errors.filter((e) => e.field === `name-${i}`),
+  })}`,
 })}
-${form({ operation: "deletePasskey", action: pagePaths.accountPasskeyRemove, labelledBy: `passkey-${i}`, submit: "Remove", submitClass: "danger", content: hidden("id", p.id) })}
+${form({
+  operation: "deletePasskey",
+  action: pagePaths.accountPasskeyRemove,
+  labelledBy: `passkey-${i}`,
+  submit: "Remove",
+  submitClass: "danger",
+  content: hidden("id", p.id),
+})}
 </li>`,
   )}</ul>`;
 }
@@ -54,10 +66,18 @@ function passkeysBody(me: MeView, passkeys: PasskeyView[], errors: FormError[]):
     action: pagePaths.accountPasskeys,
     labelledBy: "add-title",
     submit: "Add a passkey",
-    content: html`${field({ name: "name", label: "Name (optional)", autocomplete: "off", required: false, hint: "So you can tell your passkeys apart, such as Work laptop.", errors })}
+    content: html`${field({
+      name: "name",
+      label: "Name (optional)",
+      autocomplete: "off",
+      required: false,
+      hint: "So you can tell your passkeys apart, such as Work laptop.",
+      errors,
+    })}
 ${reauthFields(me, errors)}`,
   });
-  return html`<p>A passkey signs you in with your fingerprint, face or device PIN instead of a password. It works only on this site, so a fake site can't trick you into using it.</p>
+  return html`<p>A passkey signs you in with your fingerprint, face or device PIN instead of a password. \
+It works only on this site, so a fake site can't trick you into using it.</p>
 ${passkeyList(passkeys, errors)}
 <h2 id="add-title">Add a passkey</h2>
 ${passkeyOnly(add, "Adding a passkey needs JavaScript and a browser or device that supports passkeys.")}
