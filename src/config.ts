@@ -6,6 +6,7 @@ import {
   MAX_AUDIT_RETENTION_DAYS,
   MAX_PENDING_RETENTION_DAYS,
   OPERATOR_SECRET_MIN_LENGTH,
+  SECRETS_KEY_BYTES,
 } from "./rules.js";
 
 export interface Config {
@@ -64,10 +65,12 @@ export class StartError extends Error {
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
 
-/** 32 bytes, as 64 hex characters or base64; a problem is recorded otherwise (the value never appears in it). */
+const SECRETS_KEY_HEX = new RegExp(`^[0-9a-fA-F]{${2 * SECRETS_KEY_BYTES}}$`);
+
+/** SECRETS_KEY_BYTES, as hex or base64; a problem is recorded otherwise (the value never appears in it). */
 function parseSecretsKey(name: string, value: string, problems: string[]): Buffer {
-  const key = /^[0-9a-fA-F]{64}$/.test(value) ? Buffer.from(value, "hex") : Buffer.from(value, "base64");
-  if (key.length !== 32) problems.push(`${name} must be 32 bytes, as 64 hex characters or base64`);
+  const key = SECRETS_KEY_HEX.test(value) ? Buffer.from(value, "hex") : Buffer.from(value, "base64");
+  if (key.length !== SECRETS_KEY_BYTES) problems.push(`${name} must be ${SECRETS_KEY_BYTES} bytes, as ${2 * SECRETS_KEY_BYTES} hex characters or base64`);
   return key;
 }
 

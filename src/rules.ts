@@ -127,6 +127,8 @@ export const RECOVERY_CODE_LENGTH = 16;
 /** D26: how long a passkey ceremony's challenge lives, and how many passkeys a member keeps. */
 export const PASSKEY_CHALLENGE_LIFETIME_MS = 5 * MINUTE;
 export const MAX_PASSKEYS_PER_MEMBER = 20;
+/** D26, WebAuthn Level 3: the longest credential id, in bytes; a longer one is refused at registration. */
+export const MAX_CREDENTIAL_ID_BYTES = 1023;
 /** D26: a passkey's name, 1 to this many characters once its spaces are folded (the rule of member names otherwise). */
 export const PASSKEY_NAME_MAX_LENGTH = 64;
 /**
@@ -196,6 +198,8 @@ export const DELIVERY_PAGE_MAX = 200;
 export const MAX_ALLOWED_ORIGINS = 20;
 /** D23: a change to a tenant made by another instance or the CLI is seen within this long (the tenant cache). */
 export const TENANT_CACHE_TTL_MS = 5 * SECOND;
+/** D14: SECRETS_KEY, the AES-256-GCM key that seals TOTP secrets and bot keys at rest, in bytes. */
+export const SECRETS_KEY_BYTES = 32;
 /** D3, D17: the shortest OPERATOR_API_KEY and METRICS_TOKEN. */
 export const OPERATOR_SECRET_MIN_LENGTH = 32;
 
@@ -318,6 +322,7 @@ export const RULE_TABLE: readonly RuleRow[] = /* @__PURE__ */ (() => [
   { rule: "Characters of a recovery code", value: String(RECOVERY_CODE_LENGTH), source: "D14; the number is Latch's" },
   { rule: "Passkey challenge", value: describeDuration(PASSKEY_CHALLENGE_LIFETIME_MS), source: "D26; the number is Latch's" },
   { rule: "Passkeys per member", value: String(MAX_PASSKEYS_PER_MEMBER), source: "D26; the number is Latch's" },
+  { rule: "Longest passkey credential id", value: `${MAX_CREDENTIAL_ID_BYTES} bytes`, source: "D26; WebAuthn Level 3" },
   { rule: "A passkey's name", value: `1 to ${PASSKEY_NAME_MAX_LENGTH} characters`, source: "D26; the number is Latch's" },
   { rule: "ALTCHA challenge", value: describeDuration(ALTCHA_CHALLENGE_TTL_MS), source: "D10; the number is Latch's" },
   {
@@ -374,6 +379,7 @@ export const RULE_TABLE: readonly RuleRow[] = /* @__PURE__ */ (() => [
     value: describeDuration(TENANT_CACHE_TTL_MS),
     source: "D23; the number is Latch's",
   },
+  { rule: "SECRETS_KEY (AES-256-GCM)", value: `${SECRETS_KEY_BYTES} bytes`, source: "D14" },
   { rule: "Shortest OPERATOR_API_KEY and METRICS_TOKEN", value: `${OPERATOR_SECRET_MIN_LENGTH} characters`, source: "D3, D17; the number is Latch's" },
 ])();
 

@@ -71,7 +71,7 @@ test("every row names the spec or DECISIONS row it implements", () => {
  * (`${describeDuration(TOKEN_LIFETIMES_MS.magic_login)}`), so it can't go on saying the old number.
  */
 const QUOTED_NUMBER =
-  /\b\d[\d,.]*(?: (?:seconds?|minutes?|hours?|days?|weeks?|characters?|digits?|levels?|KiB|per|wrong|passkeys?|codes?|requests?|attempts?|IPs?|tries)|-digit)\b/g;
+  /\b\d[\d,.]*(?: (?:seconds?|minutes?|hours?|days?|weeks?|characters?|digits?|levels?|bytes?|KiB|per|wrong|passkeys?|codes?|requests?|attempts?|IPs?|tries)|-digit)\b/g;
 
 /**
  * Strings that may quote a number, by file: each entry is a part of the literal that holds the
@@ -92,6 +92,7 @@ const QUOTES_ALLOWED: Record<string, { text: string; why: string }[]> = {
   ],
   "src/http/routes/operator.ts": [{ text: "for up to 5 seconds", why: "TENANT_CACHE_TTL_MS" }],
   "src/http/routes/passkeys.ts": [
+    { text: "a credential id over 1023 bytes", why: "MAX_CREDENTIAL_ID_BYTES" },
     { text: "else a session under 10 minutes old", why: "FRESH_SESSION_MS" },
     { text: "good for one answer within 5 minutes", why: "PASSKEY_CHALLENGE_LIFETIME_MS" },
     { text: "At most 20 passkeys per member", why: "MAX_PASSKEYS_PER_MEMBER" },

@@ -19,7 +19,7 @@ import { enqueueSecurityAlert } from "../kernel/security-alerts.js";
 import { lockSessionMember } from "../kernel/reauthentication.js";
 import { reauthenticate, type Reauthentication } from "../kernel/reauthentication.js";
 import { findSessionMember, type ActiveSession } from "../kernel/sessions.js";
-import { MAX_PASSKEYS_PER_MEMBER, PASSKEY_CHALLENGE_LIFETIME_MS } from "../../rules.js";
+import { MAX_CREDENTIAL_ID_BYTES, MAX_PASSKEYS_PER_MEMBER, PASSKEY_CHALLENGE_LIFETIME_MS } from "../../rules.js";
 import { FRAMED_REFUSAL, ranInForeignFrame, relyingParty, useChallenge, userHandle } from "./ceremony.js";
 import { passkeyName, passkeyView, type PasskeyView } from "./manage.js";
 
@@ -108,8 +108,8 @@ export async function finishPasskeyRegistration(
   }
   if (!verification.verified) throw refused();
   const { credential, credentialDeviceType, credentialBackedUp } = verification.registrationInfo;
-  // WebAuthn caps a credential id at 1023 bytes; the id the browser reports must be the one it signed.
-  if (credential.id !== input.response.id || Buffer.from(credential.id, "base64url").length > 1023) throw refused();
+  // WebAuthn caps a credential id (MAX_CREDENTIAL_ID_BYTES); the id the browser reports must be the one it signed.
+  if (credential.id !== input.response.id || Buffer.from(credential.id, "base64url").length > MAX_CREDENTIAL_ID_BYTES) throw refused();
   const passkey = {
     id: randomToken(deps.random, 16),
     memberId: session.memberId,
