@@ -111,6 +111,8 @@ export const FRESH_SESSION_MS = 10 * MINUTE;
 /** D24: the User-Agent a session keeps (and shows in the member's list of sessions) is cut to this many characters. */
 export const SESSION_USER_AGENT_MAX_LENGTH = 512;
 
+/** D8: record ids are drawn at random from [min, max): not sequential, and always 15 or 16 digits. */
+export const RECORD_ID_RANGE = { min: 10 ** 14, max: 2 ** 53 } as const;
 /** Spec 8.3, D12: the shortest password. */
 export const PASSWORD_MIN_LENGTH = 8;
 /** D12: the longest password, in characters (code points) once NFKC-normalised; the JSON field's bound too. */
@@ -315,6 +317,7 @@ export const RULE_TABLE: readonly RuleRow[] = /* @__PURE__ */ (() => [
   },
   { rule: "A session's User-Agent is kept up to", value: `${SESSION_USER_AGENT_MAX_LENGTH} characters`, source: "D24; the number is Latch's" },
   { rule: "Shortest password", value: `${PASSWORD_MIN_LENGTH} characters`, source: "spec 8.3, D12" },
+  { rule: "Record ids (random, not sequential)", value: `10^${Math.log10(RECORD_ID_RANGE.min)} up to 2^${Math.log2(RECORD_ID_RANGE.max)}`, source: "D8" },
   { rule: "Longest password", value: `${PASSWORD_MAX_LENGTH} characters`, source: "D12" },
   { rule: "Longest email address", value: `${EMAIL_MAX_LENGTH} characters`, source: "D8" },
   { rule: "A member's name", value: `1 to ${NAME_MAX_LENGTH} characters`, source: "D8" },
