@@ -7,7 +7,6 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyPlug
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { Deps } from "./deps.js";
 import { answerConnectRequests, clientErrorHandler, handleFrameworkError, registerErrorHandling } from "./http/errors.js";
-import { MAX_PATH_PARAM_LENGTH } from "./http/schemas.js";
 import { AJV_OPTIONS, buildRequestValidators } from "./http/validation.js";
 import { AuthError } from "./errors.js";
 import { registerObservability } from "./http/observability.js";
@@ -27,10 +26,7 @@ import { selfServiceRoutes } from "./http/routes/self-service.js";
 import { registerCorsPreflight } from "./http/cors.js";
 import { registerTenantResolution } from "./http/tenant.js";
 import { hostedPageRoutes } from "./ui/routes.js";
-
-export const BODY_LIMIT_BYTES = 16 * 1024;
-/** Longer URLs answer 414 (D21); Node's own limit (16 KiB of request line and headers) answers 431. */
-export const MAX_URL_LENGTH = 2048;
+import { BODY_LIMIT_BYTES, MAX_BODY_DEPTH, MAX_PATH_PARAM_LENGTH, MAX_URL_LENGTH } from "./rules.js";
 
 export interface BuildAppOptions {
   /** Called for every route as it is registered; test/openapi.test.ts checks them against the document. */
@@ -42,13 +38,6 @@ export interface BuildAppOptions {
 function nulRefused(): AuthError {
   return new AuthError("validation_failed", { message: "The request holds a NUL character.", logFields: { rule: "nul_character" } });
 }
-
-/**
- * How deep a body may nest: arrays and objects inside one another, the body itself being level 1.
- * The deepest valid body is a passkey answer's extension results (`response.clientExtensionResults
- * .prf.results.first`: 5 levels), so 32 refuses nothing real, while 16 KiB of `[` nests 16,384 deep.
- */
-export const MAX_BODY_DEPTH = 32;
 
 function tooDeepRefused(): AuthError {
   return new AuthError("validation_failed", {

@@ -1,6 +1,13 @@
 /** Environment -> typed, validated, frozen Config (D17). Every bad variable gets its own message. */
 import { DEFAULT_BREACH_CHECK_URL, type BreachCheckMode } from "./providers/breach.js";
-import { DEFAULT_AUDIT_RETENTION_DAYS, DEFAULT_PENDING_RETENTION_DAYS } from "./rules.js";
+import {
+  DEFAULT_AUDIT_RETENTION_DAYS,
+  DEFAULT_PENDING_RETENTION_DAYS,
+  MAX_AUDIT_RETENTION_DAYS,
+  MAX_PENDING_RETENTION_DAYS,
+  OPERATOR_SECRET_MIN_LENGTH,
+  SECRETS_KEY_BYTES,
+} from "./rules.js";
 
 export interface Config {
   port: number;
@@ -58,10 +65,12 @@ export class StartError extends Error {
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
 
-/** 32 bytes, as 64 hex characters or base64; a problem is recorded otherwise (the value never appears in it). */
+const SECRETS_KEY_HEX = new RegExp(`^[0-9a-fA-F]{${2 * SECRETS_KEY_BYTES}}$`);
+
+/** SECRETS_KEY_BYTES, as hex or base64; a problem is recorded otherwise (the value never appears in it). */
 function parseSecretsKey(name: string, value: string, problems: string[]): Buffer {
-  const key = /^[0-9a-fA-F]{64}$/.test(value) ? Buffer.from(value, "hex") : Buffer.from(value, "base64");
-  if (key.length !== 32) problems.push(`${name} must be 32 bytes, as 64 hex characters or base64`);
+  const key = SECRETS_KEY_HEX.test(value) ? Buffer.from(value, "hex") : Buffer.from(value, "base64");
+  if (key.length !== SECRETS_KEY_BYTES) problems.push(`${name} must be ${SECRETS_KEY_BYTES} bytes, as ${2 * SECRETS_KEY_BYTES} hex characters or base64`);
   return key;
 }
 
@@ -94,16 +103,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   };
   const databasePoolSize = integer("DATABASE_POOL_SIZE", 10, 1, 500);
   const databaseStatementTimeoutMs = integer("DATABASE_STATEMENT_TIMEOUT_MS", 5000, 100, 600_000);
-  const auditRetentionDays = integer("AUDIT_RETENTION_DAYS", DEFAULT_AUDIT_RETENTION_DAYS, 1, 36_500);
-  const pendingRetentionDays = integer("PENDING_RETENTION_DAYS", DEFAULT_PENDING_RETENTION_DAYS, 1, 3650);
+  const auditRetentionDays = integer("AUDIT_RETENTION_DAYS", DEFAULT_AUDIT_RETENTION_DAYS, 1, MAX_AUDIT_RETENTION_DAYS);
+  const pendingRetentionDays = integer("PENDING_RETENTION_DAYS", DEFAULT_PENDING_RETENTION_DAYS, 1, MAX_PENDING_RETENTION_DAYS);
 
   const breachCheckUrl = text("BREACH_CHECK_URL") ?? DEFAULT_BREACH_CHECK_URL;
   if (!URL.canParse(breachCheckUrl)) problems.push("BREACH_CHECK_URL must be a URL");
 
   const operatorApiKey = text("OPERATOR_API_KEY");
-  if (operatorApiKey !== undefined && operatorApiKey.length < 32) problems.push("OPERATOR_API_KEY must be at least 32 characters");
+  const tooShort = (secret: string | undefined) => secret !== undefined && secret.length < OPERATOR_SECRET_MIN_LENGTH;
+  if (tooShort(operatorApiKey)) problems.push(`OPERATOR_API_KEY must be at least ${OPERATOR_SECRET_MIN_LENGTH} characters`);
   const metricsToken = text("METRICS_TOKEN");
-  if (metricsToken !== undefined && metricsToken.length < 32) problems.push("METRICS_TOKEN must be at least 32 characters");
+  if (tooShort(metricsToken)) problems.push(`METRICS_TOKEN must be at least ${OPERATOR_SECRET_MIN_LENGTH} characters`);
 
   const allowPrivate = oneOf("WEBHOOK_ALLOW_PRIVATE_NETWORKS", ["true", "false"], devMode ? "true" : "false");
   if (devMode && /^postgres/.test(databaseUrl))

@@ -23,7 +23,7 @@ import { describeDatabase, migrateToLatest, openDatabase, type OpenedDatabase } 
 import { asStartError } from "./start-up.js";
 import { Store } from "./store/index.js";
 import { SessionTouches } from "./store/session-touches.js";
-import { LAST_SEEN_RESOLUTION_MS } from "./rules.js";
+import { LAST_SEEN_RESOLUTION_MS, SECRETS_KEY_BYTES } from "./rules.js";
 import { RedisCounters } from "./store/redis-counters.js";
 import { createLogger } from "./logging.js";
 import { Metrics } from "./metrics.js";
@@ -49,7 +49,7 @@ function loadSecretsKey(config: Config, dataDir: string, random: Random, log: Lo
   const file = join(dataDir, "secrets.key");
   if (!existsSync(file)) {
     mkdirSync(dataDir, { recursive: true });
-    writeFileSync(file, random.bytes(32).toString("hex") + "\n", { mode: 0o600, flag: "wx" });
+    writeFileSync(file, random.bytes(SECRETS_KEY_BYTES).toString("hex") + "\n", { mode: 0o600, flag: "wx" });
     log.warn({ file }, "SECRETS_KEY is not set: generated a key into the data directory; back it up with the database");
   }
   return Buffer.from(readFileSync(file, "utf8").trim(), "hex");

@@ -10,6 +10,7 @@ import type { Logger } from "pino";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 import { isAuthError, type ErrorCode } from "./errors.js";
+import { distinctIpRules, FAILURES_BEFORE_LOCKOUT, TWO_FACTOR_FAILURES_BEFORE_LOCKOUT } from "./rules.js";
 import type { BotProviderName } from "./providers/bot.js";
 
 export type LoginMethod = "password" | "magic_link" | "login_code" | "passkey";
@@ -83,7 +84,7 @@ export class Metrics {
     });
     this.lockouts = new Counter({
       name: "latch_lockouts_total",
-      help: "Lockouts started: password (3 wrong passwords), velocity (10 IPs for one email), two_factor (3 wrong codes).",
+      help: `Lockouts started: password (${FAILURES_BEFORE_LOCKOUT} wrong passwords), velocity (${distinctIpRules.lockingLoginIps.threshold} IPs for one email), two_factor (${TWO_FACTOR_FAILURES_BEFORE_LOCKOUT} wrong codes).`,
       labelNames: ["kind"],
       registers,
     });

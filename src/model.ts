@@ -1,5 +1,6 @@
 /** Domain types shared by the store and the flows. Field names follow the spec where it names them. */
 import type { TenantSettings } from "./core/tenant-settings.js";
+import { describeDuration, distinctIpRules } from "./rules.js";
 
 export type { BotProtectionSettings, BotProviderName, SessionTier, TenantSettings } from "./core/tenant-settings.js";
 export type { WebhookEventType } from "./core/webhook-payloads.js";
@@ -59,7 +60,7 @@ export const AUDIT_EVENTS = {
   login_succeeded: "A login opened a session (password, magic link, email code or passkey).",
   login_failed: "A password login failed; written alike for known and unknown emails (no member then).",
   login_anomaly: "A login came from a country or network not seen for the member before (D16).",
-  suspicious_login_velocity: "5 or more IPs tried to log in to one account within 15 minutes (D13).",
+  suspicious_login_velocity: `${distinctIpRules.suspiciousLoginIps.threshold} or more IPs tried to log in to one account within ${describeDuration(distinctIpRules.suspiciousLoginIps.windowMs)} (D13).`,
   logout: "The member logged out.",
   two_factor_setup_started: "The member started setting up two-factor authentication.",
   two_factor_enabled: "Two-factor authentication was turned on.",

@@ -1,10 +1,12 @@
 /**
  * Every number a rule of Latch is made of, in one place, each with the row of the interface spec
  * (`spec 8.2`) or of DECISIONS (`D13`) it implements. Flows, security and the store import the
- * numbers from here and nowhere else writes them. docs/limits.md is generated from RULE_TABLE
- * (`npm run docs`), and test/rules.test.ts fails when the two disagree.
+ * numbers from here and nowhere else writes them, nor a sentence that quotes one: prose, error
+ * messages and schema bounds are built from these (`describeDuration` words a duration). No Node
+ * import: the hosted pages' browser script uses this file too. docs/limits.md is generated from
+ * RULE_TABLE (`npm run docs`), and test/rules.test.ts fails when the two disagree.
  */
-import { DAY, HOUR, MINUTE, SECOND } from "./core/clock.js";
+import { DAY, HOUR, MINUTE, SECOND } from "./core/durations.js";
 
 export interface RateRule {
   /** Stable name: part of the stored key and of logs and metrics. */
@@ -82,10 +84,19 @@ export const CHECK_TURN_DEADLINE_MS = 5 * SECOND;
  * this bounds that work and the memory of one email's queue; it is no defence (the budget is).
  */
 export const MAX_CHECKS_WAITING_PER_EMAIL = 256;
+/**
+ * D30: how often a waiting check re-reads its email's lockout row, for checks held by another
+ * instance (one in this process wakes it at once): a plain read, 4 a second per waiter.
+ */
+export const CHECK_TURN_RECHECK_MS = 250;
 
 /** Spec 8.2, D13: failed second-factor codes before the second factor locks, and for how long. */
 export const TWO_FACTOR_FAILURES_BEFORE_LOCKOUT = 3;
 export const TWO_FACTOR_LOCKOUT_MS = 15 * MINUTE;
+/** D14: TOTP per RFC 6238: SHA-1, 6 digits, 30 s steps, a code of the step before or after accepted, 160-bit secrets. */
+export const TOTP_PARAMETERS = { algorithm: "SHA1", digits: 6, periodSeconds: 30, window: 1, secretBytes: 20 } as const;
+/** D26: the digits of the code mailed with every magic link (one in 10^6; rateRules.loginCodeComparisons bounds the guesses). */
+export const LOGIN_CODE_DIGITS = 6;
 
 /** Spec 8.1, D7, D24: one-time link lifetimes. Password reset: the tenant's resetTokenTtlMinutes within these bounds. */
 export const TOKEN_LIFETIMES_MS = { verify_email: 24 * HOUR, magic_login: 15 * MINUTE, email_change: HOUR, secure_account: 7 * DAY } as const;
@@ -97,15 +108,31 @@ export const sessionTiers = { "15m": 15 * 60, "1h": 3600, "8h": 8 * 3600, "1d": 
 export const LAST_SEEN_RESOLUTION_MS = MINUTE;
 /** D24: a member without a password re-authenticates with a session at most this old. */
 export const FRESH_SESSION_MS = 10 * MINUTE;
+/** D24: the User-Agent a session keeps (and shows in the member's list of sessions) is cut to this many characters. */
+export const SESSION_USER_AGENT_MAX_LENGTH = 512;
 
+/** D8: record ids are drawn at random from [min, max): not sequential, and always 15 or 16 digits. */
+export const RECORD_ID_RANGE = { min: 10 ** 14, max: 2 ** 53 } as const;
 /** Spec 8.3, D12: the shortest password. */
 export const PASSWORD_MIN_LENGTH = 8;
+/** D12: the longest password, in characters (code points) once NFKC-normalised; the JSON field's bound too. */
+export const PASSWORD_MAX_LENGTH = 256;
+/** D8: the longest email address, once trimmed. */
+export const EMAIL_MAX_LENGTH = 254;
+/** D8: a member's name, 1 to this many characters once trimmed. */
+export const NAME_MAX_LENGTH = 100;
 /** D14: recovery codes in a set. */
 export const RECOVERY_CODE_COUNT = 10;
+/** D14: a recovery code's characters, of a 32-symbol alphabet (80 bits). */
+export const RECOVERY_CODE_LENGTH = 16;
 
 /** D26: how long a passkey ceremony's challenge lives, and how many passkeys a member keeps. */
 export const PASSKEY_CHALLENGE_LIFETIME_MS = 5 * MINUTE;
 export const MAX_PASSKEYS_PER_MEMBER = 20;
+/** D26, WebAuthn Level 3: the longest credential id, in bytes; a longer one is refused at registration. */
+export const MAX_CREDENTIAL_ID_BYTES = 1023;
+/** D26: a passkey's name, 1 to this many characters once its spaces are folded (the rule of member names otherwise). */
+export const PASSKEY_NAME_MAX_LENGTH = 64;
 /**
  * D10: ALTCHA's proof of work. The widget tries counters from 0 up, one PBKDF2 of `cost`
  * iterations each, until it finds the one the server drew: 1,500 tries on average, about a second
@@ -121,17 +148,62 @@ export const ALTCHA_CHALLENGE_TTL_MS = 10 * MINUTE;
 export const WEBHOOK_RETRY_FOR_MS = 24 * HOUR;
 export const WEBHOOK_FIRST_RETRY_MS = 10 * SECOND;
 export const WEBHOOK_MAX_RETRY_DELAY_MS = 1 * HOUR;
+/** D9: an attempt that has no answer this long after it started has failed (and is retried). */
+export const WEBHOOK_ATTEMPT_TIMEOUT_MS = 10 * SECOND;
 
 /** D25: how long what is kept is kept. */
 export const RETENTION_MS = 30 * DAY;
 /** D25: audit events, AUDIT_RETENTION_DAYS, 365 by default (they hold IPs, user agents and places). */
 export const DEFAULT_AUDIT_RETENTION_DAYS = 365;
+/** D25: the most AUDIT_RETENTION_DAYS may be (about a century; the least is 1). */
+export const MAX_AUDIT_RETENTION_DAYS = 36_500;
 /** D25: a pending account is erased this long after its last verification link expired (PENDING_RETENTION_DAYS). */
 export const DEFAULT_PENDING_RETENTION_DAYS = 7;
+/** D25: the most PENDING_RETENTION_DAYS may be (about ten years; the least is 1). */
+export const MAX_PENDING_RETENTION_DAYS = 3650;
+/** D25: how often the sweeper erases what is kept no longer. */
+export const RETENTION_SWEEP_INTERVAL_MS = 5 * MINUTE;
 /** D16: a country or network unused this long is forgotten: a login from it is new again. */
 export const ORIGIN_MEMORY_MS = 180 * DAY;
 /** D18: a pending account's registration outlives its link this long, so a late login still hears email_not_verified. */
 export const REGISTRATION_MEMORY_MS = 7 * DAY;
+
+/** D4: the largest request body; a larger one is 413 `payload_too_large`. */
+export const BODY_LIMIT_BYTES = 16 * 1024;
+/** D21: longer URLs answer 414; Node's own limit (16 KiB of request line and headers) answers 431. */
+export const MAX_URL_LENGTH = 2048;
+/** D1: the longest tenant domain (a hostname, RFC 1035). */
+export const TENANT_DOMAIN_MAX_LENGTH = 253;
+/**
+ * D21: the longest value any path parameter's schema allows, a tenant domain: the router's
+ * maxParamLength, so only a longer one is 414 and the schema speaks for the rest.
+ */
+export const MAX_PATH_PARAM_LENGTH = TENANT_DOMAIN_MAX_LENGTH;
+/**
+ * D30: how deep a JSON body may nest, the body itself being level 1; deeper is 400
+ * `validation_failed`. The deepest valid body is a passkey answer's extension results
+ * (`response.clientExtensionResults.prf.results.first`: 5 levels), so 32 refuses nothing real,
+ * while 16 KiB of `[` nests 16,384 deep.
+ */
+export const MAX_BODY_DEPTH = 32;
+
+/** D22: members per page of the admin's member list, by default and at most. */
+export const MEMBER_PAGE_DEFAULT = 50;
+export const MEMBER_PAGE_MAX = 100;
+/** D23: tenants per page of the operator's tenant list, by default and at most. */
+export const TENANT_PAGE_DEFAULT = 50;
+export const TENANT_PAGE_MAX = 200;
+/** D3: a tenant's recent webhook deliveries per page of the operator's list, by default and at most. */
+export const DELIVERY_PAGE_DEFAULT = 50;
+export const DELIVERY_PAGE_MAX = 200;
+/** D1: origins a tenant may list in `allowedOrigins`. */
+export const MAX_ALLOWED_ORIGINS = 20;
+/** D23: a change to a tenant made by another instance or the CLI is seen within this long (the tenant cache). */
+export const TENANT_CACHE_TTL_MS = 5 * SECOND;
+/** D14: SECRETS_KEY, the AES-256-GCM key that seals TOTP secrets and bot keys at rest, in bytes. */
+export const SECRETS_KEY_BYTES = 32;
+/** D3, D17: the shortest OPERATOR_API_KEY and METRICS_TOKEN. */
+export const OPERATOR_SECRET_MIN_LENGTH = 32;
 
 export interface RuleRow {
   rule: string;
@@ -153,11 +225,22 @@ export function describeDuration(ms: number): string {
   return `${ms} ms`;
 }
 
+/** "a minute", "an hour", "5 minutes": for "once a minute", "one request per 5 minutes". */
+export function describeDurationAfterA(ms: number): string {
+  const words = describeDuration(ms);
+  if (!words.startsWith("1 ")) return words;
+  const unit = words.slice(2);
+  return `${unit.startsWith("hour") ? "an" : "a"} ${unit}`;
+}
+
 const per = (rule: RateRule) => `${rule.limit} per ${describeDuration(rule.windowMs).replace(/^1 /, "")}`;
 const ips = (rule: { threshold: number; windowMs: number }) => `${rule.threshold} or more IPs in ${describeDuration(rule.windowMs)}`;
 
-/** The table of docs/limits.md, from the numbers above. */
-export const RULE_TABLE: readonly RuleRow[] = [
+/**
+ * The table of docs/limits.md, from the numbers above. Built in a function marked pure, so the
+ * browser bundle, which imports a few numbers from this file, leaves the table out.
+ */
+export const RULE_TABLE: readonly RuleRow[] = /* @__PURE__ */ (() => [
   { rule: "Registrations per IP", value: per(rateRules.registerPerIp), source: "spec 8.2" },
   { rule: "Registrations per email", value: per(rateRules.registerPerEmail), source: "spec 8.2" },
   { rule: "IPs registering one email: logged, allowed", value: ips(distinctIpRules.registrationIpsPerEmail), source: "spec 8.2" },
@@ -195,12 +278,23 @@ export const RULE_TABLE: readonly RuleRow[] = [
     source: "D30; the number is Latch's",
   },
   {
+    rule: "A waiting password check re-reads its email's lockout row every",
+    value: describeDuration(CHECK_TURN_RECHECK_MS),
+    source: "D30; the number is Latch's",
+  },
+  {
     rule: "Failed second-factor codes before it locks",
     value: `${TWO_FACTOR_FAILURES_BEFORE_LOCKOUT}, locked ${describeDuration(TWO_FACTOR_LOCKOUT_MS)}`,
     source: "spec 8.2, D13",
   },
+  {
+    rule: "TOTP codes (RFC 6238)",
+    value: `${TOTP_PARAMETERS.algorithm.replace("SHA", "SHA-")}, ${TOTP_PARAMETERS.digits} digits, ${TOTP_PARAMETERS.periodSeconds}-second steps, ±${TOTP_PARAMETERS.window} step, ${TOTP_PARAMETERS.secretBytes * 8}-bit secrets`,
+    source: "D14",
+  },
   { rule: "Email verification link", value: describeDuration(TOKEN_LIFETIMES_MS.verify_email), source: "spec 8.1, D7" },
   { rule: "Magic login link (and its email code)", value: describeDuration(TOKEN_LIFETIMES_MS.magic_login), source: "spec 8.1, D7, D26" },
+  { rule: "Digits of the email code", value: String(LOGIN_CODE_DIGITS), source: "D26" },
   {
     rule: "Password reset link",
     value: `${describeDuration(RESET_TOKEN_LIFETIME_MS.default)} by default; resetTokenTtlMinutes within ${describeDuration(RESET_TOKEN_LIFETIME_MS.min)}–${describeDuration(RESET_TOKEN_LIFETIME_MS.max)}`,
@@ -221,10 +315,18 @@ export const RULE_TABLE: readonly RuleRow[] = [
     value: `session at most ${describeDuration(FRESH_SESSION_MS)} old`,
     source: "D24; the number is Latch's",
   },
+  { rule: "A session's User-Agent is kept up to", value: `${SESSION_USER_AGENT_MAX_LENGTH} characters`, source: "D24; the number is Latch's" },
   { rule: "Shortest password", value: `${PASSWORD_MIN_LENGTH} characters`, source: "spec 8.3, D12" },
+  { rule: "Record ids (random, not sequential)", value: `10^${Math.log10(RECORD_ID_RANGE.min)} up to 2^${Math.log2(RECORD_ID_RANGE.max)}`, source: "D8" },
+  { rule: "Longest password", value: `${PASSWORD_MAX_LENGTH} characters`, source: "D12" },
+  { rule: "Longest email address", value: `${EMAIL_MAX_LENGTH} characters`, source: "D8" },
+  { rule: "A member's name", value: `1 to ${NAME_MAX_LENGTH} characters`, source: "D8" },
   { rule: "Recovery codes in a set", value: String(RECOVERY_CODE_COUNT), source: "D14" },
+  { rule: "Characters of a recovery code", value: String(RECOVERY_CODE_LENGTH), source: "D14; the number is Latch's" },
   { rule: "Passkey challenge", value: describeDuration(PASSKEY_CHALLENGE_LIFETIME_MS), source: "D26; the number is Latch's" },
   { rule: "Passkeys per member", value: String(MAX_PASSKEYS_PER_MEMBER), source: "D26; the number is Latch's" },
+  { rule: "Longest passkey credential id", value: `${MAX_CREDENTIAL_ID_BYTES} bytes`, source: "D26; WebAuthn Level 3" },
+  { rule: "A passkey's name", value: `1 to ${PASSKEY_NAME_MAX_LENGTH} characters`, source: "D26; the number is Latch's" },
   { rule: "ALTCHA challenge", value: describeDuration(ALTCHA_CHALLENGE_TTL_MS), source: "D10; the number is Latch's" },
   {
     rule: "ALTCHA proof of work",
@@ -236,20 +338,53 @@ export const RULE_TABLE: readonly RuleRow[] = [
     value: `for ${describeDuration(WEBHOOK_RETRY_FOR_MS)}, from ${describeDuration(WEBHOOK_FIRST_RETRY_MS)} apart, tripling, at most ${describeDuration(WEBHOOK_MAX_RETRY_DELAY_MS)} apart`,
     source: "D9 (at least 24 hours, 10 s per attempt); the steps are Latch's",
   },
+  { rule: "A webhook attempt without an answer fails after", value: describeDuration(WEBHOOK_ATTEMPT_TIMEOUT_MS), source: "D9" },
   { rule: "Finished webhook deliveries and idle lockout rows kept", value: describeDuration(RETENTION_MS), source: "D25; the number is Latch's" },
-  { rule: "Audit events kept (AUDIT_RETENTION_DAYS)", value: `${DEFAULT_AUDIT_RETENTION_DAYS} days by default`, source: "D25" },
+  {
+    rule: "Audit events kept (AUDIT_RETENTION_DAYS)",
+    value: `${DEFAULT_AUDIT_RETENTION_DAYS} days by default; 1–${MAX_AUDIT_RETENTION_DAYS}`,
+    source: "D25; the bounds are Latch's",
+  },
   {
     rule: "Pending accounts erased after their last link expired (PENDING_RETENTION_DAYS)",
-    value: `${DEFAULT_PENDING_RETENTION_DAYS} days by default`,
-    source: "D25",
+    value: `${DEFAULT_PENDING_RETENTION_DAYS} days by default; 1–${MAX_PENDING_RETENTION_DAYS}`,
+    source: "D25; the bounds are Latch's",
   },
+  { rule: "The sweeper erases what is kept no longer every", value: describeDuration(RETENTION_SWEEP_INTERVAL_MS), source: "D25; the number is Latch's" },
   { rule: "A login origin (network, country) is forgotten after", value: describeDuration(ORIGIN_MEMORY_MS), source: "D16; the number is Latch's" },
   {
     rule: "A pending registration is remembered after its link expired",
     value: describeDuration(REGISTRATION_MEMORY_MS),
     source: "D18; the number is Latch's",
   },
-];
+  { rule: "Largest request body (more: 413 payload_too_large)", value: `${BODY_LIMIT_BYTES / 1024} KiB`, source: "D4" },
+  { rule: "Longest URL (more: 414)", value: `${MAX_URL_LENGTH} characters`, source: "D21; the number is Latch's" },
+  {
+    rule: "Longest tenant domain, and so the longest path parameter (more: 414)",
+    value: `${MAX_PATH_PARAM_LENGTH} characters`,
+    source: "D1, D21; RFC 1035",
+  },
+  { rule: "Deepest JSON body (more: 400 validation_failed)", value: `${MAX_BODY_DEPTH} levels`, source: "D30; the number is Latch's" },
+  { rule: "Members per page of the admin's list", value: `${MEMBER_PAGE_DEFAULT} by default, at most ${MEMBER_PAGE_MAX}`, source: "D22" },
+  {
+    rule: "Tenants per page of the operator's list",
+    value: `${TENANT_PAGE_DEFAULT} by default, at most ${TENANT_PAGE_MAX}`,
+    source: "D23; the numbers are Latch's",
+  },
+  {
+    rule: "Recent webhook deliveries per page of the operator's list",
+    value: `${DELIVERY_PAGE_DEFAULT} by default, at most ${DELIVERY_PAGE_MAX}`,
+    source: "D3; the numbers are Latch's",
+  },
+  { rule: "Origins a tenant may list in allowedOrigins", value: String(MAX_ALLOWED_ORIGINS), source: "D1; the number is Latch's" },
+  {
+    rule: "A tenant changed elsewhere (another instance, the CLI) is seen within",
+    value: describeDuration(TENANT_CACHE_TTL_MS),
+    source: "D23; the number is Latch's",
+  },
+  { rule: "SECRETS_KEY (AES-256-GCM)", value: `${SECRETS_KEY_BYTES} bytes`, source: "D14" },
+  { rule: "Shortest OPERATOR_API_KEY and METRICS_TOKEN", value: `${OPERATOR_SECRET_MIN_LENGTH} characters`, source: "D3, D17; the number is Latch's" },
+])();
 
 /** docs/limits.md, whole. */
 export function renderLimitsDocument(): string {

@@ -7,14 +7,13 @@ import { availableParallelism } from "node:os";
 import type { FastifyInstance } from "fastify";
 import { buildApp, type BuildAppOptions } from "./app.js";
 import { ConfigError, loadConfig, StartError } from "./config.js";
-import { DAY, MINUTE } from "./core/clock.js";
+import { DAY } from "./core/clock.js";
 import { createDeps } from "./create-deps.js";
 import type { Deps, DevLinks } from "./deps.js";
 import { erasePendingAccounts } from "./flows/kernel/erasure.js";
 import { sealStoredBotSecrets, warnIfOriginsIgnored, warnIfUnprotected } from "./flows/tenants/tenants.js";
+import { RETENTION_SWEEP_INTERVAL_MS } from "./rules.js";
 import { checkDatabaseLocation, listenProblem } from "./start-up.js";
-
-const SWEEP_INTERVAL_MS = 5 * MINUTE;
 
 /**
  * A configuration error (including one found while building deps, e.g. the key file) or a start
@@ -92,7 +91,7 @@ export async function runServer(wiring: ServerWiring = {}): Promise<void> {
     erasePendingAccounts(deps, deps.clock.now(), config.pendingRetentionDays * DAY).catch((err: unknown) =>
       deps.log.error({ err }, "erasing expired pending accounts failed"),
     );
-  }, SWEEP_INTERVAL_MS);
+  }, RETENTION_SWEEP_INTERVAL_MS);
   sweeper.unref();
 
   let stopping = false;

@@ -5,7 +5,7 @@ import { request as httpRequest } from "node:http";
 import { connect, type AddressInfo } from "node:net";
 import { test } from "node:test";
 import type { LightMyRequestResponse } from "fastify";
-import { MAX_BODY_DEPTH } from "../src/app.js";
+import { MAX_BODY_DEPTH } from "../src/rules.js";
 import { rowCounts } from "./support/database.js";
 import { adminHeaders, operatorHeaders } from "./support/flows.js";
 import {

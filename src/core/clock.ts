@@ -71,7 +71,4 @@ export class ManualClock implements Clock {
   }
 }
 
-export const SECOND = 1000;
-export const MINUTE = 60 * SECOND;
-export const HOUR = 60 * MINUTE;
-export const DAY = 24 * HOUR;
+export { DAY, HOUR, MINUTE, SECOND } from "./durations.js";

@@ -6,7 +6,8 @@
 import { Type, type Static } from "typebox";
 import { Value } from "typebox/value";
 import { AuthError, validationIssueOf } from "../errors.js";
-import type { sessionTiers } from "../rules.js";
+import { MAX_ALLOWED_ORIGINS, RESET_TOKEN_LIFETIME_MS, sessionTiers } from "../rules.js";
+import { MINUTE } from "./clock.js";
 
 const WebhookUrl = Type.String({ pattern: "^https?://[^\\s]+$", maxLength: 2048 });
 
@@ -52,19 +53,9 @@ export const BotProtectionSchema = Type.Object(
 export type BotProtectionSettings = Static<typeof BotProtectionSchema>;
 export type BotProviderName = BotProtectionSettings["provider"];
 
-/** rules.ts's tiers by name, spelled out: a list mapped from rules.ts would type as `never`. */
-const SessionTierSchema = Type.Union([
-  Type.Literal("15m"),
-  Type.Literal("1h"),
-  Type.Literal("8h"),
-  Type.Literal("1d"),
-  Type.Literal("7d"),
-  Type.Literal("30d"),
-]);
-export type SessionTier = Static<typeof SessionTierSchema>;
-type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
-/** Fails to compile when rules.ts gains or loses a tier that the schema does not. */
-export const SESSION_TIERS_MATCH_RULES: Same<SessionTier, keyof typeof sessionTiers> = true;
+export type SessionTier = keyof typeof sessionTiers;
+/** rules.ts's tiers by name (`anyOf` of their literals in the document). */
+const SessionTierSchema = Type.Unsafe<SessionTier>(Type.Union(Object.keys(sessionTiers).map((tier) => Type.Literal(tier))));
 
 const settingsProperties = {
   emailVerificationWebhook: WebhookUrl,
@@ -75,12 +66,12 @@ const settingsProperties = {
   // ASCII only (percent-encode the rest), since it goes into a Location header as it is.
   loginSuccessRedirect: Type.String({ pattern: "^/(?![/\\\\])[\\x21-\\x7e]*$", maxLength: 2048 }),
   botProtection: BotProtectionSchema,
-  resetTokenTtlMinutes: Type.Integer({ minimum: 15, maximum: 1440 }),
+  resetTokenTtlMinutes: Type.Integer({ minimum: RESET_TOKEN_LIFETIME_MS.min / MINUTE, maximum: RESET_TOKEN_LIFETIME_MS.max / MINUTE }),
   require2FA: Type.Boolean(),
   securityAlertWebhook: Type.Optional(WebhookUrl),
   /** D25: member lifecycle events (`member.deleted`, …), signed and delivered like the others. */
   eventsWebhook: Type.Optional(WebhookUrl),
-  allowedOrigins: Type.Array(AllowedOrigin, { maxItems: 20 }),
+  allowedOrigins: Type.Array(AllowedOrigin, { maxItems: MAX_ALLOWED_ORIGINS }),
 };
 
 export const TenantSettingsSchema = Type.Object(settingsProperties, { additionalProperties: false });
@@ -108,7 +99,7 @@ export type PartialTenantSettings = Static<typeof PartialTenantSettingsSchema>;
 const defaults = {
   sessionTier: "1d",
   loginSuccessRedirect: "/",
-  resetTokenTtlMinutes: 60,
+  resetTokenTtlMinutes: RESET_TOKEN_LIFETIME_MS.default / MINUTE,
   require2FA: false,
   allowedOrigins: [],
   botProtection: { provider: "altcha" },

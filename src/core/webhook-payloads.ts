@@ -6,6 +6,7 @@
  * against them.
  */
 import { Type, type Static, type TSchema } from "typebox";
+import { describeDuration, LOGIN_CODE_DIGITS, TOKEN_LIFETIMES_MS } from "../rules.js";
 import { described, StringEnum, Timestamp } from "./schema.js";
 
 /** The `alert` of a `security_alert` webhook (README, Webhooks). */
@@ -52,12 +53,12 @@ export const WEBHOOK_BODIES = {
     event_type: Type.Literal("magic_login"),
     ...recipient,
     magicLoginLink: Link("verify-magic-link", "for `POST /auth/verify-magic-link/{recordId}/{token}`."),
-    code: Type.String({ pattern: "^[0-9]{6}$", description: "For `POST /auth/verify-login-code`, on another device." }),
+    code: Type.String({ pattern: `^[0-9]{${LOGIN_CODE_DIGITS}}$`, description: "For `POST /auth/verify-login-code`, on another device." }),
   }),
   email_change: Type.Object({
     event_type: Type.Literal("email_change"),
     ...recipient,
-    verificationLink: Link("email-change", "for `POST /auth/confirm-email-change`, 1 hour."),
+    verificationLink: Link("email-change", `for \`POST /auth/confirm-email-change\`, ${describeDuration(TOKEN_LIFETIMES_MS.email_change)}.`),
   }),
   security_alert: Type.Object({
     event_type: Type.Literal("security_alert"),
@@ -68,7 +69,10 @@ export const WEBHOOK_BODIES = {
     country: Type.Union([Type.String(), Type.Null()], { description: "ISO 3166 country of `ip`; null without GeoIP." }),
     newEmail: Type.Optional(Type.String({ format: "email", description: "`email_change_requested` only: the address asked for." })),
     passkeyName: Type.Optional(Type.String({ description: "`passkey_added` and `passkey_removed` only." })),
-    secureAccountLink: Link("secure-account", "for `POST /auth/secure-account`; 7 days, one use, one per alert."),
+    secureAccountLink: Link(
+      "secure-account",
+      `for \`POST /auth/secure-account\`; ${describeDuration(TOKEN_LIFETIMES_MS.secure_account)}, one use, one per alert.`,
+    ),
   }),
   "member.created": Type.Object({ event_type: Type.Literal("member.created"), ...lifecycle }),
   "member.updated": Type.Object({

@@ -61,6 +61,9 @@ ${link}${code}
 </article></li>`;
 }
 
+/** How often the inbox reloads itself when asked to (a dev convenience, not a rule of Latch). */
+const REFRESH_SECONDS = 5;
+
 export interface InboxPageOptions {
   autoRefresh: boolean;
 }
@@ -72,14 +75,14 @@ export function renderInboxPage(emails: DevInboxEmail[], options: InboxPageOptio
       ? `<p>No messages yet. Register a member of the <code>${DEV_TENANT_DOMAIN}</code> tenant and the verification email appears here.</p>`
       : `<ol class="messages">\n${emails.map(renderEmail).join("\n")}\n</ol>`;
   const refresh = options.autoRefresh
-    ? `<li><a href="/dev/inbox">Stop refreshing every 5 seconds</a></li>`
-    : `<li><a href="/dev/inbox">Refresh</a></li><li><a href="/dev/inbox?refresh=on">Refresh every 5 seconds</a></li>`;
+    ? `<li><a href="/dev/inbox">Stop refreshing every ${REFRESH_SECONDS} seconds</a></li>`
+    : `<li><a href="/dev/inbox">Refresh</a></li><li><a href="/dev/inbox?refresh=on">Refresh every ${REFRESH_SECONDS} seconds</a></li>`;
   return `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-${options.autoRefresh ? '<meta http-equiv="refresh" content="5">\n' : ""}<title>Dev inbox (${emails.length}) · Latch</title>
+${options.autoRefresh ? `<meta http-equiv="refresh" content="${REFRESH_SECONDS}">\n` : ""}<title>Dev inbox (${emails.length}) · Latch</title>
 <style>${STYLE}</style>
 </head>
 <body>

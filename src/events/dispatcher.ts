@@ -4,9 +4,14 @@
  * retry. Rows survive restarts because they live in the store; a crashed sender's lease expires.
  */
 import type { Logger } from "pino";
-import { MINUTE, SECOND, type Clock } from "../core/clock.js";
+import { MINUTE, type Clock } from "../core/clock.js";
 import type { Random } from "../core/random.js";
-import { WEBHOOK_FIRST_RETRY_MS as FIRST_RETRY_MS, WEBHOOK_MAX_RETRY_DELAY_MS as MAX_RETRY_DELAY_MS, WEBHOOK_RETRY_FOR_MS as RETRY_FOR_MS } from "../rules.js";
+import {
+  WEBHOOK_ATTEMPT_TIMEOUT_MS as ATTEMPT_TIMEOUT_MS,
+  WEBHOOK_FIRST_RETRY_MS as FIRST_RETRY_MS,
+  WEBHOOK_MAX_RETRY_DELAY_MS as MAX_RETRY_DELAY_MS,
+  WEBHOOK_RETRY_FOR_MS as RETRY_FOR_MS,
+} from "../rules.js";
 import type { Metrics } from "../metrics.js";
 import type { SecretBox } from "../security/secret-box.js";
 import type { Store } from "../store/index.js";
@@ -14,7 +19,6 @@ import type { ClaimedDelivery } from "../store/outbox.js";
 import { outsideTransaction } from "../store/transaction-scope.js";
 import { sendWebhook } from "./webhook-sender.js";
 
-const ATTEMPT_TIMEOUT_MS = 10 * SECOND;
 const LEASE_MS = 2 * MINUTE;
 const BATCH = 20;
 /** Sending waits 50-300 ms after a wake-up, at random: emails still leave well within a second. */

@@ -9,6 +9,7 @@ import swaggerUi from "@fastify/swagger-ui";
 import type { FastifyInstance } from "fastify";
 import { Type, type TUnsafe } from "typebox";
 import { errorStatus, type ErrorCode } from "../errors.js";
+import { BODY_LIMIT_BYTES, MAX_PATH_PARAM_LENGTH, MAX_URL_LENGTH } from "../rules.js";
 import { ERROR_BODY_ID, ErrorBody, ErrorDetails, TenantHeaders } from "./schemas.js";
 import { webhookPathItems } from "./webhooks.js";
 
@@ -25,7 +26,7 @@ export const security = {
 /** What each code means, for the document (DECISIONS D4). A Record, so a new code can't go undocumented. */
 const errorConditions: Record<ErrorCode, string> = {
   validation_failed: "Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what.",
-  payload_too_large: "The body is over 16 KiB.",
+  payload_too_large: `The body is over ${BODY_LIMIT_BYTES / 1024} KiB.`,
   unsupported_media_type: "The body is not `application/json`.",
   unknown_tenant: "No tenant has this domain (`X-Tenant-Domain`, else `Host`).",
   origin_mismatch: "The request carries the session cookie and an `Origin` that is neither the tenant's nor in its `allowedOrigins`.",
@@ -52,7 +53,7 @@ const errorConditions: Record<ErrorCode, string> = {
 
 /** Codes that come with every route of a kind; routes add their own. */
 export const TENANT_ERRORS: readonly ErrorCode[] = ["unknown_tenant", "origin_mismatch"];
-/** Any POST or PATCH: the body is parsed (JSON only, 16 KiB) and validated before the handler runs. */
+/** Any POST or PATCH: the body is parsed (JSON only, at most BODY_LIMIT_BYTES) and validated before the handler runs. */
 export const BODY_ERRORS: readonly ErrorCode[] = ["validation_failed", "payload_too_large", "unsupported_media_type"];
 export const BOT_ERRORS: readonly ErrorCode[] = ["bot_check_failed", "bot_check_unavailable"];
 export const NEW_PASSWORD_ERRORS: readonly ErrorCode[] = ["weak_password", "breached_password"];
@@ -107,7 +108,7 @@ const description = `Latch is a multi-tenant authentication service: registratio
 
 **Request ids.** Every answer, success or error, carries \`x-request-id\`: the \`reqId\` of the server's log lines for the request (and \`requestId\` in an error body). Latch makes its own; an \`x-request-id\` sent with the request is ignored.
 
-**Errors.** Every non-2xx answer has the body \`ErrorBody\`: \`{ "success": false, "code", "message", "requestId" }\`, plus \`authorized: false\` on \`/auth/login\`, and \`details\` (\`ErrorDetails\`) with \`validation_failed\` (a list of \`{ field, rule, message }\`) and \`weak_password\` (the failed rule names). Programs key on \`code\`, which is never renamed; \`message\` is for people. Each operation lists the codes it can answer. Before any operation, the router answers in the same body: 404 \`not_found\` for an unknown path or method, 400 \`validation_failed\` for a malformed URL, 414 \`validation_failed\` for a path parameter over 253 characters (the longest any schema allows, a tenant domain) or a URL over 2,048, and 431 \`validation_failed\` for a request line and headers over 16 KiB (D21).
+**Errors.** Every non-2xx answer has the body \`ErrorBody\`: \`{ "success": false, "code", "message", "requestId" }\`, plus \`authorized: false\` on \`/auth/login\`, and \`details\` (\`ErrorDetails\`) with \`validation_failed\` (a list of \`{ field, rule, message }\`) and \`weak_password\` (the failed rule names). Programs key on \`code\`, which is never renamed; \`message\` is for people. Each operation lists the codes it can answer. Before any operation, the router answers in the same body: 404 \`not_found\` for an unknown path or method, 400 \`validation_failed\` for a malformed URL, 414 \`validation_failed\` for a path parameter over ${MAX_PATH_PARAM_LENGTH} characters (the longest any schema allows, a tenant domain) or a URL over ${MAX_URL_LENGTH.toLocaleString("en")}, and 431 \`validation_failed\` for a request line and headers over 16 KiB (D21).
 
 ${errorCodeTable()}
 

@@ -3,20 +3,27 @@ import { Type } from "typebox";
 import { errorStatus, type ErrorCode } from "../errors.js";
 import { AUDIT_EVENT_TYPES, MemberStatus } from "../model.js";
 import { described, StringEnum, Timestamp } from "../core/schema.js";
+import {
+  describeDurationAfterA,
+  LAST_SEEN_RESOLUTION_MS,
+  LOGIN_CODE_DIGITS,
+  NAME_MAX_LENGTH,
+  PASSWORD_MAX_LENGTH,
+  SESSION_USER_AGENT_MAX_LENGTH,
+  TENANT_DOMAIN_MAX_LENGTH,
+} from "../rules.js";
 import { PASSWORD_RULES } from "../security/password.js";
 
 export { described, StringEnum, Timestamp };
 
+/** Over-long input refused before the flow, which holds an address to rules.ts EMAIL_MAX_LENGTH once trimmed. */
+export const EMAIL_FIELD_MAX_LENGTH = 320;
 /** `format: email` documents the field; Latch's own rule checks it (http/validation.ts). */
-export const EmailField = Type.String({ minLength: 1, maxLength: 320, format: "email" });
-export const NameField = Type.String({ minLength: 1, maxLength: 200 });
-export const PasswordField = Type.String({ minLength: 1, maxLength: 256 });
+export const EmailField = Type.String({ minLength: 1, maxLength: EMAIL_FIELD_MAX_LENGTH, format: "email" });
+/** Room for a name of NAME_MAX_LENGTH characters in UTF-16 units (two each at most); the flow counts characters once trimmed. */
+export const NameField = Type.String({ minLength: 1, maxLength: 2 * NAME_MAX_LENGTH });
+export const PasswordField = Type.String({ minLength: 1, maxLength: PASSWORD_MAX_LENGTH });
 export const TokenField = Type.String({ minLength: 1, maxLength: 128 });
-/**
- * The longest value any path parameter's schema allows, a tenant domain (RFC 1035: 253): the
- * router's maxParamLength, so only a longer one is 414 (D21) and the schema speaks for the rest.
- */
-export const MAX_PATH_PARAM_LENGTH = 253;
 export const RecordIdField = Type.String({ minLength: 1, maxLength: 20 });
 export const BotField = Type.Optional(
   Type.String({
@@ -25,7 +32,13 @@ export const BotField = Type.Optional(
       "The answer of the tenant's bot-protection widget: with ALTCHA (the default), the widget's base64 payload for a challenge from `GET /auth/bot-challenge`; with Turnstile, hCaptcha or reCAPTCHA, the widget's response token. Used once. Leave it out only when the tenant's provider is `none`; otherwise a missing or failed one answers 403 `bot_check_failed`.",
   }),
 );
-export const TwoFactorCodeField = Type.Optional(Type.String({ minLength: 1, maxLength: 32 }));
+/** A second-factor code as typed: a TOTP code or a recovery code, with the spaces and dashes a person adds. */
+export const SecondFactorCodeField = Type.String({ minLength: 1, maxLength: 32 });
+export const TwoFactorCodeField = Type.Optional(SecondFactorCodeField);
+/** D26: an emailed login code, as an HTML `pattern` (anchored by the browser): its digits, leading zeros kept. */
+export const LOGIN_CODE_PATTERN = `[0-9]{${LOGIN_CODE_DIGITS}}`;
+/** The public id of a member's session or passkey (never the cookie or the credential id). */
+export const PublicIdField = Type.String({ minLength: 1, maxLength: 64 });
 
 /** Name of the D4 error body among the shared schemas (app.addSchema) and in the OpenAPI document. */
 export const ERROR_BODY_ID = "ErrorBody";
@@ -103,7 +116,7 @@ export const AuditEventTypeField = StringEnum(AUDIT_EVENT_TYPES, { description: 
  */
 export const MemberStatusEnumField = StringEnum(Object.values(MemberStatus));
 
-export const TenantHeaders = Type.Object({ "x-tenant-domain": Type.Optional(Type.String({ maxLength: 253 })) });
+export const TenantHeaders = Type.Object({ "x-tenant-domain": Type.Optional(Type.String({ maxLength: TENANT_DOMAIN_MAX_LENGTH })) });
 
 export const MemberStatusField = Type.Union([
   Type.Literal("Email Verification Pending"),
@@ -125,9 +138,9 @@ const Nullable = (description: string) => Type.Union([Type.String(), Type.Null()
 /** A session as its member (D24) and the admin's export (D22) see it: never the cookie or its hash. */
 export const SessionFields = {
   createdAt: Timestamp,
-  lastSeenAt: described(Timestamp, "Updated at most once a minute."),
+  lastSeenAt: described(Timestamp, `Updated at most once ${describeDurationAfterA(LAST_SEEN_RESOLUTION_MS)}.`),
   expiresAt: Timestamp,
   ip: Nullable("The IP the session was opened from."),
-  userAgent: Nullable("The browser's User-Agent when the session was opened (at most 512 characters)."),
+  userAgent: Nullable(`The browser's User-Agent when the session was opened (at most ${SESSION_USER_AGENT_MAX_LENGTH} characters).`),
   country: Nullable("ISO 3166 country of `ip` when GeoIP is configured."),
 };

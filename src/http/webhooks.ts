@@ -5,7 +5,9 @@
  * receives against these.
  */
 import type { TSchema } from "typebox";
+import { HOUR } from "../core/clock.js";
 import { WEBHOOK_BODIES, type WebhookEventType } from "../core/webhook-payloads.js";
+import { describeDuration, WEBHOOK_ATTEMPT_TIMEOUT_MS, WEBHOOK_RETRY_FOR_MS } from "../rules.js";
 
 interface WebhookEvent {
   summary: string;
@@ -108,7 +110,9 @@ export function webhookPathItems(): Record<string, unknown> {
           requestBody: { required: true, content: { "application/json": { schema: event.body } } },
           responses: {
             "2XX": { description: "Received. The body of the answer is ignored." },
-            default: { description: "Anything else, a redirect or no answer within 10 seconds: the delivery is retried with backoff for at least 24 hours." },
+            default: {
+              description: `Anything else, a redirect or no answer within ${describeDuration(WEBHOOK_ATTEMPT_TIMEOUT_MS)}: the delivery is retried with backoff for at least ${WEBHOOK_RETRY_FOR_MS / HOUR} hours.`,
+            },
           },
         },
       },

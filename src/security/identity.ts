@@ -1,8 +1,7 @@
 /** Input normalisation for member identity (D8). Failures become validation_failed. */
 import { AuthError } from "../errors.js";
+import { EMAIL_MAX_LENGTH, NAME_MAX_LENGTH } from "../rules.js";
 
-const EMAIL_MAX = 254;
-const NAME_MAX = 100;
 // One @, a non-empty local part without spaces, a dotted domain of letters, digits and hyphens.
 const EMAIL_PATTERN = /^[^\s@]+@(?:[\p{L}\p{N}](?:[\p{L}\p{N}-]*[\p{L}\p{N}])?\.)+[\p{L}\p{N}]{2,}$/u;
 /**
@@ -23,7 +22,7 @@ const TRIMMED_UNSHOWABLE = /[\ufeff\u2028\u2029]/u;
 /** An address holding none of UNSHOWABLE_CHARACTERS either: it is shown in alerts (`newEmail`) as a name is (D30). */
 export function normalizeEmail(raw: string): string {
   const email = raw.trim().toLowerCase();
-  if (email.length === 0 || email.length > EMAIL_MAX || !EMAIL_PATTERN.test(email) || UNSHOWABLE_CHARACTERS.test(email)) {
+  if (email.length === 0 || email.length > EMAIL_MAX_LENGTH || !EMAIL_PATTERN.test(email) || UNSHOWABLE_CHARACTERS.test(email)) {
     throw new AuthError("validation_failed", {
       message: "The email address is not valid.",
       details: [{ field: "email", rule: "email", message: "must be an email address" }],
@@ -50,10 +49,10 @@ export function normalizeName(raw: string): string {
     });
   }
   const length = [...name].length;
-  if (length < 1 || length > NAME_MAX) {
+  if (length < 1 || length > NAME_MAX_LENGTH) {
     throw new AuthError("validation_failed", {
-      message: "The name must be 1 to 100 characters.",
-      details: [{ field: "name", rule: "name", message: "1 to 100 characters, no control or invisible formatting characters" }],
+      message: `The name must be 1 to ${NAME_MAX_LENGTH} characters.`,
+      details: [{ field: "name", rule: "name", message: `1 to ${NAME_MAX_LENGTH} characters, no control or invisible formatting characters` }],
     });
   }
   return name;

@@ -3,9 +3,8 @@
  * thread pool, never on the event loop; main.ts sizes the pool to the cores.
  */
 import { argon2id, hash, needsRehash, verify } from "argon2";
-import { PASSWORD_MIN_LENGTH } from "../rules.js";
+import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from "../rules.js";
 
-export const PASSWORD_MAX_LENGTH = 256;
 export const SALT_BYTES = 32;
 
 export interface Argon2Params {

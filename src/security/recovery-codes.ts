@@ -1,14 +1,13 @@
 /**
- * One-time recovery codes (D14): 10 per set, each 16 characters of a 32-symbol alphabet shown as
- * xxxx-xxxx-xxxx-xxxx (80 bits). Stored only as SHA-256 of the normalised code bound to its
+ * One-time recovery codes (D14): RECOVERY_CODE_COUNT per set, each RECOVERY_CODE_LENGTH characters
+ * of a 32-symbol alphabet shown in groups of 4 (xxxx-xxxx-…; 5 bits a character, 80 bits in all). Stored only as SHA-256 of the normalised code bound to its
  * tenant and member: a stolen table can't be searched for all members at once, and 80 bits
  * can't be searched for one.
  */
 import type { Random } from "../core/random.js";
-import { RECOVERY_CODE_COUNT } from "../rules.js";
+import { RECOVERY_CODE_COUNT, RECOVERY_CODE_LENGTH as CODE_LENGTH } from "../rules.js";
 import { sha256Hex } from "./hashing.js";
 
-const CODE_LENGTH = 16;
 const ALPHABET = "abcdefghjkmnpqrstuvwxyz023456789"; // 32 symbols, no o/1/l/i: read back from paper
 
 export function generateRecoveryCodes(random: Random): string[] {

@@ -9,6 +9,7 @@
  */
 import { createCipheriv, createDecipheriv, createHash, createHmac } from "node:crypto";
 import type { Random } from "../core/random.js";
+import { SECRETS_KEY_BYTES } from "../rules.js";
 
 export interface SecretBox {
   seal(plaintext: string): string;
@@ -60,7 +61,7 @@ function decryptWithAny(keys: Key[], iv: string, data: string, tag: string): str
 
 /** `previousKeys`: SECRETS_KEY_PREVIOUS, only ever used to open. */
 export function createSecretBox(key: Buffer, random: Random, previousKeys: readonly Buffer[] = []): SecretBox {
-  for (const k of [key, ...previousKeys]) if (k.length !== 32) throw new Error("SECRETS_KEY must be 32 bytes");
+  for (const k of [key, ...previousKeys]) if (k.length !== SECRETS_KEY_BYTES) throw new Error(`SECRETS_KEY must be ${SECRETS_KEY_BYTES} bytes`);
   const current: Key = { id: keyId(key), bytes: key };
   const all: Key[] = [current, ...previousKeys.map((bytes) => ({ id: keyId(bytes), bytes }))];
   return {

@@ -5,11 +5,11 @@
  * instance or the CLI is seen within TENANT_CACHE_TTL_MS. Unknown domains are not cached, so a
  * spray of made-up hosts can't fill memory; the cache holds at most TENANT_CACHE_SIZE tenants.
  */
-import { SECOND, type Clock } from "../core/clock.js";
+import type { Clock } from "../core/clock.js";
 import type { Tenant } from "../model.js";
+import { TENANT_CACHE_TTL_MS } from "../rules.js";
 import type { TenantStore } from "./tenants.js";
 
-export const TENANT_CACHE_TTL_MS = 5 * SECOND;
 const TENANT_CACHE_SIZE = 10_000;
 
 export class TenantCache {

@@ -2,6 +2,7 @@
  * Which field an API error is about, and the words for failed password rules. Shared by the
  * server pages and the browser script (no Node imports), so both mark the same field.
  */
+import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, TOTP_PARAMETERS } from "../rules.js";
 
 /** Candidate fields per error code, first present one wins. */
 const FIELDS_BY_CODE: Record<string, string[]> = {
@@ -14,14 +15,17 @@ const FIELDS_BY_CODE: Record<string, string[]> = {
 };
 
 const RULE_TEXT: Record<string, string> = {
-  min_length: "at least 8 characters",
-  max_length: "at most 256 characters",
+  min_length: `at least ${PASSWORD_MIN_LENGTH} characters`,
+  max_length: `at most ${PASSWORD_MAX_LENGTH} characters`,
   uppercase: "an uppercase letter",
   lowercase: "a lowercase letter",
   number_or_special: "a number or a special character",
 };
 
-export const PASSWORD_HINT = "At least 8 characters, with an uppercase letter, a lowercase letter, and a number or a special character.";
+/** The second-factor code field's hint, on the server's step page and in the field the script adds. */
+export const TWO_FACTOR_CODE_HINT = `The ${TOTP_PARAMETERS.digits}-digit code from your authenticator app, or one of your recovery codes.`;
+
+export const PASSWORD_HINT = `At least ${PASSWORD_MIN_LENGTH} characters, with an uppercase letter, a lowercase letter, and a number or a special character.`;
 
 /** Field names named by `details` ({field}, {path: "/body/email"} or {path: "/email"}). */
 function fieldsInDetails(details: unknown): string[] {

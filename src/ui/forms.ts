@@ -74,5 +74,6 @@ export function isInvalidToken(error: unknown): boolean {
 /** The JSON route's bound for a field (src/http/schemas.ts), so both paths accept the same lengths. */
 export function maxLengthOf(schema: unknown): number {
   const max = (schema as { maxLength?: unknown }).maxLength;
-  return typeof max === "number" ? max : 256;
+  if (typeof max !== "number") throw new Error("maxLengthOf: the schema has no maxLength");
+  return max;
 }

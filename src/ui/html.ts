@@ -15,7 +15,11 @@ export function raw(markup: string): Html {
   return { html: markup };
 }
 
-/** Tagged template: interpolated strings are escaped, Html fragments (and arrays of them) are kept. */
+/**
+ * Tagged template: interpolated strings are escaped, Html fragments (and arrays of them) are kept.
+ * A long line of text goes on with a backslash at its end: the template's line continuation, which
+ * puts nothing in the output (the line after it starts at column 0, as all template lines here do).
+ */
 export function html(strings: TemplateStringsArray, ...values: Array<string | number | Html | Html[] | undefined | null | false>): Html {
   let out = strings[0]!;
   values.forEach((value, i) => {

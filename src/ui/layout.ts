@@ -110,8 +110,22 @@ export function field(input: FieldInput): Html {
 <label for="${input.name}">${input.label}</label>
 ${input.hint ? html`<p class="hint" id="${input.name}-hint">${input.hint}</p>` : ""}
 ${error ? html`<p class="field-error" id="${input.name}-error"><span class="visually-hidden">Error: </span>${error.message}</p>` : ""}
-<input id="${input.name}" name="${input.name}" type="${input.type ?? "text"}" autocomplete="${input.autocomplete}"${input.inputmode ? raw(` inputmode="${input.inputmode}"`) : ""}${input.pattern ? html` pattern="${input.pattern}"` : ""}${input.maxlength ? html` maxlength="${input.maxlength}"` : ""}${input.required === false ? "" : raw(" required")}${input.value !== undefined && input.type !== "password" ? html` value="${input.value}"` : ""}${error ? raw(' aria-invalid="true"') : ""}${describedBy ? html` aria-describedby="${describedBy}"` : ""}>
+<input id="${input.name}" name="${input.name}" type="${input.type ?? "text"}" autocomplete="${input.autocomplete}"${inputAttributes(input, error, describedBy)}>
 </div>`;
+}
+
+/** The input's attributes after its autocomplete, each only when it applies, in a fixed order. */
+function inputAttributes(input: FieldInput, error: FormError | undefined, describedBy: string): Html[] {
+  const attributes = [
+    input.inputmode && raw(` inputmode="${input.inputmode}"`),
+    input.pattern && html` pattern="${input.pattern}"`,
+    input.maxlength && html` maxlength="${input.maxlength}"`,
+    input.required !== false && raw(" required"),
+    input.value !== undefined && input.type !== "password" && html` value="${input.value}"`,
+    error && raw(' aria-invalid="true"'),
+    describedBy && html` aria-describedby="${describedBy}"`,
+  ];
+  return attributes.filter((attribute): attribute is Html => typeof attribute === "object");
 }
 
 export function hidden(name: string, value: string): Html {
@@ -149,6 +163,9 @@ function navigation(signedIn: boolean, devInbox: boolean): Html {
   return html`<nav aria-label="Main"><ul>${links}</ul></nav>`;
 }
 
+/** The ALTCHA widget's style and script, on the pages whose form it guards. */
+const ALTCHA_ASSETS = raw('<link rel="stylesheet" href="/ui/assets/altcha.css">\n<script type="module" src="/ui/assets/altcha.js"></script>\n');
+
 export function renderPage(input: PageInput): Html {
   const errors = input.errors ?? [];
   const altcha = input.botGuarded === true && input.tenant.settings.botProtection.provider === "altcha";
@@ -160,7 +177,7 @@ export function renderPage(input: PageInput): Html {
 <title>${errors.length > 0 ? "Error: " : ""}${input.title} · ${input.tenant.domain}</title>
 <link rel="icon" href="data:,">
 <link rel="stylesheet" href="/ui/assets/hosted.css">
-${altcha ? raw('<link rel="stylesheet" href="/ui/assets/altcha.css">\n<script type="module" src="/ui/assets/altcha.js"></script>\n') : ""}<script type="module" src="/ui/assets/hosted.js"></script>
+${altcha ? ALTCHA_ASSETS : ""}<script type="module" src="/ui/assets/hosted.js"></script>
 </head>
 <body>
 <a class="skip" href="#main">Skip to main content</a>
@@ -196,7 +213,9 @@ export interface FormInput {
 }
 
 export function form(input: FormInput): Html {
-  return html`<form method="post"${input.action !== undefined ? html` action="${input.action}"` : ""} data-latch-form="${input.operation}"${input.labelledBy ? html` aria-labelledby="${input.labelledBy}"` : ""}>
+  const action = input.action !== undefined ? html` action="${input.action}"` : "";
+  const labelledBy = input.labelledBy ? html` aria-labelledby="${input.labelledBy}"` : "";
+  return html`<form method="post"${action} data-latch-form="${input.operation}"${labelledBy}>
 ${input.content}
 <div class="actions"><button type="submit"${input.submitClass ? html` class="${input.submitClass}"` : ""}>${input.submit}</button></div>
 </form>`;

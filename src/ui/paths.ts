@@ -2,6 +2,9 @@
  * Where the hosted pages live. Shared by the server pages and the browser script (no Node imports
  * here), so both send the member to the same place after each step.
  */
+import { SECOND } from "../core/durations.js";
+import { TOKEN_LIFETIMES_MS } from "../rules.js";
+
 export const UI = "/ui";
 
 export const pagePaths = {
@@ -60,17 +63,18 @@ export const notices = {
   "account-secured":
     "Your account is secured: every session has ended and every sign-in and reset link we sent is void. Choose a new password to log in again.",
   "account-secured-email-kept":
-    "Your account is secured: every session has ended and every sign-in and reset link we sent is void. Your old email address could not be given back, because another account uses it now: contact the site's support.",
+    "Your account is secured: every session has ended and every sign-in and reset link we sent is void. " +
+    "Your old email address could not be given back, because another account uses it now: contact the site's support.",
 } as const;
 export type NoticeKey = keyof typeof notices;
 
 /**
  * D26: the address a login link was just asked for, so the "check your email" page can carry it
  * in its code form instead of asking again. A cookie, not the URL: request URLs are logged (and
- * kept in history); this one goes only to that page, for the link's lifetime (15 minutes,
- * flows/kernel/one-time-tokens.ts). Set by the request form's page and by its script (so not HttpOnly).
+ * kept in history); this one goes only to that page, for the link's lifetime (rules.ts
+ * TOKEN_LIFETIMES_MS.magic_login). Set by the request form's page and by its script (so not HttpOnly).
  */
-export const LOGIN_EMAIL_COOKIE = { name: "login_email", path: pagePaths.checkEmail, maxAgeSeconds: 15 * 60 } as const;
+export const LOGIN_EMAIL_COOKIE = { name: "login_email", path: pagePaths.checkEmail, maxAgeSeconds: TOKEN_LIFETIMES_MS.magic_login / SECOND } as const;
 
 export function checkEmailPath(sentFor: EmailSentFor): string {
   return `${pagePaths.checkEmail}?for=${sentFor}`;

@@ -51,7 +51,11 @@ function parseFormBody(_request: FastifyRequest, body: string | Buffer, done: (e
  */
 function unknownSiteHint(deps: Deps, request: FastifyRequest): string {
   const domain = tenantDomainOf(request);
-  return ` Dev mode: no tenant has the hostname "${domain}" in ${describeDatabase(deps.config.databaseUrl)}. Open the pages on localhost (the dev tenant), or create this one: DATABASE_URL=${deps.config.databaseUrl} npm run latch -- tenant create --domain ${domain} --settings '{…}'`;
+  return (
+    ` Dev mode: no tenant has the hostname "${domain}" in ${describeDatabase(deps.config.databaseUrl)}.` +
+    ` Open the pages on localhost (the dev tenant), or create this one:` +
+    ` DATABASE_URL=${deps.config.databaseUrl} npm run latch -- tenant create --domain ${domain} --settings '{…}'`
+  );
 }
 
 function renderFailure(deps: Deps) {
@@ -93,7 +97,7 @@ export async function hostedPageRoutes(app: FastifyInstance, { deps }: { deps: D
       if (reply.statusCode === 303) void reply.header("referrer-policy", "no-referrer");
       return payload;
     });
-    // Only in this scope; the body limit is the app's (16 KiB), like JSON's.
+    // Only in this scope; the body limit is the app's (rules.ts BODY_LIMIT_BYTES), like JSON's.
     scope.addContentTypeParser("application/x-www-form-urlencoded", { parseAs: "string" }, parseFormBody);
     await scope.register(registrationPages, { deps });
     await scope.register(checkEmailPages, { deps });

@@ -14,9 +14,7 @@ import type { MemberStatus, RequestContext, Tenant } from "../../model.js";
 import { parseRecordId } from "../../security/identity.js";
 import type { Store } from "../../store/index.js";
 import type { MemberProfile, MemberQuery } from "../../store/members.js";
-
-export const MEMBER_PAGE_MAX = 100;
-export const MEMBER_PAGE_DEFAULT = 50;
+import { MEMBER_PAGE_DEFAULT, MEMBER_PAGE_MAX } from "../../rules.js";
 
 export interface MemberListInput {
   email?: string;

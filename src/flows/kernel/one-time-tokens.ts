@@ -6,15 +6,15 @@ import { AuthError } from "../../errors.js";
 import { linkPages, type Tenant, type TokenKind } from "../../model.js";
 import { loginCodeHash, sha256Hex } from "../../security/hashing.js";
 import { parseRecordId } from "../../security/identity.js";
-import { RESET_TOKEN_LIFETIME_MS, TOKEN_LIFETIMES_MS } from "../../rules.js";
+import { LOGIN_CODE_DIGITS, RESET_TOKEN_LIFETIME_MS, TOKEN_LIFETIMES_MS } from "../../rules.js";
 import type { Store } from "../../store/index.js";
 
 /** Every kind but the password reset has a fixed lifetime (rules.ts). */
 const fixedLifetimes: Partial<Record<TokenKind, number>> = TOKEN_LIFETIMES_MS;
 
-/** D26: the code mailed beside a magic link: six decimal digits, uniform (rejection sampling), leading zeros kept. */
+/** D26: the code mailed beside a magic link: LOGIN_CODE_DIGITS decimal digits, uniform (rejection sampling), leading zeros kept. */
 export function newLoginCode(random: Random): string {
-  return String(randomIntBetween(random, 0, 1_000_000)).padStart(6, "0");
+  return String(randomIntBetween(random, 0, 10 ** LOGIN_CODE_DIGITS)).padStart(LOGIN_CODE_DIGITS, "0");
 }
 
 export function tokenLifetimeMs(tenant: Tenant, kind: TokenKind): number {
@@ -33,7 +33,7 @@ export interface IssueOptions {
   newEmail?: string;
   /** D24: issued beside the member's other links of the kind, voiding none ("this wasn't me": each alert keeps its own). */
   keepOthers?: boolean;
-  /** D26: the 6-digit code mailed with a magic link; its keyed hash goes on the link's row. */
+  /** D26: the code mailed with a magic link; its keyed hash goes on the link's row. */
   code?: string;
   /** D30: a "this wasn't me" link's place in the member's order (`security_seq`). */
   seq?: number;

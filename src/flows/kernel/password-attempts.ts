@@ -7,18 +7,12 @@ import type { Deps } from "../../deps.js";
 import { AuthError } from "../../errors.js";
 import type { RequestContext, Tenant } from "../../model.js";
 import { finishFailedCheck, lockoutRemainingMs, nextTurnCheckInMs, noLockout, startPasswordCheck } from "../../security/lockout.js";
-import { CHECK_TURN_DEADLINE_MS, distinctIpRules, MAX_CHECKS_WAITING_PER_EMAIL, VELOCITY_LOCKOUT_MS } from "../../rules.js";
+import { CHECK_TURN_DEADLINE_MS, CHECK_TURN_RECHECK_MS, distinctIpRules, MAX_CHECKS_WAITING_PER_EMAIL, VELOCITY_LOCKOUT_MS } from "../../rules.js";
 import type { Store } from "../../store/index.js";
 import { normalizePassword } from "../../security/password.js";
 import { countDistinctIps } from "./guards.js";
 
 const LOCKED_OUT_MESSAGE = "Too many failed attempts. Please try again later.";
-/**
- * A waiting check is woken by every check of its email that finishes in this process; one held by
- * another instance (several processes on one PostgreSQL) can't wake it, so it also re-reads the
- * row this often on the injected clock. A plain read, no write: 4 reads a second per waiter.
- */
-const TURN_RECHECK_MS = 250;
 
 /** A check listening for the checks of its email to finish, to decide again (D30). */
 class TurnWaiter {
@@ -148,7 +142,7 @@ function waitKey(tenant: Tenant, email: string): string {
  */
 async function waitForTurn(deps: Deps, tenant: Tenant, email: string, waiter: TurnWaiter, deadline: number): Promise<void> {
   for (;;) {
-    const sleepMs = nextTurnCheckInMs(deps.clock.now(), deadline, TURN_RECHECK_MS);
+    const sleepMs = nextTurnCheckInMs(deps.clock.now(), deadline, CHECK_TURN_RECHECK_MS);
     if (sleepMs === undefined) throw noTurn("deadline");
     await waiter.sleep(deps.clock, sleepMs);
     waiter.arm();

@@ -7,7 +7,7 @@
 import type { Deps } from "../../deps.js";
 import { AuthError } from "../../errors.js";
 import { MemberStatus, type Member, type RequestContext, type Tenant } from "../../model.js";
-import { FRESH_SESSION_MS } from "../../rules.js";
+import { describeDuration, FRESH_SESSION_MS } from "../../rules.js";
 import type { Store } from "../../store/index.js";
 import { checkCurrentPassword } from "./password-attempts.js";
 import { verifySecondFactor } from "./second-factor.js";
@@ -24,7 +24,7 @@ export function missingField(field: "password" | "twoFACode", message: string): 
   return new AuthError("validation_failed", { message, details: [{ field, rule: "required", message: `${field} is required` }] });
 }
 
-/** D24: a member without a password re-authenticates with a session younger than 10 minutes. */
+/** D24: a member without a password re-authenticates with a session at most FRESH_SESSION_MS old. */
 export function isFreshSession(session: ActiveSession, now: number): boolean {
   return now - session.createdAt <= FRESH_SESSION_MS;
 }
@@ -42,7 +42,7 @@ export async function lockSessionMember(tx: Store, tenant: Tenant, session: Acti
 
 /**
  * The first factor again: the password when the member has one (behind the login lockout), else a
- * session younger than 10 minutes. Never with a password in Password Change Pending: it is the one
+ * session at most FRESH_SESSION_MS old. Never with a password in Password Change Pending: it is the one
  * flagged as compromised (403 password_change_required). The caller checks again, on the locked
  * row, that the password it was decided on is still the member's (D20).
  */
@@ -62,7 +62,7 @@ export async function reauthenticateFirstFactor(
     if (password === undefined) throw missingField("password", "Enter your password to confirm it's you.");
     await checkCurrentPassword(deps, tenant, member, password, context, { message: INCORRECT_PASSWORD });
   } else if (!isFreshSession(session, deps.clock.now())) {
-    throw new AuthError("unauthorized", { message: "Sign in again to confirm it's you, then retry within 10 minutes." });
+    throw new AuthError("unauthorized", { message: `Sign in again to confirm it's you, then retry within ${describeDuration(FRESH_SESSION_MS)}.` });
   }
 }
 

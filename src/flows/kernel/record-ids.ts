@@ -1,10 +1,8 @@
-/** D8: record ids are random integers in [10^14, 2^53): not sequential, so ids reveal no member count. */
+/** D8: record ids are random integers in RECORD_ID_RANGE: not sequential, so ids reveal no member count. */
 import { randomIntBetween } from "../../core/random.js";
 import type { Deps } from "../../deps.js";
-
-const RECORD_ID_MIN = 10 ** 14;
-const RECORD_ID_MAX = 2 ** 53;
+import { RECORD_ID_RANGE } from "../../rules.js";
 
 export function newRecordId(deps: Pick<Deps, "random">): number {
-  return randomIntBetween(deps.random, RECORD_ID_MIN, RECORD_ID_MAX);
+  return randomIntBetween(deps.random, RECORD_ID_RANGE.min, RECORD_ID_RANGE.max);
 }

@@ -8,7 +8,7 @@ import type { Deps, TransactionDeps } from "../../deps.js";
 import { AuthError } from "../../errors.js";
 import type { Member, RequestContext, Tenant } from "../../model.js";
 import { hashRecoveryCode, normalizeRecoveryCode } from "../../security/recovery-codes.js";
-import { matchTotpStep } from "../../security/totp.js";
+import { isTotpShaped, matchTotpStep } from "../../security/totp.js";
 import type { Store } from "../../store/index.js";
 import { TWO_FACTOR_FAILURES_BEFORE_LOCKOUT, TWO_FACTOR_LOCKOUT_MS } from "../../rules.js";
 import { enqueueSecurityAlert } from "./security-alerts.js";
@@ -17,9 +17,10 @@ export type CodeCheck = { ok: true; method: "totp" | "recovery"; step: number } 
 
 /**
  * Checks a TOTP (not replayed) or, when allowed, a recovery code against `secretEnc`, counting
- * failures: the third locks the second factor for 15 minutes, and a locked factor checks nothing.
- * A lock tells the member (D30, `two_factor_locked`): three wrong codes mean someone has the
- * password or a session, and a lock that is silent lets them keep the owner out unnoticed.
+ * failures: the TWO_FACTOR_FAILURES_BEFORE_LOCKOUT-th in a row locks the second factor for
+ * TWO_FACTOR_LOCKOUT_MS, and a locked factor checks nothing. A lock tells the member (D30,
+ * `two_factor_locked`): that many wrong codes mean someone has the password or a session, and a
+ * lock that is silent lets them keep the owner out unnoticed.
  */
 export async function checkCode(
   tx: Store,
@@ -36,12 +37,12 @@ export async function checkCode(
   const state = await tx.twoFactor.findTwoFactorState(tenant.id, memberId);
   if (!state) return { ok: false, lockedForMs: 0 };
   if (state.lockedUntil > now) return { ok: false, lockedForMs: state.lockedUntil - now };
-  // The two formats don't overlap (6 digits vs recovery-code letters), so a recovery code is
+  // The two formats don't overlap (digits only vs recovery-code letters), so a recovery code is
   // checked without decrypting the TOTP secret: it still works if that secret can't be read.
   const trimmed = code.trim();
   let method: "totp" | "recovery" | undefined;
   let step: number | undefined;
-  if (/^[0-9]{6}$/.test(trimmed)) {
+  if (isTotpShaped(trimmed)) {
     step = matchTotpStep(deps.secrets.open(secretEnc), trimmed, now);
     if (step !== undefined && step > state.lastStep) method = "totp";
   } else if (allowRecovery) {

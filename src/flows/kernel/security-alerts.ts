@@ -35,7 +35,7 @@ export async function enqueueSecurityAlert(
 ): Promise<void> {
   const url = tenant.settings.securityAlertWebhook;
   if (!url) return;
-  // Each alert keeps its own link (D24: one use, 7 days). Nothing but an admin lock or an erasure
+  // Each alert keeps its own link (D24: one use, TOKEN_LIFETIMES_MS.secure_account). Nothing but an admin lock or an erasure
   // voids it (D30): not a password or email change, not another alert's link used by an intruder.
   // Ordered by the member's counter, bumped under the row lock, never by the clock (D30).
   const seq = await tx.members.nextSecuritySeq(tenant.id, member.recordId);

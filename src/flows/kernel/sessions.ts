@@ -5,11 +5,8 @@ import { AuthError } from "../../errors.js";
 import { MemberStatus, type Member, type RequestContext, type Tenant } from "../../model.js";
 import { sha256Hex } from "../../security/hashing.js";
 import type { Store } from "../../store/index.js";
-import { LAST_SEEN_RESOLUTION_MS, sessionTiers } from "../../rules.js";
+import { LAST_SEEN_RESOLUTION_MS, SESSION_USER_AGENT_MAX_LENGTH, sessionTiers } from "../../rules.js";
 import { enqueueMemberEvent } from "./member-events.js";
-
-/** The longest user agent kept with a session; longer ones are cut (they are shown, not parsed). */
-const USER_AGENT_MAX = 512;
 
 /** The session data of spec 2.2. */
 export interface SessionData {
@@ -56,7 +53,7 @@ export async function createSession(
   const origin = {
     publicId: randomToken(deps.random, 16),
     ip: context.ip,
-    userAgent: context.userAgent?.slice(0, USER_AGENT_MAX) ?? null,
+    userAgent: context.userAgent?.slice(0, SESSION_USER_AGENT_MAX_LENGTH) ?? null,
     country: deps.geo.locate(context.ip).country ?? null,
     byPasskey: options.byPasskey === true,
   };

@@ -1,13 +1,13 @@
 /**
- * D26: the 6-digit code mailed with every magic link, for a member who reads the email on another
- * device than the browser that asked. It lives on the link's row: the same lifetime, and using
- * either the link or the code uses both.
+ * D26: the code (LOGIN_CODE_DIGITS digits) mailed with every magic link, for a member who reads the
+ * email on another device than the browser that asked. It lives on the link's row: the same
+ * lifetime, and using either the link or the code uses both.
  *
- * A code has 20 bits, so guessing is bounded: at most 5 codes are compared per email in a link's
- * lifetime, counted before the comparison so concurrent guesses can't overrun it (after 5 wrong
- * codes the code is void: 429 until the link has expired), a link per email every 3 minutes (the
- * magic link cooldown), and 10 attempts per email per day and per IP per hour. A right code counts
- * too, and so does each second-factor retry, which sends the code again.
+ * A code has about 20 bits, so guessing is bounded (rules.ts): rateRules.loginCodeComparisons
+ * caps the codes compared per email in a link's lifetime, counted before the comparison so
+ * concurrent guesses can't overrun it (past it the code is void: 429 until the link has expired),
+ * the magic link cooldown caps the links per email, and loginCodePerEmail and loginCodePerIp the
+ * attempts. A right code counts too, and so does each second-factor retry, which sends the code again.
  *
  * A wrong code must not tell a known email from an unknown one, by its answer or its timing or the
  * next request's (D19). So a wrong code writes nothing but the per-email counters, which every

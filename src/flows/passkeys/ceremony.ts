@@ -1,7 +1,7 @@
 /**
  * D26 passkeys, what every ceremony shares: the tenant as the relying party (RP ID its hostname,
  * answers accepted from `https://{hostname}` and its usable allowedOrigins on it), the user handle,
- * the one-use challenge (SHA-256, 5 minutes, used up before the answer is verified, so an answer
+ * the one-use challenge (SHA-256, PASSKEY_CHALLENGE_LIFETIME_MS, used up before the answer is verified, so an answer
  * can't be replayed even when it fails), and the refusal of answers made in another site's frame.
  */
 import type { Deps } from "../../deps.js";

@@ -6,14 +6,13 @@
 import type { Deps } from "../../deps.js";
 import { AuthError } from "../../errors.js";
 import { type RequestContext, type Tenant } from "../../model.js";
+import { PASSKEY_NAME_MAX_LENGTH } from "../../rules.js";
 import { isShowableName } from "../../security/identity.js";
 import type { Passkey } from "../../store/passkeys.js";
 import { iso } from "../kernel/member-view.js";
 import { enqueueSecurityAlert } from "../kernel/security-alerts.js";
 import { lockSessionMember } from "../kernel/reauthentication.js";
 import { type ActiveSession } from "../kernel/sessions.js";
-
-const NAME_MAX = 64;
 
 export interface PasskeyView {
   id: string;
@@ -35,16 +34,16 @@ export function passkeyView(passkey: Passkey): PasskeyView {
 }
 
 /**
- * A passkey's name, 1 to 64 characters once spaces are folded; no control or format characters (the
+ * A passkey's name, 1 to PASSKEY_NAME_MAX_LENGTH characters once spaces are folded; no control or format characters (the
  * same rule as a member's name): the name goes into a security alert, where a right-to-left
  * override or a zero-width character could disguise it.
  */
 export function passkeyName(raw: string): string {
   const name = raw.normalize("NFC").replace(/\s+/g, " ").trim();
-  if ([...name].length < 1 || [...name].length > NAME_MAX || !isShowableName(name, raw)) {
+  if ([...name].length < 1 || [...name].length > PASSKEY_NAME_MAX_LENGTH || !isShowableName(name, raw)) {
     throw new AuthError("validation_failed", {
-      message: `Give the passkey a name of 1 to ${NAME_MAX} characters.`,
-      details: [{ field: "name", rule: "passkey_name", message: "1 to 64 characters, no control or invisible formatting characters" }],
+      message: `Give the passkey a name of 1 to ${PASSKEY_NAME_MAX_LENGTH} characters.`,
+      details: [{ field: "name", rule: "passkey_name", message: `1 to ${PASSKEY_NAME_MAX_LENGTH} characters, no control or invisible formatting characters` }],
     });
   }
   return name;

@@ -1,7 +1,7 @@
 /**
  * D26: adding a passkey. The options call re-authenticates as D24's account changes do: a passkey
  * is a permanent way in, so a stolen session must not add one alone. Registration asks for a
- * discoverable credential with user verification, attestation none; at most 20 per member.
+ * discoverable credential with user verification, attestation none; at most MAX_PASSKEYS_PER_MEMBER.
  */
 import {
   generateRegistrationOptions,
@@ -19,7 +19,7 @@ import { enqueueSecurityAlert } from "../kernel/security-alerts.js";
 import { lockSessionMember } from "../kernel/reauthentication.js";
 import { reauthenticate, type Reauthentication } from "../kernel/reauthentication.js";
 import { findSessionMember, type ActiveSession } from "../kernel/sessions.js";
-import { MAX_PASSKEYS_PER_MEMBER, PASSKEY_CHALLENGE_LIFETIME_MS } from "../../rules.js";
+import { MAX_CREDENTIAL_ID_BYTES, MAX_PASSKEYS_PER_MEMBER, PASSKEY_CHALLENGE_LIFETIME_MS } from "../../rules.js";
 import { FRAMED_REFUSAL, ranInForeignFrame, relyingParty, useChallenge, userHandle } from "./ceremony.js";
 import { passkeyName, passkeyView, type PasskeyView } from "./manage.js";
 
@@ -36,7 +36,7 @@ function tooMany(): AuthError {
 /**
  * Registration options for the session's member. Adding a way in is an account change a stolen
  * session must not make alone: D24's re-authentication (the password when the member has one, else
- * a session under 10 minutes old; and the second factor when it is on).
+ * a session at most FRESH_SESSION_MS old; and the second factor when it is on).
  */
 export async function startPasskeyRegistration(
   deps: Deps,
@@ -108,8 +108,8 @@ export async function finishPasskeyRegistration(
   }
   if (!verification.verified) throw refused();
   const { credential, credentialDeviceType, credentialBackedUp } = verification.registrationInfo;
-  // WebAuthn caps a credential id at 1023 bytes; the id the browser reports must be the one it signed.
-  if (credential.id !== input.response.id || Buffer.from(credential.id, "base64url").length > 1023) throw refused();
+  // WebAuthn caps a credential id (MAX_CREDENTIAL_ID_BYTES); the id the browser reports must be the one it signed.
+  if (credential.id !== input.response.id || Buffer.from(credential.id, "base64url").length > MAX_CREDENTIAL_ID_BYTES) throw refused();
   const passkey = {
     id: randomToken(deps.random, 16),
     memberId: session.memberId,

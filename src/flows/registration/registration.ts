@@ -50,7 +50,7 @@ export async function checkRegistration(
   return { email, name };
 }
 
-/** Spec 8.2: 5 or more IPs registering one email within an hour is logged, and allowed. */
+/** Spec 8.2: distinctIpRules.registrationIpsPerEmail, many IPs registering one email, is logged, and allowed. */
 async function warnOnManyRegistrationIps(deps: Deps, tenant: Tenant, email: string, context: RequestContext, now: number): Promise<void> {
   const rule = distinctIpRules.registrationIpsPerEmail;
   const distinctIps = await countDistinctIps(deps.subjects, deps.counters, tenant, rule, email, context.ip, now);

@@ -10,6 +10,7 @@ import { sha256Hex } from "../../security/hashing.js";
 import { isSealed } from "../../security/secret-box.js";
 import type { DeliverySummary } from "../../store/outbox.js";
 import type { TenantSummary } from "../../store/tenants.js";
+import { DELIVERY_PAGE_DEFAULT, DELIVERY_PAGE_MAX, TENANT_DOMAIN_MAX_LENGTH, TENANT_PAGE_DEFAULT, TENANT_PAGE_MAX } from "../../rules.js";
 import {
   assertValidSettings,
   ignoredAllowedOrigins,
@@ -20,7 +21,7 @@ import {
 } from "../../core/tenant-settings.js";
 
 // Lowercase hostname labels, no port, no trailing dot (D1).
-const HOSTNAME = /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/;
+const HOSTNAME = new RegExp(`^(?=.{1,${TENANT_DOMAIN_MAX_LENGTH}}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)(\\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$`);
 
 export function normalizeDomain(raw: string): string {
   const domain = raw.trim().toLowerCase();
@@ -180,13 +181,10 @@ export async function rotateWebhookSecret(deps: Deps, domain: string): Promise<{
   return { domain: tenant.domain, webhookSecret };
 }
 
-export async function listWebhookDeliveries(deps: Deps, domain: string, limit = 50): Promise<DeliverySummary[]> {
+export async function listWebhookDeliveries(deps: Deps, domain: string, limit = DELIVERY_PAGE_DEFAULT): Promise<DeliverySummary[]> {
   const tenant = await findTenantOrThrow(deps, domain);
-  return deps.store.outbox.listRecentDeliveries(tenant.id, Math.min(Math.max(limit, 1), 200));
+  return deps.store.outbox.listRecentDeliveries(tenant.id, Math.min(Math.max(limit, 1), DELIVERY_PAGE_MAX));
 }
-
-export const TENANT_PAGE_MAX = 200;
-export const TENANT_PAGE_DEFAULT = 50;
 
 export interface TenantListItem {
   domain: string;

@@ -33,7 +33,7 @@ function alreadyEnabled(): AuthError {
 /**
  * Starts enrolment: a pending secret, replaced by each new setup until one is confirmed. D30:
  * turning 2FA on re-authenticates, here or at enable. With `password` (or, for a member without
- * one, a session under 10 minutes old) it happens here and the pending secret remembers this
+ * one, a session at most FRESH_SESSION_MS old) it happens here and the pending secret remembers this
  * session, which alone may then enable it without re-authenticating again. `requireReauthentication`
  * (the hosted page, which asks at this step) refuses a setup that doesn't re-authenticate.
  */

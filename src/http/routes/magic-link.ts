@@ -5,7 +5,7 @@ import { verifyLoginCode } from "../../flows/login/login-code.js";
 import { requestMagicLink, verifyMagicLink } from "../../flows/login/magic-link.js";
 import { registerWithMagicLink } from "../../flows/registration/registration.js";
 import { BODY_ERRORS, BOT_ERRORS, errorResponses, SetSessionCookieHeader, TENANT_ERRORS } from "../openapi.js";
-import { BotField, described, EmailField, MessageBody, NameField, RecordIdField, TokenField, TwoFactorCodeField } from "../schemas.js";
+import { BotField, described, EmailField, LOGIN_CODE_PATTERN, MessageBody, NameField, RecordIdField, TokenField, TwoFactorCodeField } from "../schemas.js";
 import { magicLoginAnswer } from "../login-answers.js";
 import { contextOf } from "../tenant.js";
 import { RegistrationBody } from "./registration.js";
@@ -16,7 +16,7 @@ export const VerifyMagicLinkParams = Type.Object({ recordId: RecordIdField, toke
 export const VerifyMagicLinkBody = Type.Object({ "bot-challenge-response": BotField, twoFACode: TwoFactorCodeField });
 export const VerifyLoginCodeBody = Type.Object({
   email: EmailField,
-  code: Type.String({ pattern: "^[0-9]{6}$", description: "The 6-digit `code` of the `magic_login` webhook." }),
+  code: Type.String({ pattern: `^${LOGIN_CODE_PATTERN}$`, description: "The 6-digit `code` of the `magic_login` webhook." }),
   "bot-challenge-response": BotField,
   twoFACode: TwoFactorCodeField,
 });

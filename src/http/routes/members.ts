@@ -5,20 +5,13 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
 import type { Deps } from "../../deps.js";
-import {
-  deleteMember,
-  exportMember,
-  getMember,
-  listMembers,
-  MEMBER_PAGE_DEFAULT,
-  MEMBER_PAGE_MAX,
-  resetTwoFactor,
-  revokeMemberSessions,
-} from "../../flows/admin/members.js";
+import { deleteMember, exportMember, getMember, listMembers, resetTwoFactor, revokeMemberSessions } from "../../flows/admin/members.js";
+import { MEMBER_PAGE_DEFAULT, MEMBER_PAGE_MAX } from "../../rules.js";
 import { ADMIN_ERRORS, BODY_ERRORS, errorResponses, security, TENANT_ERRORS } from "../openapi.js";
 import {
   AuditEventTypeField,
   described,
+  EMAIL_FIELD_MAX_LENGTH,
   LimitQueryField,
   MemberStatusField,
   NoBodyNeeded,
@@ -38,7 +31,9 @@ const memberFields = {
   lastLoginAt: Type.Union([Timestamp, Type.Null()], { description: "The last login of any kind; null before the first." }),
 };
 export const MemberListQuery = Type.Object({
-  email: Type.Optional(Type.String({ minLength: 1, maxLength: 321, description: "An exact email, or a prefix ending in `*` (`ada@*`)." })),
+  email: Type.Optional(
+    Type.String({ minLength: 1, maxLength: EMAIL_FIELD_MAX_LENGTH + 1, description: "An exact email, or a prefix ending in `*` (`ada@*`)." }),
+  ),
   status: Type.Optional(MemberStatusField),
   limit: Type.Optional(LimitQueryField(MEMBER_PAGE_DEFAULT, MEMBER_PAGE_MAX, "Members")),
   cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: "`nextCursor` of the previous page." })),

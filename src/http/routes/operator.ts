@@ -15,16 +15,17 @@ import {
   rotateApplicationKey,
   rotateWebhookSecret,
   showTenant,
-  TENANT_PAGE_DEFAULT,
-  TENANT_PAGE_MAX,
   updateTenantSettings,
 } from "../../flows/tenants/tenants.js";
+import { DELIVERY_PAGE_DEFAULT, DELIVERY_PAGE_MAX, TENANT_DOMAIN_MAX_LENGTH, TENANT_PAGE_DEFAULT, TENANT_PAGE_MAX } from "../../rules.js";
 import { constantTimeEqual } from "../../security/hashing.js";
 import { BODY_ERRORS, errorResponses, security } from "../openapi.js";
-import { described, LimitQueryField, MAX_PATH_PARAM_LENGTH, NoBodyNeeded } from "../schemas.js";
+import { described, LimitQueryField, NoBodyNeeded } from "../schemas.js";
 import { bearerToken } from "./admin.js";
 
-export const DomainParams = Type.Object({ domain: Type.String({ minLength: 1, maxLength: MAX_PATH_PARAM_LENGTH }) });
+const DomainField = Type.String({ minLength: 1, maxLength: TENANT_DOMAIN_MAX_LENGTH });
+const ApplicationIdField = Type.String({ minLength: 1, maxLength: 64 });
+export const DomainParams = Type.Object({ domain: DomainField });
 
 const CreatedTenantBody = described(
   Type.Object({
@@ -56,7 +57,7 @@ const DeliveriesBody = described(
   "Recent deliveries, newest first; never the payload or its link.",
 );
 
-export const DeleteTenantQuery = Type.Object({ confirm: Type.String({ minLength: 1, maxLength: MAX_PATH_PARAM_LENGTH, description: "The domain again." }) });
+export const DeleteTenantQuery = Type.Object({ confirm: Type.String({ minLength: 1, maxLength: TENANT_DOMAIN_MAX_LENGTH, description: "The domain again." }) });
 export const TenantListQuery = Type.Object({
   limit: Type.Optional(LimitQueryField(TENANT_PAGE_DEFAULT, TENANT_PAGE_MAX, "Tenants")),
   cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 340, description: "`nextCursor` of the previous page." })),
@@ -102,8 +103,8 @@ export const operatorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
         operationId: "createTenant",
         security: security.operator,
         body: Type.Object({
-          domain: Type.String({ minLength: 1, maxLength: 253 }),
-          applicationId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+          domain: DomainField,
+          applicationId: Type.Optional(ApplicationIdField),
           settings: NewTenantSettingsSchema,
         }),
         response: { 201: CreatedTenantBody, ...errorResponses(...OPERATOR_ERRORS, ...BODY_ERRORS, "conflict") },
@@ -195,7 +196,7 @@ export const operatorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
         tags: ["operator"],
         operationId: "rotateApplicationKey",
         security: security.operator,
-        params: Type.Object({ applicationId: Type.String({ minLength: 1, maxLength: 64 }) }),
+        params: Type.Object({ applicationId: ApplicationIdField }),
         body: NoBodyNeeded,
         response: {
           200: described(Type.Object({ applicationId: Type.String(), internalApiKey: Type.String() }), "The new key, shown once."),
@@ -236,12 +237,12 @@ export const operatorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
         operationId: "listWebhookDeliveries",
         security: security.operator,
         params: DomainParams,
-        querystring: Type.Object({ limit: Type.Optional(LimitQueryField(50, 200, "Deliveries")) }),
+        querystring: Type.Object({ limit: Type.Optional(LimitQueryField(DELIVERY_PAGE_DEFAULT, DELIVERY_PAGE_MAX, "Deliveries")) }),
         response: { 200: DeliveriesBody, ...errorResponses(...OPERATOR_ERRORS, "validation_failed", "unknown_tenant") },
       },
     },
     async (request) => {
-      const deliveries = await listWebhookDeliveries(deps, request.params.domain, request.query.limit ?? 50);
+      const deliveries = await listWebhookDeliveries(deps, request.params.domain, request.query.limit ?? DELIVERY_PAGE_DEFAULT);
       return {
         deliveries: deliveries.map((d) => ({
           ...d,

@@ -6,7 +6,8 @@ import { finishPasskeyLogin, startPasskeyLogin } from "../../flows/passkeys/logi
 import { deletePasskey, listPasskeys, renamePasskey } from "../../flows/passkeys/manage.js";
 import { finishPasskeyRegistration, startPasskeyRegistration } from "../../flows/passkeys/registration.js";
 import { BODY_ERRORS, BOT_ERRORS, errorResponses, security, TENANT_ERRORS } from "../openapi.js";
-import { BotField, described, MessageBody, PasswordField, Timestamp, TwoFactorCodeField } from "../schemas.js";
+import { PASSKEY_NAME_MAX_LENGTH } from "../../rules.js";
+import { BotField, described, MessageBody, PasswordField, PublicIdField, Timestamp, TwoFactorCodeField } from "../schemas.js";
 import { loginAnswer } from "../login-answers.js";
 import { requireSession } from "../session-cookie.js";
 import { contextOf } from "../tenant.js";
@@ -59,7 +60,9 @@ export const RegistrationOptionsBody = Type.Object({
 });
 export const RegistrationVerifyBody = Type.Object({
   response: RegistrationResponse,
-  name: Type.Optional(Type.String({ maxLength: 64, description: 'The member\'s name for it ("Work laptop"); a dated default otherwise.' })),
+  name: Type.Optional(
+    Type.String({ maxLength: PASSKEY_NAME_MAX_LENGTH, description: 'The member\'s name for it ("Work laptop"); a dated default otherwise.' }),
+  ),
 });
 export const PasskeyFields = Type.Object({
   id: Type.String({ description: "Ours, for `PATCH`/`DELETE /auth/passkeys/{id}`; not the credential id." }),
@@ -73,8 +76,8 @@ export const PasskeyListBody = described(
   Type.Object({ success: Type.Literal(true), passkeys: Type.Array(PasskeyFields) }),
   "The member's passkeys, oldest first.",
 );
-export const PasskeyParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
-export const RenamePasskeyBody = Type.Object({ name: Type.String({ minLength: 1, maxLength: 64 }) });
+export const PasskeyParams = Type.Object({ id: PublicIdField });
+export const RenamePasskeyBody = Type.Object({ name: Type.String({ minLength: 1, maxLength: PASSKEY_NAME_MAX_LENGTH }) });
 export const LoginOptionsBody = Type.Object({ "bot-challenge-response": BotField });
 export const LoginVerifyBody = Type.Object({ response: AuthenticationResponse });
 

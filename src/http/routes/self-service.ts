@@ -15,6 +15,7 @@ import {
   NameField,
   NoBodyNeeded,
   PasswordField,
+  PublicIdField,
   RecordIdField,
   SessionFields,
   Timestamp,
@@ -54,7 +55,7 @@ export const SessionListBody = described(
   }),
   "The member's live sessions, newest first.",
 );
-export const SessionParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
+export const SessionParams = Type.Object({ id: PublicIdField });
 const SESSION_ERRORS = [...TENANT_ERRORS, "unauthorized"] as const;
 const REAUTH_ERRORS = ["invalid_credentials", "invalid_2fa_code", "password_change_required", "rate_limited"] as const;
 

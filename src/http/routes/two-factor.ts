@@ -4,11 +4,11 @@ import { Type } from "typebox";
 import type { Deps } from "../../deps.js";
 import { disableTwoFactor, enableTwoFactor, regenerateRecoveryCodes, setUpTwoFactor } from "../../flows/two-factor/two-factor.js";
 import { BODY_ERRORS, errorResponses, security, TENANT_ERRORS } from "../openapi.js";
-import { described, MessageBody, PasswordField } from "../schemas.js";
+import { described, MessageBody, PasswordField, SecondFactorCodeField } from "../schemas.js";
 import { requireSession } from "../session-cookie.js";
 import { contextOf } from "../tenant.js";
 
-const CodeField = Type.String({ minLength: 1, maxLength: 32 });
+const CodeField = SecondFactorCodeField;
 export const RecoveryCodesBody = described(
   Type.Object({ success: Type.Literal(true), recoveryCodes: Type.Array(Type.String()) }),
   "10 one-time recovery codes, shown only this once; any earlier set stops working.",

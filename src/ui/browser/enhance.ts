@@ -5,7 +5,7 @@
  * enrolment, logout) keep their plain post: the server renders what they show.
  */
 import { createLatchClient, isLatchError, type LatchClient } from "../../../packages/client/src/index.js";
-import { fieldForError, formErrorForCode, messageForError } from "../form-errors.js";
+import { fieldForError, formErrorForCode, messageForError, TWO_FACTOR_CODE_HINT } from "../form-errors.js";
 import { checkEmailPath, LOGIN_EMAIL_COOKIE, pagePaths, safeRedirectPath, withNotice } from "../paths.js";
 import { clearErrors, showErrors } from "./error-display.js";
 import { addPasskey, offerPasskeyAutofill, PasskeyStepFailed, revealPasskeyForms, signInWithPasskey } from "./passkeys.js";
@@ -86,7 +86,9 @@ function askForCode(form: HTMLFormElement, summary: HTMLElement | null): void {
     const wrapper = document.createElement("div");
     wrapper.className = "field";
     wrapper.innerHTML =
-      '<label for="twoFACode">Authentication code</label><p class="hint" id="twoFACode-hint">The 6-digit code from your authenticator app, or one of your recovery codes.</p><input id="twoFACode" name="twoFACode" type="text" autocomplete="one-time-code" required aria-describedby="twoFACode-hint">';
+      '<label for="twoFACode">Authentication code</label>' +
+      `<p class="hint" id="twoFACode-hint">${TWO_FACTOR_CODE_HINT}</p>` +
+      '<input id="twoFACode" name="twoFACode" type="text" autocomplete="one-time-code" required aria-describedby="twoFACode-hint">';
     (form.querySelector(".bot") ?? form.querySelector(".actions"))!.before(wrapper);
     input = wrapper.querySelector("input")!;
   }

@@ -15,16 +15,17 @@ import {
 } from "../../flows/two-factor/two-factor.js";
 import { getMe, type MeView } from "../../flows/account/self-service.js";
 import type { ActiveSession } from "../../flows/kernel/sessions.js";
-import { PasswordField } from "../../http/schemas.js";
+import { PasswordField, SecondFactorCodeField } from "../../http/schemas.js";
 import { contextOf } from "../../http/tenant.js";
 import { html, type Html } from "../html.js";
 import { field, form, sendPage, type FormError } from "../layout.js";
 import { FormInvalid, formValues, maxLengthOf, readFields, type FieldRule } from "../forms.js";
 import { pagePaths, withNotice } from "../paths.js";
 import { handleForm, noticeOf, page, withSession, type PageDeps } from "./common.js";
+import { TOTP_PARAMETERS } from "../../rules.js";
 
 const hide = { schema: { hide: true } };
-const CODE_RULE: FieldRule = { name: "code", what: "the code", max: 32 };
+const CODE_RULE: FieldRule = { name: "code", what: "the code", max: maxLengthOf(SecondFactorCodeField) };
 
 function formatTime(unixSeconds: number): string {
   return new Date(unixSeconds * 1000)
@@ -32,6 +33,9 @@ function formatTime(unixSeconds: number): string {
     .replace("T", " ")
     .replace(/\.\d+Z$/, " UTC");
 }
+
+const CHANGE_PASSWORD_LINK = html`<a href="${pagePaths.changePassword}">Change your password</a>`;
+const SET_PASSWORD_LINK = html`<a href="${pagePaths.forgotPassword}">Set a password</a> (we email you a link)`;
 
 function accountBody(session: ActiveSession, me: MeView): Html {
   const data = session.data;
@@ -49,7 +53,7 @@ ${data.passwordChangePending ? html`<p class="note">Please <a href="${pagePaths.
 <li><a href="${pagePaths.accountProfile}">Change your name or email address</a></li>
 <li><a href="${pagePaths.accountSessions}">See where you are signed in</a></li>
 <li><a href="${pagePaths.accountPasskeys}">Passkeys: sign in without a password</a></li>
-<li>${me.hasPassword ? html`<a href="${pagePaths.changePassword}">Change your password</a>` : html`<a href="${pagePaths.forgotPassword}">Set a password</a> (we email you a link)`}</li>
+<li>${me.hasPassword ? CHANGE_PASSWORD_LINK : SET_PASSWORD_LINK}</li>
 <li><a href="${pagePaths.twoFactor}">${data.is2FAEnabled ? "Manage two-factor authentication" : "Turn on two-factor authentication"}</a></li>
 <li><a href="${pagePaths.accountDelete}">Delete your account</a></li>
 </ul>
@@ -58,7 +62,7 @@ ${form({ operation: "logout", action: pagePaths.logout, submit: "Log out", submi
 
 /**
  * D30: turning 2FA on re-authenticates, and this page asks at the first step: the password, or for
- * a member without one nothing (a session under 10 minutes old does; an older one is told to sign in again).
+ * a member without one nothing (a session at most FRESH_SESSION_MS old does; an older one is told to sign in again).
  */
 function setupForm(hasPassword: boolean, errors: FormError[]): Html {
   const content = hasPassword
@@ -75,7 +79,18 @@ ${setupForm(hasPassword, errors)}
   }
   return html`<p>Two-factor authentication is on.</p>
 <h2 id="recovery-title">New recovery codes</h2>
-${form({ operation: "regenerateRecoveryCodes", action: pagePaths.recoveryCodes, labelledBy: "recovery-title", submit: "Get new recovery codes", content: html`<p>Your old recovery codes stop working.</p>${field({ name: "code", label: "Code from your authenticator app", autocomplete: "one-time-code", errors: errors.filter((e) => e.field === "code") })}` })}
+${form({
+  operation: "regenerateRecoveryCodes",
+  action: pagePaths.recoveryCodes,
+  labelledBy: "recovery-title",
+  submit: "Get new recovery codes",
+  content: html`<p>Your old recovery codes stop working.</p>${field({
+    name: "code",
+    label: "Code from your authenticator app",
+    autocomplete: "one-time-code",
+    errors: errors.filter((e) => e.field === "code"),
+  })}`,
+})}
 <h2 id="disable-title">Turn off two-factor authentication</h2>
 ${form({
   operation: "disableTwoFactor",
@@ -95,7 +110,7 @@ function enableForm(setup: TwoFactorSetup, errors: FormError[]): Html {
   return html`<ol>
 <li>Open an authenticator app on your phone and add an account.</li>
 <li>Scan this QR code, or enter the key below by hand.</li>
-<li>Type the 6-digit code the app shows. Turning it on logs you out everywhere else.</li>
+<li>Type the ${TOTP_PARAMETERS.digits}-digit code the app shows. Turning it on logs you out everywhere else.</li>
 </ol>
 <img class="qr" src="${setup.qrCodeDataUrl}" alt="QR code for your authenticator app. If you cannot scan it, enter the key shown below.">
 <p>Key for manual entry: <code class="secret" id="totp-secret">${setup.secret}</code></p>
@@ -112,10 +127,14 @@ ${form({
  * codes and a code broke across lines on a phone). The number is for the eye and the paper copy;
  * a screen reader has the list's position, so it is hidden from it, and it is left out of a copy.
  */
+function recoveryCodeItem(code: string, i: number): Html {
+  return html`<li><span class="code-number" aria-hidden="true">${i + 1}.</span> <code>${code}</code></li>`;
+}
+
 function recoveryCodesBody(codes: string[], notice: string): Html {
   return html`<p class="notice" role="status">${notice}</p>
 <p><strong>Save these recovery codes now. They are shown only this once.</strong> Each works once, to log in when you do not have your phone.</p>
-<ol class="codes" aria-label="Recovery codes">${codes.map((c, i) => html`<li><span class="code-number" aria-hidden="true">${i + 1}.</span> <code>${c}</code></li>`)}</ol>
+<ol class="codes" aria-label="Recovery codes">${codes.map(recoveryCodeItem)}</ol>
 <p><a href="${pagePaths.account}">I have saved them: continue to your account</a></p>`;
 }
 

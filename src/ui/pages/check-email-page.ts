@@ -1,6 +1,6 @@
 /**
  * "Check your email", after each step that sends one. After a magic link request it also offers
- * the 6-digit code of that email (D26), for a member who reads the email on another device: the
+ * the code of that email (D26), for a member who reads the email on another device: the
  * form posts to this page, whose handler calls verifyLoginCode (the flow of
  * /auth/verify-login-code), then lands like the link's page or asks for the second factor on the
  * same step page as the link.
@@ -8,7 +8,7 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { AuthError } from "../../errors.js";
 import { verifyLoginCode } from "../../flows/login/login-code.js";
-import { EmailField } from "../../http/schemas.js";
+import { EmailField, LOGIN_CODE_PATTERN } from "../../http/schemas.js";
 import { setSessionCookie } from "../../http/session-cookie.js";
 import { contextOf } from "../../http/tenant.js";
 import { formErrorForCode } from "../form-errors.js";
@@ -16,22 +16,23 @@ import { formValues, FormInvalid, maxLengthOf, readFields, type FieldRule, type 
 import { html, type Html } from "../html.js";
 import { botWidget, field, form, hidden, sendPage, type FormError } from "../layout.js";
 import { checkEmailPath, pagePaths, type EmailSentFor } from "../paths.js";
+import { describeDuration, LOGIN_CODE_DIGITS, TOKEN_LIFETIMES_MS } from "../../rules.js";
 import { forgetLoginEmail, handleForm, loginSuccessPath, page, rememberedLoginEmail, type PageDeps } from "./common.js";
 import { CODE_RULE as SECOND_FACTOR_RULE, EMAIL_RULE, magicLoginSecondFactorPage, missingSecondFactorErrors, type MagicLoginCarried } from "./login-pages.js";
 
 const hide = { schema: { hide: true } };
 const BOT = "bot-challenge-response";
 const OPERATION = "verifyLoginCode";
-/** The JSON route's pattern (VerifyLoginCodeBody): six digits, leading zeros kept. */
-const LOGIN_CODE_PATTERN = "[0-9]{6}";
-const LOGIN_CODE_RULE: FieldRule = { name: "code", what: "the 6-digit code from the email", max: 6 };
+const LOGIN_CODE_RULE: FieldRule = { name: "code", what: `the ${LOGIN_CODE_DIGITS}-digit code from the email`, max: LOGIN_CODE_DIGITS };
 
 const SENT_TEXT: Record<EmailSentFor, string> = {
   registration: "We have sent you an email with a link to confirm your address. Open it to finish registering.",
   verification: "If an account with that email is waiting for verification, we have sent a new confirmation email.",
   reset: "If an account exists for that email, we have sent a link to reset the password. It works for a limited time.",
-  "magic-link": "If an account exists for that email, we have sent a login link. It works for 15 minutes.",
-  "email-change": "If that address can be used, we have sent a confirmation link to it. It works for 1 hour. Your email changes when you open it.",
+  "magic-link": `If an account exists for that email, we have sent a login link. It works for ${describeDuration(TOKEN_LIFETIMES_MS.magic_login)}.`,
+  "email-change":
+    `If that address can be used, we have sent a confirmation link to it. ` +
+    `It works for ${describeDuration(TOKEN_LIFETIMES_MS.email_change)}. Your email changes when you open it.`,
 };
 
 /**
@@ -45,14 +46,23 @@ function emailedCodeForm(request: FastifyRequest, values: FormValues, errors: Fo
     email !== "" && email === remembered
       ? html`${hidden("email", email)}<p>Email address: <strong>${email}</strong></p>`
       : field({ name: "email", label: "Email address", type: "email", autocomplete: "email", value: email, errors });
-  return html`<h2 id="login-code-title">Or enter the 6-digit code from the email</h2>
+  return html`<h2 id="login-code-title">Or enter the ${LOGIN_CODE_DIGITS}-digit code from the email</h2>
 ${form({
   operation: OPERATION,
   action: checkEmailPath("magic-link"),
   labelledBy: "login-code-title",
   submit: "Log in",
   content: html`${emailPart}
-${field({ name: "code", label: "Code from the email", autocomplete: "one-time-code", inputmode: "numeric", pattern: LOGIN_CODE_PATTERN, maxlength: 6, hint: "6 digits, in the same email as the link.", errors })}
+${field({
+  name: "code",
+  label: "Code from the email",
+  autocomplete: "one-time-code",
+  inputmode: "numeric",
+  pattern: LOGIN_CODE_PATTERN,
+  maxlength: LOGIN_CODE_DIGITS,
+  hint: `${LOGIN_CODE_DIGITS} digits, in the same email as the link.`,
+  errors,
+})}
 ${botWidget(request.tenant)}`,
 })}
 <p><a href="${pagePaths.magicLink}">Request a new login link</a></p>`;

@@ -9,22 +9,24 @@ import { AuthError } from "../../errors.js";
 import { loginWithPassword } from "../../flows/login/login.js";
 import { requestMagicLink, verifyMagicLink } from "../../flows/login/magic-link.js";
 import { logout } from "../../flows/kernel/sessions.js";
-import { EmailField, PasswordField } from "../../http/schemas.js";
+import { EmailField, PasswordField, SecondFactorCodeField } from "../../http/schemas.js";
 import { clearSessionCookie, setSessionCookie } from "../../http/session-cookie.js";
 import { contextOf, SESSION_COOKIE } from "../../http/tenant.js";
+import { TWO_FACTOR_CODE_HINT } from "../form-errors.js";
 import { html, type Html } from "../html.js";
 import { botWidget, field, form, hidden, sendPage, type FormError } from "../layout.js";
 import { formValues, isInvalidToken, maxLengthOf, readFields, type FieldRule, type FormValues } from "../forms.js";
 import { checkEmailPath, pagePaths, withNotice } from "../paths.js";
 import { findSession, handleForm, loginSuccessPath, noticeOf, page, rememberLoginEmail, type PageDeps } from "./common.js";
 import { passkeyOnly } from "./passkey-pages.js";
+import { describeDuration, TOKEN_LIFETIMES_MS } from "../../rules.js";
 import { readLinkParams, tokenPageRoutes } from "./token-page.js";
 
 const hide = { schema: { hide: true } };
 const BOT = "bot-challenge-response";
 export const EMAIL_RULE: FieldRule = { name: "email", what: "your email address", max: maxLengthOf(EmailField) };
 const PASSWORD_RULE: FieldRule = { name: "password", what: "your password", max: maxLengthOf(PasswordField), keepSpaces: true };
-export const CODE_RULE: FieldRule = { name: "twoFACode", what: "the code", max: 32, optional: true };
+export const CODE_RULE: FieldRule = { name: "twoFACode", what: "the code", max: maxLengthOf(SecondFactorCodeField), optional: true };
 
 function codeField(errors: FormError[]): Html {
   return field({
@@ -32,7 +34,7 @@ function codeField(errors: FormError[]): Html {
     label: "Authentication code",
     autocomplete: "one-time-code",
     inputmode: "text",
-    hint: "The 6-digit code from your authenticator app, or one of your recovery codes.",
+    hint: TWO_FACTOR_CODE_HINT,
     errors,
   });
 }
@@ -47,7 +49,14 @@ ${field({ name: "password", label: "Password", type: "password", autocomplete: "
 ${botWidget(request.tenant)}`,
   })}
 ${passkeyOnly(html`<h2 id="passkey-title">Or use a passkey</h2>
-${form({ operation: "passkeyLogin", action: pagePaths.login, labelledBy: "passkey-title", submit: "Sign in with a passkey", submitClass: "secondary", content: botWidget(request.tenant) })}`)}
+${form({
+  operation: "passkeyLogin",
+  action: pagePaths.login,
+  labelledBy: "passkey-title",
+  submit: "Sign in with a passkey",
+  submitClass: "secondary",
+  content: botWidget(request.tenant),
+})}`)}
 <ul>
 <li><a href="${pagePaths.forgotPassword}">Forgot your password?</a></li>
 <li><a href="${pagePaths.magicLink}">Email me a login link instead</a></li>
@@ -71,12 +80,19 @@ ${botWidget(request.tenant)}`,
 
 function magicLinkRequestForm(request: FastifyRequest, values: FormValues, errors: FormError[]): Html {
   const unverified = errors.some((e) => e.code === "email_not_verified");
-  return html`<p>We will email you a link that logs you in once, within 15 minutes.</p>
+  return html`<p>We will email you a link that logs you in once, within ${describeDuration(TOKEN_LIFETIMES_MS.magic_login)}.</p>
 ${form({
   operation: "requestMagicLink",
   action: pagePaths.magicLink,
   submit: "Email me a login link",
-  content: html`${field({ name: "email", label: "Email address", type: "email", autocomplete: "email", value: values.email, errors })}${botWidget(request.tenant)}`,
+  content: html`${field({
+    name: "email",
+    label: "Email address",
+    type: "email",
+    autocomplete: "email",
+    value: values.email,
+    errors,
+  })}${botWidget(request.tenant)}`,
 })}
 ${unverified ? html`<p><a href="${pagePaths.resendVerification}">Send the confirmation email again</a></p>` : ""}
 <p><a href="${pagePaths.login}">Log in with a password</a></p>`;
@@ -103,7 +119,12 @@ export function magicLoginSecondFactorPage(
   carried: MagicLoginCarried = CARRIED_BY_LINK,
 ): Html {
   const body = html`<p>Your account uses two-factor authentication.</p>
-${form({ operation: carried.operation, action: carried.action, submit: "Verify and log in", content: html`${carried.fields}${codeField(errors)}${botWidget(request.tenant)}` })}
+${form({
+  operation: carried.operation,
+  action: carried.action,
+  submit: "Verify and log in",
+  content: html`${carried.fields}${codeField(errors)}${botWidget(request.tenant)}`,
+})}
 <p><a href="${pagePaths.magicLink}">Request a new login link</a></p>`;
   return page(deps, request, { title: "Enter your authentication code", body, errors, botGuarded: true });
 }

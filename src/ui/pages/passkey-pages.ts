@@ -9,16 +9,18 @@ import { AuthError } from "../../errors.js";
 import { deletePasskey, listPasskeys, renamePasskey, type PasskeyView } from "../../flows/passkeys/manage.js";
 import { getMe, type MeView } from "../../flows/account/self-service.js";
 import type { ActiveSession } from "../../flows/kernel/sessions.js";
+import { PublicIdField } from "../../http/schemas.js";
 import { contextOf } from "../../http/tenant.js";
+import { PASSKEY_NAME_MAX_LENGTH } from "../../rules.js";
 import { html, type Html } from "../html.js";
 import { field, form, hidden, sendPage, type FormError } from "../layout.js";
-import { FormInvalid, formValues, readFields, type FieldRule } from "../forms.js";
+import { FormInvalid, formValues, maxLengthOf, readFields, type FieldRule } from "../forms.js";
 import { pagePaths, withNotice } from "../paths.js";
 import { noticeOf, page, withSession, type PageDeps } from "./common.js";
 import { reauthFields, time } from "./self-service-pages.js";
 
 const hide = { schema: { hide: true } };
-const NAME_RULE: FieldRule = { name: "name", what: "a name for the passkey", max: 64 };
+const NAME_RULE: FieldRule = { name: "name", what: "a name for the passkey", max: PASSKEY_NAME_MAX_LENGTH };
 const TITLE = "Passkeys";
 
 /** Shown only where the page script finds WebAuthn (it removes `hidden`); the note says what is missing otherwise. */
@@ -39,9 +41,21 @@ ${form({
   labelledBy: `passkey-${i}`,
   submit: "Rename",
   submitClass: "secondary",
-  content: html`${hidden("id", p.id)}${field({ name: `name-${i}`, label: `New name for ${p.name}`, autocomplete: "off", errors: errors.filter((e) => e.field === `name-${i}`) })}`,
+  content: html`${hidden("id", p.id)}${field({
+    name: `name-${i}`,
+    label: `New name for ${p.name}`,
+    autocomplete: "off",
+    errors: errors.filter((e) => e.field === `name-${i}`),
+  })}`,
 })}
-${form({ operation: "deletePasskey", action: pagePaths.accountPasskeyRemove, labelledBy: `passkey-${i}`, submit: "Remove", submitClass: "danger", content: hidden("id", p.id) })}
+${form({
+  operation: "deletePasskey",
+  action: pagePaths.accountPasskeyRemove,
+  labelledBy: `passkey-${i}`,
+  submit: "Remove",
+  submitClass: "danger",
+  content: hidden("id", p.id),
+})}
 </li>`,
   )}</ul>`;
 }
@@ -52,10 +66,18 @@ function passkeysBody(me: MeView, passkeys: PasskeyView[], errors: FormError[]):
     action: pagePaths.accountPasskeys,
     labelledBy: "add-title",
     submit: "Add a passkey",
-    content: html`${field({ name: "name", label: "Name (optional)", autocomplete: "off", required: false, hint: "So you can tell your passkeys apart, such as Work laptop.", errors })}
+    content: html`${field({
+      name: "name",
+      label: "Name (optional)",
+      autocomplete: "off",
+      required: false,
+      hint: "So you can tell your passkeys apart, such as Work laptop.",
+      errors,
+    })}
 ${reauthFields(me, errors)}`,
   });
-  return html`<p>A passkey signs you in with your fingerprint, face or device PIN instead of a password. It works only on this site, so a fake site can't trick you into using it.</p>
+  return html`<p>A passkey signs you in with your fingerprint, face or device PIN instead of a password. \
+It works only on this site, so a fake site can't trick you into using it.</p>
 ${passkeyList(passkeys, errors)}
 <h2 id="add-title">Add a passkey</h2>
 ${passkeyOnly(add, "Adding a passkey needs JavaScript and a browser or device that supports passkeys.")}
@@ -82,7 +104,7 @@ export async function passkeyPages(app: FastifyInstance, { deps }: PageDeps): Pr
   app.post(pagePaths.accountPasskeyRename, hide, async (request, reply) =>
     withSession(deps, request, reply, async (session) => {
       const values = formValues(request);
-      const id = (values.id ?? "").slice(0, 64);
+      const id = (values.id ?? "").slice(0, maxLengthOf(PublicIdField));
       // The list's own name field of the renamed passkey (name-<i>): whichever one was filled in.
       const fieldName = Object.keys(values).find((k) => /^name-\d{1,2}$/.test(k) && values[k]) ?? "name-0";
       const renderWith = async (errors: FormError[]) => render(request, session, errors);
@@ -94,7 +116,7 @@ export async function passkeyPages(app: FastifyInstance, { deps }: PageDeps): Pr
         const message =
           error instanceof AuthError && error.code === "not_found"
             ? "That passkey has already been removed."
-            : "Give the passkey a name of 1 to 64 characters, without control or invisible formatting characters.";
+            : `Give the passkey a name of 1 to ${PASSKEY_NAME_MAX_LENGTH} characters, without control or invisible formatting characters.`;
         return sendPage(reply, error instanceof AuthError ? error.status : 400, await renderWith([{ field: fieldName, message }]));
       }
       return reply.redirect(withNotice(pagePaths.accountPasskeys, "passkey-renamed"), 303);
@@ -103,7 +125,7 @@ export async function passkeyPages(app: FastifyInstance, { deps }: PageDeps): Pr
 
   app.post(pagePaths.accountPasskeyRemove, hide, async (request, reply) =>
     withSession(deps, request, reply, async (session) => {
-      const id = (formValues(request).id ?? "").slice(0, 64);
+      const id = (formValues(request).id ?? "").slice(0, maxLengthOf(PublicIdField));
       try {
         await deletePasskey(deps, request.tenant, session, id, contextOf(request));
       } catch (error) {

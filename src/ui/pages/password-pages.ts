@@ -28,7 +28,14 @@ ${form({
   operation: "requestPasswordReset",
   action: pagePaths.forgotPassword,
   submit: "Email me a reset link",
-  content: html`${field({ name: "email", label: "Email address", type: "email", autocomplete: "email", value: values.email, errors })}${botWidget(request.tenant)}`,
+  content: html`${field({
+    name: "email",
+    label: "Email address",
+    type: "email",
+    autocomplete: "email",
+    value: values.email,
+    errors,
+  })}${botWidget(request.tenant)}`,
 })}
 <p><a href="${pagePaths.login}">Back to log in</a></p>`;
 }

@@ -70,7 +70,8 @@ function verifyEmailForm(errors: FormError[], linkUsable: boolean, info: Verific
   const madeBy =
     info?.registeredName === undefined
       ? html``
-      : html`<p>This link confirms a registration made with the name <strong>${info.registeredName}</strong>. If you did not make it, do not press the button: <a href="${pagePaths.resendVerification}">send yourself a new confirmation email</a> instead.</p>`;
+      : html`<p>This link confirms a registration made with the name <strong>${info.registeredName}</strong>. \
+If you did not make it, do not press the button: <a href="${pagePaths.resendVerification}">send yourself a new confirmation email</a> instead.</p>`;
   const choosePassword =
     info && !info.setsPassword
       ? html`<p>This link does not set a password. Choose one now, or leave it empty to log in with links we email you.</p>

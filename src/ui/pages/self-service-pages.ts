@@ -12,7 +12,7 @@ import { changeName, deleteAccount, getMe, listSessions, revokeOtherSessions, re
 import type { Reauthentication } from "../../flows/kernel/reauthentication.js";
 import type { ActiveSession } from "../../flows/kernel/sessions.js";
 import { clearSessionCookie } from "../../http/session-cookie.js";
-import { EmailField, NameField, PasswordField } from "../../http/schemas.js";
+import { EmailField, NameField, PasswordField, PublicIdField, SecondFactorCodeField } from "../../http/schemas.js";
 import { contextOf } from "../../http/tenant.js";
 import { html, type Html } from "../html.js";
 import { field, form, hidden, sendPage, type FormError } from "../layout.js";
@@ -20,22 +20,34 @@ import { formValues, isInvalidToken, maxLengthOf, readFields, type FieldRule, ty
 import { checkEmailPath, pagePaths, withNotice } from "../paths.js";
 import { findSession, handleForm, noticeOf, page, withSession, type PageDeps } from "./common.js";
 import { readLinkParams, tokenPageRoutes } from "./token-page.js";
+import { describeDuration, FRESH_SESSION_MS } from "../../rules.js";
 
 const hide = { schema: { hide: true } };
 const NAME_RULE: FieldRule = { name: "name", what: "your name", max: maxLengthOf(NameField) };
 const NEW_EMAIL_RULE: FieldRule = { name: "newEmail", what: "the new email address", max: maxLengthOf(EmailField) };
 const PASSWORD_RULE: FieldRule = { name: "password", what: "your password", max: maxLengthOf(PasswordField), keepSpaces: true };
-const CODE_RULE: FieldRule = { name: "twoFACode", what: "a code from your authenticator app", max: 32 };
+const CODE_RULE: FieldRule = { name: "twoFACode", what: "a code from your authenticator app", max: maxLengthOf(SecondFactorCodeField) };
 
 export function time(ms: number | string): Html {
   const iso = new Date(ms).toISOString();
   return html`<time datetime="${iso}">${iso.replace("T", " ").replace(/\.\d+Z$/, " UTC")}</time>`;
 }
 
+/** What a member without a password is told instead of a password field. */
+const NO_PASSWORD_HINT = html`<p class="hint">Your account has no password: this works within ${describeDuration(FRESH_SESSION_MS)} of logging in. \
+If it is refused, log in again with an emailed link.</p>`;
+
 /** The re-authentication fields this member needs (D24): the password if they have one, a code if 2FA is on. */
 export function reauthFields(me: MeView, errors: FormError[]): Html {
-  return html`${me.hasPassword ? field({ name: "password", label: "Your password", type: "password", autocomplete: "current-password", errors }) : html`<p class="hint">Your account has no password: this works within 10 minutes of logging in. If it is refused, log in again with an emailed link.</p>`}
-${me._2fa_status === "Enabled" ? field({ name: "twoFACode", label: "Code from your authenticator app, or a recovery code", autocomplete: "one-time-code", errors }) : ""}`;
+  const password = me.hasPassword
+    ? field({ name: "password", label: "Your password", type: "password", autocomplete: "current-password", errors })
+    : NO_PASSWORD_HINT;
+  const code =
+    me._2fa_status === "Enabled"
+      ? field({ name: "twoFACode", label: "Code from your authenticator app, or a recovery code", autocomplete: "one-time-code", errors })
+      : "";
+  return html`${password}
+${code}`;
 }
 
 export function readReauth(values: FormValues, me: MeView): Reauthentication {
@@ -46,7 +58,13 @@ export function readReauth(values: FormValues, me: MeView): Reauthentication {
 
 function profileBody(me: MeView, errors: FormError[], values: FormValues = {}): Html {
   return html`<h2 id="name-title">Your name</h2>
-${form({ operation: "updateMe", action: pagePaths.accountName, labelledBy: "name-title", submit: "Save name", content: field({ name: "name", label: "Name", autocomplete: "name", value: values.name ?? me.name, errors }) })}
+${form({
+  operation: "updateMe",
+  action: pagePaths.accountName,
+  labelledBy: "name-title",
+  submit: "Save name",
+  content: field({ name: "name", label: "Name", autocomplete: "name", value: values.name ?? me.name, errors }),
+})}
 <h2 id="email-title">Your email address</h2>
 <p>Now: <strong>${me.email}</strong></p>
 ${form({
@@ -61,16 +79,40 @@ ${reauthFields(me, errors)}`,
 <p><a href="${pagePaths.account}">Back to your account</a></p>`;
 }
 
-function sessionsBody(sessions: Awaited<ReturnType<typeof listSessions>>): Html {
-  const others = sessions.filter((s) => !s.current);
-  return html`<ul class="sessions">${sessions.map(
-    (s, i) => html`<li>
+type SessionView = Awaited<ReturnType<typeof listSessions>>[number];
+
+/** One session in the list: its browser, where and when, and (unless it is this one) a form to end it. */
+function sessionItem(s: SessionView, i: number): Html {
+  const end = form({
+    operation: "revokeSession",
+    action: pagePaths.accountSessionRevoke,
+    labelledBy: `session-${i}`,
+    submit: "Sign out this session",
+    submitClass: "secondary",
+    content: html`<span class="visually-hidden" id="session-${i}">Session ${i + 1}</span>${hidden("id", s.id)}`,
+  });
+  return html`<li>
 <p><strong>${s.userAgent ?? "Unknown browser"}</strong>${s.current ? html` <span class="badge">This browser</span>` : ""}</p>
-<p class="hint">From ${s.ip ?? "an unknown address"}${s.country ? html` (${s.country})` : ""}. Logged in ${time(s.createdAt)}; last active ${time(s.lastSeenAt)}.</p>
-${s.current ? "" : form({ operation: "revokeSession", action: pagePaths.accountSessionRevoke, labelledBy: `session-${i}`, submit: "Sign out this session", submitClass: "secondary", content: html`<span class="visually-hidden" id="session-${i}">Session ${i + 1}</span>${hidden("id", s.id)}` })}
-</li>`,
-  )}</ul>
-${others.length > 0 ? form({ operation: "revokeOtherSessions", action: pagePaths.accountSessionsRevokeOthers, submit: "Sign out everywhere else", submitClass: "danger", content: html`` }) : html`<p>You are not signed in anywhere else.</p>`}
+<p class="hint">From ${s.ip ?? "an unknown address"}${s.country ? html` (${s.country})` : ""}. \
+Logged in ${time(s.createdAt)}; last active ${time(s.lastSeenAt)}.</p>
+${s.current ? "" : end}
+</li>`;
+}
+
+function sessionsBody(sessions: SessionView[]): Html {
+  const others = sessions.filter((s) => !s.current);
+  const endOthers =
+    others.length > 0
+      ? form({
+          operation: "revokeOtherSessions",
+          action: pagePaths.accountSessionsRevokeOthers,
+          submit: "Sign out everywhere else",
+          submitClass: "danger",
+          content: html``,
+        })
+      : html`<p>You are not signed in anywhere else.</p>`;
+  return html`<ul class="sessions">${sessions.map(sessionItem)}</ul>
+${endOthers}
 <p><a href="${pagePaths.account}">Back to your account</a></p>`;
 }
 
@@ -137,7 +179,7 @@ export async function selfServicePages(app: FastifyInstance, { deps }: PageDeps)
       const render = async (errors: FormError[]) =>
         show(request, "Where you are signed in", sessionsBody(await listSessions(deps, request.tenant, session)), errors);
       try {
-        await revokeSession(deps, request.tenant, session, id.slice(0, 64), contextOf(request));
+        await revokeSession(deps, request.tenant, session, id.slice(0, maxLengthOf(PublicIdField)), contextOf(request));
       } catch (error) {
         // Already ended (another tab, another device): the list, as it is now, says so.
         if (!(error instanceof AuthError) || error.code !== "not_found") throw error;
@@ -204,9 +246,12 @@ export async function selfServicePages(app: FastifyInstance, { deps }: PageDeps)
 
   const secureForm = (errors: FormError[], alive: boolean) =>
     alive
-      ? html`<p>If you did not do what the email told you about, someone else may be using your account. This signs you out everywhere, cancels every link we sent, and asks for a new password at your next login. If your email address was changed, you get it back.</p>
+      ? html`<p>If you did not do what the email told you about, someone else may be using your account. \
+This signs you out everywhere, cancels every link we sent, and asks for a new password at your next login. \
+If your email address was changed, you get it back.</p>
 ${form({ operation: "secureAccount", submit: "Secure my account", submitClass: "danger", content: html`` })}`
-      : html`<p>${errors.length > 0 ? "" : "This link no longer works."} If you still think someone else uses your account, <a href="${pagePaths.forgotPassword}">reset your password</a>.</p>`;
+      : html`<p>${errors.length > 0 ? "" : "This link no longer works."} \
+If you still think someone else uses your account, <a href="${pagePaths.forgotPassword}">reset your password</a>.</p>`;
   tokenPageRoutes(app, "secure-account", {
     render: (request, errors, alive) => page(deps, request, { title: "This wasn't me", body: secureForm(errors, alive), errors }),
     submit: async (request, reply) => {
