@@ -4,7 +4,10 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { readdirSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
 import { ESLint } from "eslint";
+import ts from "typescript";
 
 const eslint = new ESLint();
 
@@ -119,4 +122,29 @@ test("lint checks formatting: Prettier is part of npm run lint, and an unformatt
   const options = { ...(await prettier.resolveConfig("src/app.ts")), filepath: "src/app.ts" };
   assert.equal(await prettier.check("export const x = {a:1,\n  b:2}\n", options), false, "an unformatted file");
   assert.equal(await prettier.check(readFileSync("src/app.ts", "utf8"), options), true, "a file of the tree");
+});
+
+test("issue 28: every TypeScript file is in the program of its nearest tsconfig.json, which typed lint reads", () => {
+  // src/ui/browser/tsconfig.json inherited the root's `exclude` of its own folder: it checked two
+  // shared files and none of the browser scripts, and typecheck passed without looking at them.
+  const programs = new Map<string, Set<string>>();
+  const filesOf = (configPath: string): Set<string> => {
+    let files = programs.get(configPath);
+    if (!files) {
+      const parsed = ts.getParsedCommandLineOfConfigFile(configPath, {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => {} });
+      files = new Set(parsed?.fileNames.map((name) => resolve(name)));
+      programs.set(configPath, files);
+    }
+    return files;
+  };
+  const outside = ["src", "test", "scripts", "bench", "packages/client/src"].flatMap((root) =>
+    readdirSync(root, { recursive: true, encoding: "utf8" })
+      .filter((name) => name.endsWith(".ts"))
+      .map((name) => resolve(join(root, name)))
+      .filter((file) => {
+        const configPath = ts.findConfigFile(dirname(file), ts.sys.fileExists);
+        return configPath === undefined || !filesOf(resolve(configPath)).has(file);
+      }),
+  );
+  assert.deepEqual(outside, []);
 });
