@@ -22,7 +22,7 @@ async function settledWithin<T>(promise: Promise<T>): Promise<PromiseSettledResu
 
 function assertRefused(result: PromiseSettledResult<unknown>, what: string): void {
   assert.equal(result.status, "rejected", `${what}: the outer store answered inside the transaction`);
-  assert.ok((result as PromiseRejectedResult).reason instanceof OuterStoreInTransactionError, `${what}: ${String((result as PromiseRejectedResult).reason)}`);
+  assert.ok(result.reason instanceof OuterStoreInTransactionError, `${what}: ${String(result.reason)}`);
 }
 
 async function tenantId(h: Harness): Promise<string> {

@@ -17,7 +17,7 @@ import { totpAt } from "./support/totp.js";
 
 async function enrol(h: Harness, email: string): Promise<{ secret: string; recoveryCodes: string[] }> {
   const cookie = sessionCookieOf(await login(h, email))!;
-  const { secret } = (await post(h, "/auth/2fa/setup", { password: STRONG_PASSWORD }, { cookie })).json() as { secret: string };
+  const { secret } = (await post(h, "/auth/2fa/setup", { password: STRONG_PASSWORD }, { cookie })).json<{ secret: string }>();
   const enabled = await post(h, "/auth/2fa/enable", { code: totpAt(secret, h.clock.now()) }, { cookie });
   assert.equal(enabled.statusCode, 200, enabled.body);
   return { secret, recoveryCodes: enabled.json().recoveryCodes as string[] };

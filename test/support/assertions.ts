@@ -11,7 +11,7 @@ const BASE64URL_32_BYTES = /^[A-Za-z0-9_-]{43}$/;
 /** D4: every non-2xx body is { success:false, code, message, requestId } (+ extras); returns the body. */
 export function assertError(res: LightMyRequestResponse, status: number, code: string): Record<string, unknown> {
   assert.equal(res.statusCode, status, res.body);
-  const body = res.json() as Record<string, unknown>;
+  const body = res.json<Record<string, unknown>>();
   assert.equal(body.success, false, res.body);
   assert.equal(body.code, code, res.body);
   assert.equal(typeof body.message, "string", res.body);
@@ -40,7 +40,7 @@ export function assertLoginRefused(res: LightMyRequestResponse, status: number, 
 /** D5: 200 with exactly `keys` (success among them), success:true and a non-empty message; returns the body. */
 export function assertSuccessBody(res: LightMyRequestResponse, keys: string[]): Record<string, unknown> {
   assert.equal(res.statusCode, 200, res.body);
-  const body = res.json() as Record<string, unknown>;
+  const body = res.json<Record<string, unknown>>();
   assert.deepEqual(Object.keys(body).sort(), [...keys].sort(), res.body);
   assert.equal(body.success, true);
   assert.equal(typeof body.message, "string");
