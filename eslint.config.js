@@ -75,6 +75,37 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
+    // Issue 28: lint with types. Each file is read in the program of its nearest tsconfig.json, as an
+    // editor does: the root's, or packages/client's and src/ui/browser's (browser libraries only).
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+  },
+  // Plain JavaScript (this file, scripts/*.mjs, bench/*.mjs) is in no tsconfig: linted without types.
+  { files: ["**/*.js", "**/*.mjs"], ...tseslint.configs.disableTypeChecked },
+  {
+    files: ["**/*.ts"],
+    rules: {
+      // A promise nobody awaits loses its rejection (an unhandled rejection ends the process) and its
+      // ordering. node:test's test()/describe() return promises the runner itself awaits.
+      "@typescript-eslint/no-floating-promises": [
+        "error",
+        { allowForKnownSafeCalls: [{ from: "package", package: "node:test", name: ["test", "describe", "it", "suite"] }] },
+      ],
+      // An async function where a callback's result is ignored (an event listener, a Fastify option typed
+      // void): its rejection goes nowhere. And a promise in an `if` is always true.
+      "@typescript-eslint/no-misused-promises": "error",
+      // A switch over a union names every member (a `default` does not stand in for them), so a new
+      // member of the union is a lint error at every switch that must decide about it.
+      "@typescript-eslint/switch-exhaustiveness-check": "error",
+      "@typescript-eslint/no-unnecessary-type-assertion": "error",
+      "@typescript-eslint/await-thenable": "error",
+      // STYLE habit 2, one error type: only Error objects are thrown, so every failure has a stack
+      // and the error handler can tell an AuthError from a bug.
+      "@typescript-eslint/only-throw-error": "error",
+      // "[object Object]" in a message, a log line or an audit field is a lost value.
+      "@typescript-eslint/no-base-to-string": "error",
+    },
+  },
+  {
     // Plain-JS scripts run on Node.
     files: ["scripts/**/*.mjs", "bench/**/*.mjs"],
     languageOptions: { globals: { process: "readonly", console: "readonly" } },

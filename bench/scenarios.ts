@@ -59,7 +59,7 @@ async function hashFloor(): Promise<number> {
     stdio: ["ignore", "pipe", "inherit"],
   });
   let out = "";
-  child.stdout!.on("data", (chunk: Buffer) => (out += chunk.toString()));
+  child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
   const [code] = (await once(child, "exit")) as [number];
   if (code !== 0) throw new Error(`hash floor exited with ${code}`);
   return (JSON.parse(out.trim().split("\n").pop()!) as { verifiesPerSecond: number }).verifiesPerSecond;

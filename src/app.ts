@@ -75,8 +75,10 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
   const requestIdPrefix = "req_" + deps.random.bytes(6).toString("base64url");
   let requestCount = 0;
   const nextRequestId = (): string => requestIdPrefix + (requestCount++).toString(36);
+  // Typed, not asserted: the instance's logger type is inferred from this option.
+  const logger: FastifyBaseLogger = deps.log;
   const app = Fastify({
-    loggerInstance: deps.log as FastifyBaseLogger,
+    loggerInstance: logger,
     bodyLimit: BODY_LIMIT_BYTES,
     trustProxy: deps.config.trustProxy === false ? false : deps.config.trustProxy,
     genReqId: nextRequestId,
@@ -84,7 +86,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     // (a tenant domain); and what the router or Node's parser refuses answers the D4 body too.
     routerOptions: { maxParamLength: MAX_PATH_PARAM_LENGTH },
     frameworkErrors: handleFrameworkError,
-    clientErrorHandler: clientErrorHandler(deps.log as FastifyBaseLogger, nextRequestId),
+    clientErrorHandler: clientErrorHandler(logger, nextRequestId),
     // Mistyped fields are errors, not silently coerced ("123" is not 123, 123 is not "123"), and a
     // misspelled setting is refused rather than dropped; only query strings, all text, are coerced.
     ajv: AJV_OPTIONS,
@@ -104,8 +106,11 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
   const parseJson = app.getDefaultJsonParser("error", "error");
   app.removeContentTypeParser("application/json");
   app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
-    if (body === "") done(null, undefined);
-    else parseJson(request, body as string, done);
+    if (body === "") return done(null, undefined);
+    // Fastify's parser answers through `done`. Its type also allows a parser's promise form, which
+    // answers by its promise instead: that answer, or refusal, goes to `done` too, never lost.
+    const answer = parseJson(request, body as string, done);
+    if (answer) answer.then((value: unknown) => done(null, value), done);
   });
   await app.register(cookie);
 

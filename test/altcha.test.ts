@@ -14,7 +14,7 @@ async function fetchChallenge(h: Harness, domain = h.tenant.domain): Promise<Cha
   const res = await get(h, "/auth/bot-challenge", { domain });
   assert.equal(res.statusCode, 200, res.body);
   assert.equal(res.headers["cache-control"], "no-store");
-  return res.json() as Challenge;
+  return res.json<Challenge>();
 }
 
 const altchaHarness = () => createHarness({ settings: { botProtection: { provider: "altcha" } } });

@@ -4,9 +4,15 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { readdirSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
 import { ESLint } from "eslint";
+import ts from "typescript";
+import tseslint from "typescript-eslint";
 
-const eslint = new ESLint();
+// The made-up files below are in no tsconfig, so they are linted without type information: the
+// rules they prove read the syntax only. The type-checked rules have their own tests further down.
+const eslint = new ESLint({ overrideConfig: tseslint.configs.disableTypeChecked });
 
 async function layerErrors(filePath: string, code: string): Promise<string[]> {
   const [result] = await eslint.lintText(code, { filePath });
@@ -131,4 +137,78 @@ test("what differs between SQLite and PostgreSQL is decided in src/store/dialect
       return lines.flatMap((line, i) => (branches.test(line) ? [`src/${name}:${i + 1}: ${line.trim()}`] : []));
     });
   assert.deepEqual(offenders, []);
+});
+
+const TYPED_RULES = [
+  "@typescript-eslint/no-floating-promises",
+  "@typescript-eslint/no-misused-promises",
+  "@typescript-eslint/switch-exhaustiveness-check",
+  "@typescript-eslint/no-unnecessary-type-assertion",
+  "@typescript-eslint/await-thenable",
+  "@typescript-eslint/only-throw-error",
+  "@typescript-eslint/no-base-to-string",
+];
+
+test("issue 28: lint is type-aware in every TypeScript file set, and the type-checked rules are errors", async () => {
+  const typed = new ESLint();
+  const samples = [
+    "src/app.ts",
+    "src/ui/browser/hosted.ts",
+    "packages/client/src/client.ts",
+    "test/architecture.test.ts",
+    "scripts/openapi.ts",
+    "bench/run.ts",
+  ];
+  for (const file of samples) {
+    const config = (await typed.calculateConfigForFile(file)) as {
+      languageOptions: { parserOptions: { projectService?: unknown } };
+      rules: Record<string, [number, ...unknown[]]>;
+    };
+    assert.ok(config.languageOptions.parserOptions.projectService, `${file}: linted without types`);
+    for (const rule of TYPED_RULES) assert.equal(config.rules[rule]?.[0], 2, `${file}: ${rule} is not an error`);
+  }
+  // And they see types: new text for a file of the SDK (the smallest program) with a promise nobody
+  // awaits and a switch whose default stands in for a member of the union.
+  const code = `type Kind = "a" | "b";
+export function pick(kind: Kind): number {
+  switch (kind) {
+    case "a":
+      return 1;
+    default:
+      return 2;
+  }
+}
+async function later(): Promise<void> {}
+export function run(): void {
+  later();
+}
+`;
+  const [result] = await typed.lintText(code, { filePath: "packages/client/src/errors.ts" });
+  const fired = result!.messages.map((m) => m.ruleId).sort();
+  assert.deepEqual(fired, ["@typescript-eslint/no-floating-promises", "@typescript-eslint/switch-exhaustiveness-check"]);
+});
+
+test("issue 28: every TypeScript file is in the program of its nearest tsconfig.json, which typed lint reads", () => {
+  // src/ui/browser/tsconfig.json inherited the root's `exclude` of its own folder: it checked two
+  // shared files and none of the browser scripts, and typecheck passed without looking at them.
+  const programs = new Map<string, Set<string>>();
+  const filesOf = (configPath: string): Set<string> => {
+    let files = programs.get(configPath);
+    if (!files) {
+      const parsed = ts.getParsedCommandLineOfConfigFile(configPath, {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => {} });
+      files = new Set(parsed?.fileNames.map((name) => resolve(name)));
+      programs.set(configPath, files);
+    }
+    return files;
+  };
+  const outside = ["src", "test", "scripts", "bench", "packages/client/src"].flatMap((root) =>
+    readdirSync(root, { recursive: true, encoding: "utf8" })
+      .filter((name) => name.endsWith(".ts"))
+      .map((name) => resolve(join(root, name)))
+      .filter((file) => {
+        const configPath = ts.findConfigFile(dirname(file), ts.sys.fileExists);
+        return configPath === undefined || !filesOf(resolve(configPath)).has(file);
+      }),
+  );
+  assert.deepEqual(outside, []);
 });

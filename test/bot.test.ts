@@ -25,7 +25,7 @@ let closedUrl: string;
 function answerSiteverify(request: IncomingMessage, response: ServerResponse, body: string): void {
   const form = Object.fromEntries(new URLSearchParams(body));
   seen.push({ method: request.method ?? "", path: request.url ?? "", contentType: request.headers["content-type"], form });
-  const behaviour = (form.response ?? "").split(".")[0];
+  const behaviour = (form.response ?? "").split(".")[0] ?? ""; // split gives at least one part
   const json = (value: unknown): void => {
     response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(value));
   };

@@ -35,7 +35,7 @@ interface SentRequest {
 function recordingFetch(sent: SentRequest[], answer?: () => Response): typeof fetch {
   return async (input, init) => {
     sent.push({
-      url: String(input),
+      url: input instanceof Request ? input.url : String(input),
       method: init?.method ?? "GET",
       headers: new Headers(init?.headers),
       credentials: init?.credentials,

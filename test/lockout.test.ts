@@ -199,7 +199,7 @@ test("lockout: an unknown email locks out exactly like a known one", async (t) =
     answers.push(await login(h, email, rightPassword));
     answers.push(await login(h, email, WRONG_PASSWORD));
     return answers.map((res) => {
-      const { requestId: _requestId, ...rest } = res.json() as Record<string, unknown>;
+      const { requestId: _requestId, ...rest } = res.json<Record<string, unknown>>();
       const retry = res.headers["retry-after"];
       return [res.statusCode, rest, retry === undefined ? undefined : String(retry)];
     });

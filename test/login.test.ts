@@ -12,7 +12,7 @@ import { loginCookie } from "./support/flows.js";
 import { createHarness, login, OTHER_STRONG_PASSWORD, registerVerifiedMember, sessionCookieOf, STRONG_PASSWORD } from "./support/harness.js";
 
 function withoutRequestId(res: LightMyRequestResponse): Record<string, unknown> {
-  const { requestId: _requestId, ...rest } = res.json() as Record<string, unknown>;
+  const { requestId: _requestId, ...rest } = res.json<Record<string, unknown>>();
   return rest;
 }
 

@@ -171,7 +171,7 @@ test("register-magic-link: an existing email gets the same success shape with a 
   ] as const) {
     const again = await registerMagic(h, email);
     assert.equal(again.statusCode, 200, again.body);
-    const body = again.json() as Record<string, unknown>;
+    const body = again.json<Record<string, unknown>>();
     assert.deepEqual(Object.keys(body).sort(), ["message", "recordid", "success"], `${email}: ${again.body}`);
     assert.equal(body.success, true);
     assert.equal(body.message, fresh.json().message, `${email}: same message as a genuine registration`);
@@ -586,7 +586,7 @@ test("verify-magic-link with 2FA: no code -> requires2FA and no cookie; a wrong 
   const { token } = await magicLinkFor(h, "grace@example.org");
   const noCode = await verifyLink(h, recordId, token);
   assert.equal(noCode.statusCode, 200, noCode.body);
-  const noCodeBody = noCode.json() as Record<string, unknown>;
+  const noCodeBody = noCode.json<Record<string, unknown>>();
   assert.deepEqual(Object.keys(noCodeBody).sort(), ["message", "requires2FA", "success"]);
   assert.equal(noCodeBody.success, false);
   assert.equal(noCodeBody.requires2FA, true);
@@ -617,10 +617,10 @@ test("verify-magic-link with 2FA: a recovery code works once; 3 wrong codes lock
   const cookie = sessionCookieOf(loginRes);
   assert.ok(cookie);
   const setup = await post(h, "/auth/2fa/setup", { password: STRONG_PASSWORD }, { cookie });
-  const secret = (setup.json() as { secret: string }).secret;
+  const secret = setup.json<{ secret: string }>().secret;
   const enabled = await post(h, "/auth/2fa/enable", { code: totpAt(secret, h.clock.now()) }, { cookie });
   assert.equal(enabled.statusCode, 200, enabled.body);
-  const recoveryCodes = (enabled.json() as { recoveryCodes: string[] }).recoveryCodes;
+  const recoveryCodes = enabled.json<{ recoveryCodes: string[] }>().recoveryCodes;
   h.clock.advance(30 * SECOND);
 
   const link1 = await magicLinkFor(h, "ada@example.org");

@@ -15,7 +15,7 @@ import { createTestSchema, TEST_DATABASE_URL } from "./support/postgres.js";
 async function migrateUpTo(db: Kysely<Database>, last: string): Promise<void> {
   const subset = Object.fromEntries(Object.entries(MIGRATIONS).filter(([name]) => name <= last));
   const { error } = await (await createMigrator(db, { getMigrations: async () => subset })).migrateToLatest();
-  if (error) throw error;
+  assert.ifError(error);
 }
 
 async function databases(): Promise<{ name: string; url: string; dispose: () => Promise<void> }[]> {

@@ -74,7 +74,7 @@ test("a refusal by a rule or a lockout names it on the request's own log line, w
   let limited;
   for (let i = 0; i < 20 && limited?.statusCode !== 429; i++) limited = await post(h, "/auth/forgot-password", body, { ip: "198.51.100.7" });
   assert.equal(limited?.statusCode, 429, "the forgot-password limits refuse at last");
-  const ruleLine = refusalLine(limited!.json().requestId as string);
+  const ruleLine = refusalLine(limited.json().requestId as string);
   assert.ok(ruleLine && typeof ruleLine.rule === "string" && ruleLine.code === "rate_limited", JSON.stringify(ruleLine));
   assert.ok(!h.logs.join("").includes("Wrong-Password-1"));
 });

@@ -73,7 +73,7 @@ async function loginWithTotp(h: Harness, email: string, secret: string): Promise
   h.clock.advance(31 * SECOND); // a fresh time step: the last accepted one would be a replay
   const res = await post(h, "/auth/login", { email, password: STRONG_PASSWORD, "bot-challenge-response": "x", twoFACode: totpAt(secret, h.clock.now()) });
   assert.equal(res.statusCode, 200, res.body);
-  return (res.json() as { authorized: boolean }).authorized;
+  return res.json<{ authorized: boolean }>().authorized;
 }
 
 /** Standard Webhooks v1 signature by hand (the library would check the timestamp against the real clock). */
@@ -108,11 +108,11 @@ test("rotation: A sealed -> B with A previous still opens everything -> reseal -
   // Under key A: an enrolled member, a member half-way through setup, two verify_email payloads pending.
   await registerVerifiedMember(h, "totp@example.org");
   const totpCookie = sessionCookieOf(await login(h, "totp@example.org"))!;
-  const { secret: totpSecret } = (await post(h, "/auth/2fa/setup", { password: STRONG_PASSWORD }, { cookie: totpCookie })).json() as { secret: string };
+  const { secret: totpSecret } = (await post(h, "/auth/2fa/setup", { password: STRONG_PASSWORD }, { cookie: totpCookie })).json<{ secret: string }>();
   assert.equal((await post(h, "/auth/2fa/enable", { code: totpAt(totpSecret, h.clock.now()) }, { cookie: totpCookie })).statusCode, 200);
   await registerVerifiedMember(h, "pending@example.org");
   const pendingCookie = sessionCookieOf(await login(h, "pending@example.org"))!;
-  const { secret: pendingSecret } = (await post(h, "/auth/2fa/setup", { password: STRONG_PASSWORD }, { cookie: pendingCookie })).json() as { secret: string };
+  const { secret: pendingSecret } = (await post(h, "/auth/2fa/setup", { password: STRONG_PASSWORD }, { cookie: pendingCookie })).json<{ secret: string }>();
   for (const email of ["late1@example.org", "late2@example.org"]) {
     const res = await post(h, "/auth/register-password", { email, name: "Late", password: STRONG_PASSWORD, "bot-challenge-response": "x" });
     assert.equal(res.statusCode, 200, res.body);

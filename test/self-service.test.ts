@@ -458,7 +458,7 @@ test("review of D24: in Password Change Pending the flagged password re-authenti
   // A made-up link is refused before any transaction starts.
   const transactions: unknown[] = [];
   const original = h.deps.store.transaction.bind(h.deps.store);
-  h.deps.store.transaction = ((work: never) => (transactions.push(1), original(work))) as typeof h.deps.store.transaction;
+  h.deps.store.transaction = (work: never) => (transactions.push(1), original(work));
   t.after(() => void (h.deps.store.transaction = original));
   for (const path of ["/auth/secure-account", "/auth/confirm-email-change"])
     assertError(await post(h, path, { recordId, token: "A".repeat(43) }), 400, "invalid_token");

@@ -54,7 +54,7 @@ test("sessionTier 15m: Max-Age=900 and exp - iat = 900", async (t) => {
   assert.ok(cookie.attributes.includes("max-age=900"), cookie.attributes.join("; "));
   const session = await get(h, "/auth/session", { cookie: cookie.value });
   assert.equal(session.statusCode, 200, session.body);
-  const data = session.json() as { iat: number; exp: number };
+  const data = session.json<{ iat: number; exp: number }>();
   assert.equal(data.exp - data.iat, 900);
   h.clock.advance(15 * MINUTE + SECOND);
   assert.equal(await sessionStatus(h, cookie.value), 401);

@@ -23,7 +23,7 @@ async function settledWithin<T>(promise: Promise<T>): Promise<PromiseSettledResu
 
 function assertRefused(result: PromiseSettledResult<unknown>, what: string): void {
   assert.equal(result.status, "rejected", `${what}: the outer store answered inside the transaction`);
-  assert.ok((result as PromiseRejectedResult).reason instanceof OuterStoreInTransactionError, `${what}: ${String((result as PromiseRejectedResult).reason)}`);
+  assert.ok(result.reason instanceof OuterStoreInTransactionError, `${what}: ${String(result.reason)}`);
 }
 
 test("issue 28: the outer store used inside store.transaction throws at once (a read, a write, a nested transaction, the hot reader), and the transaction rolls back", async (t) => {

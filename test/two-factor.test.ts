@@ -43,7 +43,7 @@ const SECRETS_KEY_HEX = "11".repeat(32);
 /** 200 authorized with a cookie; returns the session id. */
 function assertAuthorized(res: LightMyRequestResponse, recordId?: string): string {
   assert.equal(res.statusCode, 200, res.body);
-  const body = res.json() as Record<string, unknown>;
+  const body = res.json<Record<string, unknown>>();
   assert.equal(body.authorized, true, res.body);
   if (recordId !== undefined) assert.deepEqual(body, { authorized: true, recordid: recordId, redirectUrl: "/" });
   const cookie = sessionCookieOf(res);
@@ -54,7 +54,7 @@ function assertAuthorized(res: LightMyRequestResponse, recordId?: string): strin
 /** 200 exactly { authorized:false, two_factor_required:true, message } and no session cookie. */
 function assertTwoFactorRequired(res: LightMyRequestResponse): void {
   assert.equal(res.statusCode, 200, res.body);
-  const body = res.json() as Record<string, unknown>;
+  const body = res.json<Record<string, unknown>>();
   assert.deepEqual(Object.keys(body).sort(), ["authorized", "message", "two_factor_required"], res.body);
   assert.equal(body.authorized, false);
   assert.equal(body.two_factor_required, true);
@@ -82,7 +82,7 @@ async function memberWithSession(h: Harness, email = EMAIL): Promise<{ recordId:
 async function setUp(h: Harness, cookie: string): Promise<{ secret: string; otpauthUrl: string; qrCodeDataUrl: string }> {
   const res = await post(h, "/auth/2fa/setup", { password: STRONG_PASSWORD }, { cookie });
   assert.equal(res.statusCode, 200, res.body);
-  return res.json() as { secret: string; otpauthUrl: string; qrCodeDataUrl: string };
+  return res.json<{ secret: string; otpauthUrl: string; qrCodeDataUrl: string }>();
 }
 
 /** Every byte the store has written: the database file and its WAL. */
@@ -139,7 +139,7 @@ test("2fa setup: a 160-bit base32 secret, an otpauth URL with issuer, secret, SH
   const { cookie } = await memberWithSession(h);
   const res = await post(h, "/auth/2fa/setup", {}, { cookie });
   assert.equal(res.statusCode, 200, res.body);
-  const body = res.json() as Record<string, unknown>;
+  const body = res.json<Record<string, unknown>>();
   assert.deepEqual(Object.keys(body).sort(), ["otpauthUrl", "qrCodeDataUrl", "secret", "success"]);
   assert.equal(body.success, true);
 
@@ -449,7 +449,7 @@ test("2fa disable: 409 when not enabled; 400 with neither password nor code; 401
 
   const disabled = await post(h, "/auth/2fa/disable", { password: STRONG_PASSWORD }, { cookie });
   assert.equal(disabled.statusCode, 200, disabled.body);
-  assert.deepEqual(Object.keys(disabled.json() as object).sort(), ["message", "success"]);
+  assert.deepEqual(Object.keys(disabled.json<object>()).sort(), ["message", "success"]);
   assert.equal(disabled.json().success, true);
 
   const fresh = assertAuthorized(await login(h, EMAIL), recordId);

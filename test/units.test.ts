@@ -49,7 +49,8 @@ test("lockout steps: 1 h, 4 h, 24 h, 7 d, then 7 d again (D13)", () => {
   for (let round = 0; round < 5; round++) {
     for (let i = 0; i < 3; i++) state = recordFailedLogin(state, now);
     durations.push(lockoutRemainingMs(state, now) / HOUR);
-    now = state!.lockedUntil;
+    assert.ok(state, "three failures lock");
+    now = state.lockedUntil;
     assert.equal(lockoutRemainingMs(state, now), 0, "the lockout ends exactly at lockedUntil");
   }
   assert.deepEqual(durations, [1, 4, 24, 168, 168]);

@@ -61,7 +61,7 @@ test("verify-email: a recordId that is not digits is refused with a 4xx (invalid
   for (const recordId of ["abc", "12ab34", "-1", "1e15", " 123456789012345", "99999999999999999999"]) {
     const res = await verify(h, recordId, token);
     assert.ok(res.statusCode >= 400 && res.statusCode < 500, `${recordId}: ${res.statusCode} ${res.body}`);
-    const code = (res.json() as { code: string }).code;
+    const code = res.json<{ code: string }>().code;
     assert.ok(code === "invalid_token" || code === "validation_failed", `${recordId}: ${res.body}`);
     assertError(res, res.statusCode, code);
   }

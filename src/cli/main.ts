@@ -88,6 +88,7 @@ async function runTenantCommand(deps: Deps, command: string | undefined, arg: st
       return rotateWebhookSecret(deps, need(arg, "<domain>"));
     case "deliveries":
       return listWebhookDeliveries(deps, need(arg, "<domain>"));
+    case undefined: // `latch tenant` alone
     default:
       throw new UsageError(`unknown tenant command: ${command ?? "(none)"}`);
   }

@@ -7,8 +7,6 @@ import type { WebhookEventType, WebhookPayload } from "../core/webhook-payloads.
 import type { Member, Tenant } from "../model.js";
 import type { SecretBox } from "../security/secret-box.js";
 import type { Store } from "../store/index.js";
-import type { BackgroundTasks } from "./background.js";
-import type { WebhookDispatcher } from "./dispatcher.js";
 import { generateWebhookId } from "./webhook-sender.js";
 
 export interface OutboxDeps {
@@ -41,18 +39,4 @@ export async function enqueueWebhook<T extends WebhookEventType>(
 /** The member fields every payload of spec 6 starts with; recordid is a string (D8). */
 export function memberFields(member: Pick<Member, "recordId" | "email" | "name">): { recordid: string; email: string; name: string } {
   return { recordid: String(member.recordId), email: member.email, name: member.name };
-}
-
-/**
- * Runs `work` in a transaction after the answer is sent, then wakes the dispatcher if it enqueued
- * anything: for flows whose answer must not reveal, even by its timing, whether an email was sent.
- */
-export function enqueueAfterAnswer(
-  deps: { background: BackgroundTasks; store: Store; webhooks: WebhookDispatcher },
-  name: string,
-  work: (tx: Store) => Promise<boolean>,
-): void {
-  deps.background.run(name, async () => {
-    if (await deps.store.transaction(work)) deps.webhooks.notify();
-  });
 }

@@ -99,7 +99,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
  * in the D4 body with the request's id, and logged. The URL is in the request's own log line,
  * masked there; Fastify's error message holds it raw, so the message is never logged or sent.
  */
-export function handleFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+export function handleFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   const authError =
     error.code === "FST_ERR_MAX_PARAM_LENGTH"
       ? new AuthError("validation_failed", { status: 414, message: "A part of the path is longer than any valid value." })
@@ -107,7 +107,7 @@ export function handleFrameworkError(error: FastifyError, request: FastifyReques
         ? new AuthError("validation_failed", { message: "The URL is not valid." })
         : new AuthError("internal_error");
   request.log.info({ code: authError.code, reason: error.code }, "request refused");
-  return sendError(request, reply, authError);
+  void sendError(request, reply, authError); // the reply is sent; Fastify ignores what this hook returns
 }
 
 /**

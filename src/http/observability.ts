@@ -66,7 +66,9 @@ class LazyRequestLogger {
 
   private write(level: LevelName, args: unknown[]): void {
     if (this.#child === undefined && !this.parent.isLevelEnabled(level)) return;
-    (this.child_()[level] as (...a: unknown[]) => void)(...args);
+    const child = this.child_();
+    // pino's LogFn is overloaded, so no spread of unknown[] type-checks: the arguments go on as given.
+    Reflect.apply(child[level], child, args);
   }
 
   private child_(): Logger {
@@ -78,7 +80,7 @@ class LazyRequestLogger {
 function requestLogger(parent: Logger, bindings: Bindings, options: ChildLoggerOptions): FastifyBaseLogger {
   const ownLevel = options.level !== undefined && options.level !== parent.level;
   if (ownLevel || options.serializers !== undefined) return parent.child(bindings, options);
-  return new LazyRequestLogger(parent, bindings, options) as unknown as FastifyBaseLogger;
+  return new LazyRequestLogger(parent, bindings, options);
 }
 
 /** Call before any route is registered: the route binding is set when each route is added. */

@@ -17,9 +17,9 @@ assert.ok(TEST_REDIS_URL, "run by scripts/test-backends.mjs with TEST_REDIS_URL"
 
 test("with REDIS_URL the limit counters live in Redis under the key prefix, none in the SQL store", async (t) => {
   const prefix = `latch_test_${randomBytes(6).toString("hex")}:`;
-  const h = await createHarness({ env: { REDIS_URL: TEST_REDIS_URL!, REDIS_KEY_PREFIX: prefix } });
+  const h = await createHarness({ env: { REDIS_URL: TEST_REDIS_URL, REDIS_KEY_PREFIX: prefix } });
   t.after(() => h.close());
-  const redis = new Redis(TEST_REDIS_URL!);
+  const redis = new Redis(TEST_REDIS_URL);
   t.after(() => redis.quit());
   for (let i = 0; i < 6; i++) await register(h, `r${i}@example.org`, STRONG_PASSWORD, { ip: "198.51.100.7" });
   assert.equal((await register(h, "r6@example.org", STRONG_PASSWORD, { ip: "198.51.100.7" })).statusCode, 429, "the per-IP limit holds with Redis");
@@ -33,11 +33,11 @@ test("with REDIS_URL the limit counters live in Redis under the key prefix, none
 });
 
 test("Redis outage: 503 unavailable, nothing written, readiness reports it, recovery without a restart", async (t) => {
-  const target = new URL(TEST_REDIS_URL!);
+  const target = new URL(TEST_REDIS_URL);
   const proxy = new TcpProxy({ host: target.hostname, port: Number(target.port || 6379) });
   await proxy.listen();
   t.after(() => proxy.close());
-  const proxied = new URL(TEST_REDIS_URL!);
+  const proxied = new URL(TEST_REDIS_URL);
   proxied.port = String(proxy.port);
   const h = await createHarness({ env: { REDIS_URL: proxied.toString(), REDIS_COMMAND_TIMEOUT_MS: "300" } });
   t.after(() => h.close());

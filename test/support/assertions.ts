@@ -19,7 +19,7 @@ export function ok<T = Record<string, unknown>>(res: LightMyRequestResponse): T 
 /** D4: every non-2xx body is { success:false, code, message, requestId } (+ extras); returns the body. */
 export function assertError(res: LightMyRequestResponse, status: number, code: string): Record<string, unknown> {
   assert.equal(res.statusCode, status, res.body);
-  const body = res.json() as Record<string, unknown>;
+  const body = res.json<Record<string, unknown>>();
   assert.equal(body.success, false, res.body);
   assert.equal(body.code, code, res.body);
   assert.equal(typeof body.message, "string", res.body);
@@ -48,7 +48,7 @@ export function assertLoginRefused(res: LightMyRequestResponse, status: number, 
 /** D5: 200 with exactly `keys` (success among them), success:true and a non-empty message; returns the body. */
 export function assertSuccessBody(res: LightMyRequestResponse, keys: string[]): Record<string, unknown> {
   assert.equal(res.statusCode, 200, res.body);
-  const body = res.json() as Record<string, unknown>;
+  const body = res.json<Record<string, unknown>>();
   assert.deepEqual(Object.keys(body).sort(), [...keys].sort(), res.body);
   assert.equal(body.success, true);
   assert.equal(typeof body.message, "string");
@@ -117,7 +117,7 @@ export function sessionSetCookie(res: LightMyRequestResponse): { value: string; 
 /** 2FA enable's or regenerate's 200: exactly { success:true, recoveryCodes } with ten distinct codes of the form xxxx-xxxx-xxxx-xxxx; returns them. */
 export function assertRecoveryCodes(res: LightMyRequestResponse): string[] {
   assert.equal(res.statusCode, 200, res.body);
-  const body = res.json() as Record<string, unknown>;
+  const body = res.json<Record<string, unknown>>();
   assert.deepEqual(Object.keys(body).sort(), ["recoveryCodes", "success"], res.body);
   assert.equal(body.success, true);
   assert.ok(Array.isArray(body.recoveryCodes));

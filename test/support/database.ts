@@ -17,7 +17,7 @@ export async function memberRow<C extends keyof MemberColumns>(h: Harness, recor
     .select(columns as readonly (keyof MemberColumns)[])
     .where("id", "=", Number(recordId))
     .executeTakeFirstOrThrow();
-  return row as Pick<MemberColumns, C>;
+  return row;
 }
 
 /** One column of the member's row, which must exist. */

@@ -185,7 +185,7 @@ export async function sessionStatus(h: Harness, cookie: string, options: PostOpt
 export async function sessionData(h: Harness, cookie: string, options: PostOptions = {}): Promise<Record<string, unknown>> {
   const res = await get(h, "/auth/session", { cookie, ...options });
   assert.equal(res.statusCode, 200, res.body);
-  return res.json() as Record<string, unknown>;
+  return res.json<Record<string, unknown>>();
 }
 
 /** Tenant settings whose three webhooks go to the harness's receiver, with no bot protection. */
@@ -231,7 +231,7 @@ export async function addOtherTenant(h: Harness, domain = OTHER_DOMAIN): Promise
 export async function enrolTwoFactor(h: Harness, cookie: string, password = STRONG_PASSWORD): Promise<{ secret: string; recoveryCodes: string[] }> {
   const setup = await post(h, "/auth/2fa/setup", { password }, { cookie });
   assert.equal(setup.statusCode, 200, setup.body);
-  const secret = (setup.json() as { secret: string }).secret;
+  const secret = setup.json<{ secret: string }>().secret;
   const recoveryCodes = assertRecoveryCodes(await post(h, "/auth/2fa/enable", { code: totpAt(secret, h.clock.now()) }, { cookie }));
   // The enrolment code's step is now used: move on so the next code is fresh.
   h.clock.advance(30 * SECOND);

@@ -52,8 +52,8 @@ export async function startServerProcess(options: ServerProcessOptions): Promise
     }
   };
   // Both streams are always read, so a chatty process never blocks on a full pipe.
-  createInterface({ input: child.stdout! }).on("line", onLine);
-  createInterface({ input: child.stderr! }).on("line", onLine);
+  createInterface({ input: child.stdout }).on("line", onLine);
+  createInterface({ input: child.stderr }).on("line", onLine);
   const exited = once(child, "exit").then(([code, signal]) => ({ code: code as number | null, signal: signal as NodeJS.Signals | null }));
   let exitInfo: { code: number | null; signal: NodeJS.Signals | null } | undefined;
   void exited.then((info) => (exitInfo = info));

@@ -17,7 +17,6 @@ import { enqueueWebhook, memberFields } from "../../events/outbox.js";
 import { issueOneTimeToken } from "../kernel/one-time-tokens.js";
 
 export const ADMIN_RESEND_MESSAGE = "A new verification email has been sent.";
-export const PASSWORD_CHANGE_REQUIRED_MESSAGE = "The member must change their password.";
 
 /** 401 for a missing or unknown key; 403 for a real key of another application (spec 5.1). */
 export async function authenticateAdmin(deps: Deps, tenant: Tenant, apiKey: string | undefined): Promise<void> {

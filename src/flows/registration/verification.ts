@@ -6,7 +6,7 @@
  */
 import type { Deps } from "../../deps.js";
 import { AuthError } from "../../errors.js";
-import { MemberStatus, type Member, type RequestContext, type Tenant } from "../../model.js";
+import { MemberStatus, type RequestContext, type Tenant } from "../../model.js";
 import { parseRecordId } from "../../security/identity.js";
 import { sha256Hex } from "../../security/hashing.js";
 import type { Activation } from "../../store/members.js";
@@ -93,9 +93,4 @@ export async function describeVerificationLink(deps: Deps, tenant: Tenant, rawRe
   if (link.registrationId === null) return { setsPassword: false, registeredName: undefined };
   const registration = await deps.store.registrations.findRegistration(tenant.id, recordId, link.registrationId);
   return { setsPassword: registration?.passwordHash != null, registeredName: registration?.name };
-}
-
-/** Whether a resend may go out: only a member still waiting for verification gets one. */
-export function isAwaitingVerification(member: Member | undefined): member is Member {
-  return member !== undefined && member.status === MemberStatus.pending;
 }

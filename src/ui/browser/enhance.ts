@@ -57,7 +57,7 @@ const submitters: Record<string, (client: LatchClient, fields: Fields) => Promis
   },
   verifyMagicLink: async (c, f) => {
     const { recordId, token } = linkFromLocation();
-    const result = await c.verifyMagicLink(recordId, token, f as never);
+    const result = await c.verifyMagicLink(recordId, token, f);
     return result.success ? safeRedirectPath(result.redirect, pagePaths.account) : "code";
   },
   addPasskey,

@@ -30,10 +30,10 @@ export async function findA11yViolations(page: Page, options: A11yOptions = {}):
   const loaded = await page.evaluate("typeof window.axe === 'object'");
   if (!loaded) await page.evaluate(axe.source);
   const context = { include: options.include ?? ["html"], exclude: options.exclude ?? [] };
-  const results = (await page.evaluate(
+  const results = await page.evaluate(
     (runContext) => (globalThis as unknown as { axe: typeof axe }).axe.run(runContext, { resultTypes: ["violations"] }),
     context,
-  )) as axe.AxeResults;
+  );
   return results.violations.map((violation) => ({
     id: violation.id,
     impact: violation.impact ?? null,
