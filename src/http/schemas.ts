@@ -74,13 +74,13 @@ export const ErrorDetails = Type.Union(
 export const ErrorBody = Type.Object(
   {
     success: Type.Literal(false),
-    code: Type.Unsafe<ErrorCode>({ type: "string", enum: Object.keys(errorStatus), description: "Stable code for programs (DECISIONS D4); never renamed." }),
+    code: Type.Unsafe<ErrorCode>({ type: "string", enum: Object.keys(errorStatus), description: "Stable code for programs; never renamed." }),
     message: Type.String({ description: "For people; the wording may change." }),
     requestId: Type.String({ description: "Also in the `x-request-id` header and in the log line of the request." }),
-    authorized: Type.Optional(Type.Literal(false, { description: "Only on `/auth/login` answers (spec 4.2)." })),
+    authorized: Type.Optional(Type.Literal(false, { description: "Only on `/auth/login` answers." })),
     details: Type.Optional(Type.Ref(ERROR_DETAILS_ID)),
   },
-  { $id: ERROR_BODY_ID, additionalProperties: true, description: "The body of every non-2xx answer (DECISIONS D4)." },
+  { $id: ERROR_BODY_ID, additionalProperties: true, description: "The body of every non-2xx answer." },
 );
 
 export const MessageBody = Type.Object({ success: Type.Literal(true), message: Type.String() });

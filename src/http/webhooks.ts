@@ -11,7 +11,7 @@ import { described, StringEnum, Timestamp } from "./schemas.js";
 
 const Link = (page: string, description: string) =>
   Type.String({ format: "uri", description: `\`https://<tenant domain>/${page}/<recordid>/<token>\`: ${description}` });
-const RecordId = Type.String({ pattern: "^[0-9]+$", description: "The member's record id (always a string, D8)." });
+const RecordId = Type.String({ pattern: "^[0-9]+$", description: "The member's record id (always a string of digits)." });
 const EventType = <T extends WebhookEventType>(type: T) => Type.Literal(type);
 /** What every email webhook starts with: whom to write to. */
 const recipient = {
@@ -40,7 +40,7 @@ const events: Record<WebhookEventType, WebhookEvent> = {
   account_exists: {
     summary: "Someone registered an address that already has an account",
     sentTo: "emailVerificationWebhook",
-    description: "Nothing was stored or changed; tell the owner, who can ignore it or reset the password (D18). No link.",
+    description: "Nothing was stored or changed; tell the owner, who can ignore it or reset the password. No link.",
     body: Type.Object({ event_type: EventType("account_exists"), ...recipient }),
   },
   password_reset: {
@@ -52,7 +52,7 @@ const events: Record<WebhookEventType, WebhookEvent> = {
   magic_login: {
     summary: "Log in by link or code",
     sentTo: "magicLoginWebhook",
-    description: "request-magic-link for a verified account that is not `Locked`. Put both the link and the code in the email: using either uses both (D26).",
+    description: "request-magic-link for a verified account that is not `Locked`. Put both the link and the code in the email: using either uses both.",
     body: Type.Object({
       event_type: EventType("magic_login"),
       ...recipient,
@@ -63,7 +63,7 @@ const events: Record<WebhookEventType, WebhookEvent> = {
   email_change: {
     summary: "Confirm a new email address",
     sentTo: "emailVerificationWebhook",
-    description: "A member asked to change their email to this address (D24); `email` is the **new** address. Not sent when the address is taken.",
+    description: "A member asked to change their email to this address; `email` is the **new** address. Not sent when the address is taken.",
     body: Type.Object({
       event_type: EventType("email_change"),
       ...recipient,
@@ -73,7 +73,8 @@ const events: Record<WebhookEventType, WebhookEvent> = {
   security_alert: {
     summary: "Tell the member what happened to their account",
     sentTo: "securityAlertWebhook (only when set)",
-    description: 'D16, D24. Put `secureAccountLink` in the email as "This wasn\'t me".',
+    description:
+      'A login from a new country or network, or a change to the account (`alert` says which). Put `secureAccountLink` in the email as "This wasn\'t me".',
     body: Type.Object({
       event_type: EventType("security_alert"),
       ...recipient,
@@ -89,14 +90,14 @@ const events: Record<WebhookEventType, WebhookEvent> = {
   "member.created": {
     summary: "A pending account became a member",
     sentTo: "eventsWebhook (only when set)",
-    description: "Its email was verified, or a reset link proved it (D25).",
+    description: "Its email was verified, or a reset link proved it.",
     body: Type.Object({ event_type: EventType("member.created"), ...lifecycle }),
   },
   "member.updated": {
     summary: "A member changed",
     sentTo: "eventsWebhook (only when set)",
     description:
-      'A rename, a confirmed new email, or a status change (lock, unlock, a required password change, a reset or change that ends it, "this wasn\'t me") (D24, D25).',
+      'A rename, a confirmed new email, or a status change (lock, unlock, a required password change, a reset or change that ends it, "this wasn\'t me").',
     body: Type.Object({
       event_type: EventType("member.updated"),
       ...lifecycle,
@@ -106,13 +107,13 @@ const events: Record<WebhookEventType, WebhookEvent> = {
   "member.deleted": {
     summary: "A member was erased",
     sentTo: "eventsWebhook (only when set)",
-    description: "An admin erased the member, or the member deleted their account (D22, D24). No email.",
+    description: "An admin erased the member, or the member deleted their account. No email.",
     body: Type.Object({ event_type: EventType("member.deleted"), ...lifecycle }),
   },
   "session.created": {
     summary: "A member logged in",
     sentTo: "eventsWebhook (only when set)",
-    description: "A login of any kind (D25).",
+    description: "A login of any kind opened a session.",
     body: Type.Object({
       event_type: EventType("session.created"),
       ...lifecycle,

@@ -55,7 +55,7 @@ export const botChallengeRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app
     {
       schema: {
         summary: "Get an ALTCHA challenge",
-        description: "D10. Only for tenants whose bot protection is `altcha` (the default); other tenants get 404 `not_found`. Rate-limited per IP.",
+        description: "Only for tenants whose bot protection is `altcha` (the default); other tenants get 404 `not_found`. Rate-limited per IP.",
         tags: ["bot"],
         operationId: "getBotChallenge",
         response: { 200: ChallengeBody, ...errorResponses(...TENANT_ERRORS, "not_found", "rate_limited") },
