@@ -1,7 +1,7 @@
 /**
- * Every number a rule of Latch is made of, in one place, each with the row of the interface spec
- * (`spec 8.2`) or of DECISIONS (`D13`) it implements. Flows, security and the store import the
- * numbers from here and nowhere else writes them. docs/limits.md is generated from RULE_TABLE
+ * Every number a rule of Latch is made of, in one place, each with the point of the interface spec
+ * or of DECISIONS it implements, by its anchor in docs/contract.md (`contract.md#spec-8-2`,
+ * `contract.md#d13`). Flows, security and the store import the numbers from here and nowhere else writes them. docs/limits.md is generated from RULE_TABLE
  * (`npm run docs`), and test/rules.test.ts fails when the two disagree.
  */
 import { DAY, HOUR, MINUTE, SECOND } from "./core/clock.js";
@@ -251,13 +251,24 @@ export const RULE_TABLE: readonly RuleRow[] = [
   },
 ];
 
+/**
+ * `contract.md#d13` and the like (how code cites docs/contract.md) as Markdown links for a page of
+ * docs/, named as a reader knows them: `[D13](contract.md#d13)`, `[spec 8.2](contract.md#spec-8-2)`.
+ */
+export function linkCitations(text: string): string {
+  return text.replace(/\bcontract\.md#(?:d(\d+)|spec-(\d+(?:-\d+)?)|issue-(\d+))\b/g, (citation, decision?: string, section?: string, issue?: string) => {
+    const label = decision ? `D${decision}` : section ? `spec ${section.replace("-", ".")}` : `issue ${issue}`;
+    return `[${label}](${citation})`;
+  });
+}
+
 /** docs/limits.md, whole. */
 export function renderLimitsDocument(): string {
-  const rows = RULE_TABLE.map((r) => `| ${r.rule} | ${r.value} | ${r.source} |`);
+  const rows = RULE_TABLE.map((r) => `| ${r.rule} | ${r.value} | ${linkCitations(r.source)} |`);
   return [
     "# Limits",
     "",
-    "Every number a rule of Latch is made of, with the row of the interface spec or of DECISIONS it implements.",
+    "Every number a rule of Latch is made of, with the point of the interface spec or of DECISIONS it implements ([contract](contract.md)).",
     "Generated from `src/rules.ts` by `npm run docs`; `test/rules.test.ts` fails when this file and the code disagree.",
     "Change a number there, never here.",
     "",
