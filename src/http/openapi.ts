@@ -22,7 +22,7 @@ export const security = {
   operator: [{ operatorKey: [] }],
 } as const;
 
-/** What each code means, for the document (DECISIONS D4). A Record, so a new code can't go undocumented. */
+/** What each code means, for the document (contract.md#d4). A Record, so a new code can't go undocumented. */
 const errorConditions: Record<ErrorCode, string> = {
   validation_failed: "Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what.",
   payload_too_large: "The body is over 16 KiB.",
@@ -63,7 +63,7 @@ const STORAGE_ERRORS: readonly ErrorCode[] = ["unavailable", "internal_error"];
 const RetryAfterHeader = Type.Integer({ minimum: 0, description: "Seconds to wait before trying again." });
 
 /**
- * A route's error responses, one per status, each the shared D4 body; the description lists the
+ * A route's error responses, one per status, each the shared contract.md#d4 body; the description lists the
  * codes of that status. Typed `never` on purpose: handlers never return errors (they throw, and
  * http/errors.ts sends the body), so these entries must not widen what a handler may return. The
  * body schema allows extra properties, so the serialiser never drops a field sendError writes.
@@ -89,7 +89,7 @@ export function errorResponses(...codes: readonly ErrorCode[]): Record<number, T
   return responses;
 }
 
-/** The session cookie Latch sets on a login (spec 2.2, D6), for the document's 200 answers. */
+/** The session cookie Latch sets on a login (contract.md#spec-2-2, contract.md#d6), for the document's 200 answers. */
 export const SetSessionCookieHeader = {
   "Set-Cookie": Type.String({ description: "`session_id=<id>; Max-Age=<session TTL in s>; Path=/; HttpOnly; Secure; SameSite=Lax` (no Domain)." }),
 };
@@ -253,7 +253,7 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
     },
     // Shared schemas keep their $id as their name under components/schemas (ErrorBody).
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === "string" ? json.$id : `def-${i}`) },
-    // Every /auth operation is tenant-scoped (D2): the header is documented once, per path.
+    // Every /auth operation is tenant-scoped (contract.md#d2): the header is documented once, per path.
     transformObject: (documentObject) => {
       const document = "openapiObject" in documentObject ? documentObject.openapiObject : documentObject.swaggerObject;
       // Added here rather than in the options above: the options' type has no room for TypeBox schemas.

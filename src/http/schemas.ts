@@ -1,4 +1,4 @@
-/** Request and response schemas shared by routes. Lengths bound every string (D4 over-long). */
+/** Request and response schemas shared by routes. Lengths bound every string (contract.md#d4 over-long). */
 import { Type, type TSchema } from "typebox";
 import { errorStatus, type ErrorCode } from "../errors.js";
 import { AUDIT_EVENT_TYPES, MemberStatus } from "../model.js";
@@ -11,7 +11,7 @@ export const PasswordField = Type.String({ minLength: 1, maxLength: 256 });
 export const TokenField = Type.String({ minLength: 1, maxLength: 128 });
 /**
  * The longest value any path parameter's schema allows, a tenant domain (RFC 1035: 253): the
- * router's maxParamLength, so only a longer one is 414 (D21) and the schema speaks for the rest.
+ * router's maxParamLength, so only a longer one is 414 (contract.md#d21) and the schema speaks for the rest.
  */
 export const MAX_PATH_PARAM_LENGTH = 253;
 export const RecordIdField = Type.String({ minLength: 1, maxLength: 20 });
@@ -33,11 +33,11 @@ export function StringEnum<T extends string>(values: string extends T ? never : 
   return Type.Unsafe<T>({ type: "string", enum: [...values], ...options });
 }
 
-/** Name of the D4 error body among the shared schemas (app.addSchema) and in the OpenAPI document. */
+/** Name of the contract.md#d4 error body among the shared schemas (app.addSchema) and in the OpenAPI document. */
 export const ERROR_BODY_ID = "ErrorBody";
 export const ERROR_DETAILS_ID = "ErrorDetails";
 
-/** errors.ts ValidationIssue: the one shape of a `validation_failed` detail (issue 16). */
+/** errors.ts ValidationIssue: the one shape of a `validation_failed` detail (contract.md#issue-16). */
 const ValidationIssueSchema = Type.Object(
   {
     field: Type.String({
@@ -54,7 +54,7 @@ const ValidationIssueSchema = Type.Object(
 );
 
 /**
- * `details` of the D4 body, one schema for every error answer: what `validation_failed` found, or
+ * `details` of the contract.md#d4 body, one schema for every error answer: what `validation_failed` found, or
  * the failed rules of `weak_password`. Typed as errors.ts ErrorDetails, so the serialiser never
  * meets another shape.
  */
@@ -67,7 +67,7 @@ export const ErrorDetails = Type.Union(
 );
 
 /**
- * D4's error body, as http/errors.ts sendError writes it. Error responses refer to it by $id, so
+ * contract.md#d4's error body, as http/errors.ts sendError writes it. Error responses refer to it by $id, so
  * it is serialised with this schema: `additionalProperties: true` keeps the serialiser from ever
  * dropping a field sendError adds.
  */
@@ -127,7 +127,7 @@ export const MemberStatusField = Type.Union([
   Type.Literal("Password Change Pending"),
 ]);
 export const TwoFactorStatusField = Type.Union([Type.Literal("Disabled"), Type.Literal("Enabled")]);
-/** A member as spec section 1 names its fields (D22 admin views, D24 `/auth/me`). */
+/** A member as contract.md#spec-1 names its fields (contract.md#d22 admin views, contract.md#d24 `/auth/me`). */
 export const memberIdentityFields = {
   recordid: Type.String(),
   email: Type.String({ format: "email" }),
@@ -137,7 +137,7 @@ export const memberIdentityFields = {
   _2fa_status: TwoFactorStatusField,
 };
 const Nullable = (description: string) => Type.Union([Type.String(), Type.Null()], { description });
-/** A session as its member (D24) and the admin's export (D22) see it: never the cookie or its hash. */
+/** A session as its member (contract.md#d24) and the admin's export (contract.md#d22) see it: never the cookie or its hash. */
 export const SessionFields = {
   createdAt: Timestamp,
   lastSeenAt: described(Timestamp, "Updated at most once a minute."),

@@ -1,5 +1,5 @@
 /**
- * The webhooks Latch sends (README "Webhooks", DECISIONS D9, D16, D24, D25, D26), as the OpenAPI
+ * The webhooks Latch sends (README "Webhooks", contract.md#d9, contract.md#d16, contract.md#d24, contract.md#d25, contract.md#d26), as the OpenAPI
  * 3.1 `webhooks` section: one entry per `event_type`, with the body each flow builds. The payloads
  * are put together in flows/ (email-requests, verification, email-change, security-alerts,
  * member-events); test/generated-client.test.ts checks every webhook it receives against these.
@@ -19,7 +19,7 @@ const recipient = {
   email: Type.String({ format: "email", description: "The address to send the email to." }),
   name: Type.String(),
 };
-/** What every lifecycle event (D25) starts with: no email, never a secret. */
+/** What every lifecycle event (contract.md#d25) starts with: no email, never a secret. */
 const lifecycle = { recordid: RecordId, at: described(Timestamp, "When it happened; deliveries are not in order, so order by this.") };
 
 interface WebhookEvent {
@@ -135,7 +135,7 @@ const signatureHeaders = [
   },
 ].map(({ name, description }) => ({ name, in: "header", required: true, description, schema: { type: "string" } }));
 
-/** The document's `webhooks`: a POST per event type, signed per Standard Webhooks (D9). */
+/** The document's `webhooks`: a POST per event type, signed per Standard Webhooks (contract.md#d9). */
 export function webhookPathItems(): Record<string, unknown> {
   return Object.fromEntries(
     Object.entries(events).map(([type, event]) => [

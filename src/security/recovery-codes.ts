@@ -1,5 +1,5 @@
 /**
- * One-time recovery codes (D14): 10 per set, each 16 characters of a 32-symbol alphabet shown as
+ * One-time recovery codes (contract.md#d14): 10 per set, each 16 characters of a 32-symbol alphabet shown as
  * xxxx-xxxx-xxxx-xxxx (80 bits). Stored only as SHA-256 of the normalised code bound to its
  * tenant and member: a stolen table can't be searched for all members at once, and 80 bits
  * can't be searched for one.

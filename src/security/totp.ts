@@ -1,5 +1,5 @@
 /**
- * TOTP per RFC 6238 (D14): SHA-1, 6 digits, 30 s steps, ±1 step, 160-bit secrets, through the
+ * TOTP per RFC 6238 (contract.md#d14): SHA-1, 6 digits, 30 s steps, ±1 step, 160-bit secrets, through the
  * otpauth library. Replay is refused by the caller, which stores the last accepted step.
  */
 import { Secret, TOTP } from "otpauth";

@@ -1,4 +1,4 @@
-/** D8: record ids are random integers in [10^14, 2^53): not sequential, so ids reveal no member count. */
+/** contract.md#d8: record ids are random integers in [10^14, 2^53): not sequential, so ids reveal no member count. */
 import { randomIntBetween } from "../../core/random.js";
 import type { Deps } from "../../deps.js";
 

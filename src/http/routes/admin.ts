@@ -46,7 +46,7 @@ export function auditEventTypeOf(type: string): AuditEventType {
   return type as AuditEventType;
 }
 
-/** `Authorization: Bearer <key>`; the scheme's name is case-insensitive (RFC 9110 section 11.1, D30). */
+/** `Authorization: Bearer <key>`; the scheme's name is case-insensitive (RFC 9110 section 11.1, contract.md#d30). */
 export function bearerToken(header: string | undefined): string | undefined {
   const match = header?.match(/^Bearer +([\x21-\x7e]{1,512})$/i);
   return match?.[1];

@@ -1,4 +1,4 @@
-/** GET /auth/bot-challenge (D10): a fresh ALTCHA challenge for the widget, for ALTCHA tenants only. */
+/** GET /auth/bot-challenge (contract.md#d10): a fresh ALTCHA challenge for the widget, for ALTCHA tenants only. */
 import type { FastifyPluginAsync } from "fastify";
 import { Type } from "typebox";
 import type { Deps } from "../../deps.js";

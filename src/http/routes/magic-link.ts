@@ -77,7 +77,7 @@ export const magicLinkRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
     },
   );
 
-  // The token is in the path (spec 4.4); the request serializer masks it in logs (src/logging.ts).
+  // The token is in the path (contract.md#spec-4-4); the request serializer masks it in logs (src/logging.ts).
   app.post(
     "/auth/verify-magic-link/:recordId/:token",
     {

@@ -1,5 +1,5 @@
 /**
- * D22, D30: the tenant admin's calls on one member, or on the list of them (the tenant's key): list
+ * contract.md#d22, contract.md#d30: the tenant admin's calls on one member, or on the list of them (the tenant's key): list
  * and search, read, export, erase, end every session, and turn 2FA off for support.
  */
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
@@ -31,7 +31,7 @@ import {
 import { contextOf } from "../tenant.js";
 import { ADMIN_CALL_ERRORS, auditEventTypeOf, requireAdminKey } from "./admin.js";
 
-/** D22: one member as the admin sees it (spec section 1 field names). */
+/** contract.md#d22: one member as the admin sees it (contract.md#spec-1 field names). */
 const memberFields = {
   ...memberIdentityFields,
   createdAt: Timestamp,

@@ -1,5 +1,5 @@
 /**
- * The operator API (D3). Without OPERATOR_API_KEY the whole prefix answers 404, as if absent.
+ * The operator API (contract.md#d3). Without OPERATOR_API_KEY the whole prefix answers 404, as if absent.
  * Each handler calls the same function the CLI calls.
  */
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";

@@ -1,4 +1,4 @@
-/** D26: passkeys. Registration and management need the session (D2's CSRF rule); login needs the bot check. */
+/** contract.md#d26: passkeys. Registration and management need the session (contract.md#d2's CSRF rule); login needs the bot check. */
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
 import type { Deps } from "../../deps.js";

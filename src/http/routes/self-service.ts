@@ -1,4 +1,4 @@
-/** D24: the member's own profile, email, sessions and account. Session calls follow D2's CSRF rule. */
+/** contract.md#d24: the member's own profile, email, sessions and account. Session calls follow contract.md#d2's CSRF rule. */
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
 import type { Deps } from "../../deps.js";

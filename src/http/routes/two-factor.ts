@@ -1,4 +1,4 @@
-/** Second-factor enrolment (D14). Every route needs the session cookie. */
+/** Second-factor enrolment (contract.md#d14). Every route needs the session cookie. */
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
 import type { Deps } from "../../deps.js";
@@ -21,7 +21,7 @@ const ReauthenticationPassword = described(
   PasswordField,
   "Turning 2FA on re-authenticates, at setup or at enable. The member's password; a member without one re-authenticates with a session under 10 minutes old.",
 );
-/** No body, or the password that re-authenticates at this step (D30). */
+/** No body, or the password that re-authenticates at this step (contract.md#d30). */
 export const SetUpTwoFactorBody = Type.Union([Type.Object({ password: Type.Optional(ReauthenticationPassword) }), Type.Null()], {
   description: "Send the password here to re-authenticate at setup, or no body and the password at enable.",
 });

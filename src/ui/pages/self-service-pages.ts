@@ -1,6 +1,6 @@
 /**
- * D24 in the hosted pages: the member's profile (name, email), where they are signed in, and
- * deleting the account; and the pages of the two links D24 mails: /email-change/… (confirm a new
+ * contract.md#d24 in the hosted pages: the member's profile (name, email), where they are signed in, and
+ * deleting the account; and the pages of the two links contract.md#d24 mails: /email-change/… (confirm a new
  * address) and /secure-account/… ("this wasn't me"). Plain form posts: each calls the same flow as
  * the JSON route, then redirects (303) or shows the form again with the error.
  */
@@ -32,7 +32,7 @@ export function time(ms: number | string): Html {
   return html`<time datetime="${iso}">${iso.replace("T", " ").replace(/\.\d+Z$/, " UTC")}</time>`;
 }
 
-/** The re-authentication fields this member needs (D24): the password if they have one, a code if 2FA is on. */
+/** The re-authentication fields this member needs (contract.md#d24): the password if they have one, a code if 2FA is on. */
 export function reauthFields(me: MeView, errors: FormError[]): Html {
   return html`${me.hasPassword ? field({ name: "password", label: "Your password", type: "password", autocomplete: "current-password", errors }) : html`<p class="hint">Your account has no password: this works within 10 minutes of logging in. If it is refused, log in again with an emailed link.</p>`}
 ${me._2fa_status === "Enabled" ? field({ name: "twoFACode", label: "Code from your authenticator app, or a recovery code", autocomplete: "one-time-code", errors }) : ""}`;
@@ -177,7 +177,7 @@ export async function selfServicePages(app: FastifyInstance, { deps }: PageDeps)
     }),
   );
 
-  // The links D24 mails. GET shows a button and changes nothing; the POST uses the token once.
+  // The links contract.md#d24 mails. GET shows a button and changes nothing; the POST uses the token once.
   const emailChangeForm = (errors: FormError[], alive: boolean) =>
     alive
       ? form({
