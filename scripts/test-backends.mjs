@@ -21,6 +21,7 @@ const STORE_INDEPENDENT = new Set([
   "secret-box.test.ts",
   "client-types.test.ts",
   "webauthn-authenticator.test.ts",
+  "citations.test.ts",
 ]);
 
 const { TEST_DATABASE_URL, TEST_REDIS_URL } = process.env;
