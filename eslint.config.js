@@ -9,14 +9,14 @@ const bannedClockAndRandom = [
   { selector: "CallExpression[callee.object.name='Math'][callee.property.name='random']", message: "Use deps.random (src/core/random.ts)." },
 ];
 
-// Issue 28: inside a transaction's callback the outer store is the trap (it never returned on
+// contract.md#issue-28: inside a transaction's callback the outer store is the trap (it never returned on
 // SQLite and ran outside the transaction on PostgreSQL): the callback's own `tx` is the store there.
 const outerStoreInTransaction = {
   selector: "CallExpression[callee.property.name='transaction'] > :function MemberExpression[object.name='deps'][property.name='store']",
   message: "Inside store.transaction, use the transaction's store (tx), never deps.store (src/store/transaction-scope.ts).",
 };
 
-// Issue 18: the layers, lowest first (docs/architecture.md). A file imports from its own layer and
+// contract.md#issue-18: the layers, lowest first (docs/architecture.md). A file imports from its own layer and
 // the ones below, type imports included. Matched on the import's text, so a layer is its folder
 // name or, for the files at the top of src/, the file's name.
 const LAYERS = [
@@ -45,7 +45,7 @@ const layerPatterns = (layer, index) =>
     })),
   );
 
-// Issue 28: the flows are feature slices over a shared kernel (docs/architecture.md). A slice
+// contract.md#issue-28: the flows are feature slices over a shared kernel (docs/architecture.md). A slice
 // imports the kernel and itself, never another slice; the kernel imports no slice. So a change to
 // one feature stays in its folder (plus its route and page), and shared plumbing lives in one place.
 export const FLOW_SLICES = ["registration", "login", "password", "two-factor", "passkeys", "account", "admin", "tenants"];
@@ -75,7 +75,7 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
-    // Issue 28: lint with types. Each file is read in the program of its nearest tsconfig.json, as an
+    // contract.md#issue-28: lint with types. Each file is read in the program of its nearest tsconfig.json, as an
     // editor does: the root's, or packages/client's and src/ui/browser's (browser libraries only).
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
   },

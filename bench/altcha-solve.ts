@@ -1,6 +1,6 @@
 /**
  * ALTCHA solve time: how long the hosted pages' widget takes to solve Latch's challenge in headless
- * Chromium on this machine (issue 16: the docs said "about a second", a member measured 5–7 s).
+ * Chromium on this machine (contract.md#issue-16: the docs said "about a second", a member measured 5–7 s).
  *
  *   npm run build:ui && node --import tsx bench/altcha-solve.ts [solves]
  *

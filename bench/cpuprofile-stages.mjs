@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Where a request's CPU time goes, by stage (issue 17): each sample of a V8 .cpuprofile goes to
+// Where a request's CPU time goes, by stage (contract.md#issue-17): each sample of a V8 .cpuprofile goes to
 // the innermost stage on its stack (pino called from the tenant hook counts as logging; anything
 // under the PostgreSQL client's frames, its socket's reads and writes included, counts as the store), and the
 // time per stage is divided by the requests served. Samples of start-up (module loading, plugin

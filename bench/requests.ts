@@ -2,7 +2,7 @@
  * The requests of each scenario, as the load generator sends them. Latch runs behind a trusted
  * proxy (TRUST_PROXY=127.0.0.1), so X-Forwarded-For names the simulated client: each member always
  * logs in from the IP numbered by its place in the list (the same one in every scenario, so login
- * velocity, D13, never sees a member on two IPs), and the other flows give every request an IP of
+ * velocity, contract.md#d13, never sees a member on two IPs), and the other flows give every request an IP of
  * its own from a block of `{{ip}}` numbers (load-types.ts) that no other scenario uses.
  */
 import type { LoadRequest } from "./load-types.js";
@@ -44,7 +44,7 @@ export const registrations = (domain: string): LoadRequest[] => [
   ),
 ];
 
-/** Unknown emails, a new one and a new IP each time (10 per IP and 5 IPs per email an hour, spec 8.2). */
+/** Unknown emails, a new one and a new IP each time (10 per IP and 5 IPs per email an hour, contract.md#spec-8-2). */
 export const forgotPasswords = (domain: string, prefix = "nobody"): LoadRequest[] => [
   post("/auth/forgot-password", domain, { email: `${prefix}{{seq}}@bench.example`, "bot-challenge-response": "x" }, "{{ip}}"),
 ];

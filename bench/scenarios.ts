@@ -190,9 +190,9 @@ async function measureLogins(figures: LatchFigures, latch: Running, seeded: Seed
     figures.hashRuns.push(await hashFloor());
     figures.loginRuns.push(await load(scenario("password login, distinct members and IPs"), 200, latch.url, requests.logins(seeded)));
   }
-  // Issue 17: a member's own concurrent logins must all succeed (D20: a correct password never
+  // contract.md#issue-17: a member's own concurrent logins must all succeed (contract.md#d20: a correct password never
   // counts as a failure; a check past the budget of three waits for a place). One member is one
-  // client, so one IP: ten IPs for one email within 15 minutes is D13's velocity lockout.
+  // client, so one IP: ten IPs for one email within 15 minutes is contract.md#d13's velocity lockout.
   log(`${store}: ten concurrent logins of one member, then of ten members`);
   const all = requests.logins(seeded);
   const burst = { connections: 10, durationSeconds: undefined, warmupSeconds: undefined, amount: 10 };
@@ -248,7 +248,7 @@ export interface SprayFigures {
 }
 
 /**
- * Issue 17: forgot-password and request-magic-link for a new random email and a new client IP
+ * contract.md#issue-17: forgot-password and request-magic-link for a new random email and a new client IP
  * each, for SPRAY_SECONDS flat out, while the server's RSS (/proc VmRSS) and used heap
  * (nodejs_heap_size_used_bytes from /metrics) are sampled every few seconds.
  */

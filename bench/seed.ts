@@ -36,7 +36,7 @@ export interface SeedPlan {
   /** Pending members with a verify-email token each, and magic-link members with a token each (first tenant). */
   verifyTokens?: number;
   magicTokens?: number;
-  /** D26: signed passkey logins, each answering a challenge of its own, by the first 50 members of the first tenant. */
+  /** contract.md#d26: signed passkey logins, each answering a challenge of its own, by the first 50 members of the first tenant. */
   passkeyLogins?: number;
   /** Where the tenant's webhooks go (a local sink). */
   webhookUrl: string;
@@ -98,7 +98,7 @@ async function insertMembers(
 }
 
 /**
- * D26: a passkey for each of the first `members` members (software authenticator, ES256) and
+ * contract.md#d26: a passkey for each of the first `members` members (software authenticator, ES256) and
  * `count` login challenges, each answered in advance. The counter stays 0, as on authenticators
  * that keep none, so the answers may arrive in any order. Challenges live 2 h here (5 min in the
  * flow) so the scenario can run late in the benchmark.

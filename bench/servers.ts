@@ -134,7 +134,7 @@ export interface LatchStore {
 
 /**
  * Latch as deployed behind a proxy: rate limits on (RATE_LIMITS unset), TRUST_PROXY=127.0.0.1 so
- * that the load generator's X-Forwarded-For names each simulated client (D13), /metrics readable
+ * that the load generator's X-Forwarded-For names each simulated client (contract.md#d13), /metrics readable
  * with METRICS_TOKEN. The first scrape starts prom-client's process metrics (src/metrics.ts makes
  * them at the first scrape), so the event-loop monitor runs from the start.
  */

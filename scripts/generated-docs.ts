@@ -6,7 +6,7 @@
 import { writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { AUDIT_EVENTS } from "../src/model.js";
-import { renderLimitsDocument } from "../src/rules.js";
+import { linkCitations, renderLimitsDocument } from "../src/rules.js";
 
 export const LIMITS_FILE = fileURLToPath(new URL("../docs/limits.md", import.meta.url));
 export const AUDIT_EVENTS_FILE = fileURLToPath(new URL("../docs/audit-events.md", import.meta.url));
@@ -20,7 +20,7 @@ export function renderAuditEventsDocument(): string {
     "",
     "| Type | Meaning |",
     "|---|---|",
-    ...Object.entries(AUDIT_EVENTS).map(([type, meaning]) => `| \`${type}\` | ${meaning} |`),
+    ...Object.entries(AUDIT_EVENTS).map(([type, meaning]) => `| \`${type}\` | ${linkCitations(meaning)} |`),
     "",
   ].join("\n");
 }

@@ -22,6 +22,7 @@ const STORE_INDEPENDENT = new Set([
   "client-types.test.ts",
   "webauthn-authenticator.test.ts",
   "package-imports.test.ts",
+  "citations.test.ts",
 ]);
 
 const { TEST_DATABASE_URL, TEST_REDIS_URL } = process.env;

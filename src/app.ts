@@ -49,7 +49,7 @@ function tooDeepRefused(): AuthError {
 
 /**
  * Why a parsed body (JSON or form) is refused before its schema sees it, if it is: a string or key
- * holding U+0000, or nesting deeper than MAX_BODY_DEPTH (D30). A loop over an explicit stack, not
+ * holding U+0000, or nesting deeper than MAX_BODY_DEPTH (contract.md#d30). A loop over an explicit stack, not
  * recursion: a body nested thousands deep (within 16 KiB) overflowed the call stack into a 500.
  */
 function refusalOfBody(body: unknown): AuthError | undefined {
@@ -82,8 +82,8 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     bodyLimit: BODY_LIMIT_BYTES,
     trustProxy: deps.config.trustProxy === false ? false : deps.config.trustProxy,
     genReqId: nextRequestId,
-    // D21: a path parameter is refused (414) only beyond the longest value a route's schema allows
-    // (a tenant domain); and what the router or Node's parser refuses answers the D4 body too.
+    // contract.md#d21: a path parameter is refused (414) only beyond the longest value a route's schema allows
+    // (a tenant domain); and what the router or Node's parser refuses answers the contract.md#d4 body too.
     routerOptions: { maxParamLength: MAX_PATH_PARAM_LENGTH },
     frameworkErrors: handleFrameworkError,
     clientErrorHandler: clientErrorHandler(logger, nextRequestId),
@@ -98,9 +98,9 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
 
   registerErrorHandling(app);
   registerObservability(app, deps);
-  // D4: a body that is not application/json gets 415, including text/plain.
+  // contract.md#d4: a body that is not application/json gets 415, including text/plain.
   app.removeContentTypeParser("text/plain");
-  // Issue 16: `Content-Type: application/json` with no body at all (what many clients send on a
+  // contract.md#issue-16: `Content-Type: application/json` with no body at all (what many clients send on a
   // bodyless POST such as logout) is no body, not malformed JSON; a route that needs a body still
   // refuses it (400 validation_failed). Anything else is Fastify's own parser, poisoning checks included.
   const parseJson = app.getDefaultJsonParser("error", "error");
@@ -120,7 +120,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
   app.addHook("onRequest", (request, reply, done) => {
     void reply.header("x-request-id", request.id);
     void reply.header("cache-control", "no-store");
-    // D21: no valid URL is this long (the longest route with its longest parameters and query is a
+    // contract.md#d21: no valid URL is this long (the longest route with its longest parameters and query is a
     // few hundred characters), so a longer one is refused before anything reads it.
     if (request.url.length > MAX_URL_LENGTH) {
       done(new AuthError("validation_failed", { status: 414, message: "The URL is longer than any valid one.", logFields: { rule: "max_url_length" } }));
@@ -156,7 +156,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     await scope.register(adminRoutes, { deps });
     await scope.register(memberAdminRoutes, { deps });
   });
-  // The hosted pages (/ui/ and the spec 4.6 link pages): their own scope, HTML errors, form bodies.
+  // The hosted pages (/ui/ and the contract.md#spec-4-6 link pages): their own scope, HTML errors, form bodies.
   await app.register(hostedPageRoutes, { deps });
   return app;
 }

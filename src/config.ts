@@ -1,4 +1,4 @@
-/** Environment -> typed, validated, frozen Config (D17). Every bad variable gets its own message. */
+/** Environment -> typed, validated, frozen Config (contract.md#d17). Every bad variable gets its own message. */
 import { DEFAULT_BREACH_CHECK_URL, type BreachCheckMode } from "./providers/breach.js";
 import {
   DEFAULT_AUDIT_RETENTION_DAYS,
@@ -21,13 +21,13 @@ export interface Config {
   redisCommandTimeoutMs: number;
   /** Apply pending migrations at start (default), or leave that to `latch migrate`. */
   migrateOnStart: boolean;
-  /** RATE_LIMITS=off lifts the request-rate rows of spec 8.2 (for benchmarks); lockouts stay. */
+  /** RATE_LIMITS=off lifts the request-rate rows of contract.md#spec-8-2 (for benchmarks); lockouts stay. */
   rateLimits: boolean;
   /** PostgreSQL only: connections per instance, and the cap on any one statement. */
   databasePoolSize: number;
   /** Audit events older than this are deleted by the sweeper. */
   auditRetentionDays: number;
-  /** D25: a pending account is erased this long after its last verification link expired. */
+  /** contract.md#d25: a pending account is erased this long after its last verification link expired. */
   pendingRetentionDays: number;
   databaseStatementTimeoutMs: number;
   operatorApiKey: string | undefined;
@@ -40,7 +40,7 @@ export interface Config {
   geoipDb: string | undefined;
   logLevel: string;
   webhookAllowPrivateNetworks: boolean;
-  /** 32 bytes, or undefined: then a key is generated into the data directory (D14). */
+  /** 32 bytes, or undefined: then a key is generated into the data directory (contract.md#d14). */
   secretsKey: Buffer | undefined;
   /** SECRETS_KEY_PREVIOUS: old keys, used only to open what they sealed until `latch secrets reseal` ran. */
   secretsKeyPrevious: Buffer[];
@@ -135,7 +135,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const redisCommandTimeoutMs = integer("REDIS_COMMAND_TIMEOUT_MS", 1000, 50, 60_000);
   const migrateOnStart = oneOf("MIGRATE_ON_START", ["true", "false"], "true");
   // Instances of one PostgreSQL must seal and open with the same key; a key generated per host
-  // would make each instance unable to read what another sealed (decisions #11).
+  // would make each instance unable to read what another sealed (decisions.md#known-gaps--next-issues, row 11).
   if (/^postgres/.test(databaseUrl) && secretsKey === undefined)
     problems.push("SECRETS_KEY is required when DATABASE_URL is PostgreSQL: every instance and the CLI must share one key");
 

@@ -43,7 +43,7 @@ export interface DepsOverrides {
   migrate?: boolean;
 }
 
-/** SECRETS_KEY, or a key generated once into the data directory (D14), with a warning. */
+/** SECRETS_KEY, or a key generated once into the data directory (contract.md#d14), with a warning. */
 function loadSecretsKey(config: Config, dataDir: string, random: Random, log: Logger): Buffer {
   if (config.secretsKey) return config.secretsKey;
   const file = join(dataDir, "secrets.key");

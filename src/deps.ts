@@ -39,7 +39,7 @@ export interface Deps {
   breach: BreachChecker;
   bot: BotVerifier;
   secrets: SecretBox;
-  /** D25: the keyed hash that names an email or IP in lockout and limit rows. */
+  /** contract.md#d25: the keyed hash that names an email or IP in lockout and limit rows. */
   subjects: SubjectHasher;
   altcha: AltchaProvider;
   webhooks: WebhookDispatcher;
@@ -52,7 +52,7 @@ export interface Deps {
 }
 
 /**
- * What code running inside `store.transaction` may use (issue 28): everything but the outer store.
+ * What code running inside `store.transaction` may use (contract.md#issue-28): everything but the outer store.
  * There the transaction's own store (`tx`) is the only way to the database; the outer one never
  * returned on SQLite and ran outside the transaction on PostgreSQL. Helpers called with a `tx`
  * take this type, so `deps.store` inside them does not compile.

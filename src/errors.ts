@@ -1,5 +1,5 @@
 /**
- * One error type with stable codes (DECISIONS D4). Codes are a public contract: never rename one.
+ * One error type with stable codes (contract.md#d4). Codes are a public contract: never rename one.
  * `message` is for people and is sent; `cause` is for operators and is only logged.
  */
 export const errorStatus = {
@@ -57,7 +57,7 @@ const defaultMessages: Record<ErrorCode, string> = {
 };
 
 /**
- * One problem with a request's input, the one shape of `details` on `validation_failed` (issue 16):
+ * One problem with a request's input, the one shape of `details` on `validation_failed` (contract.md#issue-16):
  * `field` names the input (dotted for nested fields, `settings.botProtection.provider`; empty for
  * the input as a whole), `rule` the check that failed (a JSON Schema keyword such as `required` or
  * `maxLength`, or Latch's own such as `email`), `message` says it to a person.
@@ -88,7 +88,7 @@ export function validationIssueOf(
 export interface AuthErrorOptions {
   message?: string;
   details?: ErrorDetails;
-  /** Seconds, sent as Retry-After: with rate_limited, and with unavailable when trying again later helps (D30). */
+  /** Seconds, sent as Retry-After: with rate_limited, and with unavailable when trying again later helps (contract.md#d30). */
   retryAfterSeconds?: number;
   /** Internal cause: logged, never sent. */
   cause?: unknown;
@@ -97,7 +97,7 @@ export interface AuthErrorOptions {
    * which rule or lockout refused it. Names and counts only, never a secret or member input.
    */
   logFields?: Readonly<Record<string, string | number>>;
-  /** The one status a code is sent with besides its own: 414 for `validation_failed` on an over-long path (D21). */
+  /** The one status a code is sent with besides its own: 414 for `validation_failed` on an over-long path (contract.md#d21). */
   status?: 414;
 }
 

@@ -35,10 +35,10 @@ export const logRedactPaths = [
   ...secretFields.map((f) => (f.startsWith("[") ? `*${f}` : `*.${f}`)),
 ];
 
-/** Route names whose links end in `/{recordId}/{token}` (spec 4.6): what follows the record id is masked. */
+/** Route names whose links end in `/{recordId}/{token}` (contract.md#spec-4-6): what follows the record id is masked. */
 const LINK_ROUTE_NAMES = new Set<string>(Object.values(linkPages));
 /**
- * Any run of URL characters this long between delimiters is masked wherever it is (D21: whichever
+ * Any run of URL characters this long between delimiters is masked wherever it is (contract.md#d21: whichever
  * route matched, or none): every token we issue is 43 characters, no route name of ours passes 25.
  */
 const SECRET_LIKE = /[^/?#&=;]{32,}/g;

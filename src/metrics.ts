@@ -1,5 +1,5 @@
 /**
- * Prometheus metrics (issue 7): one registry per Deps, and small typed recording functions, so
+ * Prometheus metrics (contract.md#issue-7): one registry per Deps, and small typed recording functions, so
  * flows never import prom-client and tests that build several apps in one process never share a
  * series. Recording is a synchronous counter or histogram update: nothing here awaits on a request.
  *
@@ -16,7 +16,7 @@ import type { BotProviderName } from "./providers/bot.js";
 export type LoginMethod = "password" | "magic_link" | "login_code" | "passkey";
 /**
  * `locked_out` is a 429 from a running lockout (password, velocity or second factor); every other
- * refusal is its stable error code (D4), and anything that is not an AuthError is `error`.
+ * refusal is its stable error code (contract.md#d4), and anything that is not an AuthError is `error`.
  */
 export type LoginOutcome = "success" | "two_factor_required" | "locked_out" | "error" | Exclude<ErrorCode, "rate_limited">;
 export type LockoutKind = "password" | "velocity" | "two_factor";
@@ -167,7 +167,7 @@ export class Metrics {
   }
 
   /**
-   * Issue 17: the event loop's delay since the last scrape, what every request waits behind (GC, a
+   * contract.md#issue-17: the event loop's delay since the last scrape, what every request waits behind (GC, a
    * synchronous SQLite commit). Node's monitor samples every `resolutionMs` and records each whole
    * interval, so the resolution is taken off: an idle loop reads 0. prom-client's own
    * nodejs_eventloop_lag_* samples every 10 ms and keeps those 10 ms in. Started by the server when

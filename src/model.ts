@@ -37,7 +37,7 @@ export interface Member {
 
 export type TokenKind = "verify_email" | "password_reset" | "magic_login" | "email_change" | "secure_account";
 
-/** The page each kind of link opens (spec 4.6, D24): `https://<tenant>/<page>/<recordId>/<token>`. Logs mask what follows them. */
+/** The page each kind of link opens (contract.md#spec-4-6, contract.md#d24): `https://<tenant>/<page>/<recordId>/<token>`. Logs mask what follows them. */
 export const linkPages = {
   verify_email: "email-verified",
   password_reset: "reset-password",
@@ -47,20 +47,20 @@ export const linkPages = {
 } as const satisfies Record<TokenKind, string>;
 
 /**
- * The audit event catalogue (issue 18): every type a flow writes, with what it means. The store's
+ * The audit event catalogue (contract.md#issue-18): every type a flow writes, with what it means. The store's
  * insert takes only these, the OpenAPI document lists them as the audit log's `type` enum, and
  * docs/audit-events.md is generated from this object (test/rules.test.ts checks it). Rows written by
  * an older version may hold a type no longer listed.
  */
 export const AUDIT_EVENTS = {
   registered: "A registration created a pending account.",
-  registration_repeated: "A registration named an email that already has an account (D18): no account changed.",
+  registration_repeated: "A registration named an email that already has an account (contract.md#d18): no account changed.",
   verification_resent: "A new verification link was sent (public resend or admin).",
   email_verified: "The member confirmed their email.",
   login_succeeded: "A login opened a session (password, magic link, email code or passkey).",
   login_failed: "A password login failed; written alike for known and unknown emails (no member then).",
-  login_anomaly: "A login came from a country or network not seen for the member before (D16).",
-  suspicious_login_velocity: `${distinctIpRules.suspiciousLoginIps.threshold} or more IPs tried to log in to one account within ${describeDuration(distinctIpRules.suspiciousLoginIps.windowMs)} (D13).`,
+  login_anomaly: "A login came from a country or network not seen for the member before (contract.md#d16).",
+  suspicious_login_velocity: `${distinctIpRules.suspiciousLoginIps.threshold} or more IPs tried to log in to one account within ${describeDuration(distinctIpRules.suspiciousLoginIps.windowMs)} (contract.md#d13).`,
   logout: "The member logged out.",
   two_factor_setup_started: "The member started setting up two-factor authentication.",
   two_factor_enabled: "Two-factor authentication was turned on.",
@@ -73,19 +73,19 @@ export const AUDIT_EVENTS = {
   password_reset: "The password was reset by link.",
   password_changed: "The member changed their password.",
   password_change_failed: "A password change was refused (wrong current password).",
-  password_change_required: "An admin required a password change (D15).",
+  password_change_required: "An admin required a password change (contract.md#d15).",
   magic_link_requested: "A magic login link (with its email code) was sent.",
   account_locked: "An admin locked the account.",
   account_unlocked: "An admin unlocked the account.",
-  name_changed: "The member changed their name (D24).",
-  email_change_requested: "The member asked to change their email; a link went to the new address (D24).",
+  name_changed: "The member changed their name (contract.md#d24).",
+  email_change_requested: "The member asked to change their email; a link went to the new address (contract.md#d24).",
   email_changed: "The new email was confirmed and replaced the old one.",
   email_restored: '"This wasn\'t me" gave the old email back.',
   account_secured: '"This wasn\'t me": every session, link and passkey ended; a new password is needed.',
   session_revoked: "One session was ended by the member.",
   sessions_revoked: "Every session (or every other one) was ended.",
   member_deleted: "The account was erased (by the member, an admin, or the pending-account sweep).",
-  passkey_added: "The member added a passkey (D26).",
+  passkey_added: "The member added a passkey (contract.md#d26).",
   passkey_removed: "The member removed a passkey.",
   passkey_counter_regressed: "A passkey's signature counter went back: a cloned key may be in use; the login was refused.",
 } as const satisfies Record<string, string>;

@@ -58,7 +58,7 @@ export async function runServer(wiring: ServerWiring = {}): Promise<void> {
     const sealed = await sealStoredBotSecrets(deps);
     if (sealed > 0) deps.log.info({ tenants: sealed }, "sealed bot secretKeys stored in the clear by an older version");
     const rekeyed = await deps.store.limits.rekeyClearLockouts();
-    if (rekeyed > 0) deps.log.info({ lockouts: rekeyed }, "re-keyed lockout rows that held an email in clear (D25)");
+    if (rekeyed > 0) deps.log.info({ lockouts: rekeyed }, "re-keyed lockout rows that held an email in clear");
   } else {
     deps.log.warn(
       { database: database.description },

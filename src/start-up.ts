@@ -1,5 +1,5 @@
 /**
- * What an operator can fix at start, said in one line instead of a stack trace (issue 16): a
+ * What an operator can fix at start, said in one line instead of a stack trace (contract.md#issue-16): a
  * SQLite path whose directory does not exist (a typo would otherwise create an empty database), a
  * CLI pointed at a database that is not there, a busy port, a database or Redis out of reach.
  */

@@ -162,7 +162,7 @@ test("the security schemes and the error body are the ones the routes use", () =
     type: "apiKey",
     in: "cookie",
     name: "session_id",
-    description: "The session cookie set by a login (spec 2.2).",
+    description: "The `session_id` cookie a login sets (`HttpOnly; Secure; SameSite=Lax`), valid only for the tenant that set it.",
   });
   const errorBody = (components.schemas as Json).ErrorBody as Json;
   assert.deepStrictEqual(errorBody.required, ["success", "code", "message", "requestId"]);

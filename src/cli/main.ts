@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 /**
- * The operator CLI (D3, D23): `latch tenant list|create|show|update|delete|rotate-key|rotate-webhook-secret|deliveries`,
+ * The operator CLI (contract.md#d3, contract.md#d23): `latch tenant list|create|show|update|delete|rotate-key|rotate-webhook-secret|deliveries`,
  * `latch secrets reseal` and `latch migrate`. It calls the same functions as the operator API, on the configured database.
- * stdout carries the result as JSON and nothing else (D23), so `latch … | jq` works; usage, errors
+ * stdout carries the result as JSON and nothing else (contract.md#d23), so `latch … | jq` works; usage, errors
  * (as JSON: code, message, details) and logs go to stderr.
  */
 import { readFileSync } from "node:fs";

@@ -5,7 +5,7 @@ export interface Clock {
   now(): number;
   /**
    * Resolves once `ms` have passed on this clock, or at once when `signal` aborts; never rejects.
-   * A flow that waits (a password check waiting for its turn, D30) waits on this, so tests move
+   * A flow that waits (a password check waiting for its turn, contract.md#d30) waits on this, so tests move
    * its time with the ManualClock instead of sleeping.
    */
   sleep(ms: number, signal?: AbortSignal): Promise<void>;

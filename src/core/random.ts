@@ -27,7 +27,7 @@ export function seededRandom(seed: string): Random {
   };
 }
 
-/** URL-safe base64 without padding (spec 2.3). */
+/** URL-safe base64 without padding (contract.md#spec-2-3). */
 export function randomToken(random: Random, byteLength = 32): string {
   return random.bytes(byteLength).toString("base64url");
 }

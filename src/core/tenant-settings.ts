@@ -1,5 +1,5 @@
 /**
- * The tenant settings schema (spec 2.4, D1, D6, D7, D10), shared by the operator API and the CLI
+ * The tenant settings schema (contract.md#spec-2-4, contract.md#d1, contract.md#d6, contract.md#d7, contract.md#d10), shared by the operator API and the CLI
  * so both validate alike. One TypeBox schema gives the type (`TenantSettings`), the validation and
  * the OpenAPI entry.
  */
@@ -46,7 +46,7 @@ export const BotProtectionSchema = Type.Object(
   { additionalProperties: false },
 );
 /**
- * A tenant's `botProtection` setting (D10; providers/bot.ts checks it). `secretKey` is for the
+ * A tenant's `botProtection` setting (contract.md#d10; providers/bot.ts checks it). `secretKey` is for the
  * siteverify providers (stored sealed under SECRETS_KEY, see flows/tenants/tenants.ts), `minScore`
  * for reCAPTCHA v3.
  */
@@ -69,7 +69,7 @@ const settingsProperties = {
   resetTokenTtlMinutes: Type.Integer({ minimum: RESET_TOKEN_LIFETIME_MS.min / MINUTE, maximum: RESET_TOKEN_LIFETIME_MS.max / MINUTE }),
   require2FA: Type.Boolean(),
   securityAlertWebhook: Type.Optional(WebhookUrl),
-  /** D25: member lifecycle events (`member.deleted`, …), signed and delivered like the others. */
+  /** contract.md#d25: member lifecycle events (`member.deleted`, …), signed and delivered like the others. */
   eventsWebhook: Type.Optional(WebhookUrl),
   allowedOrigins: Type.Array(AllowedOrigin, { maxItems: MAX_ALLOWED_ORIGINS }),
 };
@@ -95,7 +95,7 @@ export type NewTenantSettings = Static<typeof NewTenantSettingsSchema>;
 export const PartialTenantSettingsSchema = Type.Partial(TenantSettingsSchema, { additionalProperties: false });
 export type PartialTenantSettings = Static<typeof PartialTenantSettingsSchema>;
 
-/** D10: a new tenant without a choice gets the self-hosted ALTCHA check. */
+/** contract.md#d10: a new tenant without a choice gets the self-hosted ALTCHA check. */
 const defaults = {
   sessionTier: "1d",
   loginSuccessRedirect: "/",

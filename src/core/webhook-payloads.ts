@@ -27,14 +27,14 @@ export type SecurityAlert = (typeof SECURITY_ALERTS)[number];
 
 const Link = (page: string, description: string) =>
   Type.String({ format: "uri", description: `\`https://<tenant domain>/${page}/<recordid>/<token>\`: ${description}` });
-const RecordId = Type.String({ pattern: "^[0-9]+$", description: "The member's record id (always a string, D8)." });
+const RecordId = Type.String({ pattern: "^[0-9]+$", description: "The member's record id (always a string of digits)." });
 /** What every email webhook starts with: whom to write to. */
 const recipient = {
   recordid: RecordId,
   email: Type.String({ format: "email", description: "The address to send the email to." }),
   name: Type.String(),
 };
-/** What every lifecycle event (D25) starts with: no email, never a secret. */
+/** What every lifecycle event (contract.md#d25) starts with: no email, never a secret. */
 const lifecycle = { recordid: RecordId, at: described(Timestamp, "When it happened; deliveries are not in order, so order by this.") };
 
 export const WEBHOOK_BODIES = {

@@ -5,7 +5,7 @@
 import type { DevLinks } from "../deps.js";
 import { DevInbox } from "./inbox.js";
 
-/** The tenant dev mode creates at start. A browser on http://localhost:<port> resolves to it by Host (D2). */
+/** The tenant dev mode creates at start. A browser on http://localhost:<port> resolves to it by Host (contract.md#d2). */
 export const DEV_TENANT_DOMAIN = "localhost";
 
 export class DevMode implements DevLinks {
@@ -15,7 +15,7 @@ export class DevMode implements DevLinks {
 
   /**
    * The dev tenant's links point at this process, so they open locally. Every other tenant, even in
-   * dev mode, keeps https://<stored domain> (D2): this never reads a request header.
+   * dev mode, keeps https://<stored domain> (contract.md#d2): this never reads a request header.
    */
   linkBaseFor(domain: string): string | undefined {
     return domain === DEV_TENANT_DOMAIN ? this.linkBase : undefined;

@@ -28,7 +28,7 @@ export async function ensureDevTenant(deps: Deps, inboxWebhookUrl: string): Prom
     try {
       const created = await createTenant(deps, {
         domain: DEV_TENANT_DOMAIN,
-        // botProtection left out: the default, ALTCHA (D10), as a real tenant gets. After a login
+        // botProtection left out: the default, ALTCHA (contract.md#d10), as a real tenant gets. After a login
         // the hosted pages send the member to their account page (an existing tenant keeps its own).
         settings: {
           emailVerificationWebhook: inboxWebhookUrl,

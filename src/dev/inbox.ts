@@ -46,7 +46,7 @@ export interface DevInboxEmail {
   link: string | null;
   /** What the button says. */
   action: string | null;
-  /** D26: the 6-digit code a magic_login email carries beside its link, to type on the "check your email" page. */
+  /** contract.md#d26: the 6-digit code a magic_login email carries beside its link, to type on the "check your email" page. */
   code: string | null;
   /** Extra lines (security alerts: what happened, when, from where). */
   details: { label: string; value: string }[];
@@ -114,7 +114,7 @@ export function describeMessage(message: DevInboxMessage): DevInboxEmail {
       { label: "Country", value: textOf(payload.country) || "unknown" },
     ];
     if (typeof payload.newEmail === "string") details.push({ label: "New address", value: payload.newEmail });
-    // D24: every alert offers "this wasn't me".
+    // contract.md#d24: every alert offers "this wasn't me".
     const link = textOf(payload.secureAccountLink);
     return {
       ...base,

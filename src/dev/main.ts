@@ -11,6 +11,6 @@ import { guardTransactions } from "../store/transaction-scope.js";
 process.env.DEV_MODE = "true";
 const { runServer } = await import("../server.js");
 const dev = new DevMode();
-// Issue 28: dev mode refuses the outer store inside a transaction, as the tests do (transaction-scope.ts).
+// contract.md#issue-28: dev mode refuses the outer store inside a transaction, as the tests do (transaction-scope.ts).
 guardTransactions();
 await runServer({ dev, app: { plugins: [devInboxRoutes(dev)] }, afterListen: (deps, app) => startDevMode(deps, app) });

@@ -1,5 +1,5 @@
 /**
- * Work that must not show in an answer's timing (issue 4, no enumeration): what differs between a
+ * Work that must not show in an answer's timing (contract.md#issue-4, no enumeration): what differs between a
  * known and an unknown email runs after the answer is sent. Errors are logged, never sent; the
  * tracker lets shutdown and tests wait for everything started.
  */
@@ -11,7 +11,7 @@ export class BackgroundTasks {
 
   constructor(private readonly log: Logger) {}
 
-  /** Started outside any transaction's scope: the task runs after it, on the outer store (issue 28). */
+  /** Started outside any transaction's scope: the task runs after it, on the outer store (contract.md#issue-28). */
   run(name: string, work: () => Promise<unknown>): void {
     const task: Promise<void> = outsideTransaction(() =>
       Promise.resolve()

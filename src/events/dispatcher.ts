@@ -1,5 +1,5 @@
 /**
- * Delivers outbox rows (D9): claims due rows, signs and sends each, and retries failures with
+ * Delivers outbox rows (contract.md#d9): claims due rows, signs and sends each, and retries failures with
  * exponential backoff for at least 24 h. The webhook-id is the row id, so it is the same on every
  * retry. Rows survive restarts because they live in the store; a crashed sender's lease expires.
  */
@@ -41,7 +41,7 @@ export interface DispatcherDeps {
   metrics: Pick<Metrics, "webhookDelivery">;
   allowPrivateNetworks: boolean;
   /**
-   * Runs at the start of every pass: turns committed email requests into outbox rows (D19), so a
+   * Runs at the start of every pass: turns committed email requests into outbox rows (contract.md#d19), so a
    * wake-up right after their commit sends the email within the same pass.
    */
   beforePass?: () => Promise<unknown>;
@@ -61,9 +61,9 @@ export class WebhookDispatcher {
   }
 
   /**
-   * A wake-up's pass: email requests become rows at once (the same writes for every email, D19),
+   * A wake-up's pass: email requests become rows at once (the same writes for every email, contract.md#d19),
    * then the sending waits a random SEND_DELAY: the HTTP call of a real email (an unknown email has
-   * none) must not land on the request that follows the answer (issue 13, finding 3).
+   * none) must not land on the request that follows the answer (contract.md#issue-13, finding 3).
    */
   private async wakeUpPass(): Promise<number> {
     await this.deps.beforePass?.();
@@ -86,7 +86,7 @@ export class WebhookDispatcher {
     try {
       const secretEnc = await store.tenants.findWebhookSecret(delivery.tenantId);
       if (secretEnc === undefined) {
-        // Deleted tenant (D23): an event queued by an instance that still had it cached.
+        // Deleted tenant (contract.md#d23): an event queued by an instance that still had it cached.
         await store.outbox.deleteDelivery(delivery.id);
         log.info({ webhookId: delivery.id, tenantId: delivery.tenantId }, "webhook dropped: its tenant was deleted");
         return;
@@ -130,7 +130,7 @@ export class WebhookDispatcher {
 
   /** No-op until start(): tests drive deliverDue() themselves, with their own clock. */
   notify(): void {
-    // A pass is the outer store's work: never inside the scope of a transaction that woke it (issue 28).
+    // A pass is the outer store's work: never inside the scope of a transaction that woke it (contract.md#issue-28).
     outsideTransaction(() => this.wake());
   }
 

@@ -26,9 +26,9 @@ export async function enqueueWebhook<T extends WebhookEventType>(
   options: { discarded?: boolean } = {},
 ): Promise<void> {
   const body = JSON.stringify({ event_type: eventType, ...payload });
-  // Sealed even when discarded: the work for an unknown email matches a real one (D19).
+  // Sealed even when discarded: the work for an unknown email matches a real one (contract.md#d19).
   const payloadEnc = deps.secrets.seal(body);
-  // Every member event's payload starts with memberFields: its recordid names whom an erasure (D22) must take it with.
+  // Every member event's payload starts with memberFields: its recordid names whom an erasure (contract.md#d22) must take it with.
   const memberId = typeof payload.recordid === "string" ? Number(payload.recordid) : null;
   await tx.outbox.insertDelivery(
     { id: generateWebhookId(deps.random), tenantId: tenant.id, eventType, url, payloadEnc, discarded: options.discarded, memberId },
@@ -36,7 +36,7 @@ export async function enqueueWebhook<T extends WebhookEventType>(
   );
 }
 
-/** The member fields every payload of spec 6 starts with; recordid is a string (D8). */
+/** The member fields every payload of contract.md#spec-6 starts with; recordid is a string (contract.md#d8). */
 export function memberFields(member: Pick<Member, "recordId" | "email" | "name">): { recordid: string; email: string; name: string } {
   return { recordid: String(member.recordId), email: member.email, name: member.name };
 }

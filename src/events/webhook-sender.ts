@@ -1,5 +1,5 @@
 /**
- * Standard Webhooks signing and ONE guarded delivery attempt (DECISIONS D9). The outbox dispatcher
+ * Standard Webhooks signing and ONE guarded delivery attempt (contract.md#d9). The outbox dispatcher
  * owns retries, backoff and the webhook-id's stability; this file owns what a single POST may touch.
  */
 import { createHmac } from "node:crypto";

@@ -1,5 +1,5 @@
 /**
- * CORS for a tenant's `allowedOrigins` (D1: extra origins "allowed to call it from a browser").
+ * CORS for a tenant's `allowedOrigins` (contract.md#d1: extra origins "allowed to call it from a browser").
  *
  * Only origins the tenant listed, compared exactly, get `Access-Control-Allow-Origin` (never `*`,
  * since answers carry the session cookie's effects). The tenant of a cross-origin call is the one

@@ -1,5 +1,5 @@
 /**
- * One error handler (D4): every non-2xx answer is { success: false, code, message, requestId }.
+ * One error handler (contract.md#d4): every non-2xx answer is { success: false, code, message, requestId }.
  * Internal causes go to the log with the request id; 5xx details never reach the client.
  */
 import { ServerResponse, type IncomingMessage, type Server } from "node:http";
@@ -9,7 +9,7 @@ import { AuthError, validationIssueOf, type ErrorCode } from "../errors.js";
 
 declare module "fastify" {
   interface FastifyContextConfig {
-    /** What a route's error bodies carry besides the usual fields (spec 4.2: login's `authorized: false`). */
+    /** What a route's error bodies carry besides the usual fields (contract.md#spec-4-2: login's `authorized: false`). */
     errorBodyFields?: Record<string, unknown>;
   }
 }
@@ -65,7 +65,7 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: A
   Object.assign(body, request.routeOptions.config?.errorBodyFields);
   if (error.details !== undefined) body.details = error.details;
   if (error.retryAfterSeconds !== undefined) void reply.header("retry-after", String(error.retryAfterSeconds));
-  // Also for answers no onRequest hook saw (the router's own refusals, D21).
+  // Also for answers no onRequest hook saw (the router's own refusals, contract.md#d21).
   void reply.header("x-request-id", request.id);
   return reply.code(error.status).type("application/json; charset=utf-8").send(body);
 }
@@ -94,9 +94,9 @@ export function registerErrorHandling(app: FastifyInstance): void {
 }
 
 /**
- * Fastify's `frameworkErrors`: what the router refuses before any route runs (D21). A malformed URL
+ * Fastify's `frameworkErrors`: what the router refuses before any route runs (contract.md#d21). A malformed URL
  * (`/%`) is 400 and a path parameter longer than `maxParamLength` is 414, both `validation_failed`
- * in the D4 body with the request's id, and logged. The URL is in the request's own log line,
+ * in the contract.md#d4 body with the request's id, and logged. The URL is in the request's own log line,
  * masked there; Fastify's error message holds it raw, so the message is never logged or sent.
  */
 export function handleFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
@@ -112,7 +112,7 @@ export function handleFrameworkError(error: FastifyError, request: FastifyReques
 
 /**
  * Fastify's `clientErrorHandler`: requests Node's HTTP parser refuses before Fastify sees them (a
- * request line or headers over the size limit, broken HTTP). Same D4 body and a request id of the
+ * request line or headers over the size limit, broken HTTP). Same contract.md#d4 body and a request id of the
  * same series; the raw packet (which may hold a cookie or a token) is never logged.
  */
 export function clientErrorHandler(log: FastifyBaseLogger, nextRequestId: () => string) {
@@ -138,10 +138,10 @@ export function clientErrorHandler(log: FastifyBaseLogger, nextRequestId: () => 
 }
 
 /**
- * D30: every method gets an HTTP answer, CONNECT included. Node gives a CONNECT (a request to open
+ * contract.md#d30: every method gets an HTTP answer, CONNECT included. Node gives a CONNECT (a request to open
  * a tunnel) to the server's `connect` listeners with the bare socket, and with none it closes the
  * socket unanswered. Latch tunnels nothing, so a CONNECT is routed like any other request: no route
- * takes it, so it is the 404 `not_found` of D21 with the D4 body, its request id and its log lines,
+ * takes it, so it is the 404 `not_found` of contract.md#d21 with the contract.md#d4 body, its request id and its log lines,
  * as TRACE or an unknown path is. The answer closes the connection (the socket has left Node's
  * HTTP parser, so nothing more can be read from it as HTTP).
  */

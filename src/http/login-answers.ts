@@ -1,7 +1,7 @@
 /**
  * The one internal login outcome (flows/kernel/login-outcome.ts) as each route's contract words it:
- * password and passkey logins answer with `authorized` (spec 4.2), magic links and emailed codes
- * with `success` (spec 4.4). A signed-in outcome sets the session cookie here, so no route can
+ * password and passkey logins answer with `authorized` (contract.md#spec-4-2), magic links and emailed codes
+ * with `success` (contract.md#spec-4-4). A signed-in outcome sets the session cookie here, so no route can
  * answer "logged in" without it.
  */
 import type { FastifyReply } from "fastify";

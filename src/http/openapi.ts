@@ -9,7 +9,8 @@ import swaggerUi from "@fastify/swagger-ui";
 import type { FastifyInstance } from "fastify";
 import { Type, type TUnsafe } from "typebox";
 import { errorStatus, type ErrorCode } from "../errors.js";
-import { BODY_LIMIT_BYTES, MAX_PATH_PARAM_LENGTH, MAX_URL_LENGTH } from "../rules.js";
+import { HOUR } from "../core/clock.js";
+import { BODY_LIMIT_BYTES, MAX_PATH_PARAM_LENGTH, MAX_URL_LENGTH, WEBHOOK_RETRY_FOR_MS } from "../rules.js";
 import { ERROR_BODY_ID, ErrorBody, ErrorDetails, TenantHeaders } from "./schemas.js";
 import { webhookPathItems } from "./webhooks.js";
 
@@ -23,7 +24,7 @@ export const security = {
   operator: [{ operatorKey: [] }],
 } as const;
 
-/** What each code means, for the document (DECISIONS D4). A Record, so a new code can't go undocumented. */
+/** What each code means, for the document (contract.md#d4). A Record, so a new code can't go undocumented. */
 const errorConditions: Record<ErrorCode, string> = {
   validation_failed: "Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what.",
   payload_too_large: `The body is over ${BODY_LIMIT_BYTES / 1024} KiB.`,
@@ -47,7 +48,7 @@ const errorConditions: Record<ErrorCode, string> = {
   invalid_state: "The account is not in a state that allows this.",
   rate_limited: "A rate limit, lockout or cooldown; `Retry-After` gives the seconds to wait.",
   unavailable:
-    "The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent.",
+    "The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent.",
   internal_error: "Anything else. The log line with the `requestId` has the cause.",
 };
 
@@ -64,7 +65,7 @@ const STORAGE_ERRORS: readonly ErrorCode[] = ["unavailable", "internal_error"];
 const RetryAfterHeader = Type.Integer({ minimum: 0, description: "Seconds to wait before trying again." });
 
 /**
- * A route's error responses, one per status, each the shared D4 body; the description lists the
+ * A route's error responses, one per status, each the shared contract.md#d4 body; the description lists the
  * codes of that status. Typed `never` on purpose: handlers never return errors (they throw, and
  * http/errors.ts sends the body), so these entries must not widen what a handler may return. The
  * body schema allows extra properties, so the serialiser never drops a field sendError writes.
@@ -90,7 +91,7 @@ export function errorResponses(...codes: readonly ErrorCode[]): Record<number, T
   return responses;
 }
 
-/** The session cookie Latch sets on a login (spec 2.2, D6), for the document's 200 answers. */
+/** The session cookie Latch sets on a login (contract.md#spec-2-2, contract.md#d6), for the document's 200 answers. */
 export const SetSessionCookieHeader = {
   "Set-Cookie": Type.String({ description: "`session_id=<id>; Max-Age=<session TTL in s>; Path=/; HttpOnly; Secure; SameSite=Lax` (no Domain)." }),
 };
@@ -100,7 +101,7 @@ function errorCodeTable(): string {
   return ["| code | status | when |", "|---|---|---|", ...rows].join("\n");
 }
 
-const description = `Latch is a multi-tenant authentication service: registration, email verification, password and magic-link login with an optional TOTP second factor, \`session_id\` cookie sessions, password reset and change, admin lock and unlock, and an operator API for onboarding tenants. How to run it, onboard a tenant and call it step by step: the README of the Latch repository.
+const description = `Latch is a multi-tenant authentication service: registration, email verification, password and magic-link login with an optional TOTP second factor, \`session_id\` cookie sessions, password reset and change, admin lock and unlock, and an operator API for onboarding tenants. How to run it, onboard a tenant and call it step by step: the README of the Latch repository; why each behaviour is as it is, one section per decision: its \`docs/contract.md\`.
 
 **Tenants.** Every \`/auth/*\` operation is for one tenant, named by the \`X-Tenant-Domain\` header or, without it, by the \`Host\` header (port stripped).
 
@@ -108,7 +109,7 @@ const description = `Latch is a multi-tenant authentication service: registratio
 
 **Request ids.** Every answer, success or error, carries \`x-request-id\`: the \`reqId\` of the server's log lines for the request (and \`requestId\` in an error body). Latch makes its own; an \`x-request-id\` sent with the request is ignored.
 
-**Errors.** Every non-2xx answer has the body \`ErrorBody\`: \`{ "success": false, "code", "message", "requestId" }\`, plus \`authorized: false\` on \`/auth/login\`, and \`details\` (\`ErrorDetails\`) with \`validation_failed\` (a list of \`{ field, rule, message }\`) and \`weak_password\` (the failed rule names). Programs key on \`code\`, which is never renamed; \`message\` is for people. Each operation lists the codes it can answer. Before any operation, the router answers in the same body: 404 \`not_found\` for an unknown path or method, 400 \`validation_failed\` for a malformed URL, 414 \`validation_failed\` for a path parameter over ${MAX_PATH_PARAM_LENGTH} characters (the longest any schema allows, a tenant domain) or a URL over ${MAX_URL_LENGTH.toLocaleString("en")}, and 431 \`validation_failed\` for a request line and headers over 16 KiB (D21).
+**Errors.** Every non-2xx answer has the body \`ErrorBody\`: \`{ "success": false, "code", "message", "requestId" }\`, plus \`authorized: false\` on \`/auth/login\`, and \`details\` (\`ErrorDetails\`) with \`validation_failed\` (a list of \`{ field, rule, message }\`) and \`weak_password\` (the failed rule names). Programs key on \`code\`, which is never renamed; \`message\` is for people. Each operation lists the codes it can answer. Before any operation, the router answers in the same body: 404 \`not_found\` for an unknown path or method, 400 \`validation_failed\` for a malformed URL, 414 \`validation_failed\` for a path parameter over ${MAX_PATH_PARAM_LENGTH} characters (the longest any schema allows, a tenant domain) or a URL over ${MAX_URL_LENGTH.toLocaleString("en")}, and 431 \`validation_failed\` for a request line and headers over 16 KiB.
 
 ${errorCodeTable()}
 
@@ -120,14 +121,17 @@ const tags = [
   { name: "magic-link", description: "Login by a one-time link sent through the tenant's `magicLoginWebhook`." },
   { name: "sessions", description: "The `session_id` cookie: reading the session and logging out." },
   { name: "passwords", description: "Forgot, reset and change password." },
-  { name: "passkeys", description: "Passkeys (WebAuthn, D26): adding, listing, renaming and removing them with the session cookie, and logging in with one." },
+  { name: "passkeys", description: "Passkeys (WebAuthn): adding, listing, renaming and removing them with the session cookie, and logging in with one." },
   { name: "two-factor", description: "TOTP enrolment, disabling, and recovery codes. Each needs the session cookie." },
-  { name: "account", description: "The member's own profile, email, sessions and account (D24), and \"this wasn't me\" from a security alert." },
+  { name: "account", description: "The member's own profile, email, sessions and account, and \"this wasn't me\" from a security alert." },
   { name: "bot", description: "The self-hosted ALTCHA challenge." },
   { name: "admin", description: "The tenant's admin calls, with the application's internal API key." },
   { name: "operator", description: "Onboarding and operating tenants, with `OPERATOR_API_KEY`. Answers 404 when that variable is not set." },
   { name: "health", description: "Liveness and readiness for load balancers; no tenant, no key." },
-  { name: "webhooks", description: "What Latch POSTs to the tenant's webhook URLs (Standard Webhooks signatures, D9)." },
+  {
+    name: "webhooks",
+    description: `What Latch POSTs to the tenant's webhook URLs (signed per Standard Webhooks, retried for at least ${WEBHOOK_RETRY_FOR_MS / HOUR} hours).`,
+  },
 ];
 
 /** Every answer's request id (app.ts onRequest hook, and http/errors.ts sendError for the router's own refusals). */
@@ -223,14 +227,23 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
       components: {
         headers: { RequestId: RequestIdHeader },
         securitySchemes: {
-          sessionCookie: { type: "apiKey", in: "cookie", name: "session_id", description: "The session cookie set by a login (spec 2.2)." },
+          sessionCookie: {
+            type: "apiKey",
+            in: "cookie",
+            name: "session_id",
+            description: "The `session_id` cookie a login sets (`HttpOnly; Secure; SameSite=Lax`), valid only for the tenant that set it.",
+          },
           internalApiKey: {
             type: "http",
             scheme: "bearer",
             description:
-              "`Authorization: Bearer <internal API key>`: the key of the tenant's application, shown once at onboarding (spec 5.1). It must belong to the tenant named by `X-Tenant-Domain`.",
+              "`Authorization: Bearer <internal API key>`: the key of the tenant's application, shown once at onboarding. It must belong to the tenant named by `X-Tenant-Domain`.",
           },
-          operatorKey: { type: "http", scheme: "bearer", description: "`Authorization: Bearer <OPERATOR_API_KEY>` (DECISIONS D3)." },
+          operatorKey: {
+            type: "http",
+            scheme: "bearer",
+            description: "`Authorization: Bearer <OPERATOR_API_KEY>`: the key set in the server's environment; without it the operator API answers 404.",
+          },
         },
         parameters: {
           TenantDomain: {
@@ -245,7 +258,7 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
     },
     // Shared schemas keep their $id as their name under components/schemas (ErrorBody).
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === "string" ? json.$id : `def-${i}`) },
-    // Every /auth operation is tenant-scoped (D2): the header is documented once, per path.
+    // Every /auth operation is tenant-scoped (contract.md#d2): the header is documented once, per path.
     transformObject: (documentObject) => {
       const document = "openapiObject" in documentObject ? documentObject.openapiObject : documentObject.swaggerObject;
       // Added here rather than in the options above: the options' type has no room for TypeBox schemas.

@@ -1,4 +1,4 @@
-/** Request and response schemas shared by routes. Lengths bound every string (D4 over-long). */
+/** Request and response schemas shared by routes. Lengths bound every string (contract.md#d4 over-long). */
 import { Type } from "typebox";
 import { errorStatus, type ErrorCode } from "../errors.js";
 import { AUDIT_EVENT_TYPES, MemberStatus } from "../model.js";
@@ -35,16 +35,16 @@ export const BotField = Type.Optional(
 /** A second-factor code as typed: a TOTP code or a recovery code, with the spaces and dashes a person adds. */
 export const SecondFactorCodeField = Type.String({ minLength: 1, maxLength: 32 });
 export const TwoFactorCodeField = Type.Optional(SecondFactorCodeField);
-/** D26: an emailed login code, as an HTML `pattern` (anchored by the browser): its digits, leading zeros kept. */
+/** contract.md#d26: an emailed login code, as an HTML `pattern` (anchored by the browser): its digits, leading zeros kept. */
 export const LOGIN_CODE_PATTERN = `[0-9]{${LOGIN_CODE_DIGITS}}`;
 /** The public id of a member's session or passkey (never the cookie or the credential id). */
 export const PublicIdField = Type.String({ minLength: 1, maxLength: 64 });
 
-/** Name of the D4 error body among the shared schemas (app.addSchema) and in the OpenAPI document. */
+/** Name of the contract.md#d4 error body among the shared schemas (app.addSchema) and in the OpenAPI document. */
 export const ERROR_BODY_ID = "ErrorBody";
 export const ERROR_DETAILS_ID = "ErrorDetails";
 
-/** errors.ts ValidationIssue: the one shape of a `validation_failed` detail (issue 16). */
+/** errors.ts ValidationIssue: the one shape of a `validation_failed` detail (contract.md#issue-16). */
 const ValidationIssueSchema = Type.Object(
   {
     field: Type.String({
@@ -61,7 +61,7 @@ const ValidationIssueSchema = Type.Object(
 );
 
 /**
- * `details` of the D4 body, one schema for every error answer: what `validation_failed` found, or
+ * `details` of the contract.md#d4 body, one schema for every error answer: what `validation_failed` found, or
  * the failed rules of `weak_password`. Typed as errors.ts ErrorDetails, so the serialiser never
  * meets another shape.
  */
@@ -74,20 +74,20 @@ export const ErrorDetails = Type.Union(
 );
 
 /**
- * D4's error body, as http/errors.ts sendError writes it. Error responses refer to it by $id, so
+ * contract.md#d4's error body, as http/errors.ts sendError writes it. Error responses refer to it by $id, so
  * it is serialised with this schema: `additionalProperties: true` keeps the serialiser from ever
  * dropping a field sendError adds.
  */
 export const ErrorBody = Type.Object(
   {
     success: Type.Literal(false),
-    code: Type.Unsafe<ErrorCode>({ type: "string", enum: Object.keys(errorStatus), description: "Stable code for programs (DECISIONS D4); never renamed." }),
+    code: Type.Unsafe<ErrorCode>({ type: "string", enum: Object.keys(errorStatus), description: "Stable code for programs; never renamed." }),
     message: Type.String({ description: "For people; the wording may change." }),
     requestId: Type.String({ description: "Also in the `x-request-id` header and in the log line of the request." }),
-    authorized: Type.Optional(Type.Literal(false, { description: "Only on `/auth/login` answers (spec 4.2)." })),
+    authorized: Type.Optional(Type.Literal(false, { description: "Only on `/auth/login` answers." })),
     details: Type.Optional(Type.Ref(ERROR_DETAILS_ID)),
   },
-  { $id: ERROR_BODY_ID, additionalProperties: true, description: "The body of every non-2xx answer (DECISIONS D4)." },
+  { $id: ERROR_BODY_ID, additionalProperties: true, description: "The body of every non-2xx answer." },
 );
 
 export const MessageBody = Type.Object({ success: Type.Literal(true), message: Type.String() });
@@ -125,7 +125,7 @@ export const MemberStatusField = Type.Union([
   Type.Literal("Password Change Pending"),
 ]);
 export const TwoFactorStatusField = Type.Union([Type.Literal("Disabled"), Type.Literal("Enabled")]);
-/** A member as spec section 1 names its fields (D22 admin views, D24 `/auth/me`). */
+/** A member as contract.md#spec-1 names its fields (contract.md#d22 admin views, contract.md#d24 `/auth/me`). */
 export const memberIdentityFields = {
   recordid: Type.String(),
   email: Type.String({ format: "email" }),
@@ -135,7 +135,7 @@ export const memberIdentityFields = {
   _2fa_status: TwoFactorStatusField,
 };
 const Nullable = (description: string) => Type.Union([Type.String(), Type.Null()], { description });
-/** A session as its member (D24) and the admin's export (D22) see it: never the cookie or its hash. */
+/** A session as its member (contract.md#d24) and the admin's export (contract.md#d22) see it: never the cookie or its hash. */
 export const SessionFields = {
   createdAt: Timestamp,
   lastSeenAt: described(Timestamp, `Updated at most once ${describeDurationAfterA(LAST_SEEN_RESOLUTION_MS)}.`),

@@ -1,4 +1,4 @@
-/** The session cookie exactly as spec 2.2 and D6 give it: no Domain attribute. */
+/** The session cookie exactly as contract.md#spec-2-2 and contract.md#d6 give it: no Domain attribute. */
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Deps } from "../deps.js";
 import { AuthError } from "../errors.js";

@@ -1,5 +1,5 @@
 /**
- * Which tenant a request is for (D2), the CSRF origin check, and the request context flows get.
+ * Which tenant a request is for (contract.md#d2), the CSRF origin check, and the request context flows get.
  * Flows receive a Tenant and a RequestContext, never the request itself (STYLE habit 1).
  */
 import type { IncomingHttpHeaders } from "node:http";
@@ -33,8 +33,8 @@ export function contextOf(request: FastifyRequest): RequestContext {
 const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
 
 /**
- * D2: the tenant's own hostname (any port) over https, or over http only when it is a loopback
- * host, as for `allowedOrigins` (D30: a page served over plain http can be rewritten by anyone on
+ * contract.md#d2: the tenant's own hostname (any port) over https, or over http only when it is a loopback
+ * host, as for `allowedOrigins` (contract.md#d30: a page served over plain http can be rewritten by anyone on
  * its path); or one of its `allowedOrigins`. A malformed Origin is neither.
  */
 export function isOriginAllowed(tenant: Tenant, origin: string): boolean {

@@ -1,5 +1,5 @@
 /**
- * How requests are validated (DECISIONS D4, issue 16): one ajv per kind of input, both built by
+ * How requests are validated (contract.md#d4, contract.md#issue-16): one ajv per kind of input, both built by
  * Fastify's own compiler from the same shared schemas.
  *
  * - Bodies, path parameters and headers: no coercion. A mistyped field is an error ("123" is not

@@ -1,5 +1,5 @@
 /**
- * The webhooks Latch sends (README "Webhooks", DECISIONS D9, D16, D24, D25, D26), as the OpenAPI
+ * The webhooks Latch sends (README "Webhooks", contract.md#d9, contract.md#d16, contract.md#d24, contract.md#d25, contract.md#d26), as the OpenAPI
  * 3.1 `webhooks` section: one entry per `event_type`, with the body schema the flows build their
  * payloads to (core/webhook-payloads.ts); test/generated-client.test.ts checks every webhook it
  * receives against these.
@@ -27,7 +27,7 @@ const events: Record<WebhookEventType, WebhookEvent> = {
   account_exists: {
     summary: "Someone registered an address that already has an account",
     sentTo: "emailVerificationWebhook",
-    description: "Nothing was stored or changed; tell the owner, who can ignore it or reset the password (D18). No link.",
+    description: "Nothing was stored or changed; tell the owner, who can ignore it or reset the password. No link.",
     body: WEBHOOK_BODIES["account_exists"],
   },
   password_reset: {
@@ -39,44 +39,45 @@ const events: Record<WebhookEventType, WebhookEvent> = {
   magic_login: {
     summary: "Log in by link or code",
     sentTo: "magicLoginWebhook",
-    description: "request-magic-link for a verified account that is not `Locked`. Put both the link and the code in the email: using either uses both (D26).",
+    description: "request-magic-link for a verified account that is not `Locked`. Put both the link and the code in the email: using either uses both.",
     body: WEBHOOK_BODIES["magic_login"],
   },
   email_change: {
     summary: "Confirm a new email address",
     sentTo: "emailVerificationWebhook",
-    description: "A member asked to change their email to this address (D24); `email` is the **new** address. Not sent when the address is taken.",
+    description: "A member asked to change their email to this address; `email` is the **new** address. Not sent when the address is taken.",
     body: WEBHOOK_BODIES["email_change"],
   },
   security_alert: {
     summary: "Tell the member what happened to their account",
     sentTo: "securityAlertWebhook (only when set)",
-    description: 'D16, D24. Put `secureAccountLink` in the email as "This wasn\'t me".',
+    description:
+      'A login from a new country or network, or a change to the account (`alert` says which). Put `secureAccountLink` in the email as "This wasn\'t me".',
     body: WEBHOOK_BODIES["security_alert"],
   },
   "member.created": {
     summary: "A pending account became a member",
     sentTo: "eventsWebhook (only when set)",
-    description: "Its email was verified, or a reset link proved it (D25).",
+    description: "Its email was verified, or a reset link proved it.",
     body: WEBHOOK_BODIES["member.created"],
   },
   "member.updated": {
     summary: "A member changed",
     sentTo: "eventsWebhook (only when set)",
     description:
-      'A rename, a confirmed new email, or a status change (lock, unlock, a required password change, a reset or change that ends it, "this wasn\'t me") (D24, D25).',
+      'A rename, a confirmed new email, or a status change (lock, unlock, a required password change, a reset or change that ends it, "this wasn\'t me").',
     body: WEBHOOK_BODIES["member.updated"],
   },
   "member.deleted": {
     summary: "A member was erased",
     sentTo: "eventsWebhook (only when set)",
-    description: "An admin erased the member, or the member deleted their account (D22, D24). No email.",
+    description: "An admin erased the member, or the member deleted their account. No email.",
     body: WEBHOOK_BODIES["member.deleted"],
   },
   "session.created": {
     summary: "A member logged in",
     sentTo: "eventsWebhook (only when set)",
-    description: "A login of any kind (D25).",
+    description: "A login of any kind opened a session.",
     body: WEBHOOK_BODIES["session.created"],
   },
 };
@@ -94,7 +95,7 @@ const signatureHeaders = [
   },
 ].map(({ name, description }) => ({ name, in: "header", required: true, description, schema: { type: "string" } }));
 
-/** The document's `webhooks`: a POST per event type, signed per Standard Webhooks (D9). */
+/** The document's `webhooks`: a POST per event type, signed per Standard Webhooks (contract.md#d9). */
 export function webhookPathItems(): Record<string, unknown> {
   return Object.fromEntries(
     Object.entries(events).map(([type, event]) => [

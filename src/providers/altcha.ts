@@ -1,5 +1,5 @@
 /**
- * ALTCHA (D10): self-hosted proof of work through altcha-lib. GET /auth/bot-challenge issues an
+ * ALTCHA (contract.md#d10): self-hosted proof of work through altcha-lib. GET /auth/bot-challenge issues an
  * HMAC-signed challenge; the widget's payload (base64 JSON {challenge, solution}) is accepted
  * once, before its expiry. Expiry and the tenant are carried in the challenge's signed `data` and
  * checked against the injected clock (altcha-lib would read the wall clock), and a solution is

@@ -43,7 +43,7 @@ export interface BotVerifierOptions {
   altcha?: AltchaProvider;
   secrets?: Pick<SecretBox, "open">;
   /**
-   * D21: a tenant's `verifyUrl` goes through the SSRF guard of its webhooks (D9), so it can't post
+   * contract.md#d21: a tenant's `verifyUrl` goes through the SSRF guard of its webhooks (contract.md#d9), so it can't post
    * the tenant's secret to an internal address. WEBHOOK_ALLOW_PRIVATE_NETWORKS lifts both.
    */
   allowPrivateNetworks?: boolean;

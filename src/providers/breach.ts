@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import type { Logger } from "pino";
 
 /**
- * Breached-password check (DECISIONS D11): the HIBP Pwned Passwords range API, which only ever
+ * Breached-password check (contract.md#d11): the HIBP Pwned Passwords range API, which only ever
  * sees the first 5 hex characters of the password's SHA-1 (k-anonymity), with a shipped list of
  * common passwords as the fallback when the API cannot answer.
  */
@@ -59,7 +59,7 @@ function createRemoteBreachChecker(url: string, timeoutMs: number, log: Logger):
 }
 
 /**
- * Hashes the NFKC form, the same form the password hasher stores (D12), so a password typed
+ * Hashes the NFKC form, the same form the password hasher stores (contract.md#d12), so a password typed
  * with compatibility characters (e.g. full-width letters) is checked as the secret it really is.
  * NFKC is idempotent: callers that already normalised get the SHA-1 of exactly what they passed.
  */

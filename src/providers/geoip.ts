@@ -1,5 +1,5 @@
 /**
- * Where a login comes from (D16): country and city from a MaxMind database when GEOIP_DB names
+ * Where a login comes from (contract.md#d16): country and city from a MaxMind database when GEOIP_DB names
  * one, and always the client's network (IPv4 /24, IPv6 /48), which needs no database.
  */
 import { isIPv4, isIPv6 } from "node:net";

@@ -11,7 +11,7 @@ export function constantTimeEqual(a: string, b: string): boolean {
 }
 
 /**
- * D25: the key of an email or IP in lockout and limit rows, an HMAC under a secret derived from
+ * contract.md#d25: the key of an email or IP in lockout and limit rows, an HMAC under a secret derived from
  * SECRETS_KEY, so a copy of the database (or of Redis) can't be searched for a known address.
  * 128 bits: collisions are out of reach, and the rows stay small.
  */
@@ -22,7 +22,7 @@ export function keyedSubjectHasher(secret: string): SubjectHasher {
 }
 
 /**
- * D26: what is stored of a 6-digit login code. A code has only 20 bits, so a plain hash would fall
+ * contract.md#d26: what is stored of a 6-digit login code. A code has only 20 bits, so a plain hash would fall
  * to a search of a database copy; this one is keyed, and bound to its link's token hash.
  */
 export function loginCodeHash(subjects: SubjectHasher, tokenHash: string, code: string): string {

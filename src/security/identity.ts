@@ -1,11 +1,11 @@
-/** Input normalisation for member identity (D8). Failures become validation_failed. */
+/** Input normalisation for member identity (contract.md#d8). Failures become validation_failed. */
 import { AuthError } from "../errors.js";
 import { EMAIL_MAX_LENGTH, NAME_MAX_LENGTH } from "../rules.js";
 
 // One @, a non-empty local part without spaces, a dotted domain of letters, digits and hyphens.
 const EMAIL_PATTERN = /^[^\s@]+@(?:[\p{L}\p{N}](?:[\p{L}\p{N}-]*[\p{L}\p{N}])?\.)+[\p{L}\p{N}]{2,}$/u;
 /**
- * Characters a name shown to people must not hold (D30): controls (Cc), format characters (Cf),
+ * Characters a name shown to people must not hold (contract.md#d30): controls (Cc), format characters (Cf),
  * line and paragraph separators (Zl, Zp), and the letters and marks that render as nothing (the
  * combining grapheme joiner U+034F, the Hangul fillers U+115F, U+1160, U+3164, U+FFA0, the blank
  * braille pattern U+2800, the Khmer inherent vowels U+17B4, U+17B5). Format characters are
@@ -19,7 +19,7 @@ export const UNSHOWABLE_CHARACTERS = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\u115f\u1160\u280
 /** What JS's trim() would drop quietly at either end although it is refused inside (U+FEFF, U+2028, U+2029). */
 const TRIMMED_UNSHOWABLE = /[\ufeff\u2028\u2029]/u;
 
-/** An address holding none of UNSHOWABLE_CHARACTERS either: it is shown in alerts (`newEmail`) as a name is (D30). */
+/** An address holding none of UNSHOWABLE_CHARACTERS either: it is shown in alerts (`newEmail`) as a name is (contract.md#d30). */
 export function normalizeEmail(raw: string): string {
   const email = raw.trim().toLowerCase();
   if (email.length === 0 || email.length > EMAIL_MAX_LENGTH || !EMAIL_PATTERN.test(email) || UNSHOWABLE_CHARACTERS.test(email)) {

@@ -1,12 +1,12 @@
 /**
- * Progressive password-login lockout (spec 8.2, D13) as pure functions of (state, now).
+ * Progressive password-login lockout (contract.md#spec-8-2, contract.md#d13) as pure functions of (state, now).
  * Three consecutive failures lock for 1 h; each later round of three escalates to 4 h, 24 h,
  * then 7 d and stays there. Attempts during a lockout are refused and do not extend it.
  *
- * A check in progress holds a place in the budget of three (D20): failures plus checks in flight
+ * A check in progress holds a place in the budget of three (contract.md#d20): failures plus checks in flight
  * never exceed it, so a burst of guesses gets at most three checked, and a correct password is
  * never counted as a failure: a fourth concurrent login waits for its turn instead of being
- * refused, and one that gets none before its deadline is an overload (D30), not a lockout.
+ * refused, and one that gets none before its deadline is an overload (contract.md#d30), not a lockout.
  */
 import { CHECK_ABANDONED_AFTER_MS, FAILURES_BEFORE_LOCKOUT, LOCKOUT_DURATIONS_MS } from "../rules.js";
 
@@ -55,7 +55,7 @@ export function finishFailedCheck(state: LockoutState, now: number): LockoutStat
 /**
  * How long a check that found the budget full sleeps before it reads the row again (unless woken
  * first): until the next re-check or its deadline, whichever comes first; undefined once the
- * deadline has passed (it gives up: 503, D30).
+ * deadline has passed (it gives up: 503, contract.md#d30).
  */
 export function nextTurnCheckInMs(now: number, deadline: number, recheckMs: number): number | undefined {
   if (now >= deadline) return undefined;

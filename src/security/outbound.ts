@@ -1,6 +1,6 @@
 /**
  * Requests to addresses a tenant chose (webhook URLs, a bot provider's `verifyUrl`): the SSRF guard
- * of D9 (D21 extends it to `verifyUrl`) and one bounded POST through it. A tenant's URL can't reach
+ * of contract.md#d9 (contract.md#d21 extends it to `verifyUrl`) and one bounded POST through it. A tenant's URL can't reach
  * loopback, private, link-local or other internal addresses (unless the operator allows private
  * networks), by name, by literal or by a DNS answer that changes between check and connect.
  */

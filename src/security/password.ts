@@ -1,5 +1,5 @@
 /**
- * Password policy (spec 5.3, D12) and Argon2id hashing. argon2's hash and verify run on libuv's
+ * Password policy (contract.md#spec-5-3, contract.md#d12) and Argon2id hashing. argon2's hash and verify run on libuv's
  * thread pool, never on the event loop; main.ts sizes the pool to the cores.
  */
 import { argon2id, hash, needsRehash, verify } from "argon2";
@@ -13,7 +13,7 @@ export interface Argon2Params {
   parallelism: number;
 }
 
-/** D12: m=19456 KiB, t=2, p=1 (the OWASP minimum for Argon2id). */
+/** contract.md#d12: m=19456 KiB, t=2, p=1 (the OWASP minimum for Argon2id). */
 export const DEFAULT_ARGON2: Argon2Params = { memoryCost: 19456, timeCost: 2, parallelism: 1 };
 
 /** The policy's rule names, stable (docs/decisions.md): `details` of `weak_password` lists the failed ones. */

@@ -1,5 +1,5 @@
 /**
- * The rate-limit decision (spec 8.2, D15) as a pure function of (counter, rule, now); the rules are in rules.ts.
+ * The rate-limit decision (contract.md#spec-8-2, contract.md#d15) as a pure function of (counter, rule, now); the rules are in rules.ts.
  * The counter itself is kept by the store, atomically, per tenant.
  */
 import type { RateRule } from "../rules.js";

@@ -1,5 +1,5 @@
 /**
- * One-time recovery codes (D14): RECOVERY_CODE_COUNT per set, each RECOVERY_CODE_LENGTH characters
+ * One-time recovery codes (contract.md#d14): RECOVERY_CODE_COUNT per set, each RECOVERY_CODE_LENGTH characters
  * of a 32-symbol alphabet shown in groups of 4 (xxxx-xxxx-…; 5 bits a character, 80 bits in all). Stored only as SHA-256 of the normalised code bound to its
  * tenant and member: a stolen table can't be searched for all members at once, and 80 bits
  * can't be searched for one.

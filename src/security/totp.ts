@@ -1,5 +1,5 @@
 /**
- * TOTP per RFC 6238 (D14) with the parameters of rules.ts TOTP_PARAMETERS, through the otpauth
+ * TOTP per RFC 6238 (contract.md#d14) with the parameters of rules.ts TOTP_PARAMETERS, through the otpauth
  * library. Replay is refused by the caller, which stores the last accepted step.
  */
 import { Secret, TOTP } from "otpauth";

@@ -54,7 +54,7 @@ export class AuditStore {
     }
   }
 
-  /** D22 erasure. */
+  /** contract.md#d22 erasure. */
   async deleteMemberAuditEvents(tenantId: string, memberId: number): Promise<void> {
     await this.db.deleteFrom("audit_events").where("tenant_id", "=", tenantId).where("member_id", "=", memberId).execute();
   }

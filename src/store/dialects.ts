@@ -41,7 +41,7 @@ export interface PostgresOptions {
  *   that async path costing more than the lookup itself.
  * - PostgreSQL: named prepared statements on the same pool, parsed and planned once per connection
  *   instead of at every call as Kysely's unnamed ones are: 1.6-1.7 times the session lookups per
- *   second on the bench machine, where PostgreSQL shares the cores with Latch (issue 17).
+ *   second on the bench machine, where PostgreSQL shares the cores with Latch (contract.md#issue-17).
  */
 export interface HotReader {
   all<R>(sql: string, parameters: readonly unknown[]): R[] | Promise<R[]>;
@@ -65,7 +65,7 @@ export function isUniqueViolation(error: unknown): boolean {
 }
 
 /**
- * The root handle's dialect with issue 28's guard: every connection the root Kysely takes first
+ * The root handle's dialect with contract.md#issue-28's guard: every connection the root Kysely takes first
  * checks that no transaction's work is running in this async context (transaction-scope.ts). A
  * transaction takes its connection before its work starts, so only a misuse is refused.
  */

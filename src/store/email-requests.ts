@@ -2,7 +2,7 @@ import type { Kysely, Selectable } from "kysely";
 import type { Database, EmailRequestsTable } from "./schema.js";
 import type { AuthenticationType } from "../model.js";
 
-/** D19: the four public requests that may send an email. */
+/** contract.md#d19: the four public requests that may send an email. */
 export type EmailRequestKind = "registration" | "verification_resend" | "password_reset" | "magic_link";
 
 export interface EmailRequest {
@@ -41,7 +41,7 @@ function toEmailRequest(row: Selectable<EmailRequestsTable>): EmailRequest {
   return request;
 }
 
-/** The durable queue of D19: one row per call, whatever the email; deleted by the worker that handles it. */
+/** The durable queue of contract.md#d19: one row per call, whatever the email; deleted by the worker that handles it. */
 export class EmailRequestStore {
   constructor(private readonly db: Kysely<Database>) {}
 
@@ -79,9 +79,9 @@ export class EmailRequestStore {
   }
 
   /**
-   * D22 erasure: link requests still waiting for the member's email go with the member. A waiting
+   * contract.md#d22 erasure: link requests still waiting for the member's email go with the member. A waiting
    * registration stays: it is someone's new sign-up, answered 200, and makes a new pending account
-   * once the member is gone (D19: no answered email request is lost).
+   * once the member is gone (contract.md#d19: no answered email request is lost).
    */
   async deleteRequestsForEmail(tenantId: string, email: string): Promise<void> {
     await this.db.deleteFrom("email_requests").where("tenant_id", "=", tenantId).where("email", "=", email).where("kind", "!=", "registration").execute();

@@ -24,7 +24,7 @@ import { EmailRequestStore } from "./email-requests.js";
 import { RegistrationStore } from "./registrations.js";
 import { PasskeyStore } from "./passkeys.js";
 
-/** Retention (D25): every number in rules.ts. */
+/** Retention (contract.md#d25): every number in rules.ts. */
 const DEFAULT_AUDIT_RETENTION_MS = DEFAULT_AUDIT_RETENTION_DAYS * DAY;
 
 export class Store {
@@ -46,7 +46,7 @@ export class Store {
     readonly dialect: DialectName,
     /** The hot reads' own path (dialects.ts HotReader): the root store only, never a transaction's. */
     private readonly reader: HotReader | undefined,
-    /** D25: how emails are keyed in lockout rows (a keyed hash, from SECRETS_KEY). */
+    /** contract.md#d25: how emails are keyed in lockout rows (a keyed hash, from SECRETS_KEY). */
     private readonly subjects: SubjectHasher,
     /** `last_seen_at` written behind: made by the root store (deps.ts passes one that logs a failed write), shared with its transactions' stores. */
     private readonly touches: SessionTouches = new SessionTouches(db, () => undefined, LAST_SEEN_RESOLUTION_MS),

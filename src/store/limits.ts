@@ -20,7 +20,7 @@ function toLockoutState(row: Pick<LoginLockoutsTable, (typeof lockoutColumns)[nu
 export class LimitStore implements Counters {
   constructor(
     private readonly db: Kysely<Database>,
-    /** D25: lockout rows are keyed by this hash of the email, never the email. */
+    /** contract.md#d25: lockout rows are keyed by this hash of the email, never the email. */
     private readonly subjects: SubjectHasher,
   ) {}
 
@@ -148,13 +148,13 @@ export class LimitStore implements Counters {
       .execute();
   }
 
-  /** Success or a password reset clears count and escalation (D13). */
+  /** Success or a password reset clears count and escalation (contract.md#d13). */
   async clearLockout(tenantId: string, email: string): Promise<void> {
     await this.db.deleteFrom("login_lockouts").where("tenant_id", "=", tenantId).where("subject", "=", this.subjects(email)).execute();
   }
 
   /**
-   * D25: lockout rows written before migration 0011 hold the email itself; each is re-keyed to its
+   * contract.md#d25: lockout rows written before migration 0011 hold the email itself; each is re-keyed to its
    * hash (or dropped when a hashed row for the email exists already). Returns how many were re-keyed.
    */
   async rekeyClearLockouts(): Promise<number> {

@@ -38,7 +38,7 @@ export class LoginOriginStore {
     return { hadHistory: known.length > 0, unseen };
   }
 
-  /** D22: where the member logged in from (export). */
+  /** contract.md#d22: where the member logged in from (export). */
   async listMemberOrigins(tenantId: string, memberId: number): Promise<{ kind: OriginKind; value: string; firstSeen: number; lastSeen: number }[]> {
     const rows = await this.db
       .selectFrom("login_origins")
@@ -50,7 +50,7 @@ export class LoginOriginStore {
     return rows.map((r) => ({ kind: r.kind as OriginKind, value: r.value, firstSeen: Number(r.first_seen), lastSeen: Number(r.last_seen) }));
   }
 
-  /** D22 erasure. */
+  /** contract.md#d22 erasure. */
   async deleteMemberOrigins(tenantId: string, memberId: number): Promise<void> {
     await this.db.deleteFrom("login_origins").where("tenant_id", "=", tenantId).where("member_id", "=", memberId).execute();
   }

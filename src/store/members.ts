@@ -19,7 +19,7 @@ export interface Activation {
   authenticationType: AuthenticationType;
 }
 
-/** What a state change was decided from (D20). */
+/** What a state change was decided from (contract.md#d20). */
 export interface MemberState {
   status: MemberStatus;
   passwordHash: string | null;
@@ -32,7 +32,7 @@ export interface PasswordUpdate {
   emailVerified: boolean;
 }
 
-/** D22: what the admin sees of a member beyond what the flows decide on. */
+/** contract.md#d22: what the admin sees of a member beyond what the flows decide on. */
 export interface MemberProfile extends Member {
   createdAt: number;
   lastLoginAt: number | null;
@@ -51,7 +51,7 @@ function toProfile(row: Selectable<MembersTable>): MemberProfile {
 }
 
 /** A LIKE pattern that matches `prefix` literally at the start (`%`, `_` and `\` escaped). */
-/** D25: pending, and its last link expired at or before `cutoff` (accounts pending before migration 0010: created before it). */
+/** contract.md#d25: pending, and its last link expired at or before `cutoff` (accounts pending before migration 0010: created before it). */
 function expiredPending(eb: ExpressionBuilder<Database, "members">, cutoff: number) {
   return eb.and([
     eb("status", "=", MemberStatus.pending),
@@ -114,7 +114,7 @@ export class MemberStore {
 
   /**
    * With `lock`, inside a transaction on PostgreSQL, the row stays locked until commit: issuers of
-   * a token that voids earlier ones (D7) run one after the other (D20). SQLite serialises writers.
+   * a token that voids earlier ones (contract.md#d7) run one after the other (contract.md#d20). SQLite serialises writers.
    */
   async findMemberByEmail(tenantId: string, email: string, options: { lock?: boolean } = {}): Promise<Member | undefined> {
     let query = this.db.selectFrom("members").selectAll().where("tenant_id", "=", tenantId).where("email", "=", email);
@@ -123,7 +123,7 @@ export class MemberStore {
     return row && toMember(row);
   }
 
-  /** With `lock`, inside a transaction on PostgreSQL, the row stays locked until commit (D20). */
+  /** With `lock`, inside a transaction on PostgreSQL, the row stays locked until commit (contract.md#d20). */
   async findMemberById(tenantId: string, recordId: number, options: { lock?: boolean } = {}): Promise<Member | undefined> {
     let query = this.db.selectFrom("members").selectAll().where("tenant_id", "=", tenantId).where("id", "=", recordId);
     if (options.lock) query = lockingRead(query, this.dialect);
@@ -136,7 +136,7 @@ export class MemberStore {
     return row && toProfile(row);
   }
 
-  /** D22: newest first, `limit` rows after the cursor; uses the (tenant_id, created_at, id) index. */
+  /** contract.md#d22: newest first, `limit` rows after the cursor; uses the (tenant_id, created_at, id) index. */
   async listMembers(tenantId: string, query: MemberQuery, limit: number): Promise<MemberProfile[]> {
     let select = this.db.selectFrom("members").selectAll().where("tenant_id", "=", tenantId);
     if (query.email !== undefined) select = select.where("email", "=", query.email);
@@ -152,12 +152,12 @@ export class MemberStore {
     return rows.map(toProfile);
   }
 
-  /** D22: when the member last logged in (any kind of login), written with the session. */
+  /** contract.md#d22: when the member last logged in (any kind of login), written with the session. */
   async recordLogin(tenantId: string, recordId: number, now: number): Promise<void> {
     await this.db.updateTable("members").set({ last_login_at: now }).where("tenant_id", "=", tenantId).where("id", "=", recordId).execute();
   }
 
-  /** D25: a verification link was issued to the pending account; it is kept at least until `until` (+ retention). */
+  /** contract.md#d25: a verification link was issued to the pending account; it is kept at least until `until` (+ retention). */
   async extendPending(tenantId: string, recordId: number, until: number): Promise<void> {
     await this.db
       .updateTable("members")
@@ -169,7 +169,7 @@ export class MemberStore {
       .execute();
   }
 
-  /** D25: pending accounts whose last link expired at or before `cutoff`. */
+  /** contract.md#d25: pending accounts whose last link expired at or before `cutoff`. */
   async listExpiredPending(cutoff: number, limit: number): Promise<{ tenantId: string; recordId: number }[]> {
     const rows = await this.db
       .selectFrom("members")
@@ -180,7 +180,7 @@ export class MemberStore {
     return rows.map((r) => ({ tenantId: r.tenant_id, recordId: Number(r.id) }));
   }
 
-  /** D25: whether the account is still an expired pending one; with `lock`, its row stays locked (PostgreSQL). */
+  /** contract.md#d25: whether the account is still an expired pending one; with `lock`, its row stays locked (PostgreSQL). */
   async isExpiredPending(tenantId: string, recordId: number, cutoff: number, options: { lock?: boolean } = {}): Promise<boolean> {
     let query = this.db
       .selectFrom("members")
@@ -192,7 +192,7 @@ export class MemberStore {
     return (await query.executeTakeFirst()) !== undefined;
   }
 
-  /** D24: the member's own name change. */
+  /** contract.md#d24: the member's own name change. */
   async updateName(tenantId: string, recordId: number, name: string, now: number): Promise<boolean> {
     const result = await this.db
       .updateTable("members")
@@ -204,11 +204,11 @@ export class MemberStore {
   }
 
   /**
-   * D24: the confirmed new email, applied only while the row still has the email the change was
+   * contract.md#d24: the confirmed new email, applied only while the row still has the email the change was
    * asked from; false when the new email is taken meanwhile (the unique index decides) or the row moved.
    */
   /**
-   * D30: the member's next `security_seq`, in one statement that takes the member's row lock (on
+   * contract.md#d30: the member's next `security_seq`, in one statement that takes the member's row lock (on
    * PostgreSQL; SQLite runs one writer): what orders "this wasn't me" links and 2FA enrolments.
    */
   async nextSecuritySeq(tenantId: string, recordId: number): Promise<number> {
@@ -236,13 +236,13 @@ export class MemberStore {
     return result.numUpdatedRows > 0n;
   }
 
-  /** D22 erasure; the caller deletes what is keyed to the member in the same transaction. */
+  /** contract.md#d22 erasure; the caller deletes what is keyed to the member in the same transaction. */
   async deleteMember(tenantId: string, recordId: number): Promise<boolean> {
     const result = await this.db.deleteFrom("members").where("tenant_id", "=", tenantId).where("id", "=", recordId).executeTakeFirst();
     return result.numDeletedRows > 0n;
   }
 
-  /** D20: applies only while the status is still the one the change was decided from. */
+  /** contract.md#d20: applies only while the status is still the one the change was decided from. */
   async updateStatus(tenantId: string, recordId: number, from: MemberStatus, to: MemberStatus, now: number): Promise<boolean> {
     const result = await this.db
       .updateTable("members")
@@ -255,7 +255,7 @@ export class MemberStore {
   }
 
   /**
-   * D18: using a verification link makes the pending account what the link's registration (or the
+   * contract.md#d18: using a verification link makes the pending account what the link's registration (or the
    * password chosen with a resend link) says, in one conditional update from the pending state.
    */
   async activatePendingMember(tenantId: string, recordId: number, fields: Activation, now: number): Promise<boolean> {
@@ -278,7 +278,7 @@ export class MemberStore {
     return result.numUpdatedRows > 0n;
   }
 
-  /** D20: applies only while status and password are still those the change was decided from. */
+  /** contract.md#d20: applies only while status and password are still those the change was decided from. */
   async updatePassword(tenantId: string, recordId: number, from: MemberState, update: PasswordUpdate, now: number): Promise<boolean> {
     const result = await this.db
       .updateTable("members")
@@ -298,7 +298,7 @@ export class MemberStore {
     return result.numUpdatedRows > 0n;
   }
 
-  /** D8: a password member gains "Magic Link" on the first magic-link login. */
+  /** contract.md#d8: a password member gains "Magic Link" on the first magic-link login. */
   async addMagicLinkAuthentication(tenantId: string, recordId: number, now: number): Promise<void> {
     await this.db
       .updateTable("members")

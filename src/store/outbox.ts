@@ -3,7 +3,7 @@ import { claimingRead, type DialectName } from "./dialects.js";
 import type { Database, WebhookDeliveriesTable } from "./schema.js";
 import type { WebhookEventType } from "../model.js";
 
-/** `discarded`: written for an unknown email so the work matches a real one (D19), never sent, swept at once. */
+/** `discarded`: written for an unknown email so the work matches a real one (contract.md#d19), never sent, swept at once. */
 export type DeliveryStatus = "pending" | "delivered" | "failed" | "discarded";
 
 export interface NewDelivery {
@@ -12,9 +12,9 @@ export interface NewDelivery {
   eventType: WebhookEventType;
   url: string;
   payloadEnc: string;
-  /** D19: the same row for an unknown email, never sent and never holding the payload. */
+  /** contract.md#d19: the same row for an unknown email, never sent and never holding the payload. */
   discarded?: boolean;
-  /** The member the event is about (D22 erasure). */
+  /** The member the event is about (contract.md#d22 erasure). */
   memberId?: number | null;
 }
 
@@ -32,7 +32,7 @@ export interface ClaimedDelivery {
 export interface DeliverySummary {
   id: string;
   eventType: string;
-  /** Discarded rows (D19) are never listed. */
+  /** Discarded rows (contract.md#d19) are never listed. */
   status: Exclude<DeliveryStatus, "discarded">;
   attempts: number;
   lastError: string | null;
@@ -80,7 +80,7 @@ export class OutboxStore {
       .execute();
   }
 
-  /** D22 erasure: every delivery about the member, waiting ones (whose payload holds the email) and finished ones. */
+  /** contract.md#d22 erasure: every delivery about the member, waiting ones (whose payload holds the email) and finished ones. */
   async deleteMemberDeliveries(tenantId: string, memberId: number): Promise<void> {
     await this.db.deleteFrom("webhook_deliveries").where("tenant_id", "=", tenantId).where("member_id", "=", memberId).execute();
   }
@@ -110,7 +110,7 @@ export class OutboxStore {
     return rows.map(toClaimed);
   }
 
-  /** A delivery whose tenant is gone (D23): nobody is left to sign for or send to. */
+  /** A delivery whose tenant is gone (contract.md#d23): nobody is left to sign for or send to. */
   async deleteDelivery(id: string): Promise<void> {
     await this.db.deleteFrom("webhook_deliveries").where("id", "=", id).execute();
   }
@@ -142,7 +142,7 @@ export class OutboxStore {
     return Number(row.pending);
   }
 
-  /** Finished rows are kept `finishedBefore` for the operator's view; discarded ones (D19) go at once. */
+  /** Finished rows are kept `finishedBefore` for the operator's view; discarded ones (contract.md#d19) go at once. */
   async deleteFinishedDeliveries(finishedBefore: number): Promise<void> {
     await this.db.deleteFrom("webhook_deliveries").where("status", "!=", "pending").where("updated_at", "<", finishedBefore).execute();
     await this.db.deleteFrom("webhook_deliveries").where("status", "=", "discarded").execute();

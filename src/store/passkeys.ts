@@ -36,7 +36,7 @@ function toPasskey(row: Selectable<PasskeysTable>): Passkey {
   };
 }
 
-/** D26: passkeys and the challenges of the ceremonies in flight. Every query names the tenant. */
+/** contract.md#d26: passkeys and the challenges of the ceremonies in flight. Every query names the tenant. */
 export class PasskeyStore {
   constructor(private readonly db: Kysely<Database>) {}
 
@@ -158,7 +158,7 @@ export class PasskeyStore {
     return row && toPasskey(row);
   }
 
-  /** Erasure (D22), or "this wasn't me" with `since`: only those added at or after it (D24). */
+  /** Erasure (contract.md#d22), or "this wasn't me" with `since`: only those added at or after it (contract.md#d24). */
   async deleteMemberPasskeys(tenantId: string, memberId: number, since?: number): Promise<number> {
     let query = this.db.deleteFrom("passkeys").where("tenant_id", "=", tenantId).where("member_id", "=", memberId);
     if (since !== undefined) query = query.where("created_at", ">=", since);

@@ -2,7 +2,7 @@ import type { Kysely } from "kysely";
 import type { Database } from "./schema.js";
 import type { AuthenticationType } from "../model.js";
 
-/** D18: what one registration of a pending account would make of it once its link is used. */
+/** contract.md#d18: what one registration of a pending account would make of it once its link is used. */
 export interface Registration {
   id: string;
   memberId: number;
@@ -17,7 +17,7 @@ export interface NewRegistration extends Omit<Registration, "createdAt"> {
   expiresAt: number;
 }
 
-/** Registrations of pending accounts (D18); every query is scoped by tenant. */
+/** Registrations of pending accounts (contract.md#d18); every query is scoped by tenant. */
 export class RegistrationStore {
   constructor(private readonly db: Kysely<Database>) {}
 
@@ -70,7 +70,7 @@ export class RegistrationStore {
     await this.db.deleteFrom("registrations").where("tenant_id", "=", tenantId).where("member_id", "=", memberId).execute();
   }
 
-  /** Registrations whose link expired before `cutoff`, and at once the ones written for no member (D19). */
+  /** Registrations whose link expired before `cutoff`, and at once the ones written for no member (contract.md#d19). */
   async deleteExpiredRegistrations(cutoff: number): Promise<void> {
     await this.db
       .deleteFrom("registrations")

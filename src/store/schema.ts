@@ -37,24 +37,24 @@ export interface MembersTable {
   two_factor_status: string;
   totp_secret_enc: string | null;
   totp_pending_secret_enc: string | null;
-  /** D30: the SHA-256 of the session that started the pending enrolment (only it may see or finish it). */
+  /** contract.md#d30: the SHA-256 of the session that started the pending enrolment (only it may see or finish it). */
   totp_pending_session_hash: string | null;
-  /** D30: 1 when that session re-authenticated as it started the enrolment. */
+  /** contract.md#d30: 1 when that session re-authenticated as it started the enrolment. */
   totp_pending_reauthenticated: Generated<number>;
   totp_last_step: Generated<number>;
   two_factor_failures: Generated<number>;
   two_factor_locked_until: Generated<number>;
-  /** D22: the last session created by any login; null until the first. */
+  /** contract.md#d22: the last session created by any login; null until the first. */
   last_login_at: number | null;
   created_at: number;
   updated_at: number;
-  /** D24: when 2FA was last turned on (null: before migration 0009). */
+  /** contract.md#d24: when 2FA was last turned on (null: before migration 0009). */
   two_factor_enabled_at: number | null;
-  /** D25: the latest expiry of a verification link sent to this pending account (null: count from created_at). */
+  /** contract.md#d25: the latest expiry of a verification link sent to this pending account (null: count from created_at). */
   pending_until: number | null;
-  /** D30: bumped under the row lock for each "this wasn't me" link and each 2FA enrolment; orders them. */
+  /** contract.md#d30: bumped under the row lock for each "this wasn't me" link and each 2FA enrolment; orders them. */
   security_seq: Generated<number>;
-  /** D30: `security_seq` when 2FA was last turned on (null: before migration 0015, ordered by time). */
+  /** contract.md#d30: `security_seq` when 2FA was last turned on (null: before migration 0015, ordered by time). */
   two_factor_enabled_seq: number | null;
 }
 
@@ -64,14 +64,14 @@ export interface SessionsTable {
   member_id: number;
   created_at: number;
   expires_at: number;
-  /** D24: what the member sees and names a session by: random (older sessions: see migration 0009). */
+  /** contract.md#d24: what the member sees and names a session by: random (older sessions: see migration 0009). */
   public_id: string;
-  /** Written at most once a minute by the session check (D24). */
+  /** Written at most once a minute by the session check (contract.md#d24). */
   last_seen_at: number;
   ip: string | null;
   user_agent: string | null;
   country: string | null;
-  /** D26: opened by a passkey, which satisfies the tenant's require2FA (0/1). */
+  /** contract.md#d26: opened by a passkey, which satisfies the tenant's require2FA (0/1). */
   by_passkey: Generated<number>;
 }
 
@@ -82,17 +82,17 @@ export interface OneTimeTokensTable {
   member_id: number;
   created_at: number;
   expires_at: number;
-  /** verify_email only (D18): the registration whose password and name the link confirms; null for a resend. */
+  /** verify_email only (contract.md#d18): the registration whose password and name the link confirms; null for a resend. */
   registration_id: string | null;
-  /** email_change only (D24): the address the link confirms. */
+  /** email_change only (contract.md#d24): the address the link confirms. */
   new_email: string | null;
-  /** magic_login only (D26): keyed hash of the emailed code, bound to token_hash; null on older rows. */
+  /** magic_login only (contract.md#d26): keyed hash of the emailed code, bound to token_hash; null on older rows. */
   code_hash: string | null;
-  /** secure_account only (D30): the member's `security_seq` when it was issued (null: before migration 0015). */
+  /** secure_account only (contract.md#d30): the member's `security_seq` when it was issued (null: before migration 0015). */
   seq: number | null;
 }
 
-/** D26: a member's WebAuthn credential (passkey). */
+/** contract.md#d26: a member's WebAuthn credential (passkey). */
 export interface PasskeysTable {
   tenant_id: string;
   /** Ours, random: what the API and the pages name a passkey by. */
@@ -112,7 +112,7 @@ export interface PasskeysTable {
   last_used_at: number | null;
 }
 
-/** D26: a one-use WebAuthn challenge in flight, SHA-256 only. */
+/** contract.md#d26: a one-use WebAuthn challenge in flight, SHA-256 only. */
 export interface PasskeyChallengesTable {
   tenant_id: string;
   challenge_hash: string;
@@ -123,7 +123,7 @@ export interface PasskeyChallengesTable {
   expires_at: number;
 }
 
-/** D18: one registration of a still-pending account, with what using its link makes the account. */
+/** contract.md#d18: one registration of a still-pending account, with what using its link makes the account. */
 export interface RegistrationsTable {
   tenant_id: string;
   id: string;
@@ -136,7 +136,7 @@ export interface RegistrationsTable {
   expires_at: number;
 }
 
-/** D19: a request that may send an email, committed before the answer, turned into a webhook by the worker. */
+/** contract.md#d19: a request that may send an email, committed before the answer, turned into a webhook by the worker. */
 export interface EmailRequestsTable {
   id: string;
   tenant_id: string;
@@ -155,7 +155,7 @@ export interface EmailRequestsTable {
 /** Progressive password-login lockout, keyed by email so unknown emails behave like known ones. */
 export interface LoginLockoutsTable {
   tenant_id: string;
-  /** D25: the keyed hash of the email (security/hashing.ts SubjectHasher), never the email. */
+  /** contract.md#d25: the keyed hash of the email (security/hashing.ts SubjectHasher), never the email. */
   subject: string;
   failures: number;
   level: number;
@@ -191,7 +191,7 @@ export interface WebhookDeliveriesTable {
   next_attempt_at: number;
   claimed_until: number;
   last_error: string | null;
-  /** D22: the member the event is about, so erasing a member drops what still waits for them; null when none. */
+  /** contract.md#d22: the member the event is about, so erasing a member drops what still waits for them; null when none. */
   member_id: number | null;
   created_at: number;
   updated_at: number;
@@ -246,7 +246,7 @@ export interface Database {
 type TenantOwnedTable = { [K in keyof Database]: Database[K] extends { tenant_id: string } ? K : never }[keyof Database];
 
 /**
- * D23: what erasing a tenant empties, in this order: members last, since their tenant_id is the
+ * contract.md#d23: what erasing a tenant empties, in this order: members last, since their tenant_id is the
  * only foreign key to the tenant. The Record's keys are checked against the tables above.
  */
 const TENANT_OWNED: Record<TenantOwnedTable, number> = {

@@ -1,5 +1,5 @@
 /**
- * `last_seen_at` written behind (issue 17). Writing it from the session check cost one commit per
+ * `last_seen_at` written behind (contract.md#issue-17). Writing it from the session check cost one commit per
  * session per minute, and on SQLite a commit is a synchronous fsync on the event loop (0.3 ms
  * median, 3 ms at p99 on the bench machine): sessions that came due together (a deploy, a busy
  * minute) stalled every request behind them. Touches are now kept here and written together, in

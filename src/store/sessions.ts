@@ -12,21 +12,21 @@ export interface SessionRecord {
   lastSeenAt: number;
   memberStatus: MemberStatus;
   twoFactorStatus: TwoFactorStatus;
-  /** D26: opened by a passkey login. */
+  /** contract.md#d26: opened by a passkey login. */
   byPasskey: boolean;
 }
 
-/** Where a session was opened (D24): kept to show the member, never a secret. */
+/** Where a session was opened (contract.md#d24): kept to show the member, never a secret. */
 export interface SessionOrigin {
   publicId: string;
   ip: string | null;
   userAgent: string | null;
   country: string | null;
-  /** D26: a passkey login opened it. */
+  /** contract.md#d26: a passkey login opened it. */
   byPasskey?: boolean;
 }
 
-/** A session as its member sees it (D24): the public id, never the cookie or its hash. */
+/** A session as its member sees it (contract.md#d24): the public id, never the cookie or its hash. */
 export interface SessionSummary extends SessionOrigin {
   createdAt: number;
   lastSeenAt: number;
@@ -125,7 +125,7 @@ export class SessionStore {
     return row?.public_id;
   }
 
-  /** D22/D24: the member's live sessions, newest first; never their id hashes. */
+  /** contract.md#d22/contract.md#d24: the member's live sessions, newest first; never their id hashes. */
   async listMemberSessions(tenantId: string, memberId: number, now: number): Promise<SessionSummary[]> {
     const rows = await this.db
       .selectFrom("sessions")

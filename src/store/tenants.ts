@@ -36,7 +36,7 @@ export class TenantStore {
   /**
    * Whether the application exists. Inside a transaction on PostgreSQL its row stays locked until
    * commit (SQLite has one writer), so a tenant joining it and the deletion of its last tenant
-   * (which deletes it too) happen one after the other, never both on the same old state (D23).
+   * (which deletes it too) happen one after the other, never both on the same old state (contract.md#d23).
    */
   async lockApplication(id: string): Promise<boolean> {
     let query = this.db.selectFrom("applications").select("id").where("id", "=", id);
@@ -75,7 +75,7 @@ export class TenantStore {
     return row && { id: row.id, domain: row.domain, applicationId: row.application_id, settings: JSON.parse(row.settings) as TenantSettings };
   }
 
-  /** The email-request worker (D19) knows a request's tenant by id. */
+  /** The email-request worker (contract.md#d19) knows a request's tenant by id. */
   async findTenantById(id: string): Promise<Tenant | undefined> {
     const row = await this.db.selectFrom("tenants").select(["id", "domain", "application_id", "settings"]).where("id", "=", id).executeTakeFirst();
     return row && { id: row.id, domain: row.domain, applicationId: row.application_id, settings: JSON.parse(row.settings) as TenantSettings };
@@ -87,7 +87,7 @@ export class TenantStore {
     return rows.map((r) => ({ domain: r.domain, settings: JSON.parse(r.settings) as TenantSettings }));
   }
 
-  /** D23: one page of tenants by domain, after `afterDomain` (exclusive). */
+  /** contract.md#d23: one page of tenants by domain, after `afterDomain` (exclusive). */
   async listTenantPage(afterDomain: string | undefined, limit: number): Promise<TenantSummary[]> {
     let query = this.db.selectFrom("tenants").select(["domain", "application_id", "created_at"]);
     if (afterDomain !== undefined) query = query.where("domain", ">", afterDomain);
@@ -96,7 +96,7 @@ export class TenantStore {
   }
 
   /**
-   * D23: every row of the tenant in every tenant-owned table, then the tenant, then its application
+   * contract.md#d23: every row of the tenant in every tenant-owned table, then the tenant, then its application
    * when no other tenant shares it. Run in a transaction: the caller's, so it is all or nothing.
    * The application is locked first and the tenant read after, so of two concurrent deletions the
    * second finds nothing (undefined) and a tenant joining the application meanwhile keeps it.

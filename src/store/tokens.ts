@@ -16,11 +16,11 @@ function liveToken(eb: ExpressionBuilder<Database, "one_time_tokens">, tenantId:
 
 /** What a few kinds of token carry besides the hash. */
 export interface TokenExtras {
-  /** email_change and secure_account (D24): the address the link confirms or restores. */
+  /** email_change and secure_account (contract.md#d24): the address the link confirms or restores. */
   newEmail?: string | null;
-  /** magic_login (D26): the keyed hash of the emailed code. */
+  /** magic_login (contract.md#d26): the keyed hash of the emailed code. */
   codeHash?: string | null;
-  /** secure_account (D30): the member's `security_seq` it was issued under. */
+  /** secure_account (contract.md#d30): the member's `security_seq` it was issued under. */
   seq?: number | null;
 }
 
@@ -30,7 +30,7 @@ export interface AlertOrder {
   at: number;
 }
 
-/** One-time tokens, stored as SHA-256 only (spec 2.3, D7). */
+/** One-time tokens, stored as SHA-256 only (contract.md#spec-2-3, contract.md#d7). */
 export class TokenStore {
   constructor(
     private readonly db: Kysely<Database>,
@@ -38,8 +38,8 @@ export class TokenStore {
   ) {}
 
   /**
-   * Issuing voids earlier unused tokens of the same kind for the member (D7). A verification link
-   * of a registration is the exception (D18): a resend voids only earlier resends.
+   * Issuing voids earlier unused tokens of the same kind for the member (contract.md#d7). A verification link
+   * of a registration is the exception (contract.md#d18): a resend voids only earlier resends.
    */
   async replaceToken(
     tenantId: string,
@@ -56,7 +56,7 @@ export class TokenStore {
     await this.insertToken(tenantId, memberId, kind, tokenHash, now, expiresAt, null, extras);
   }
 
-  /** Adds a token beside the member's others: a registration's own verification link (D18). */
+  /** Adds a token beside the member's others: a registration's own verification link (contract.md#d18). */
   async insertToken(
     tenantId: string,
     memberId: number,
@@ -84,7 +84,7 @@ export class TokenStore {
       .execute();
   }
 
-  /** D26: the member's live magic link with its code's hash, read without a lock (a wrong code writes nothing here). */
+  /** contract.md#d26: the member's live magic link with its code's hash, read without a lock (a wrong code writes nothing here). */
   async findLoginCode(tenantId: string, memberId: number, now: number): Promise<{ tokenHash: string; codeHash: string } | undefined> {
     const row = await this.db
       .selectFrom("one_time_tokens")
@@ -99,7 +99,7 @@ export class TokenStore {
   }
 
   /**
-   * D24: uses an email change link (or a "this wasn't me" link) up in one statement, returning the
+   * contract.md#d24: uses an email change link (or a "this wasn't me" link) up in one statement, returning the
    * address it carries (the new email to confirm, or the old one to restore; null when none) and
    * when it was issued.
    */
@@ -139,7 +139,7 @@ export class TokenStore {
   }
 
   /**
-   * Looks without using it up, so a failed attempt leaves the token valid (D15). With `lock`, inside
+   * Looks without using it up, so a failed attempt leaves the token valid (contract.md#d15). With `lock`, inside
    * a transaction, the row stays locked until commit on PostgreSQL (SQLite serialises writers).
    */
   async isTokenValid(tenantId: string, memberId: number, kind: TokenKind, tokenHash: string, now: number, options: { lock?: boolean } = {}): Promise<boolean> {
@@ -173,7 +173,7 @@ export class TokenStore {
 
   /**
    * Voids the member's links after a password or email change or "this wasn't me", but not their
-   * "this wasn't me" links (D24, D30): those are how a member undoes exactly such a change made by
+   * "this wasn't me" links (contract.md#d24, contract.md#d30): those are how a member undoes exactly such a change made by
    * someone else, so nothing an intruder does may void them (their own alert links included).
    */
   async deleteMemberLinks(tenantId: string, memberId: number): Promise<void> {
@@ -186,7 +186,7 @@ export class TokenStore {
   }
 
   /**
-   * D30: after "this wasn't me" gave an address back, the member's other "this wasn't me" links
+   * contract.md#d30: after "this wasn't me" gave an address back, the member's other "this wasn't me" links
    * issued after the one used are void: they went to the addresses the restore just replaced, and
    * the restore is final (their holder must neither move the address again nor keep locking the
    * owner out, turning off the owner's new 2FA and passkeys). Links issued before it stay: they

@@ -1,5 +1,5 @@
 /**
- * Issue 28, the transaction trap: code running inside `store.transaction(work)` that reaches for
+ * contract.md#issue-28, the transaction trap: code running inside `store.transaction(work)` that reaches for
  * the outer store (`deps.store` captured by the callback) never returned on SQLite (the one
  * connection waited on itself) and silently ran outside the transaction on PostgreSQL. The work of
  * a transaction runs in a scope of its own; while it is open, the outer store refuses: every
@@ -50,7 +50,7 @@ export class OuterStoreInTransactionError extends Error {
   }
 }
 
-/** Throws when called from within an open transaction's work (issue 28): the outer store is not for it. */
+/** Throws when called from within an open transaction's work (contract.md#issue-28): the outer store is not for it. */
 export function assertOutsideTransaction(): void {
   if (guarding && scopes.getStore()?.open) throw new OuterStoreInTransactionError();
 }

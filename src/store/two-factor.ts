@@ -5,9 +5,9 @@ import type { Database } from "./schema.js";
 export interface TwoFactorState {
   secretEnc: string | null;
   pendingSecretEnc: string | null;
-  /** D30: the session (SHA-256 of its id) that started the pending enrolment: only it may see or finish it. */
+  /** contract.md#d30: the session (SHA-256 of its id) that started the pending enrolment: only it may see or finish it. */
   pendingSessionHash: string | null;
-  /** D30: whether that session re-authenticated as it started it. */
+  /** contract.md#d30: whether that session re-authenticated as it started it. */
   pendingReauthenticated: boolean;
   /** Last accepted TOTP time step: a code of this step or earlier is a replay. */
   lastStep: number;
@@ -15,7 +15,7 @@ export interface TwoFactorState {
   lockedUntil: number;
   /** When 2FA was last turned on; null before migration 0009 recorded it. */
   enabledAt: number | null;
-  /** D30: the member's `security_seq` when 2FA was last turned on; null before migration 0015. */
+  /** contract.md#d30: the member's `security_seq` when 2FA was last turned on; null before migration 0015. */
   enabledSeq: number | null;
 }
 
@@ -31,7 +31,7 @@ export interface SealedTotpSecrets {
   pendingSecretEnc: string | null;
 }
 
-/** The second factor's state on the member row, and hashed recovery codes (D14). */
+/** The second factor's state on the member row, and hashed recovery codes (contract.md#d14). */
 export class TwoFactorStore {
   constructor(
     private readonly db: Kysely<Database>,
@@ -79,7 +79,7 @@ export class TwoFactorStore {
   /**
    * A new pending secret, owned by the session that started it and marked when that session
    * re-authenticated. False (nothing written) once 2FA is on: a setup can't start beside an
-   * enabled secret (D20).
+   * enabled secret (contract.md#d20).
    */
   async savePendingSecret(
     tenantId: string,
@@ -113,7 +113,7 @@ export class TwoFactorStore {
 
   /**
    * Moves the pending secret into place and stores a fresh set of recovery code hashes; false
-   * (nothing written) when 2FA is already on: D20, a conditional update from the state decided on.
+   * (nothing written) when 2FA is already on: contract.md#d20, a conditional update from the state decided on.
    */
   async enableTwoFactor(
     tenantId: string,
@@ -146,7 +146,7 @@ export class TwoFactorStore {
     return true;
   }
 
-  /** False (nothing written) when 2FA is already off (D20). */
+  /** False (nothing written) when 2FA is already off (contract.md#d20). */
   async disableTwoFactor(tenantId: string, memberId: number, now: number): Promise<boolean> {
     const result = await this.db
       .updateTable("members")

@@ -44,7 +44,7 @@ export function fieldForError(code: string, details: unknown, fieldsInForm: stri
   return candidates.find((name) => fieldsInForm.includes(name));
 }
 
-/** D26: the code form's words for a wrong, used or expired code (the API's invalid_token). */
+/** contract.md#d26: the code form's words for a wrong, used or expired code (the API's invalid_token). */
 export const LOGIN_CODE_REFUSED = "That code is wrong or has expired. Check the latest email, or ask for a new link.";
 
 /**

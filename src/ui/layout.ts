@@ -27,14 +27,14 @@ export const PAGE_CSP = [
 
 /**
  * `same-origin`, not `no-referrer`: with no-referrer, browsers send `Origin: null` on form posts,
- * and the CSRF origin check (D2) would refuse every no-JavaScript form. same-origin still sends no
+ * and the CSRF origin check (contract.md#d2) would refuse every no-JavaScript form. same-origin still sends no
  * Referer to any other site, so a token URL never leaves this origin.
  */
 export const REFERRER_POLICY = "same-origin";
 
 /**
  * One error of a form: `field` is the input's name when the error is about one field; `code` the
- * D4 code when a flow refused it. Pages decide by the code, never by the message's words.
+ * contract.md#d4 code when a flow refused it. Pages decide by the code, never by the message's words.
  */
 export interface FormError {
   field?: string;

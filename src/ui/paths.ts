@@ -36,7 +36,7 @@ export const pagePaths = {
   accountPasskeyRemove: `${UI}/account/passkeys/remove`,
 } as const;
 
-/** The pages of spec 4.6 whose links arrive by email: served at /<page>/... and at /ui/<page>/... */
+/** The pages of contract.md#spec-4-6 whose links arrive by email: served at /<page>/... and at /ui/<page>/... */
 export const TOKEN_PAGES = ["email-verified", "reset-password", "verify-magic-link", "email-change", "secure-account"] as const;
 
 /** What the "check your email" page says, by the step that sent the email. */
@@ -69,7 +69,7 @@ export const notices = {
 export type NoticeKey = keyof typeof notices;
 
 /**
- * D26: the address a login link was just asked for, so the "check your email" page can carry it
+ * contract.md#d26: the address a login link was just asked for, so the "check your email" page can carry it
  * in its code form instead of asking again. A cookie, not the URL: request URLs are logged (and
  * kept in history); this one goes only to that page, for the link's lifetime (rules.ts
  * TOKEN_LIFETIMES_MS.magic_login). Set by the request form's page and by its script (so not HttpOnly).

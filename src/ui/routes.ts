@@ -1,5 +1,5 @@
 /**
- * The hosted pages (issue 7): small server-rendered HTML under /ui/ plus the spec 4.6 link pages at
+ * The hosted pages (contract.md#issue-7): small server-rendered HTML under /ui/ plus the contract.md#spec-4-6 link pages at
  * their root paths. Every form posts to the page's own route, whose handler calls the same flow as
  * the JSON route (bot check, limits and lockouts live in the flows), then redirects (303) or
  * renders the form again with the error. That path needs no JavaScript; src/ui/browser/hosted.ts

@@ -14,7 +14,7 @@ export interface paths {
         put?: never;
         /**
          * Turn the second factor off
-         * @description D14. Needs the password or a current code (TOTP or recovery code): the session alone is not enough. Without either, 400 `validation_failed`.
+         * @description Needs the password or a current code (TOTP or recovery code): the session alone is not enough. Without either, 400 `validation_failed`.
          */
         post: operations["disableTwoFactor"];
         delete?: never;
@@ -37,7 +37,7 @@ export interface paths {
         put?: never;
         /**
          * Confirm enrolment with a first TOTP code
-         * @description D14, D30. Needs a pending secret that this session started with `/auth/2fa/setup` (409 `invalid_state` otherwise), and the re-authentication unless it was given at setup: `password` (400 `validation_failed` without it, 401 `invalid_credentials` when wrong), or for a member without a password a session under 10 minutes old (else 401). 3 wrong codes lock the second factor for 15 minutes and send a `security_alert` `two_factor_locked`. On success every other session of the member ends; this one stays.
+         * @description Needs a pending secret that this session started with `/auth/2fa/setup` (409 `invalid_state` otherwise), and the re-authentication unless it was given at setup: `password` (400 `validation_failed` without it, 401 `invalid_credentials` when wrong), or for a member without a password a session under 10 minutes old (else 401). 3 wrong codes lock the second factor for 15 minutes and send a `security_alert` `two_factor_locked`. On success every other session of the member ends; this one stays.
          */
         post: operations["enableTwoFactor"];
         delete?: never;
@@ -60,7 +60,7 @@ export interface paths {
         put?: never;
         /**
          * Replace the recovery codes
-         * @description D14. Needs a current code (TOTP or recovery code); the old set stops working.
+         * @description Needs a current code (TOTP or recovery code); the old set stops working.
          */
         post: operations["regenerateRecoveryCodes"];
         delete?: never;
@@ -83,7 +83,7 @@ export interface paths {
         put?: never;
         /**
          * Start TOTP enrolment
-         * @description D14, D30. Each call replaces the pending secret until one is confirmed. 409 `invalid_state` when 2FA is already enabled. Turning 2FA on re-authenticates, here or at `/auth/2fa/enable`: with `password` (or, for a member without a password, a session under 10 minutes old) it happens here, and enable then needs only the code. The enrolment belongs to this session: no other session sees its secret or finishes it. A wrong password is 401 `invalid_credentials` and counts towards the login lockout.
+         * @description Each call replaces the pending secret until one is confirmed. 409 `invalid_state` when 2FA is already enabled. Turning 2FA on re-authenticates, here or at `/auth/2fa/enable`: with `password` (or, for a member without a password, a session under 10 minutes old) it happens here, and enable then needs only the code. The enrolment belongs to this session: no other session sees its secret or finishes it. A wrong password is 401 `invalid_credentials` and counts towards the login lockout.
          */
         post: operations["setUpTwoFactor"];
         delete?: never;
@@ -104,7 +104,7 @@ export interface paths {
         };
         /**
          * Read a member's audit log
-         * @description D15. Newest first.
+         * @description Newest first.
          */
         get: operations["listAuditEvents"];
         put?: never;
@@ -127,7 +127,7 @@ export interface paths {
         };
         /**
          * List and search members
-         * @description D22. Newest first, cursor-paged. `email` matches exactly, or by prefix with a trailing `*`; `status` filters by `authentication_status`.
+         * @description Newest first, cursor-paged. `email` matches exactly, or by prefix with a trailing `*`; `status` filters by `authentication_status`.
          */
         get: operations["listMembers"];
         put?: never;
@@ -150,14 +150,14 @@ export interface paths {
         };
         /**
          * Read one member
-         * @description D22. The member's fields, with the number of passkeys and of live sessions.
+         * @description The member's fields, with the number of passkeys and of live sessions.
          */
         get: operations["getMember"];
         put?: never;
         post?: never;
         /**
          * Erase a member
-         * @description D22 (GDPR Art. 17). Erases the member and everything keyed to them in one transaction: sessions, links, registrations, 2FA and recovery codes, login history, audit events, lockout, waiting email requests and webhook deliveries. Keeps one audit row `member_deleted` (no email) and sends `member.deleted` to the tenant's `eventsWebhook` (D25).
+         * @description GDPR Art. 17. Erases the member and everything keyed to them in one transaction: sessions, links, registrations, 2FA and recovery codes, login history, audit events, lockout, waiting email requests and webhook deliveries. Keeps one audit row `member_deleted` (no email) and sends `member.deleted` to the tenant's `eventsWebhook`.
          */
         delete: operations["deleteMember"];
         options?: never;
@@ -177,7 +177,7 @@ export interface paths {
         };
         /**
          * Export everything held about a member
-         * @description D22 (GDPR Art. 15/20): profile, live sessions (without ids), login history (countries and networks), audit events and passkey names. No password hash, secret, token or session id.
+         * @description Everything held about the member (GDPR Art. 15/20): profile, live sessions (without ids), login history (countries and networks), audit events and passkey names. No password hash, secret, token or session id.
          */
         get: operations["exportMember"];
         put?: never;
@@ -202,7 +202,7 @@ export interface paths {
         put?: never;
         /**
          * Turn a member's second factor off, for support
-         * @description D30. For a member who lost their authenticator, or whose account someone enrolled their own in: 2FA goes off (secret and recovery codes erased), every session of the member ends, and the member gets a `security_alert` `two_factor_disabled` with its "this wasn't me" link. Writes the audit event `two_factor_disabled` (`by: admin`). 409 `invalid_state` when 2FA is off.
+         * @description For a member who lost their authenticator, or whose account someone enrolled their own in: 2FA goes off (secret and recovery codes erased), every session of the member ends, and the member gets a `security_alert` `two_factor_disabled` with its "this wasn't me" link. Writes the audit event `two_factor_disabled` (`by: admin`). 409 `invalid_state` when 2FA is off.
          */
         post: operations["resetMemberTwoFactor"];
         delete?: never;
@@ -225,7 +225,7 @@ export interface paths {
         put?: never;
         /**
          * Require a password change
-         * @description D15. Sets `Password Change Pending` and ends every session. Password login then answers 403 `password_change_required`; a magic link still works, and change-password or reset-password clears it. Only for `Unlocked` or already pending accounts (else 409 `invalid_state`).
+         * @description Sets `Password Change Pending` and ends every session. Password login then answers 403 `password_change_required`; a magic link still works, and change-password or reset-password clears it. Only for `Unlocked` or already pending accounts (else 409 `invalid_state`).
          */
         post: operations["requirePasswordChange"];
         delete?: never;
@@ -248,7 +248,7 @@ export interface paths {
         put?: never;
         /**
          * Send the verification email again, as admin
-         * @description Spec 4.5. Only for an account in `Email Verification Pending` (else 409 `invalid_state`); one request per email every 5 minutes. `email` must be the member's.
+         * @description Only for an account in `Email Verification Pending` (else 409 `invalid_state`); one request per email every 5 minutes. `email` must be the member's.
          */
         post: operations["resendVerificationAsAdmin"];
         delete?: never;
@@ -271,7 +271,7 @@ export interface paths {
         put?: never;
         /**
          * End every session of a member
-         * @description D22. Writes the audit event `sessions_revoked`.
+         * @description Writes the audit event `sessions_revoked`.
          */
         post: operations["revokeMemberSessions"];
         delete?: never;
@@ -292,7 +292,7 @@ export interface paths {
         };
         /**
          * Get an ALTCHA challenge
-         * @description D10. Only for tenants whose bot protection is `altcha` (the default); other tenants get 404 `not_found`. Rate-limited per IP.
+         * @description Only for tenants whose bot protection is `altcha` (the default); other tenants get 404 `not_found`. Rate-limited per IP.
          */
         get: operations["getBotChallenge"];
         put?: never;
@@ -317,7 +317,7 @@ export interface paths {
         put?: never;
         /**
          * Ask to change the email address
-         * @description D24. Re-authenticates: `password` when the member has one (same lockout as login), else a session under 10 minutes old; and `twoFACode` when 2FA is on. In `Password Change Pending` a password is refused (403 `password_change_required`): it is the one flagged. Then sends `email_change` (`verificationLink` to `/email-change/{recordId}/{token}`, 1 hour) to the new address through `emailVerificationWebhook`, and a `security_alert` `email_change_requested` to the current one. The same answer whether or not the new address is taken (nothing is sent to a taken one). 3 requests per member per hour.
+         * @description Re-authenticates: `password` when the member has one (same lockout as login), else a session under 10 minutes old; and `twoFACode` when 2FA is on. In `Password Change Pending` a password is refused (403 `password_change_required`): it is the one flagged. Then sends `email_change` (`verificationLink` to `/email-change/{recordId}/{token}`, 1 hour) to the new address through `emailVerificationWebhook`, and a `security_alert` `email_change_requested` to the current one. The same answer whether or not the new address is taken (nothing is sent to a taken one). 3 requests per member per hour.
          */
         post: operations["changeEmail"];
         delete?: never;
@@ -340,7 +340,7 @@ export interface paths {
         put?: never;
         /**
          * Change the password of the logged-in member
-         * @description Spec 4.3. Every other session of the member ends; this one stays. Wrong current passwords count towards the same lockout as login.
+         * @description Every other session of the member ends; this one stays. Wrong current passwords count towards the same lockout as login.
          */
         post: operations["changePassword"];
         delete?: never;
@@ -363,7 +363,7 @@ export interface paths {
         put?: never;
         /**
          * Confirm a new email address with the emailed link
-         * @description D24. `recordId` and `token` are the last two segments of the `verificationLink`. No session needed (the link may be opened on another device). Replaces the email, ends every other session, voids every link sent to the old address, sends `security_alert` `email_changed` to the old address and `member.updated` to `eventsWebhook`. 409 `conflict` when the address was taken meanwhile (the link stays valid).
+         * @description `recordId` and `token` are the last two segments of the `verificationLink`. No session needed (the link may be opened on another device). Replaces the email, ends every other session, voids every link sent to the old address, sends `security_alert` `email_changed` to the old address and `member.updated` to `eventsWebhook`. 409 `conflict` when the address was taken meanwhile (the link stays valid).
          */
         post: operations["confirmEmailChange"];
         delete?: never;
@@ -386,7 +386,7 @@ export interface paths {
         put?: never;
         /**
          * Delete the signed-in member's account
-         * @description D24. The same re-authentication as `/auth/change-email`, then the erasure of D22 (every row keyed to the member, in one transaction); `member.deleted` goes to `eventsWebhook`. Clears the cookie.
+         * @description The same re-authentication as `/auth/change-email`, then the erasure an admin's delete does (every row keyed to the member, in one transaction); `member.deleted` goes to `eventsWebhook`. Clears the cookie.
          */
         post: operations["deleteAccount"];
         delete?: never;
@@ -409,7 +409,7 @@ export interface paths {
         put?: never;
         /**
          * Email a password reset link
-         * @description Spec 4.3. Unknown and locked emails get the same success and nothing is sent. For an existing account, this also ends every session of the member.
+         * @description Unknown and locked emails get the same success and nothing is sent. For an existing account, this also ends every session of the member.
          */
         post: operations["requestPasswordReset"];
         delete?: never;
@@ -432,7 +432,7 @@ export interface paths {
         put?: never;
         /**
          * Lock or unlock a member
-         * @description Spec 4.5, D15. `lock` ends every session and voids the member's outstanding links; `unlock` sets `Unlocked`, or `Email Verification Pending` when the email was never verified, and lifts a password lockout. `email`, when given, must be the member's.
+         * @description `lock` ends every session and voids the member's outstanding links; `unlock` sets `Unlocked`, or `Email Verification Pending` when the email was never verified, and lifts a password lockout. `email`, when given, must be the member's.
          */
         post: operations["lockAccount"];
         delete?: never;
@@ -455,7 +455,7 @@ export interface paths {
         put?: never;
         /**
          * Log in with email and password
-         * @description Spec 4.2. Order: bot challenge, lockout and login velocity, password, account status, second factor. A wrong password always answers `invalid_credentials`; the account's status is told only to someone who gave the right password (D4). Error bodies carry `authorized: false`.
+         * @description Order: bot challenge, lockout and login velocity, password, account status, second factor. A wrong password always answers `invalid_credentials`; the account's status is told only to someone who gave the right password. Error bodies carry `authorized: false`.
          */
         post: operations["loginWithPassword"];
         delete?: never;
@@ -478,7 +478,7 @@ export interface paths {
         put?: never;
         /**
          * Log out
-         * @description D6. Deletes the session and clears the cookie. Answers 200 without a session too. Send no body (or a JSON one).
+         * @description Deletes the session and clears the cookie. Answers 200 without a session too. Send no body (or a JSON one).
          */
         post: operations["logout"];
         delete?: never;
@@ -499,7 +499,7 @@ export interface paths {
         };
         /**
          * Read the signed-in member's profile
-         * @description D24.
+         * @description The profile of the member the session belongs to.
          */
         get: operations["getMe"];
         put?: never;
@@ -509,7 +509,7 @@ export interface paths {
         head?: never;
         /**
          * Change the signed-in member's name
-         * @description D24. 1 to 100 characters, no control or invisible formatting characters (Unicode Cc, Cf: bidi controls, zero-width characters). Sends `member.updated` (`changes: ["name"]`) to the tenant's `eventsWebhook`.
+         * @description 1 to 100 characters, no control or invisible formatting characters (Unicode Cc, Cf: bidi controls, zero-width characters). Sends `member.updated` (`changes: ["name"]`) to the tenant's `eventsWebhook`.
          */
         patch: operations["updateMe"];
         trace?: never;
@@ -526,7 +526,7 @@ export interface paths {
         };
         /**
          * List the member's passkeys
-         * @description D26.
+         * @description Each passkey's name, when it was added and last used, and whether it is synced to other devices.
          */
         get: operations["listPasskeys"];
         put?: never;
@@ -551,7 +551,7 @@ export interface paths {
         put?: never;
         /**
          * Start a passkey login
-         * @description D26. The `PublicKeyCredentialRequestOptionsJSON` for `navigator.credentials.get()` (or `startAuthentication`, with `useBrowserAutofill` for conditional UI): no `allowCredentials` (the passkey is discoverable and names its member), user verification required. Behind the bot check; 60 per IP per minute. The challenge is good for one answer within 5 minutes.
+         * @description The `PublicKeyCredentialRequestOptionsJSON` for `navigator.credentials.get()` (or `startAuthentication`, with `useBrowserAutofill` for conditional UI): no `allowCredentials` (the passkey is discoverable and names its member), user verification required. Behind the bot check; 60 per IP per minute. The challenge is good for one answer within 5 minutes.
          */
         post: operations["startPasskeyLogin"];
         delete?: never;
@@ -574,7 +574,7 @@ export interface paths {
         put?: never;
         /**
          * Log in with a passkey
-         * @description D26. The browser's answer to the login options: the session of D6 and the body of `/auth/login`. No second factor is asked (a passkey is possession plus user verification) and the session satisfies `require2FA`. 400 `invalid_token`: the challenge expired or was used (an answer counts once). 401 `invalid_credentials`: unknown here, a bad signature, another origin or RP ID, made in a frame of another origin's page (clientData `crossOrigin: true` or a `topOrigin`), no user verification, or a sign counter that went back (audited as `passkey_counter_regressed`). 403 `account_locked` or `email_not_verified` as for a magic link.
+         * @description The browser's answer to the login options: the session cookie and the body of `/auth/login`. No second factor is asked (a passkey is possession plus user verification) and the session satisfies `require2FA`. 400 `invalid_token`: the challenge expired or was used (an answer counts once). 401 `invalid_credentials`: unknown here, a bad signature, another origin or RP ID, made in a frame of another origin's page (clientData `crossOrigin: true` or a `topOrigin`), no user verification, or a sign counter that went back (audited as `passkey_counter_regressed`). 403 `account_locked` or `email_not_verified` as for a magic link.
          */
         post: operations["finishPasskeyLogin"];
         delete?: never;
@@ -597,7 +597,7 @@ export interface paths {
         put?: never;
         /**
          * Start adding a passkey
-         * @description D26. The `PublicKeyCredentialCreationOptionsJSON` to pass to `navigator.credentials.create()` (or `startRegistration` of `@simplewebauthn/browser`): RP ID the tenant's hostname, a discoverable credential with user verification. Adding a way in re-authenticates as D24's changes do: `password` when the member has one (never in `Password Change Pending`), else a session under 10 minutes old; and `twoFACode` when 2FA is on. The challenge is good for one answer within 5 minutes; a new call voids the previous one. At most 20 passkeys per member (409 `conflict`).
+         * @description The `PublicKeyCredentialCreationOptionsJSON` to pass to `navigator.credentials.create()` (or `startRegistration` of `@simplewebauthn/browser`): RP ID the tenant's hostname, a discoverable credential with user verification. Adding a way in re-authenticates as an email change does: `password` when the member has one (never in `Password Change Pending`), else a session under 10 minutes old; and `twoFACode` when 2FA is on. The challenge is good for one answer within 5 minutes; a new call voids the previous one. At most 20 passkeys per member (409 `conflict`).
          */
         post: operations["startPasskeyRegistration"];
         delete?: never;
@@ -620,7 +620,7 @@ export interface paths {
         put?: never;
         /**
          * Finish adding a passkey
-         * @description D26. The browser's answer to the options. The challenge is used up first, so an answer counts once whether it passes or not (400 `invalid_token`: expired or used). An answer that doesn't verify (origin, RP ID, signature, no user verification, made in a frame of another origin's page (clientData `crossOrigin: true` or a `topOrigin`), a credential id over 1023 bytes or unlike `response.id`) is 400 `validation_failed`, as is a `name` with control or invisible formatting characters (Unicode Cc, Cf); a credential already registered here is 409 `conflict`. Unknown `transports` are dropped. Sends the member a `security_alert` `passkey_added` (with `passkeyName`).
+         * @description The browser's answer to the options. The challenge is used up first, so an answer counts once whether it passes or not (400 `invalid_token`: expired or used). An answer that doesn't verify (origin, RP ID, signature, no user verification, made in a frame of another origin's page (clientData `crossOrigin: true` or a `topOrigin`), a credential id over 1023 bytes or unlike `response.id`) is 400 `validation_failed`, as is a `name` with control or invisible formatting characters (Unicode Cc, Cf); a credential already registered here is 409 `conflict`. Unknown `transports` are dropped. Sends the member a `security_alert` `passkey_added` (with `passkeyName`).
          */
         post: operations["finishPasskeyRegistration"];
         delete?: never;
@@ -644,14 +644,14 @@ export interface paths {
         post?: never;
         /**
          * Remove a passkey
-         * @description D26. Sends the member a `security_alert` `passkey_removed`. 404 `not_found` for an id that is not one of the member's passkeys.
+         * @description Sends the member a `security_alert` `passkey_removed`. 404 `not_found` for an id that is not one of the member's passkeys.
          */
         delete: operations["deletePasskey"];
         options?: never;
         head?: never;
         /**
          * Rename a passkey
-         * @description D26. 1 to 64 characters. 404 `not_found` for an id that is not one of the member's passkeys.
+         * @description 1 to 64 characters. 404 `not_found` for an id that is not one of the member's passkeys.
          */
         patch: operations["renamePasskey"];
         trace?: never;
@@ -670,7 +670,7 @@ export interface paths {
         put?: never;
         /**
          * Register with email alone
-         * @description Spec 4.1. Like password registration, without a password: bot challenge and registration limits, then the verification email.
+         * @description Like password registration, without a password: bot challenge and registration limits, then the verification email.
          */
         post: operations["registerWithMagicLink"];
         delete?: never;
@@ -693,7 +693,7 @@ export interface paths {
         put?: never;
         /**
          * Register with email and password
-         * @description Spec 4.1. Checks, in order: bot challenge, the per-IP and per-email registration limits, the password policy, the breached-password check.
+         * @description Checks, in order: bot challenge, the per-IP and per-email registration limits, the password policy, the breached-password check.
          */
         post: operations["registerWithPassword"];
         delete?: never;
@@ -716,7 +716,7 @@ export interface paths {
         put?: never;
         /**
          * Email a one-time login link
-         * @description Spec 4.4. Unknown and locked emails get the same success and nothing is sent; an unverified email answers 403 `email_not_verified`. One request per email every 3 minutes.
+         * @description Unknown and locked emails get the same success and nothing is sent; an unverified email answers 403 `email_not_verified`. One request per email every 3 minutes.
          */
         post: operations["requestMagicLink"];
         delete?: never;
@@ -739,7 +739,7 @@ export interface paths {
         put?: never;
         /**
          * Send the verification email again
-         * @description D15. The answer is the same whether or not the email is registered; only an account still waiting for verification gets an email.
+         * @description The answer is the same whether or not the email is registered; only an account still waiting for verification gets an email.
          */
         post: operations["resendVerification"];
         delete?: never;
@@ -762,7 +762,7 @@ export interface paths {
         put?: never;
         /**
          * Set a new password with the emailed reset link
-         * @description Spec 4.3. `recordId` and `token` are the last two segments of the `resetLink`. On success every session ends and the account is `Unlocked`. A password that fails the policy leaves the link valid.
+         * @description `recordId` and `token` are the last two segments of the `resetLink`. On success every session ends and the account is `Unlocked`. A password that fails the policy leaves the link valid.
          */
         post: operations["resetPassword"];
         delete?: never;
@@ -785,7 +785,7 @@ export interface paths {
         put?: never;
         /**
          * "This wasn't me": lock the account down from a security alert
-         * @description D24, D30. `recordId` and `token` are the last two segments of an alert's `secureAccountLink` (7 days, one use; each alert has its own, used up alone: a password or email change, or another alert's link, leaves the others valid). Ends every session, voids every sign-in, reset and email-change link, removes every passkey, sets `Password Change Pending` (a locked account stays locked) and turns off a second factor turned on after the alert was sent. After an `email_changed` or `email_change_requested` alert whose address the account no longer has, it gives that address back for good (the alert links issued after this one, sent to the replaced addresses, are void), unless a verified account holds it now (the message then says so); a pending registration holding it is erased.
+         * @description `recordId` and `token` are the last two segments of an alert's `secureAccountLink` (7 days, one use; each alert has its own, used up alone: a password or email change, or another alert's link, leaves the others valid). Ends every session, voids every sign-in, reset and email-change link, removes every passkey, sets `Password Change Pending` (a locked account stays locked) and turns off a second factor turned on after the alert was sent. After an `email_changed` or `email_change_requested` alert whose address the account no longer has, it gives that address back for good (the alert links issued after this one, sent to the replaced addresses, are void), unless a verified account holds it now (the message then says so); a pending registration holding it is erased.
          */
         post: operations["secureAccount"];
         delete?: never;
@@ -806,7 +806,7 @@ export interface paths {
         };
         /**
          * Read the current session
-         * @description D6. A session is valid only for the tenant that created it.
+         * @description A session is valid only for the tenant that created it.
          */
         get: operations["getSession"];
         put?: never;
@@ -829,7 +829,7 @@ export interface paths {
         };
         /**
          * List the member's sessions
-         * @description D24. Where and when each live session was opened and last used.
+         * @description Where and when each live session was opened and last used.
          */
         get: operations["listSessions"];
         put?: never;
@@ -854,7 +854,7 @@ export interface paths {
         put?: never;
         /**
          * End every other session of the member
-         * @description D24 (OWASP ASVS 3.3.4). This session stays.
+         * @description OWASP ASVS 3.3.4. This session stays.
          */
         post: operations["revokeOtherSessions"];
         delete?: never;
@@ -878,7 +878,7 @@ export interface paths {
         post?: never;
         /**
          * End one of the member's sessions
-         * @description D24. `id` from `GET /auth/sessions`. Ending the current one also clears the cookie. 404 `not_found` for an id that is not one of the member's live sessions.
+         * @description `id` from `GET /auth/sessions`. Ending the current one also clears the cookie. 404 `not_found` for an id that is not one of the member's live sessions.
          */
         delete: operations["revokeSession"];
         options?: never;
@@ -900,7 +900,7 @@ export interface paths {
         put?: never;
         /**
          * Verify the email address with the emailed link
-         * @description Spec 4.1, D18. `recordId` and `token` are the last two segments of the `verificationLink`. The token works once, and using it voids every other verification link of the account. A link sent at registration makes the account what that registration asked for (its password, name and type). A resend link carries no password: send `password` with it to choose one, or leave it out to verify without a password. A `password` with a link that already sets one is refused (400 `validation_failed`) and leaves the link usable, as does a weak or breached one.
+         * @description `recordId` and `token` are the last two segments of the `verificationLink`. The token works once, and using it voids every other verification link of the account. A link sent at registration makes the account what that registration asked for (its password, name and type). A resend link carries no password: send `password` with it to choose one, or leave it out to verify without a password. A `password` with a link that already sets one is refused (400 `validation_failed`) and leaves the link usable, as does a weak or breached one.
          */
         post: operations["verifyEmail"];
         delete?: never;
@@ -923,7 +923,7 @@ export interface paths {
         put?: never;
         /**
          * Log in with the code of a magic link email
-         * @description D26. The `code` of the latest `magic_login` webhook for the email, for a member reading the email on another device: the same lifetime and single use as its link (using either uses both), and a login like the link's. At most 5 codes are compared per email in 15 minutes, right or wrong: after 5 wrong ones the code is void (429 until the 15 minutes end; the link still works). An unknown email, an email with no live link and a wrong code get the same 400 `invalid_token`. 10 attempts per IP per hour and per email per day.
+         * @description The `code` of the latest `magic_login` webhook for the email, for a member reading the email on another device: the same lifetime and single use as its link (using either uses both), and a login like the link's. At most 5 codes are compared per email in 15 minutes, right or wrong: after 5 wrong ones the code is void (429 until the 15 minutes end; the link still works). An unknown email, an email with no live link and a wrong code get the same 400 `invalid_token`. 10 attempts per IP per hour and per email per day.
          */
         post: operations["verifyLoginCode"];
         delete?: never;
@@ -946,7 +946,7 @@ export interface paths {
         put?: never;
         /**
          * Log in with a magic link
-         * @description Spec 4.4. `recordId` and `token` are the last two segments of the `magicLoginLink`. The link is used up only by a successful login.
+         * @description `recordId` and `token` are the last two segments of the `magicLoginLink`. The link is used up only by a successful login.
          */
         post: operations["verifyMagicLink"];
         delete?: never;
@@ -986,7 +986,7 @@ export interface paths {
         put?: never;
         /**
          * Replace an application's internal API key
-         * @description D3. The old key stops working at once, for every tenant of the application.
+         * @description The old key stops working at once, for every tenant of the application.
          */
         post: operations["rotateApplicationKey"];
         delete?: never;
@@ -1004,13 +1004,13 @@ export interface paths {
         };
         /**
          * List tenants
-         * @description D23. In domain order, cursor-paged.
+         * @description In domain order, cursor-paged.
          */
         get: operations["listTenants"];
         put?: never;
         /**
          * Create a tenant
-         * @description D3. Without `applicationId` a new application is created with a new internal API key; with it, the tenant joins that application and shares its key (404 `not_found` when there is no such application). Settings are refused with 400 when a key is unknown.
+         * @description Without `applicationId` a new application is created with a new internal API key; with it, the tenant joins that application and shares its key (404 `not_found` when there is no such application). Settings are refused with 400 when a key is unknown.
          */
         post: operations["createTenant"];
         delete?: never;
@@ -1028,21 +1028,21 @@ export interface paths {
         };
         /**
          * Show a tenant
-         * @description D3. Its settings as stored, without `botProtection.secretKey`.
+         * @description Its settings as stored, without `botProtection.secretKey`.
          */
         get: operations["showTenant"];
         put?: never;
         post?: never;
         /**
          * Delete a tenant and everything it holds
-         * @description D23. `confirm` must repeat the domain (400 otherwise, nothing deleted). Erases, in one transaction, the tenant's members, sessions, tokens, webhook deliveries, audit events and counters, and its application with the application's internal API key when no other tenant shares it. Not reversible. Other instances may serve the tenant from their cache for up to 5 seconds.
+         * @description `confirm` must repeat the domain (400 otherwise, nothing deleted). Erases, in one transaction, the tenant's members, sessions, tokens, webhook deliveries, audit events and counters, and its application with the application's internal API key when no other tenant shares it. Not reversible. Other instances may serve the tenant from their cache for up to 5 seconds.
          */
         delete: operations["deleteTenant"];
         options?: never;
         head?: never;
         /**
          * Change a tenant's settings
-         * @description D3. Top-level keys are merged; `botProtection` is replaced whole, and the result is validated again. Concurrent updates of different keys both land (D21); 409 `conflict` only if the settings kept changing through five tries.
+         * @description Top-level keys are merged; `botProtection` is replaced whole, and the result is validated again. Concurrent updates of different keys both land; 409 `conflict` only if the settings kept changing through five tries.
          */
         patch: operations["updateTenantSettings"];
         trace?: never;
@@ -1058,7 +1058,7 @@ export interface paths {
         put?: never;
         /**
          * Replace a tenant's webhook signing secret
-         * @description D3. Webhooks are signed with the new secret from the next attempt on, retries of earlier events included.
+         * @description Webhooks are signed with the new secret from the next attempt on, retries of earlier events included.
          */
         post: operations["rotateWebhookSecret"];
         delete?: never;
@@ -1076,7 +1076,7 @@ export interface paths {
         };
         /**
          * List a tenant's recent webhook deliveries
-         * @description D3. Newest first; never a payload or its link.
+         * @description Newest first; never a payload or its link.
          */
         get: operations["listWebhookDeliveries"];
         put?: never;
@@ -1120,7 +1120,7 @@ export interface webhooks {
         put?: never;
         /**
          * Someone registered an address that already has an account
-         * @description Sent to the tenant's `emailVerificationWebhook`. Nothing was stored or changed; tell the owner, who can ignore it or reset the password (D18). No link. Delivered at least once and not in order; signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`).
+         * @description Sent to the tenant's `emailVerificationWebhook`. Nothing was stored or changed; tell the owner, who can ignore it or reset the password. No link. Delivered at least once and not in order; signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`).
          */
         post: operations["webhook_account_exists"];
         delete?: never;
@@ -1140,7 +1140,7 @@ export interface webhooks {
         put?: never;
         /**
          * Confirm a new email address
-         * @description Sent to the tenant's `emailVerificationWebhook`. A member asked to change their email to this address (D24); `email` is the **new** address. Not sent when the address is taken. Delivered at least once and not in order; signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`).
+         * @description Sent to the tenant's `emailVerificationWebhook`. A member asked to change their email to this address; `email` is the **new** address. Not sent when the address is taken. Delivered at least once and not in order; signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`).
          */
         post: operations["webhook_email_change"];
         delete?: never;
@@ -1160,7 +1160,7 @@ export interface webhooks {
         put?: never;
         /**
          * Log in by link or code
-         * @description Sent to the tenant's `magicLoginWebhook`. request-magic-link for a verified account that is not `Locked`. Put both the link and the code in the email: using either uses both (D26). Delivered at least once and not in order; signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`).
+         * @description Sent to the tenant's `magicLoginWebhook`. request-magic-link for a verified account that is not `Locked`. Put both the link and the code in the email: using either uses both. Delivered at least once and not in order; signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`).
          */
         post: operations["webhook_magic_login"];
         delete?: never;
@@ -1180,7 +1180,7 @@ export interface webhooks {
         put?: never;
         /**
          * A pending account became a member
-         * @description Sent to the tenant's `eventsWebhook` when it is set. Its email was verified, or a reset link proved it (D25). Delivered at least once and not in order; signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`).
+         * @description Sent to the tenant's `eventsWebhook` when it is set. Its email was verified, or a reset link proved it. Delivered at least once and not in order; signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`).
          */
         post: operations["webhook_member_created"];
         delete?: never;
@@ -1200,7 +1200,7 @@ export interface webhooks {
         put?: never;
         /**
          * A member was erased
-         * @description Sent to the tenant's `eventsWebhook` when it is set. An admin erased the member, or the member deleted their account (D22, D24). No email. Delivered at least once and not in order; signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`).
+         * @description Sent to the tenant's `eventsWebhook` when it is set. An admin erased the member, or the member deleted their account. No email. Delivered at least once and not in order; signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`).
          */
         post: operations["webhook_member_deleted"];
         delete?: never;
@@ -1220,7 +1220,7 @@ export interface webhooks {
         put?: never;
         /**
          * A member changed
-         * @description Sent to the tenant's `eventsWebhook` when it is set. A rename, a confirmed new email, or a status change (lock, unlock, a required password change, a reset or change that ends it, "this wasn't me") (D24, D25). Delivered at least once and not in order; signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`).
+         * @description Sent to the tenant's `eventsWebhook` when it is set. A rename, a confirmed new email, or a status change (lock, unlock, a required password change, a reset or change that ends it, "this wasn't me"). Delivered at least once and not in order; signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`).
          */
         post: operations["webhook_member_updated"];
         delete?: never;
@@ -1260,7 +1260,7 @@ export interface webhooks {
         put?: never;
         /**
          * Tell the member what happened to their account
-         * @description Sent to the tenant's `securityAlertWebhook` when it is set. D16, D24. Put `secureAccountLink` in the email as "This wasn't me". Delivered at least once and not in order; signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`).
+         * @description Sent to the tenant's `securityAlertWebhook` when it is set. A login from a new country or network, or a change to the account (`alert` says which). Put `secureAccountLink` in the email as "This wasn't me". Delivered at least once and not in order; signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`).
          */
         post: operations["webhook_security_alert"];
         delete?: never;
@@ -1280,7 +1280,7 @@ export interface webhooks {
         put?: never;
         /**
          * A member logged in
-         * @description Sent to the tenant's `eventsWebhook` when it is set. A login of any kind (D25). Delivered at least once and not in order; signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`).
+         * @description Sent to the tenant's `eventsWebhook` when it is set. A login of any kind opened a session. Delivered at least once and not in order; signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`).
          */
         post: operations["webhook_session_created"];
         delete?: never;
@@ -1312,15 +1312,15 @@ export interface webhooks {
 }
 export interface components {
     schemas: {
-        /** @description The body of every non-2xx answer (DECISIONS D4). */
+        /** @description The body of every non-2xx answer. */
         ErrorBody: {
             /**
-             * @description Only on `/auth/login` answers (spec 4.2).
+             * @description Only on `/auth/login` answers.
              * @enum {boolean}
              */
             authorized?: false;
             /**
-             * @description Stable code for programs (DECISIONS D4); never renamed.
+             * @description Stable code for programs; never renamed.
              * @enum {string}
              */
             code: "validation_failed" | "payload_too_large" | "unsupported_media_type" | "unknown_tenant" | "origin_mismatch" | "bot_check_failed" | "bot_check_unavailable" | "invalid_token" | "weak_password" | "breached_password" | "invalid_credentials" | "email_not_verified" | "account_locked" | "password_change_required" | "invalid_2fa_code" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "invalid_state" | "rate_limited" | "unavailable" | "internal_error";
@@ -1491,7 +1491,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -1519,7 +1519,7 @@ export interface operations {
             content: {
                 "application/json": {
                     code: string;
-                    /** @description D30: required when the member has a password, unless this session gave it at setup. */
+                    /** @description Required when the member has a password, unless this session gave it at setup. */
                     password?: string;
                 };
             };
@@ -1638,7 +1638,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -1779,7 +1779,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -1803,11 +1803,11 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description Send the password here to re-authenticate at setup (D30), or no body and the password at enable. */
+        /** @description Send the password here to re-authenticate at setup, or no body and the password at enable. */
         requestBody?: {
             content: {
                 "application/json": {
-                    /** @description D30: turning 2FA on re-authenticates, at setup or at enable. The member's password; a member without one re-authenticates with a session under 10 minutes old. */
+                    /** @description Turning 2FA on re-authenticates, at setup or at enable. The member's password; a member without one re-authenticates with a session under 10 minutes old. */
                     password?: string;
                 } | null;
             };
@@ -1927,7 +1927,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -2042,7 +2042,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -2160,7 +2160,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -2274,7 +2274,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -2372,7 +2372,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -2547,7 +2547,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -2661,7 +2661,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -2795,7 +2795,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -2941,7 +2941,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -3063,7 +3063,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -3175,7 +3175,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -3315,7 +3315,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -3451,7 +3451,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -3571,7 +3571,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -3709,7 +3709,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -3835,7 +3835,7 @@ export interface operations {
             };
             /**
              * @description - `bot_check_unavailable`: The bot-protection provider could not be reached (fail closed).
-             *     - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent.
+             *     - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent.
              */
             503: {
                 headers: {
@@ -3963,7 +3963,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -4116,7 +4116,7 @@ export interface operations {
             };
             /**
              * @description - `bot_check_unavailable`: The bot-protection provider could not be reached (fail closed).
-             *     - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent.
+             *     - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent.
              */
             503: {
                 headers: {
@@ -4222,7 +4222,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -4315,7 +4315,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -4444,7 +4444,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -4536,7 +4536,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -4658,7 +4658,7 @@ export interface operations {
             };
             /**
              * @description - `bot_check_unavailable`: The bot-protection provider could not be reached (fail closed).
-             *     - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent.
+             *     - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent.
              */
             503: {
                 headers: {
@@ -4807,7 +4807,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -4953,7 +4953,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -5114,7 +5114,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -5229,7 +5229,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -5362,7 +5362,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -5398,7 +5398,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Registered; the verification email goes out through the tenant's webhook. An email that is already registered gets the same answer with a decoy `recordid` (D5). */
+            /** @description Registered; the verification email goes out through the tenant's webhook. An email that is already registered gets the same answer with a decoy `recordid`. */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -5490,7 +5490,7 @@ export interface operations {
             };
             /**
              * @description - `bot_check_unavailable`: The bot-protection provider could not be reached (fail closed).
-             *     - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent.
+             *     - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent.
              */
             503: {
                 headers: {
@@ -5528,7 +5528,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Registered; the verification email goes out through the tenant's webhook. An email that is already registered gets the same answer with a decoy `recordid` (D5). */
+            /** @description Registered; the verification email goes out through the tenant's webhook. An email that is already registered gets the same answer with a decoy `recordid`. */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -5624,7 +5624,7 @@ export interface operations {
             };
             /**
              * @description - `bot_check_unavailable`: The bot-protection provider could not be reached (fail closed).
-             *     - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent.
+             *     - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent.
              */
             503: {
                 headers: {
@@ -5752,7 +5752,7 @@ export interface operations {
             };
             /**
              * @description - `bot_check_unavailable`: The bot-protection provider could not be reached (fail closed).
-             *     - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent.
+             *     - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent.
              */
             503: {
                 headers: {
@@ -5879,7 +5879,7 @@ export interface operations {
             };
             /**
              * @description - `bot_check_unavailable`: The bot-protection provider could not be reached (fail closed).
-             *     - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent.
+             *     - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent.
              */
             503: {
                 headers: {
@@ -5993,7 +5993,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -6103,7 +6103,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -6129,7 +6129,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The session data of spec 2.2; `iat` and `exp` are Unix seconds. */
+            /** @description The session's data; `iat` and `exp` are Unix seconds. */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -6189,7 +6189,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -6295,7 +6295,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -6410,7 +6410,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -6505,7 +6505,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -6532,7 +6532,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Only with a link that carries no password (a resend, or an email-only registration): becomes the account's password, after the policy and breach checks (D18). */
+                    /** @description Only with a link that carries no password (a resend, or an email-only registration): becomes the account's password, after the policy and breach checks. */
                     password?: string;
                     recordId: string;
                     token: string;
@@ -6540,7 +6540,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Verified: the account is `Unlocked`. `passwordSet` says whether it now has a password (the registration's, or the one sent); without one the member logs in by magic link or sets one through forgot-password (D18). */
+            /** @description Verified: the account is `Unlocked`. `passwordSet` says whether it now has a password (the registration's, or the one sent); without one the member logs in by magic link or sets one through forgot-password. */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -6620,7 +6620,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -6772,7 +6772,7 @@ export interface operations {
             };
             /**
              * @description - `bot_check_unavailable`: The bot-protection provider could not be reached (fail closed).
-             *     - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent.
+             *     - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent.
              */
             503: {
                 headers: {
@@ -6924,7 +6924,7 @@ export interface operations {
             };
             /**
              * @description - `bot_check_unavailable`: The bot-protection provider could not be reached (fail closed).
-             *     - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent.
+             *     - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent.
              */
             503: {
                 headers: {
@@ -7052,7 +7052,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -7139,7 +7139,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -7275,7 +7275,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -7375,7 +7375,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -7463,7 +7463,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -7617,7 +7617,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -7723,7 +7723,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -7816,7 +7816,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -7862,7 +7862,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (D30); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -7901,7 +7901,7 @@ export interface operations {
                     /** @constant */
                     event_type: "account_exists";
                     name: string;
-                    /** @description The member's record id (always a string, D8). */
+                    /** @description The member's record id (always a string of digits). */
                     recordid: string;
                 };
             };
@@ -7948,7 +7948,7 @@ export interface operations {
                     /** @constant */
                     event_type: "email_change";
                     name: string;
-                    /** @description The member's record id (always a string, D8). */
+                    /** @description The member's record id (always a string of digits). */
                     recordid: string;
                     /**
                      * Format: uri
@@ -8007,7 +8007,7 @@ export interface operations {
                      */
                     magicLoginLink: string;
                     name: string;
-                    /** @description The member's record id (always a string, D8). */
+                    /** @description The member's record id (always a string of digits). */
                     recordid: string;
                 };
             };
@@ -8053,7 +8053,7 @@ export interface operations {
                     at: string;
                     /** @constant */
                     event_type: "member.created";
-                    /** @description The member's record id (always a string, D8). */
+                    /** @description The member's record id (always a string of digits). */
                     recordid: string;
                 };
             };
@@ -8099,7 +8099,7 @@ export interface operations {
                     at: string;
                     /** @constant */
                     event_type: "member.deleted";
-                    /** @description The member's record id (always a string, D8). */
+                    /** @description The member's record id (always a string of digits). */
                     recordid: string;
                 };
             };
@@ -8147,7 +8147,7 @@ export interface operations {
                     changes: ("name" | "email" | "status")[];
                     /** @constant */
                     event_type: "member.updated";
-                    /** @description The member's record id (always a string, D8). */
+                    /** @description The member's record id (always a string of digits). */
                     recordid: string;
                 };
             };
@@ -8194,7 +8194,7 @@ export interface operations {
                     /** @constant */
                     event_type: "password_reset";
                     name: string;
-                    /** @description The member's record id (always a string, D8). */
+                    /** @description The member's record id (always a string of digits). */
                     recordid: string;
                     /**
                      * Format: uri
@@ -8267,7 +8267,7 @@ export interface operations {
                     newEmail?: string;
                     /** @description `passkey_added` and `passkey_removed` only. */
                     passkeyName?: string;
-                    /** @description The member's record id (always a string, D8). */
+                    /** @description The member's record id (always a string of digits). */
                     recordid: string;
                     /**
                      * Format: uri
@@ -8318,7 +8318,7 @@ export interface operations {
                     at: string;
                     /** @constant */
                     event_type: "session.created";
-                    /** @description The member's record id (always a string, D8). */
+                    /** @description The member's record id (always a string of digits). */
                     recordid: string;
                     /** @description The session's public id, as in `GET /auth/sessions`; never the cookie. */
                     session: string;
@@ -8367,7 +8367,7 @@ export interface operations {
                     /** @constant */
                     event_type: "verify_email";
                     name: string;
-                    /** @description The member's record id (always a string, D8). */
+                    /** @description The member's record id (always a string of digits). */
                     recordid: string;
                     /**
                      * Format: uri

@@ -1,5 +1,5 @@
 /**
- * LatchError: every failure of a call, with the API's stable code (DECISIONS D4). The message is
+ * LatchError: every failure of a call, with the API's stable code (contract.md#d4). The message is
  * the server's (for people) or one of ours; it never holds a response body, a URL or a secret.
  */
 
@@ -72,7 +72,7 @@ export function isLatchError(value: unknown, code?: LatchErrorCode): value is La
 
 const knownCodes: ReadonlySet<string> = new Set(LATCH_ERROR_CODES);
 
-/** For answers without a D4 body (a proxy's 502 page, say): a code from the status alone. */
+/** For answers without a contract.md#d4 body (a proxy's 502 page, say): a code from the status alone. */
 const codeByStatus: Record<number, LatchErrorCode> = {
   400: "validation_failed",
   401: "unauthorized",
@@ -122,7 +122,7 @@ export function errorFromResponse(response: Response, text: string): LatchError 
       retryAfterSeconds,
     });
   }
-  // Not a D4 body: only the status is trusted, and the body (an HTML page, a stack trace) is not repeated.
+  // Not a contract.md#d4 body: only the status is trusted, and the body (an HTML page, a stack trace) is not repeated.
   return new LatchError({
     code: fallbackCode(response.status),
     status: response.status,

@@ -21,9 +21,9 @@ export type ResetPasswordRequest = { recordId: string; token: string; newPasswor
 export type ChangePasswordRequest = { currentPassword: string; newPassword: string };
 export type RequestMagicLinkRequest = { email: string; "bot-challenge-response"?: string };
 export type VerifyMagicLinkRequest = { twoFACode?: string; "bot-challenge-response"?: string };
-/** D26: the `code` of the latest `magic_login` webhook for the email. */
+/** contract.md#d26: the `code` of the latest `magic_login` webhook for the email. */
 export type VerifyLoginCodeRequest = { email: string; code: string; twoFACode?: string; "bot-challenge-response"?: string };
-/** D30: turning 2FA on re-authenticates: `password` at setup, or here (a member without a password: a session under 10 minutes old). */
+/** contract.md#d30: turning 2FA on re-authenticates: `password` at setup, or here (a member without a password: a session under 10 minutes old). */
 export type SetUpTwoFactorRequest = { password?: string };
 /** `password` unless this session gave it at setup. */
 export type EnableTwoFactorRequest = { code: string; password?: string };
@@ -39,13 +39,13 @@ export type MemberStatus = "Email Verification Pending" | "Unlocked" | "Locked" 
 /** `email` exact, or a prefix ending in `*`; `limit` an integer 0–999, kept within 1–100 (default 50); `cursor` the previous page's `nextCursor`. */
 export type ListMembersQuery = { email?: string; status?: MemberStatus; limit?: number; cursor?: string };
 export type RevokeMemberSessionsRequest = { recordId: string };
-/** D30: `resetMemberTwoFactor`'s answer. */
+/** contract.md#d30: `resetMemberTwoFactor`'s answer. */
 export type TwoFactorResetResponse = { success: true; recordid: string; _2fa_status: "Disabled" | "Enabled" };
 export type UpdateMeRequest = { name: string };
-/** D24 re-authentication: `password` when the member has one, `twoFACode` when 2FA is on; neither for a magic-link-only member with a session under 10 minutes old. */
+/** contract.md#d24 re-authentication: `password` when the member has one, `twoFACode` when 2FA is on; neither for a magic-link-only member with a session under 10 minutes old. */
 export type ChangeEmailRequest = { newEmail: string; password?: string; twoFACode?: string };
 export type DeleteAccountRequest = { password?: string; twoFACode?: string };
-/** D26: re-authentication, needed only when the session is over 10 minutes old. */
+/** contract.md#d26: re-authentication, needed only when the session is over 10 minutes old. */
 export type PasskeyRegistrationOptionsRequest = { password?: string; twoFACode?: string };
 /** WebAuthn options JSON: pass it on as it is, e.g. `startRegistration({ optionsJSON })` of `@simplewebauthn/browser`. */
 export type PasskeyOptionsResponse = Record<string, unknown>;
@@ -82,13 +82,13 @@ export type StartPasskeyLoginRequest = { "bot-challenge-response"?: string };
 export type FinishPasskeyLoginRequest = { response: PasskeyAuthenticationResponse };
 /** `recordId` and `token` are the last two segments of the emailed link. */
 export type LinkRequest = { recordId: string; token: string };
-/** D23. `limit` an integer 0–999, kept within 1–200 (default 50); `cursor` the previous page's `nextCursor`. */
+/** contract.md#d23. `limit` an integer 0–999, kept within 1–200 (default 50); `cursor` the previous page's `nextCursor`. */
 export type ListTenantsQuery = { limit?: number; cursor?: string };
 
 // ---- Answers (2xx bodies) ----
 
 export type MessageResponse = { success: true; message: string };
-/** `passwordSet`: whether the verified account now has a password (D18). */
+/** `passwordSet`: whether the verified account now has a password (contract.md#d18). */
 export type VerifyEmailResponse = { success: true; message: string; passwordSet: boolean };
 /** An already-registered email gets the same answer with a decoy `recordid`. */
 export type RegistrationResponse = { success: true; recordid: string; message: string };
@@ -185,7 +185,7 @@ export type AuditEvent = {
   details?: { [key: string]: string | number | boolean | null };
 };
 export type AuditLogResponse = { success: true; recordid: string; events: AuditEvent[] };
-/** D22. Times are ISO 8601. */
+/** contract.md#d22. Times are ISO 8601. */
 export type Member = {
   recordid: string;
   email: string;
@@ -201,7 +201,7 @@ type With<T, U> = { [K in keyof T | keyof U]: K extends keyof U ? U[K] : K exten
 export type MemberListResponse = { success: true; members: Member[]; nextCursor: string | null };
 /** `passkeys`: how many; `sessions`: how many live. */
 export type MemberResponse = With<Member, { success: true; passkeys: number; sessions: number }>;
-/** D24: a session as its member sees it. Times are ISO 8601; `lastSeenAt` moves at most once a minute. */
+/** contract.md#d24: a session as its member sees it. Times are ISO 8601; `lastSeenAt` moves at most once a minute. */
 export type SessionSummary = { createdAt: string; lastSeenAt: string; expiresAt: string; ip: string | null; userAgent: string | null; country: string | null };
 export type MemberExportResponse = {
   success: true;
@@ -218,15 +218,15 @@ export type MemberExportResponse = {
   passkeys: { name: string; createdAt: string; lastUsedAt: string | null }[];
 };
 export type RecordIdResponse = { success: true; recordid: string };
-/** D24: the signed-in member; `hasPassword` false for a magic-link-only member. */
+/** contract.md#d24: the signed-in member; `hasPassword` false for a magic-link-only member. */
 export type MeResponse = With<Omit<Member, "lastLoginAt">, { success: true; hasPassword: boolean }>;
-/** D23. Times are ISO 8601; never a key or secret. */
+/** contract.md#d23. Times are ISO 8601; never a key or secret. */
 export type TenantListResponse = { tenants: { domain: string; applicationId: string; createdAt: string }[]; nextCursor: string | null };
 /** `applicationDeleted`: the application (and its API key) went with its last tenant. */
 export type DeletedTenantResponse = { success: true; domain: string; applicationId: string; applicationDeleted: boolean };
 /** `id` names the session in revokeSession; it is not the cookie. */
 export type SessionListResponse = { success: true; sessions: With<SessionSummary, { id: string; current: boolean }>[] };
-/** D26. `id` is ours (for rename and delete), not the credential id; `backedUp`: synced to the member's other devices. */
+/** contract.md#d26. `id` is ours (for rename and delete), not the credential id; `backedUp`: synced to the member's other devices. */
 export type Passkey = { id: string; name: string; createdAt: string; lastUsedAt: string | null; backedUp: boolean };
 export type PasskeyResponse = { success: true; passkey: Passkey };
 export type PasskeyListResponse = { success: true; passkeys: Passkey[] };
@@ -302,10 +302,10 @@ export interface LatchClient {
   exportMember(recordId: string): Promise<MemberExportResponse>;
   deleteMember(recordId: string): Promise<RecordIdResponse>;
   revokeMemberSessions(body: RevokeMemberSessionsRequest): Promise<RecordIdResponse>;
-  /** D30: turns the member's 2FA off for support, ends their sessions and alerts them. */
+  /** contract.md#d30: turns the member's 2FA off for support, ends their sessions and alerts them. */
   resetMemberTwoFactor(recordId: string): Promise<TwoFactorResetResponse>;
-  /** D23, with `operatorKey`. */
+  /** contract.md#d23, with `operatorKey`. */
   listTenants(query?: ListTenantsQuery): Promise<TenantListResponse>;
-  /** D23, with `operatorKey`: erases the tenant and all it holds; `confirm` repeats the domain. */
+  /** contract.md#d23, with `operatorKey`: erases the tenant and all it holds; `confirm` repeats the domain. */
   deleteTenant(domain: string, confirm: string): Promise<DeletedTenantResponse>;
 }

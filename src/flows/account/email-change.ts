@@ -1,10 +1,10 @@
 /**
- * D24: a member changes their email, and "this wasn't me".
+ * contract.md#d24: a member changes their email, and "this wasn't me".
  *
  * The request re-authenticates, then, in one transaction, issues a 1 h link bound to the new
  * address, queues `email_change` to the new address and a `security_alert` to the old one. When
  * the new address is taken, the same rows are written (the link already expired, the delivery
- * discarded): the answer, its timing and the next request's are the same (D19's rule).
+ * discarded): the answer, its timing and the next request's are the same (contract.md#d19's rule).
  *
  * Confirming swaps the email with a conditional update from the address the change was asked
  * from, ends every other session, voids every link mailed to the old address and alerts the old
@@ -68,7 +68,7 @@ export async function requestEmailChange(
       now,
       { discarded: taken },
     );
-    // D30: its "this wasn't me" gives this address back too, should the change be confirmed before the owner reads it.
+    // contract.md#d30: its "this wasn't me" gives this address back too, should the change be confirmed before the owner reads it.
     await enqueueSecurityAlert(tx, deps, tenant, fresh, "email_change_requested", context, now, { fields: { newEmail }, restoreEmail: fresh.email });
     await tx.audit.insertAuditEvent(tenant.id, { memberId: fresh.recordId, type: "email_change_requested", ip: context.ip, userAgent: context.userAgent }, now);
   });
@@ -81,7 +81,7 @@ export interface LinkInput {
   token: string;
 }
 
-/** Uses the link in the caller's transaction, the member's row locked first (D20); invalid_token when it is gone. */
+/** Uses the link in the caller's transaction, the member's row locked first (contract.md#d20); invalid_token when it is gone. */
 export async function consumeLink(
   tx: Store,
   tenant: Tenant,
@@ -100,7 +100,7 @@ function emailTaken(): AuthError {
   return new AuthError("conflict", { message: "That email address is now used by another account." });
 }
 
-/** `keepIdHash`: the caller's own session, when it is the member's, stays (D24: *other* sessions end). */
+/** `keepIdHash`: the caller's own session, when it is the member's, stays (contract.md#d24: *other* sessions end). */
 export async function confirmEmailChange(deps: Deps, tenant: Tenant, input: LinkInput, context: RequestContext, keepIdHash?: string): Promise<string> {
   const now = deps.clock.now();
   const { recordId, tokenHash } = await peekLink(deps.store, tenant, input, "email_change", now);

@@ -1,5 +1,5 @@
 /**
- * D24, D30 "this wasn't me" (`/auth/secure-account`, from any security alert's link): the account
+ * contract.md#d24, contract.md#d30 "this wasn't me" (`/auth/secure-account`, from any security alert's link): the account
  * locked down and, after an email change, its old address given back for good. Each alert's link
  * is used up alone, whatever an intruder did in between; links and 2FA enrolments are ordered by
  * the member's counter, never by the clock.
@@ -20,7 +20,7 @@ const ACCOUNT_SECURED_MESSAGE = "Every session has ended and every sign-in and r
 export const EMAIL_NOT_RESTORED_MESSAGE = "Your old email address could not be given back: another account uses it now. Contact the site's support.";
 
 /**
- * D24, D30 "this wasn't me", in one transaction: the link is used up (only it: every other alert's
+ * contract.md#d24, contract.md#d30 "this wasn't me", in one transaction: the link is used up (only it: every other alert's
  * link stays valid, whatever happened in between), every session ends, every other link is void, a
  * new password is required, a second factor turned on since the link was issued is turned off, and
  * every passkey goes. When the link carries an address the account no longer has (its email was
@@ -76,7 +76,7 @@ async function secureInTransaction(
 }
 
 /**
- * D30: whether 2FA was turned on at or after the link was issued, in the member's order (the
+ * contract.md#d30: whether 2FA was turned on at or after the link was issued, in the member's order (the
  * counter both were given under the row lock); rows from before migration 0015 have no place in it
  * and come before every row that has one, and among themselves go by time, as they did.
  */
@@ -88,7 +88,7 @@ export function enabledSinceLink(enabled: { seq: number | null; at: number | nul
 }
 
 /**
- * Ends every session, voids every link but the other "this wasn't me" ones (D30), requires a new
+ * Ends every session, voids every link but the other "this wasn't me" ones (contract.md#d30), requires a new
  * password, turns off a second factor turned on since the link was issued (an intruder's
  * authenticator would keep the owner out; an older one stays, since mailbox access alone must not
  * remove 2FA) and removes every passkey. Returns the member fields it changed.
@@ -109,7 +109,7 @@ async function lockDown(tx: Store, tenant: Tenant, member: Member, issued: Alert
     twoFactor !== undefined &&
     enabledSinceLink({ seq: twoFactor.enabledSeq, at: twoFactor.enabledAt }, issued) &&
     (await tx.twoFactor.disableTwoFactor(tenant.id, recordId, now));
-  // D26: every passkey goes. One added by an intruder is their way back in, and a newer alert
+  // contract.md#d26: every passkey goes. One added by an intruder is their way back in, and a newer alert
   // (say, of a passkey they added and removed) must not keep it; removing the owner's locks
   // nobody out (a passkey is a way in, never a second factor), and they can add theirs again.
   const passkeysRemoved = await tx.passkeys.deleteMemberPasskeys(tenant.id, recordId);
@@ -125,9 +125,9 @@ async function lockDown(tx: Store, tenant: Tenant, member: Member, issued: Alert
 /**
  * Gives the member back the address the alert went to, on the row this transaction holds locked
  * (read again: the lockdown just changed it). A pending account holding the address is erased
- * first: it has no password (D18) and its registrant never proved the mailbox, so it can't be used
+ * first: it has no password (contract.md#d18) and its registrant never proved the mailbox, so it can't be used
  * to keep the address from its owner. A verified account holding it proved that mailbox, and keeps
- * it: false then. The restore is final (D30): the member's other "this wasn't me" links issued
+ * it: false then. The restore is final (contract.md#d30): the member's other "this wasn't me" links issued
  * after this one went to the addresses it replaces, and are void.
  */
 async function restoreEmail(

@@ -1,5 +1,5 @@
 /**
- * D24: what a signed-in member does for themselves: see and rename their profile, see where they
+ * contract.md#d24: what a signed-in member does for themselves: see and rename their profile, see where they
  * are signed in and end those sessions, and delete their account. Every call runs on the member of
  * the session (never a record id from the request), so no call can reach another member or tenant.
  */
@@ -13,7 +13,7 @@ import { enqueueMemberEvent } from "../kernel/member-events.js";
 import { INCORRECT_PASSWORD, lockSessionMember, reauthenticate, type Reauthentication } from "../kernel/reauthentication.js";
 import { findSessionMember, type ActiveSession } from "../kernel/sessions.js";
 
-/** D24 `/auth/me`: the admin's view of the member (D22) without the last login, and whether they have a password. */
+/** contract.md#d24 `/auth/me`: the admin's view of the member (contract.md#d22) without the last login, and whether they have a password. */
 export type MeView = Omit<MemberView, "lastLoginAt"> & { hasPassword: boolean };
 
 /** A session as its member sees it: with its public id, and which one is asking. */
@@ -78,7 +78,7 @@ export async function revokeOtherSessions(deps: Deps, tenant: Tenant, session: A
   });
 }
 
-/** D24: re-authentication, then the erasure of D22 in one transaction; the route clears the cookie. */
+/** contract.md#d24: re-authentication, then the erasure of contract.md#d22 in one transaction; the route clears the cookie. */
 export async function deleteAccount(deps: Deps, tenant: Tenant, session: ActiveSession, input: Reauthentication, context: RequestContext): Promise<void> {
   const member = await findSessionMember(deps, tenant, session);
   await reauthenticate(deps, tenant, session, member, input, context);
@@ -86,7 +86,7 @@ export async function deleteAccount(deps: Deps, tenant: Tenant, session: ActiveS
   await deps.store.transaction(async (tx) => {
     // Waiting email requests first, before the member's row lock, in the email worker's order (see eraseMember).
     await tx.emailRequests.deleteRequestsForEmail(tenant.id, member.email);
-    // D20: decided again on the locked row. A session ended meanwhile (a lock, a reset) can't
+    // contract.md#d20: decided again on the locked row. A session ended meanwhile (a lock, a reset) can't
     // delete; a password changed since the check is no longer the one just given.
     const fresh = await lockSessionMember(tx, tenant, session, now);
     if (fresh.passwordHash !== member.passwordHash) throw new AuthError("invalid_credentials", { message: INCORRECT_PASSWORD });

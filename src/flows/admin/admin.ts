@@ -1,5 +1,5 @@
 /**
- * The tenant admin's calls (spec 4.5, 5.1, D15), authorised by the application's internal API key.
+ * The tenant admin's calls (contract.md#spec-4-5, contract.md#spec-5-1, contract.md#d15), authorised by the application's internal API key.
  * Keys are looked up by SHA-256; one application's key works for all of its tenant domains.
  */
 import type { Deps, TransactionDeps } from "../../deps.js";
@@ -18,7 +18,7 @@ import { issueOneTimeToken } from "../kernel/one-time-tokens.js";
 
 export const ADMIN_RESEND_MESSAGE = "A new verification email has been sent.";
 
-/** 401 for a missing or unknown key; 403 for a real key of another application (spec 5.1). */
+/** 401 for a missing or unknown key; 403 for a real key of another application (contract.md#spec-5-1). */
 export async function authenticateAdmin(deps: Deps, tenant: Tenant, apiKey: string | undefined): Promise<void> {
   if (!apiKey) throw new AuthError("unauthorized");
   const applicationId = await deps.store.tenants.findApplicationIdByKeyHash(sha256Hex(apiKey));
@@ -28,7 +28,7 @@ export async function authenticateAdmin(deps: Deps, tenant: Tenant, apiKey: stri
 
 /**
  * The member must belong to the tenant named in X-Tenant-Domain; an email, when given, must match.
- * A state change reads it with its row lock (D20).
+ * A state change reads it with its row lock (contract.md#d20).
  */
 export async function findTargetMember(tx: Store, tenant: Tenant, rawRecordId: string, rawEmail?: string, options: { lock?: boolean } = {}): Promise<Member> {
   // An email that no member could have is the caller's mistake (400), not an unknown member (404).
@@ -39,7 +39,7 @@ export async function findTargetMember(tx: Store, tenant: Tenant, rawRecordId: s
   return member;
 }
 
-/** A record id of another tenant answers like a missing one (D22). */
+/** A record id of another tenant answers like a missing one (contract.md#d22). */
 export function noSuchMember(): AuthError {
   return new AuthError("not_found", { message: "No such member for this tenant." });
 }
@@ -63,7 +63,7 @@ export async function lockAccount(deps: Deps, tenant: Tenant, input: LockAccount
     await changeStatus(tx, member, status, now);
     if (input.action === "lock") {
       await tx.sessions.deleteMemberSessions(tenant.id, member.recordId);
-      // D15: voiding every token means a link mailed before the lock can't undo it.
+      // contract.md#d15: voiding every token means a link mailed before the lock can't undo it.
       await tx.tokens.deleteMemberTokens(tenant.id, member.recordId);
     } else if (member.status === MemberStatus.locked) {
       // An admin unlock also lifts the failed-password lockout: the admin vouches for the member.
@@ -82,7 +82,7 @@ export async function lockAccount(deps: Deps, tenant: Tenant, input: LockAccount
   return result;
 }
 
-/** Issues a resend link (no password, D18) and its verify_email webhook inside the caller's transaction. */
+/** Issues a resend link (no password, contract.md#d18) and its verify_email webhook inside the caller's transaction. */
 export async function enqueueVerificationEmail(
   tx: Store,
   deps: TransactionDeps,
@@ -117,7 +117,7 @@ export async function resendVerificationAsAdmin(deps: Deps, tenant: Tenant, inpu
 }
 
 /**
- * D15: Password Change Pending, sessions revoked. Only an active account can be put there: a
+ * contract.md#d15: Password Change Pending, sessions revoked. Only an active account can be put there: a
  * locked or unverified one keeps its state, so this call can't unlock or verify anyone.
  */
 export async function requirePasswordChange(deps: Deps, tenant: Tenant, input: { recordId: string }, context: RequestContext): Promise<LockAccountResult> {
@@ -142,7 +142,7 @@ export async function requirePasswordChange(deps: Deps, tenant: Tenant, input: {
 
 /**
  * The member's audit events. An erased member's record id still shows what erasure kept of it, its
- * `member_deleted` row (D22); a record id with no event in this tenant (another tenant's, or none)
+ * `member_deleted` row (contract.md#d22); a record id with no event in this tenant (another tenant's, or none)
  * is 404, like a missing member.
  */
 export async function listAuditEvents(deps: Deps, tenant: Tenant, rawRecordId: string, limit: number): Promise<StoredAuditEvent[]> {

@@ -1,5 +1,5 @@
 /**
- * D22: the tenant admin's view of its members: list and search, one member, an export of
+ * contract.md#d22: the tenant admin's view of its members: list and search, one member, an export of
  * everything held about them (GDPR Art. 15/20), erasure (Art. 17) and ending their sessions.
  * Every call names the member by record id within the tenant of X-Tenant-Domain; another
  * tenant's record id is 404, like a missing one.
@@ -90,7 +90,7 @@ export async function exportMember(deps: Deps, tenant: Tenant, rawRecordId: stri
   };
 }
 
-/** D22: erasure by the tenant admin. */
+/** contract.md#d22: erasure by the tenant admin. */
 export async function deleteMember(deps: Deps, tenant: Tenant, rawRecordId: string, context: RequestContext): Promise<{ recordid: string }> {
   const recordId = parseRecordId(rawRecordId);
   const now = deps.clock.now();
@@ -120,10 +120,10 @@ export async function revokeMemberSessions(deps: Deps, tenant: Tenant, rawRecord
 }
 
 /**
- * D30: support turns a member's second factor off (they lost their authenticator, or someone
+ * contract.md#d30: support turns a member's second factor off (they lost their authenticator, or someone
  * enrolled their own): 2FA off, with its secret and recovery codes, every session ends, and the
  * member is told (`security_alert` `two_factor_disabled`, with its "this wasn't me" link).
- * A conditional update from Enabled (D20): 409 invalid_state when 2FA is off.
+ * A conditional update from Enabled (contract.md#d20): 409 invalid_state when 2FA is off.
  */
 export async function resetTwoFactor(
   deps: Deps,

@@ -1,14 +1,14 @@
 /**
- * D19: every public request that may send an email (registration, resend of the verification
+ * contract.md#d19: every public request that may send an email (registration, resend of the verification
  * email, forgot-password, magic link) is one `email_requests` row, committed before the answer, the
  * same row whatever the email. So a kill -9 after the 200 loses nothing, and the answer does the
  * same work for a known and an unknown email.
  *
  * The worker (run by the webhook dispatcher's pass, woken right after the commit) turns each row
  * into a token and a webhook in one transaction, and does the same storage work for an unknown or
- * ineligible email: the token is written already expired under member id 0 (no member has it, D8
+ * ineligible email: the token is written already expired under member id 0 (no member has it, contract.md#d8
  * ids are >= 10^14) and the delivery is written `discarded`. So the timing of the next request
- * can't tell either (issue 13, finding 3).
+ * can't tell either (contract.md#issue-13, finding 3).
  */
 import { randomToken } from "../../core/random.js";
 import type { WebhookEventType, WebhookPayload } from "../../core/webhook-payloads.js";
@@ -20,11 +20,11 @@ import type { Store } from "../../store/index.js";
 import { issueOneTimeToken, newLoginCode, tokenLifetimeMs } from "./one-time-tokens.js";
 import { newRecordId } from "./record-ids.js";
 
-/** Written for an unknown email; no member has it (D8 record ids are >= 10^14). */
+/** Written for an unknown email; no member has it (contract.md#d8 record ids are >= 10^14). */
 const NO_MEMBER = 0;
 const BATCH = 50;
 
-/** Commits the request before the caller answers (D19), then wakes the worker. */
+/** Commits the request before the caller answers (contract.md#d19), then wakes the worker. */
 export async function enqueueEmailRequest(
   deps: Deps,
   tenant: Tenant,
@@ -81,7 +81,7 @@ interface LinkRule {
   audit: AuditEventType;
   /** Who gets a link; everyone else gets the same writes, expired and discarded. */
   eligible: (member: Member) => boolean;
-  /** Spec 4.3: a valid forgot-password request ends every session of the member. */
+  /** contract.md#spec-4-3: a valid forgot-password request ends every session of the member. */
   endsSessions: boolean;
 }
 
@@ -116,13 +116,13 @@ const linkRules: Record<Exclude<EmailRequestKind, "registration">, LinkRule> = {
   },
 };
 
-/** Resend, reset and magic link: one token (voiding the earlier one, D7) and one webhook. */
+/** Resend, reset and magic link: one token (voiding the earlier one, contract.md#d7) and one webhook. */
 async function handleLinkRequest(tx: Store, deps: TransactionDeps, tenant: Tenant, request: EmailRequest, now: number): Promise<void> {
   const rule = linkRules[request.kind as keyof typeof linkRules];
   const member = await tx.members.findMemberByEmail(tenant.id, request.email, { lock: true });
   const target = member && rule.eligible(member) ? member : undefined;
   const recordId = target?.recordId ?? NO_MEMBER;
-  // D26: a magic link's email carries a 6-digit code too, on the same row (drawn for a dummy as well: the same work).
+  // contract.md#d26: a magic link's email carries a 6-digit code too, on the same row (drawn for a dummy as well: the same work).
   const code = rule.tokenKind === "magic_login" ? newLoginCode(deps.random) : undefined;
   const link = await issueOneTimeToken(tx, deps, tenant, recordId, rule.tokenKind, now, { dummy: !target, code });
   const { eventType, payload } = rule.webhook(memberFields(target ?? { recordId, email: request.email, name: "" }), link, code);
@@ -137,7 +137,7 @@ async function handleLinkRequest(tx: Store, deps: TransactionDeps, tenant: Tenan
 }
 
 /**
- * D18: a new email becomes a pending member; a pending one gets a registration of its own beside
+ * contract.md#d18: a new email becomes a pending member; a pending one gets a registration of its own beside
  * the others, each with its own link; a verified one stores nothing and its owner is told
  * (`account_exists`). The three do the same statements: the member insert that may conflict, one
  * registration row, one token, one delivery, one audit row.

@@ -1,5 +1,5 @@
 /**
- * Erasure (D22, D24, D25): a member and every row keyed to them, in the caller's transaction, for
+ * Erasure (contract.md#d22, contract.md#d24, contract.md#d25): a member and every row keyed to them, in the caller's transaction, for
  * the admin's delete, the member's own, "this wasn't me" (a pending squatter of the restored
  * address) and the retention sweep of pending accounts; and what stays of it.
  */
@@ -12,7 +12,7 @@ import { enqueueMemberEvent } from "./member-events.js";
  * Erases the member and every row keyed to them, by id or by email, in the caller's transaction,
  * and returns who was erased (undefined when nobody). Waiting email requests go first, before the
  * member's row lock: the email-request worker claims its request and then locks the member, so
- * taking them in the same order can't deadlock on PostgreSQL. Then the member row is locked (D20)
+ * taking them in the same order can't deadlock on PostgreSQL. Then the member row is locked (contract.md#d20)
  * and everything keyed to it deleted. Counters keyed by a hash of the email expire with their window.
  */
 export async function eraseMember(tx: Store, tenant: Pick<Tenant, "id">, recordId: number): Promise<Member | undefined> {
@@ -46,7 +46,7 @@ export async function eraseMemberRows(tx: Store, member: Member): Promise<void> 
 const PENDING_ERASURE_BATCH = 200;
 
 /**
- * D25: erases pending accounts whose last verification link expired more than `retentionMs` ago,
+ * contract.md#d25: erases pending accounts whose last verification link expired more than `retentionMs` ago,
  * with every row keyed to them and no trace (they never became members). Each is decided again on
  * its locked row, so a link issued or used meanwhile keeps the account. Waiting email requests are
  * left alone: a registration waiting for this email creates a new pending account, as it would
@@ -71,7 +71,7 @@ export async function erasePendingAccounts(deps: Deps, now: number, retentionMs:
 }
 
 /**
- * What stays of an erasure (D22, D24): one audit row `member_deleted` and `member.deleted` to the
+ * What stays of an erasure (contract.md#d22, contract.md#d24): one audit row `member_deleted` and `member.deleted` to the
  * tenant. The row holds no email, and when the member erased themselves neither their IP nor their
  * browser: those are theirs too, and erasure leaves nothing of them. An admin's are the tenant's.
  */

@@ -7,7 +7,7 @@ import { decideRateLimit } from "../../security/rate-limit.js";
 import { type RateRule } from "../../rules.js";
 import type { Counters } from "../../store/counters.js";
 
-/** The counter's key: the rule and the keyed hash of its subject (D25: no address, not even an unkeyed hash of one). */
+/** The counter's key: the rule and the keyed hash of its subject (contract.md#d25: no address, not even an unkeyed hash of one). */
 function limitKey(subjects: SubjectHasher, ruleName: string, subject: string): string {
   return `${ruleName}:${subjects(subject)}`;
 }
@@ -17,7 +17,7 @@ export async function verifyBotChallenge(deps: Deps, tenant: Tenant, botToken: s
   try {
     await deps.bot.verify(tenant.settings.botProtection, botToken, { tenantId: tenant.id, remoteIp: context.ip, now: deps.clock.now() });
   } catch (err) {
-    // Only the two answers of D4 count: a store error (the ALTCHA claim on a Redis that is down) is
+    // Only the two answers of contract.md#d4 count: a store error (the ALTCHA claim on a Redis that is down) is
     // not the provider's fault, and shows as a 503 in the request metrics instead.
     if (isAuthError(err) && (err.code === "bot_check_failed" || err.code === "bot_check_unavailable")) {
       deps.metrics.botCheck(provider, err.code === "bot_check_failed" ? "failed" : "unavailable");
@@ -38,7 +38,7 @@ export interface LimitOptions {
  * Counts one request against `rule` for `subject` (an IP or an email) and refuses past the limit.
  * RATE_LIMITS=off (benchmarks only) skips this and the distinct-IP refusals, but not a budget;
  * lockouts still apply. The subject is hashed into the key with a key of ours: counters hold no
- * addresses (D25).
+ * addresses (contract.md#d25).
  */
 export async function enforceRateLimit(deps: Deps, tenant: Tenant, rule: RateRule, subject: string, now: number, options: LimitOptions = {}): Promise<void> {
   if (!deps.config.rateLimits && !options.budget) return;
@@ -63,7 +63,7 @@ export async function countDistinctIps(
   return counters.addToSet(tenant.id, limitKey(subjects, rule.name, email), subjects(ip), rule.windowMs, now);
 }
 
-/** Spec 8.2: 5 or more IPs asking for one email within the window are refused, known email or not. */
+/** contract.md#spec-8-2: 5 or more IPs asking for one email within the window are refused, known email or not. */
 export async function refuseManyIpsForOneEmail(
   deps: Deps,
   tenant: Tenant,

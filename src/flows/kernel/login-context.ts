@@ -1,5 +1,5 @@
 /**
- * What every successful login records (D16): time, IP, user agent, and with GEOIP_DB country and
+ * What every successful login records (contract.md#d16): time, IP, user agent, and with GEOIP_DB country and
  * city. A login from a country or network the member has not used before writes login_anomaly
  * and sends the security alert; a member's first login sets the baseline and alerts nothing.
  */

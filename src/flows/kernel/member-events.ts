@@ -1,6 +1,6 @@
 /**
- * D25: lifecycle events to the tenant's optional `eventsWebhook`, in the caller's transaction
- * through the same durable outbox and signing as every webhook (D9). Bodies name the member by
+ * contract.md#d25: lifecycle events to the tenant's optional `eventsWebhook`, in the caller's transaction
+ * through the same durable outbox and signing as every webhook (contract.md#d9). Bodies name the member by
  * record id and list what changed; never a secret, never the old email.
  */
 import type { TransactionDeps } from "../../deps.js";
@@ -34,7 +34,7 @@ export async function enqueueMemberEvent<E extends MemberEvent>(
 }
 
 /**
- * The event a status change is (D25): pending -> active is `member.created` (the email is verified,
+ * The event a status change is (contract.md#d25): pending -> active is `member.created` (the email is verified,
  * the account now exists for the tenant); any other change is `member.updated` with `changes: ["status"]`.
  */
 export async function enqueueStatusEvent(

@@ -1,6 +1,6 @@
 /**
- * D20: every change of a member's `authentication_status`, in one table: the states each action
- * may start from and the state it leads to (spec section 3, D15, D18).
+ * contract.md#d20: every change of a member's `authentication_status`, in one table: the states each action
+ * may start from and the state it leads to (contract.md#spec-3, contract.md#d15, contract.md#d18).
  *
  * How a flow changes a member: inside one transaction it reads the row with its lock
  * (`findMemberById(…, { lock: true })`: FOR UPDATE on PostgreSQL; SQLite runs one writer at a
@@ -24,18 +24,18 @@ interface Transition {
 }
 
 export const statusTransitions: Record<StatusAction, Transition> = {
-  /** A verification link activates a pending account only: it can't rewrite an active one (D18). */
+  /** A verification link activates a pending account only: it can't rewrite an active one (contract.md#d18). */
   verifyEmail: { from: [pending], to: () => unlocked },
-  /** Spec 3: any state. A lock voids every link and no link is issued to a locked account (D15). */
+  /** contract.md#spec-3: any state. A lock voids every link and no link is issued to a locked account (contract.md#d15). */
   resetPassword: { from: anyStatus, to: () => unlocked },
   /** Needs a live session, which neither a pending nor a locked account has. */
   changePassword: { from: [unlocked, passwordChangePending], to: () => unlocked },
   lock: { from: anyStatus, to: () => locked },
-  /** D15: back to where the email says; unlocking an account that isn't locked changes nothing. */
+  /** contract.md#d15: back to where the email says; unlocking an account that isn't locked changes nothing. */
   unlock: { from: [locked], to: (member) => (member.emailVerified ? unlocked : pending) },
-  /** D15: only an active account; a locked or unverified one keeps its state. */
+  /** contract.md#d15: only an active account; a locked or unverified one keeps its state. */
   requirePasswordChange: { from: [unlocked, passwordChangePending], to: () => passwordChangePending },
-  /** D24 "this wasn't me": like requirePasswordChange, asked by the member from an alert's link. */
+  /** contract.md#d24 "this wasn't me": like requirePasswordChange, asked by the member from an alert's link. */
   secureAccount: { from: [unlocked, passwordChangePending], to: () => passwordChangePending },
 };
 

@@ -1,4 +1,4 @@
-/** A member as the API shows it (spec section 1 field names): the admin's views (D22) and `/auth/me` (D24). */
+/** A member as the API shows it (contract.md#spec-1 field names): the admin's views (contract.md#d22) and `/auth/me` (contract.md#d24). */
 import type { Member, MemberStatus } from "../../model.js";
 import type { MemberProfile } from "../../store/members.js";
 import type { SessionSummary } from "../../store/sessions.js";
@@ -31,7 +31,7 @@ export function memberView(member: MemberProfile): MemberView {
   };
 }
 
-/** A session as the API shows it, to its member (`/auth/sessions`) and to the admin's export (D22). */
+/** A session as the API shows it, to its member (`/auth/sessions`) and to the admin's export (contract.md#d22). */
 export interface SessionView {
   createdAt: string;
   lastSeenAt: string;

@@ -1,4 +1,4 @@
-/** Issuing one-time tokens (spec 2.3, D7) and the links that carry them. */
+/** Issuing one-time tokens (contract.md#spec-2-3, contract.md#d7) and the links that carry them. */
 import { MINUTE } from "../../core/clock.js";
 import { randomIntBetween, randomToken, type Random } from "../../core/random.js";
 import type { Deps, TransactionDeps } from "../../deps.js";
@@ -12,7 +12,7 @@ import type { Store } from "../../store/index.js";
 /** Every kind but the password reset has a fixed lifetime (rules.ts). */
 const fixedLifetimes: Partial<Record<TokenKind, number>> = TOKEN_LIFETIMES_MS;
 
-/** D26: the code mailed beside a magic link: LOGIN_CODE_DIGITS decimal digits, uniform (rejection sampling), leading zeros kept. */
+/** contract.md#d26: the code mailed beside a magic link: LOGIN_CODE_DIGITS decimal digits, uniform (rejection sampling), leading zeros kept. */
 export function newLoginCode(random: Random): string {
   return String(randomIntBetween(random, 0, 10 ** LOGIN_CODE_DIGITS)).padStart(LOGIN_CODE_DIGITS, "0");
 }
@@ -25,23 +25,23 @@ export function tokenLifetimeMs(tenant: Tenant, kind: TokenKind): number {
 }
 
 export interface IssueOptions {
-  /** D18: a registration's own verification link, issued beside the account's others, not voiding them. */
+  /** contract.md#d18: a registration's own verification link, issued beside the account's others, not voiding them. */
   registrationId?: string;
-  /** D19: for an unknown email, the same rows written already expired (under a member id no one has). */
+  /** contract.md#d19: for an unknown email, the same rows written already expired (under a member id no one has). */
   dummy?: boolean;
-  /** D24: the address an email change link confirms, or a "this wasn't me" link restores. */
+  /** contract.md#d24: the address an email change link confirms, or a "this wasn't me" link restores. */
   newEmail?: string;
-  /** D24: issued beside the member's other links of the kind, voiding none ("this wasn't me": each alert keeps its own). */
+  /** contract.md#d24: issued beside the member's other links of the kind, voiding none ("this wasn't me": each alert keeps its own). */
   keepOthers?: boolean;
-  /** D26: the code mailed with a magic link; its keyed hash goes on the link's row. */
+  /** contract.md#d26: the code mailed with a magic link; its keyed hash goes on the link's row. */
   code?: string;
-  /** D30: a "this wasn't me" link's place in the member's order (`security_seq`). */
+  /** contract.md#d30: a "this wasn't me" link's place in the member's order (`security_seq`). */
   seq?: number;
 }
 
 /**
- * Creates a token inside the caller's transaction, voiding older ones of the kind (D7), and returns
- * the link. The link is built from the stored tenant domain, never from a request header (D2); only
+ * Creates a token inside the caller's transaction, voiding older ones of the kind (contract.md#d7), and returns
+ * the link. The link is built from the stored tenant domain, never from a request header (contract.md#d2); only
  * dev mode's own `localhost` tenant links to http://localhost:<port>, this process (src/dev/).
  */
 export async function issueOneTimeToken(
@@ -64,8 +64,8 @@ export async function issueOneTimeToken(
   if (options.registrationId !== undefined || options.keepOthers)
     await tx.tokens.insertToken(tenant.id, recordId, kind, tokenHash, now, expiresAt, options.registrationId ?? null, extras);
   else await tx.tokens.replaceToken(tenant.id, recordId, kind, tokenHash, now, expiresAt, extras);
-  // D25: a pending account lives until its last link has been expired for PENDING_RETENTION_DAYS.
-  // Run for dummies too (it matches no row then): the worker's statements are the same for every email (D19).
+  // contract.md#d25: a pending account lives until its last link has been expired for PENDING_RETENTION_DAYS.
+  // Run for dummies too (it matches no row then): the worker's statements are the same for every email (contract.md#d19).
   if (kind === "verify_email") await tx.members.extendPending(tenant.id, recordId, expiresAt);
   const base = deps.dev?.linkBaseFor(tenant.domain) ?? `https://${tenant.domain}`;
   return `${base}/${linkPages[kind]}/${recordId}/${token}`;
@@ -73,7 +73,7 @@ export async function issueOneTimeToken(
 
 /**
  * The record id and token hash of an emailed link when it is live, peeked and not used up (a
- * refused attempt leaves it valid, D15); invalid_token otherwise, before any write lock is taken.
+ * refused attempt leaves it valid, contract.md#d15); invalid_token otherwise, before any write lock is taken.
  */
 export async function peekLink(
   store: Store,

@@ -1,6 +1,6 @@
 /**
  * The gate in front of every password check (login, change-password, disabling 2FA): the
- * progressive lockout of D13 and, for login, the distinct-IP velocity rows of spec 8.2.
+ * progressive lockout of contract.md#d13 and, for login, the distinct-IP velocity rows of contract.md#spec-8-2.
  */
 import type { Clock } from "../../core/clock.js";
 import type { Deps } from "../../deps.js";
@@ -14,7 +14,7 @@ import { countDistinctIps } from "./guards.js";
 
 const LOCKED_OUT_MESSAGE = "Too many failed attempts. Please try again later.";
 
-/** A check listening for the checks of its email to finish, to decide again (D30). */
+/** A check listening for the checks of its email to finish, to decide again (contract.md#d30). */
 class TurnWaiter {
   /** Counted among its email's waiting checks (it found the budget full once). */
   queued = false;
@@ -86,11 +86,11 @@ export interface PasswordAttempt {
 
 /**
  * Gate for any password check, keyed by email so an unknown email locks out like a known one.
- * The check takes a place in the lockout budget before the slow hash (D13: a burst of concurrent
+ * The check takes a place in the lockout budget before the slow hash (contract.md#d13: a burst of concurrent
  * guesses can't all pass the gate before the first failure is written); a wrong password turns
- * the place into a failure, a right one clears the row (D20: a correct password never counts as a
+ * the place into a failure, a right one clears the row (contract.md#d20: a correct password never counts as a
  * failure, so N concurrent correct logins all succeed). With the budget taken by checks in flight
- * a new one waits for its turn (D30): woken when a check finishes, 503 `unavailable` when none
+ * a new one waits for its turn (contract.md#d30): woken when a check finishes, 503 `unavailable` when none
  * comes before the deadline. Refused attempts neither count nor extend a lockout.
  */
 export async function reservePasswordAttempt(
@@ -151,7 +151,7 @@ async function waitForTurn(deps: Deps, tenant: Tenant, email: string, waiter: Tu
   }
 }
 
-/** D30: an overload, not a lockout: nothing failed, so never "too many failed attempts". */
+/** contract.md#d30: an overload, not a lockout: nothing failed, so never "too many failed attempts". */
 function noTurn(reason: "deadline" | "queue_full"): AuthError {
   return new AuthError("unavailable", { retryAfterSeconds: Math.ceil(CHECK_TURN_DEADLINE_MS / 1000), logFields: { passwordCheck: reason } });
 }
@@ -183,7 +183,7 @@ async function releasePasswordCheck(deps: Deps, tenant: Tenant, attempt: Passwor
 }
 
 /**
- * The password was right: the lockout count is cleared (D13), the place with it. The waiting
+ * The password was right: the lockout count is cleared (contract.md#d13), the place with it. The waiting
  * checks are woken now, not when the rest of the login (2FA, a rehash) is done.
  */
 export async function passwordCheckPassed(store: Store, tenant: Tenant, attempt: PasswordAttempt): Promise<void> {
@@ -247,7 +247,7 @@ export async function recordFailedPasswordCheck(deps: Deps, tenant: Tenant, atte
 }
 
 /**
- * Checks the current password of a signed-in member (change-password, disabling 2FA, D24
+ * Checks the current password of a signed-in member (change-password, disabling 2FA, contract.md#d24
  * re-authentication) behind the same lockout as login, so a stolen session is no password oracle.
  * `onWrong` runs before the refusal (an audit row of the caller's choosing).
  */

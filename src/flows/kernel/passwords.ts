@@ -17,7 +17,7 @@ export async function checkNewPassword(deps: Deps, raw: string): Promise<string>
   return password;
 }
 
-/** A fresh 32-byte salt per password (spec 2.1); the PHC string carries it too. */
+/** A fresh 32-byte salt per password (contract.md#spec-2-1); the PHC string carries it too. */
 export async function hashNewPassword(deps: Deps, password: string): Promise<HashedPassword> {
   const salt = deps.random.bytes(SALT_BYTES);
   return { passwordHash: await deps.hasher.hashPassword(password, salt), passwordSalt: salt.toString("base64") };

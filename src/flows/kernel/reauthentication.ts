@@ -1,5 +1,5 @@
 /**
- * D24's re-authentication, shared by every change a stolen session must not make alone (email
+ * contract.md#d24's re-authentication, shared by every change a stolen session must not make alone (email
  * change, deletion, adding a passkey, turning on 2FA): the member's row locked for the session that
  * asks, the first factor proved again and, when it is on, the second. Turning 2FA on needs only
  * the first (`reauthenticateFirstFactor`), since the second is off then.
@@ -24,13 +24,13 @@ export function missingField(field: "password" | "twoFACode", message: string): 
   return new AuthError("validation_failed", { message, details: [{ field, rule: "required", message: `${field} is required` }] });
 }
 
-/** D24: a member without a password re-authenticates with a session at most FRESH_SESSION_MS old. */
+/** contract.md#d24: a member without a password re-authenticates with a session at most FRESH_SESSION_MS old. */
 export function isFreshSession(session: ActiveSession, now: number): boolean {
   return now - session.createdAt <= FRESH_SESSION_MS;
 }
 
 /**
- * Inside a transaction: the session's member, row locked first (D20's lock order), while the
+ * Inside a transaction: the session's member, row locked first (contract.md#d20's lock order), while the
  * session is still live and the member not locked; 401 otherwise (it ended while we worked).
  */
 export async function lockSessionMember(tx: Store, tenant: Tenant, session: ActiveSession, now: number): Promise<Member> {
@@ -44,7 +44,7 @@ export async function lockSessionMember(tx: Store, tenant: Tenant, session: Acti
  * The first factor again: the password when the member has one (behind the login lockout), else a
  * session at most FRESH_SESSION_MS old. Never with a password in Password Change Pending: it is the one
  * flagged as compromised (403 password_change_required). The caller checks again, on the locked
- * row, that the password it was decided on is still the member's (D20).
+ * row, that the password it was decided on is still the member's (contract.md#d20).
  */
 export async function reauthenticateFirstFactor(
   deps: Deps,
@@ -67,7 +67,7 @@ export async function reauthenticateFirstFactor(
 }
 
 /**
- * D24 re-authentication before a change that a stolen session must not make alone: the first
+ * contract.md#d24 re-authentication before a change that a stolen session must not make alone: the first
  * factor again (reauthentication.ts), and the second factor when it is on.
  */
 export async function reauthenticate(

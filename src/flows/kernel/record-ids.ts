@@ -1,4 +1,4 @@
-/** D8: record ids are random integers in RECORD_ID_RANGE: not sequential, so ids reveal no member count. */
+/** contract.md#d8: record ids are random integers in RECORD_ID_RANGE: not sequential, so ids reveal no member count. */
 import { randomIntBetween } from "../../core/random.js";
 import type { Deps } from "../../deps.js";
 import { RECORD_ID_RANGE } from "../../rules.js";

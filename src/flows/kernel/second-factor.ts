@@ -1,5 +1,5 @@
 /**
- * The second factor's code check (D14, spec 4.2 step 7), shared by every flow that asks for it:
+ * The second factor's code check (contract.md#d14, contract.md#spec-4-2 step 7), shared by every flow that asks for it:
  * password and magic-link login, re-authentication, and the two-factor slice itself. Each check
  * runs in one transaction with no network, so replay marks, single-use recovery codes and the
  * failure counter stay consistent.
@@ -18,7 +18,7 @@ export type CodeCheck = { ok: true; method: "totp" | "recovery"; step: number } 
 /**
  * Checks a TOTP (not replayed) or, when allowed, a recovery code against `secretEnc`, counting
  * failures: the TWO_FACTOR_FAILURES_BEFORE_LOCKOUT-th in a row locks the second factor for
- * TWO_FACTOR_LOCKOUT_MS, and a locked factor checks nothing. A lock tells the member (D30,
+ * TWO_FACTOR_LOCKOUT_MS, and a locked factor checks nothing. A lock tells the member (contract.md#d30,
  * `two_factor_locked`): that many wrong codes mean someone has the password or a session, and a
  * lock that is silent lets them keep the owner out unnoticed.
  */

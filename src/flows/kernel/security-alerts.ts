@@ -1,8 +1,8 @@
 /**
- * D16: the tenant's optional securityAlertWebhook tells a member of what happened to their
+ * contract.md#d16: the tenant's optional securityAlertWebhook tells a member of what happened to their
  * account: a login from somewhere new, a password change or reset, 2FA enabled, disabled or locked
- * by wrong codes (D30), a recovery code used, an email change asked or made (D24). Enqueued in the caller's transaction,
- * like every webhook. Every alert carries a `secureAccountLink` (D24, "this wasn't me").
+ * by wrong codes (contract.md#d30), a recovery code used, an email change asked or made (contract.md#d24). Enqueued in the caller's transaction,
+ * like every webhook. Every alert carries a `secureAccountLink` (contract.md#d24, "this wasn't me").
  */
 import type { TransactionDeps } from "../../deps.js";
 import { SECURITY_ALERTS, type SecurityAlert, type WebhookPayload } from "../../core/webhook-payloads.js";
@@ -18,7 +18,7 @@ export interface AlertOptions {
   fields?: Pick<WebhookPayload<"security_alert">, "newEmail" | "passkeyName">;
   /**
    * email_change_requested and email_changed: the address "this wasn't me" gives back to the member
-   * (the one the alert goes to) if the account no longer has it by then (D30).
+   * (the one the alert goes to) if the account no longer has it by then (contract.md#d30).
    */
   restoreEmail?: string;
 }
@@ -35,9 +35,9 @@ export async function enqueueSecurityAlert(
 ): Promise<void> {
   const url = tenant.settings.securityAlertWebhook;
   if (!url) return;
-  // Each alert keeps its own link (D24: one use, TOKEN_LIFETIMES_MS.secure_account). Nothing but an admin lock or an erasure
-  // voids it (D30): not a password or email change, not another alert's link used by an intruder.
-  // Ordered by the member's counter, bumped under the row lock, never by the clock (D30).
+  // Each alert keeps its own link (contract.md#d24: one use, TOKEN_LIFETIMES_MS.secure_account). Nothing but an admin lock or an erasure
+  // voids it (contract.md#d30): not a password or email change, not another alert's link used by an intruder.
+  // Ordered by the member's counter, bumped under the row lock, never by the clock (contract.md#d30).
   const seq = await tx.members.nextSecuritySeq(tenant.id, member.recordId);
   const secureAccountLink = await issueOneTimeToken(tx, deps, tenant, member.recordId, "secure_account", now, {
     newEmail: options.restoreEmail,

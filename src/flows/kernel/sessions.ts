@@ -1,4 +1,4 @@
-/** Sessions (spec 2.2, D6): creation after login, the session check, logout. */
+/** Sessions (contract.md#spec-2-2, contract.md#d6): creation after login, the session check, logout. */
 import { randomToken } from "../../core/random.js";
 import type { Deps, TransactionDeps } from "../../deps.js";
 import { AuthError } from "../../errors.js";
@@ -8,7 +8,7 @@ import type { Store } from "../../store/index.js";
 import { LAST_SEEN_RESOLUTION_MS, SESSION_USER_AGENT_MAX_LENGTH, sessionTiers } from "../../rules.js";
 import { enqueueMemberEvent } from "./member-events.js";
 
-/** The session data of spec 2.2. */
+/** The session data of contract.md#spec-2-2. */
 export interface SessionData {
   recordId: string;
   hostname: string;
@@ -31,7 +31,7 @@ export interface ActiveSession {
   data: SessionData;
   memberId: number;
   idHash: string;
-  /** Milliseconds; D24 lets a member without a password re-authenticate with a young session. */
+  /** Milliseconds; contract.md#d24 lets a member without a password re-authenticate with a young session. */
   createdAt: number;
 }
 
@@ -59,14 +59,14 @@ export async function createSession(
   };
   await tx.sessions.insertSession(tenant.id, sha256Hex(sessionId), recordId, origin, now, now + maxAgeSeconds * 1000);
   await tx.members.recordLogin(tenant.id, recordId, now);
-  // D25: the public id, never the cookie; the caller wakes the dispatcher after its commit.
+  // contract.md#d25: the public id, never the cookie; the caller wakes the dispatcher after its commit.
   await enqueueMemberEvent(tx, deps, tenant, "session.created", recordId, { session: origin.publicId }, now);
   return { sessionId, maxAgeSeconds };
 }
 
 /**
- * One indexed lookup; a session of another tenant is simply not found (D6). `last_seen_at` moves
- * when it is a minute old or more (D24), written behind with other sessions' (store/session-touches.ts).
+ * One indexed lookup; a session of another tenant is simply not found (contract.md#d6). `last_seen_at` moves
+ * when it is a minute old or more (contract.md#d24), written behind with other sessions' (store/session-touches.ts).
  */
 export async function findActiveSession(deps: Deps, tenant: Tenant, sessionId: string | undefined): Promise<ActiveSession | undefined> {
   if (!sessionId) return undefined;
@@ -86,7 +86,7 @@ export async function findActiveSession(deps: Deps, tenant: Tenant, sessionId: s
       iat: Math.floor(record.createdAt / 1000),
       exp: Math.floor(record.expiresAt / 1000),
       is2FAEnabled,
-      // D26: a passkey is a second factor in itself (possession and user verification).
+      // contract.md#d26: a passkey is a second factor in itself (possession and user verification).
       require2FASetup: tenant.settings.require2FA && !is2FAEnabled && !record.byPasskey,
       passwordChangePending: record.memberStatus === MemberStatus.passwordChangePending,
       loginContext: null,

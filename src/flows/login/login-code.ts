@@ -1,5 +1,5 @@
 /**
- * D26: the code (LOGIN_CODE_DIGITS digits) mailed with every magic link, for a member who reads the
+ * contract.md#d26: the code (LOGIN_CODE_DIGITS digits) mailed with every magic link, for a member who reads the
  * email on another device than the browser that asked. It lives on the link's row: the same
  * lifetime, and using either the link or the code uses both.
  *
@@ -10,7 +10,7 @@
  * attempts. A right code counts too, and so does each second-factor retry, which sends the code again.
  *
  * A wrong code must not tell a known email from an unknown one, by its answer or its timing or the
- * next request's (D19). So a wrong code writes nothing but the per-email counters, which every
+ * next request's (contract.md#d19). So a wrong code writes nothing but the per-email counters, which every
  * email gets alike, and takes no lock; only a right code, which an attacker doesn't have, opens a
  * transaction on the member's row.
  */
@@ -57,10 +57,10 @@ async function loginWithCode(deps: Deps, tenant: Tenant, input: VerifyLoginCodeI
   const offered = loginCodeHash(deps.subjects, live?.tokenHash ?? "", input.code);
   if (!constantTimeEqual(offered, live?.codeHash ?? NO_CODE_HASH) || !member || !live) throw new AuthError("invalid_token", { message: CODE_MESSAGE });
   const outcome = await deps.store.transaction(async (tx) => {
-    // The member row first (D20): a lock, or 2FA turned on, committed since the read wins.
+    // The member row first (contract.md#d20): a lock, or 2FA turned on, committed since the read wins.
     const fresh = await tx.members.findMemberById(tenant.id, member.recordId, { lock: true });
     if (!fresh) return { kind: "invalid" as const };
-    // A right code with a missing or wrong second factor leaves the code usable, as the link (D15).
+    // A right code with a missing or wrong second factor leaves the code usable, as the link (contract.md#d15).
     return finishMagicLogin(tx, deps, tenant, fresh, live.tokenHash, input.twoFACode, "login_code", context, now);
   });
   if (outcome.kind === "invalid") throw new AuthError("invalid_token", { message: CODE_MESSAGE });

@@ -1,6 +1,6 @@
 /**
- * Password login (spec 4.2). Order: bot check, lockout and velocity, password, then account
- * status (D4's deliberate deviation: status is revealed only to someone who knows the password),
+ * Password login (contract.md#spec-4-2). Order: bot check, lockout and velocity, password, then account
+ * status (contract.md#d4's deliberate deviation: status is revealed only to someone who knows the password),
  * then the second factor, then the session.
  */
 import type { Deps } from "../../deps.js";
@@ -46,7 +46,7 @@ async function attemptPasswordLogin(deps: Deps, tenant: Tenant, input: PasswordL
     const member = await deps.store.members.findMemberByEmail(tenant.id, email);
     if (attempt.distinctIps >= distinctIpRules.suspiciousLoginIps.threshold) {
       // Written for a known and an unknown email alike (no member id then): a write for known
-      // emails only showed in the timing (issue 13, finding 6).
+      // emails only showed in the timing (contract.md#issue-13, finding 6).
       const event: AuditEvent = {
         memberId: member?.recordId ?? null,
         type: "suspicious_login_velocity",
@@ -62,7 +62,7 @@ async function attemptPasswordLogin(deps: Deps, tenant: Tenant, input: PasswordL
     if (!member || !matched) {
       await recordFailedPasswordCheck(deps, tenant, attempt);
       // The same write for a known and an unknown email (no member id then), after the answer: a
-      // write for known emails only showed in the timing of the next request (issue 13, finding 3).
+      // write for known emails only showed in the timing of the next request (contract.md#issue-13, finding 3).
       const event: AuditEvent = {
         memberId: member?.recordId ?? null,
         type: "login_failed",
@@ -79,7 +79,7 @@ async function attemptPasswordLogin(deps: Deps, tenant: Tenant, input: PasswordL
 
 /**
  * The password matched `member` as read before the hash. Status, second factor and session are
- * decided on that row; the session's transaction reads the row again with its lock (D20), and if
+ * decided on that row; the session's transaction reads the row again with its lock (contract.md#d20), and if
  * a lock, a required change, another password or 2FA committed meanwhile, the login is decided
  * again on the fresh row. So no session outlives a lock that committed after the password matched.
  */
@@ -95,7 +95,7 @@ async function completeLogin(
 ): Promise<LoginOutcome> {
   let secondFactorChecked = false;
   for (let round = 0; round < 3; round++) {
-    // The right password clears the lockout count (D13). On the plain path that happens in the
+    // The right password clears the lockout count (contract.md#d13). On the plain path that happens in the
     // session's transaction, one commit instead of two; every other path clears it here first.
     const straightToSession = member.status === MemberStatus.unlocked && member.twoFactorStatus !== "Enabled" && !deps.hasher.needsRehash(member.passwordHash!);
     if (!straightToSession) await passwordCheckPassed(deps.store, tenant, attempt);
@@ -141,7 +141,7 @@ function sameLoginState(fresh: Member, decidedOn: Member): boolean {
 }
 
 /**
- * D18: a pending account holds no password of its own; a login to it is checked against its newest
+ * contract.md#d18: a pending account holds no password of its own; a login to it is checked against its newest
  * registration, so 403 email_not_verified answers only that registration's password. The lookup
  * runs for every email (member id 0 matches nothing), so it costs the same whether the account exists.
  */
@@ -151,7 +151,7 @@ async function passwordHashToCheck(deps: Deps, tenant: Tenant, member: Member | 
   return member?.passwordHash ?? null;
 }
 
-/** D12: parameters live in the hash; a login with outdated ones stores a fresh hash, unless the password changed meanwhile. */
+/** contract.md#d12: parameters live in the hash; a login with outdated ones stores a fresh hash, unless the password changed meanwhile. */
 async function rehashPassword(deps: Deps, tenant: Tenant, member: Member, password: string, now: number): Promise<Member> {
   const { passwordHash, passwordSalt } = await hashNewPassword(deps, password);
   const replaced = await deps.store.members.replacePasswordHash(tenant.id, member.recordId, member.passwordHash!, passwordHash, passwordSalt, now);

@@ -1,6 +1,6 @@
 /**
- * Passwordless login (spec 4.4): requesting a magic link, and
- * verifying it. A link is consumed only when the whole check passes (D15), so a member with 2FA
+ * Passwordless login (contract.md#spec-4-4): requesting a magic link, and
+ * verifying it. A link is consumed only when the whole check passes (contract.md#d15), so a member with 2FA
  * can submit the same link again with the code and a fresh bot token.
  */
 import type { Deps, TransactionDeps } from "../../deps.js";
@@ -28,7 +28,7 @@ export interface RequestMagicLinkInput {
 }
 
 /**
- * Spec 4.4's outcome table: unknown and locked get the generic success with nothing sent; an
+ * contract.md#spec-4-4's outcome table: unknown and locked get the generic success with nothing sent; an
  * unverified email gets email_not_verified (the spec demands it); the rest get a link.
  */
 export async function requestMagicLink(deps: Deps, tenant: Tenant, input: RequestMagicLinkInput, context: RequestContext): Promise<string> {
@@ -39,7 +39,7 @@ export async function requestMagicLink(deps: Deps, tenant: Tenant, input: Reques
   await refuseManyIpsForOneEmail(deps, tenant, distinctIpRules.magicLinkIpsPerEmail, email, context, now);
   await enforceRateLimit(deps, tenant, rateRules.magicLinkCooldown, email, now);
   // The status check is a read and answers now (the spec demands email_not_verified); the rest is
-  // one email request whatever the email (D19), turned into a link by the worker.
+  // one email request whatever the email (contract.md#d19), turned into a link by the worker.
   const member = await deps.store.members.findMemberByEmail(tenant.id, email);
   if (member?.status === MemberStatus.pending) throw new AuthError("email_not_verified");
   await enqueueEmailRequest(deps, tenant, "magic_link", email, context, now);
@@ -65,7 +65,7 @@ export async function verifyMagicLink(deps: Deps, tenant: Tenant, input: VerifyM
 async function loginWithMagicLink(deps: Deps, tenant: Tenant, input: VerifyMagicLinkInput, context: RequestContext): Promise<LoginOutcome> {
   const now = deps.clock.now();
   await verifyBotChallenge(deps, tenant, input.botToken, context);
-  // Peeked, not consumed: a missing 2FA code or a wrong one must leave the link usable (D15).
+  // Peeked, not consumed: a missing 2FA code or a wrong one must leave the link usable (contract.md#d15).
   const { recordId, tokenHash } = await peekLink(deps.store, tenant, input, "magic_login", now);
   const member = await deps.store.members.findMemberById(tenant.id, recordId);
   if (!member) throw new AuthError("invalid_token");
@@ -73,7 +73,7 @@ async function loginWithMagicLink(deps: Deps, tenant: Tenant, input: VerifyMagic
   const twoFACode = input.twoFACode;
   if (member.twoFactorStatus === "Enabled" && !twoFACode) return secondFactorRequired(MAGIC_TWO_FACTOR_MESSAGE);
   const outcome = await deps.store.transaction(async (tx) => {
-    // The member row first (D20): a lock committed since it was read wins (it voided the link
+    // The member row first (contract.md#d20): a lock committed since it was read wins (it voided the link
     // too), and 2FA turned on since then is asked for. Then the link is re-checked and locked.
     const fresh = await tx.members.findMemberById(tenant.id, recordId, { lock: true });
     if (!fresh) return { kind: "invalid" as const };
@@ -90,7 +90,7 @@ export type MagicLoginOutcome =
   | { kind: "session"; recordId: number; session: IssuedSession };
 
 /**
- * The end of a login by magic link or by its emailed code (D26), inside the transaction that
+ * The end of a login by magic link or by its emailed code (contract.md#d26), inside the transaction that
  * holds the member's row: the status, the link (re-checked and locked), then the second factor
  * (checked here, so of concurrent submissions the losers neither get a session nor spend a code),
  * then the link is used up and the session made.
@@ -117,7 +117,7 @@ export async function finishMagicLogin(
   }
   if (!(await tx.tokens.consumeToken(tenant.id, member.recordId, "magic_login", tokenHash, now))) return { kind: "invalid" };
   await tx.members.addMagicLinkAuthentication(tenant.id, member.recordId, now);
-  // A magic link proves the mailbox: like any successful login it clears the password lockout (D13).
+  // A magic link proves the mailbox: like any successful login it clears the password lockout (contract.md#d13).
   await tx.limits.clearLockout(tenant.id, member.email);
   const session = await createSession(tx, deps, tenant, member.recordId, context, now);
   await recordSuccessfulLogin(tx, deps, tenant, member, method, context, now);

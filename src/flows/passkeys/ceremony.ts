@@ -1,5 +1,5 @@
 /**
- * D26 passkeys, what every ceremony shares: the tenant as the relying party (RP ID its hostname,
+ * contract.md#d26 passkeys, what every ceremony shares: the tenant as the relying party (RP ID its hostname,
  * answers accepted from `https://{hostname}` and its usable allowedOrigins on it), the user handle,
  * the one-use challenge (SHA-256, PASSKEY_CHALLENGE_LIFETIME_MS, used up before the answer is verified, so an answer
  * can't be replayed even when it fails), and the refusal of answers made in another site's frame.
@@ -15,7 +15,7 @@ import { isUsableAllowedOrigin } from "../../core/tenant-settings.js";
  * Whether a listed origin can answer for the RP ID: its host is the RP ID or under it. A browser runs
  * a ceremony only for an RP ID that is its page's host or a parent domain of it (WebAuthn's Related
  * Origin Requests aside, which need a /.well-known/webauthn that Latch does not serve), so a foreign
- * origin, listed for CORS (D1), never gives an honest answer: it is not an expected origin.
+ * origin, listed for CORS (contract.md#d1), never gives an honest answer: it is not an expected origin.
  */
 function isOnRelyingParty(origin: string, rpID: string): boolean {
   try {
@@ -38,7 +38,7 @@ export function relyingParty(deps: Deps, tenant: Tenant): { rpID: string; origin
   return { rpID: tenant.domain, origins };
 }
 
-/** The user handle: the member's record id, which is public (D8) and never reused; no email. */
+/** The user handle: the member's record id, which is public (contract.md#d8) and never reused; no email. */
 export function userHandle(recordId: number): Uint8Array<ArrayBuffer> {
   return new TextEncoder().encode(String(recordId));
 }

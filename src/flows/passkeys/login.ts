@@ -1,5 +1,5 @@
 /**
- * D26: signing in with a passkey. The passkey is discoverable and names its member itself, so a
+ * contract.md#d26: signing in with a passkey. The passkey is discoverable and names its member itself, so a
  * login's challenge belongs to no one until it is answered. A login needs user verification,
  * satisfies the tenant's require2FA and asks for no TOTP. Its counter must move forward (or stay 0
  * for authenticators that keep none): one that goes back means a cloned key and is refused and
@@ -60,7 +60,7 @@ async function loginWithPasskey(deps: Deps, tenant: Tenant, response: Authentica
   const refused = (cause?: unknown, logFields?: Record<string, string>) =>
     new AuthError("invalid_credentials", { message: "This passkey could not be verified.", cause, logFields });
   if (ranInForeignFrame(response)) throw refused(undefined, FRAMED_REFUSAL);
-  // Looked up in this tenant only: another tenant's credential is simply unknown here (D26: RP ID = hostname).
+  // Looked up in this tenant only: another tenant's credential is simply unknown here (contract.md#d26: RP ID = hostname).
   const passkey = await deps.store.passkeys.findByCredentialId(tenant.id, response.id);
   if (!passkey) throw refused();
   const handle = response.response.userHandle;
@@ -100,11 +100,11 @@ async function loginWithPasskey(deps: Deps, tenant: Tenant, response: Authentica
   const session = await deps.store.transaction(async (tx) => {
     const member = await tx.members.findMemberById(tenant.id, passkey.memberId, { lock: true });
     if (!member) throw refused();
-    // Refused as a magic link is (D26): a lock wins, and a pending account has no login.
+    // Refused as a magic link is (contract.md#d26): a lock wins, and a pending account has no login.
     if (member.status === MemberStatus.locked) throw new AuthError("account_locked");
     if (member.status === MemberStatus.pending) throw new AuthError("email_not_verified");
     if (!(await tx.passkeys.recordUse(tenant.id, passkey.id, passkey.counter, newCounter, credentialBackedUp, now))) throw refused();
-    // Like any successful login it clears the password lockout (D13).
+    // Like any successful login it clears the password lockout (contract.md#d13).
     await tx.limits.clearLockout(tenant.id, member.email);
     const issued = await createSession(tx, deps, tenant, member.recordId, context, now, { byPasskey: true });
     await recordSuccessfulLogin(tx, deps, tenant, member, "passkey", context, now);

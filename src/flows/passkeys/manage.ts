@@ -1,5 +1,5 @@
 /**
- * D26: a member's passkeys as they see them: list, rename, remove (with a security alert). Names
+ * contract.md#d26: a member's passkeys as they see them: list, rename, remove (with a security alert). Names
  * follow the rule of member names: a name goes into an alert, where an invisible character could
  * disguise it.
  */

@@ -1,5 +1,5 @@
 /**
- * D26: adding a passkey. The options call re-authenticates as D24's account changes do: a passkey
+ * contract.md#d26: adding a passkey. The options call re-authenticates as contract.md#d24's account changes do: a passkey
  * is a permanent way in, so a stolen session must not add one alone. Registration asks for a
  * discoverable credential with user verification, attestation none; at most MAX_PASSKEYS_PER_MEMBER.
  */
@@ -35,7 +35,7 @@ function tooMany(): AuthError {
 
 /**
  * Registration options for the session's member. Adding a way in is an account change a stolen
- * session must not make alone: D24's re-authentication (the password when the member has one, else
+ * session must not make alone: contract.md#d24's re-authentication (the password when the member has one, else
  * a session at most FRESH_SESSION_MS old; and the second factor when it is on).
  */
 export async function startPasskeyRegistration(
@@ -65,7 +65,7 @@ export async function startPasskeyRegistration(
     supportedAlgorithmIDs: ALGORITHMS,
   });
   await deps.store.transaction(async (tx) => {
-    // On the member's locked row, with the password it was decided on (D20): of two calls at once,
+    // On the member's locked row, with the password it was decided on (contract.md#d20): of two calls at once,
     // the later voids the earlier's challenge, so one ceremony is ever open.
     const fresh = await lockSessionMember(tx, tenant, session, now);
     if (fresh.passwordHash !== member.passwordHash) throw new AuthError("unauthorized");

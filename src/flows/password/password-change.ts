@@ -1,4 +1,4 @@
-/** Change password for a logged-in member (spec 4.3): every other session ends, this one stays. */
+/** Change password for a logged-in member (contract.md#spec-4-3): every other session ends, this one stays. */
 import type { Deps } from "../../deps.js";
 import { AuthError } from "../../errors.js";
 import type { RequestContext, Tenant } from "../../model.js";
@@ -31,7 +31,7 @@ export async function changePassword(deps: Deps, tenant: Tenant, session: Active
   const password = await checkNewPassword(deps, input.newPassword);
   const hashed = await hashNewPassword(deps, password);
   await deps.store.transaction(async (tx) => {
-    // D20: decided again on the row as it is now. A lock or a required change that committed
+    // contract.md#d20: decided again on the row as it is now. A lock or a required change that committed
     // while the password was hashed ended this session; a password changed meanwhile is no longer
     // the one just checked. Neither is ever written back over.
     const fresh = await tx.members.findMemberById(tenant.id, member.recordId, { lock: true });
@@ -42,7 +42,7 @@ export async function changePassword(deps: Deps, tenant: Tenant, session: Active
       throw new Error("member changed under its row lock");
     }
     await tx.sessions.deleteMemberSessions(tenant.id, member.recordId, session.idHash);
-    // D21: a reset or magic link mailed before the change must not undo it.
+    // contract.md#d21: a reset or magic link mailed before the change must not undo it.
     await tx.tokens.deleteMemberLinks(tenant.id, member.recordId);
     await tx.audit.insertAuditEvent(tenant.id, { memberId: member.recordId, type: "password_changed", ip: context.ip, userAgent: context.userAgent }, now);
     await enqueueSecurityAlert(tx, deps, tenant, fresh, "password_changed", context, now);

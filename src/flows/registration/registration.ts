@@ -1,8 +1,8 @@
 /**
- * Registration by password (spec 4.1, state "(no record)" -> "Email Verification Pending") and
- * the public resend of the verification email (D15). Neither answer reveals whether the email
- * was already registered (D5), and both only commit an email request (D19): what it becomes (a
- * pending account, one more registration of it, or an `account_exists` notice, D18) is decided by
+ * Registration by password (contract.md#spec-4-1, state "(no record)" -> "Email Verification Pending") and
+ * the public resend of the verification email (contract.md#d15). Neither answer reveals whether the email
+ * was already registered (contract.md#d5), and both only commit an email request (contract.md#d19): what it becomes (a
+ * pending account, one more registration of it, or an `account_exists` notice, contract.md#d18) is decided by
  * the worker in flows/kernel/email-requests.ts.
  */
 import type { Deps } from "../../deps.js";
@@ -32,7 +32,7 @@ export interface RegistrationRequest {
   botToken: string | undefined;
 }
 
-/** The checks both kinds of registration share (spec 4.1), in the spec's order; returns the normalised identity. */
+/** The checks both kinds of registration share (contract.md#spec-4-1), in the spec's order; returns the normalised identity. */
 export async function checkRegistration(
   deps: Deps,
   tenant: Tenant,
@@ -50,7 +50,7 @@ export async function checkRegistration(
   return { email, name };
 }
 
-/** Spec 8.2: distinctIpRules.registrationIpsPerEmail, many IPs registering one email, is logged, and allowed. */
+/** contract.md#spec-8-2: distinctIpRules.registrationIpsPerEmail, many IPs registering one email, is logged, and allowed. */
 async function warnOnManyRegistrationIps(deps: Deps, tenant: Tenant, email: string, context: RequestContext, now: number): Promise<void> {
   const rule = distinctIpRules.registrationIpsPerEmail;
   const distinctIps = await countDistinctIps(deps.subjects, deps.counters, tenant, rule, email, context.ip, now);
@@ -75,7 +75,7 @@ export interface CheckedRegistration {
 
 /**
  * Commits the registration as an email request under a fresh random record id and answers with
- * that id. For a taken email the id is a decoy that is stored nowhere (D5).
+ * that id. For a taken email the id is a decoy that is stored nowhere (contract.md#d5).
  */
 export async function requestRegistration(
   deps: Deps,
@@ -105,7 +105,7 @@ export async function resendVerification(deps: Deps, tenant: Tenant, input: Rese
   return RESEND_MESSAGE;
 }
 
-/** Spec 4.1 registration by email alone: a pending account without a password, its link to verify (D18). */
+/** contract.md#spec-4-1 registration by email alone: a pending account without a password, its link to verify (contract.md#d18). */
 export async function registerWithMagicLink(deps: Deps, tenant: Tenant, input: RegistrationRequest, context: RequestContext): Promise<RegistrationResult> {
   const now = deps.clock.now();
   const { email, name } = await checkRegistration(deps, tenant, input, context, now);

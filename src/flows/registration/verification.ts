@@ -1,5 +1,5 @@
 /**
- * Email verification (spec 4.1, D18): using a link. A link is
+ * Email verification (contract.md#spec-4-1, contract.md#d18): using a link. A link is
  * bound to the registration that issued it, and using it makes the pending account what that
  * registration asked for: its password (or none), name and type. A resend link carries no
  * password: the member may choose one with it (`password`), or verify without.
@@ -27,12 +27,12 @@ export async function verifyEmail(deps: Deps, tenant: Tenant, input: VerifyEmail
   const now = deps.clock.now();
   const recordId = parseRecordId(input.recordId);
   const tokenHash = sha256Hex(input.token);
-  // Peeked first: a weak password must not use the link up (D15), and no hash is computed for a dead link.
+  // Peeked first: a weak password must not use the link up (contract.md#d15), and no hash is computed for a dead link.
   const link = recordId === undefined ? undefined : await deps.store.tokens.findVerificationToken(tenant.id, recordId, tokenHash, now);
   if (recordId === undefined || !link) throw new AuthError("invalid_token");
   const chosen = input.password === undefined ? undefined : await hashChosenPassword(deps, tenant, recordId, link.registrationId, input.password);
   const passwordSet = await deps.store.transaction(async (tx) => {
-    // The member row first (D20), then the link: a link can't rewrite an account that is active.
+    // The member row first (contract.md#d20), then the link: a link can't rewrite an account that is active.
     const member = await tx.members.findMemberById(tenant.id, recordId, { lock: true });
     if (!member || nextStatus("verifyEmail", member) === undefined) throw new AuthError("invalid_token");
     const used = await tx.tokens.consumeVerificationToken(tenant.id, recordId, tokenHash, now);
@@ -47,7 +47,7 @@ export async function verifyEmail(deps: Deps, tenant: Tenant, input: VerifyEmail
       authenticationType: registration?.authenticationType ?? (passwordHash ? "Password" : "Magic Link"),
     };
     if (!(await tx.members.activatePendingMember(tenant.id, recordId, activation, now))) throw new Error("member changed under its row lock");
-    // Every other outstanding link and registration of the account is void now (D18).
+    // Every other outstanding link and registration of the account is void now (contract.md#d18).
     await tx.tokens.deleteMemberTokens(tenant.id, recordId, "verify_email");
     await tx.registrations.deleteMemberRegistrations(tenant.id, recordId);
     await tx.audit.insertAuditEvent(
@@ -62,7 +62,7 @@ export async function verifyEmail(deps: Deps, tenant: Tenant, input: VerifyEmail
   return { passwordSet };
 }
 
-/** A password may come only with a link that carries none; it passes the policy and breach checks (D11, D12). */
+/** A password may come only with a link that carries none; it passes the policy and breach checks (contract.md#d11, contract.md#d12). */
 async function hashChosenPassword(
   deps: Deps,
   tenant: Tenant,

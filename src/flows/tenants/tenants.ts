@@ -1,5 +1,5 @@
 /**
- * Onboarding and operating tenants (D1, D3). The operator API and the `latch` CLI both call these,
+ * Onboarding and operating tenants (contract.md#d1, contract.md#d3). The operator API and the `latch` CLI both call these,
  * so the two can never disagree. Keys and webhook secrets are returned once and never again.
  */
 import type { Deps } from "../../deps.js";
@@ -20,7 +20,7 @@ import {
   type PartialTenantSettings,
 } from "../../core/tenant-settings.js";
 
-// Lowercase hostname labels, no port, no trailing dot (D1).
+// Lowercase hostname labels, no port, no trailing dot (contract.md#d1).
 const HOSTNAME = new RegExp(`^(?=.{1,${TENANT_DOMAIN_MAX_LENGTH}}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)(\\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$`);
 
 export function normalizeDomain(raw: string): string {
@@ -76,7 +76,7 @@ export async function createTenant(deps: Deps, input: CreateTenantInput): Promis
 }
 
 /**
- * The siteverify secret is stored sealed under SECRETS_KEY (D1): the database and its backups never
+ * The siteverify secret is stored sealed under SECRETS_KEY (contract.md#d1): the database and its backups never
  * hold it. What the operator sends is always sealed, even when it looks sealed already: a sealed
  * value taken as it is would be opened and sent to the operator's `verifyUrl`, a decryption oracle
  * for every other sealed secret (TOTP keys, webhook secrets).
@@ -144,7 +144,7 @@ export async function showTenant(deps: Deps, domain: string): Promise<TenantView
 const SETTINGS_UPDATE_TRIES = 5;
 
 /**
- * The patch is merged into the settings as read and written only over them (D21: compare and
+ * The patch is merged into the settings as read and written only over them (contract.md#d21: compare and
  * swap), so two concurrent updates of different fields both land: the one that lost the swap
  * merges its patch again into what the other wrote.
  */
@@ -206,7 +206,7 @@ function decodeTenantCursor(cursor: string): string {
   return domain;
 }
 
-/** D23: tenants by domain, a page at a time; never a secret. */
+/** contract.md#d23: tenants by domain, a page at a time; never a secret. */
 export async function listTenants(deps: Deps, input: { limit?: number; cursor?: string }): Promise<{ tenants: TenantListItem[]; nextCursor: string | null }> {
   const limit = Math.min(Math.max(input.limit ?? TENANT_PAGE_DEFAULT, 1), TENANT_PAGE_MAX);
   const after = input.cursor === undefined ? undefined : decodeTenantCursor(input.cursor);
@@ -227,7 +227,7 @@ export interface DeletedTenant {
 }
 
 /**
- * D23: the tenant and everything it holds (members, sessions, tokens, deliveries, audit events,
+ * contract.md#d23: the tenant and everything it holds (members, sessions, tokens, deliveries, audit events,
  * counters) in one transaction, and its application with its key when no other tenant shares it.
  * `confirm` must repeat the domain, so a slip of the finger deletes nothing. Other instances keep
  * serving the tenant from their cache for at most TENANT_CACHE_TTL_MS; what they write meanwhile

@@ -1,5 +1,5 @@
 /**
- * The second factor's own slice (D14, D30): enrolment (setup, then enable with a first code, the
+ * The second factor's own slice (contract.md#d14, contract.md#d30): enrolment (setup, then enable with a first code, the
  * re-authentication at either step), disabling, and new recovery codes. The code check itself is
  * the kernel's (kernel/second-factor.ts), since every way in uses it.
  */
@@ -22,7 +22,7 @@ export interface TwoFactorSetup {
 }
 
 export interface TwoFactorSetupInput {
-  /** D30: re-authenticates here rather than at enable (a member without a password: a young session does). */
+  /** contract.md#d30: re-authenticates here rather than at enable (a member without a password: a young session does). */
   password?: string;
 }
 
@@ -31,7 +31,7 @@ function alreadyEnabled(): AuthError {
 }
 
 /**
- * Starts enrolment: a pending secret, replaced by each new setup until one is confirmed. D30:
+ * Starts enrolment: a pending secret, replaced by each new setup until one is confirmed. contract.md#d30:
  * turning 2FA on re-authenticates, here or at enable. With `password` (or, for a member without
  * one, a session at most FRESH_SESSION_MS old) it happens here and the pending secret remembers this
  * session, which alone may then enable it without re-authenticating again. `requireReauthentication`
@@ -53,7 +53,7 @@ export async function setUpTwoFactor(
   const secret = generateTotpSecret(deps.random);
   const setup = await setupOf(secret, tenant, member);
   await deps.store.transaction(async (tx) => {
-    // D20: decided again on the locked row (the session still live, the password proved still the member's).
+    // contract.md#d20: decided again on the locked row (the session still live, the password proved still the member's).
     const fresh = await lockSessionMember(tx, tenant, session, now);
     if (reauthenticated && fresh.passwordHash !== member.passwordHash) throw new AuthError("invalid_credentials", { message: INCORRECT_PASSWORD });
     const pending = { secretEnc: deps.secrets.seal(secret), sessionHash: session.idHash, reauthenticated };
@@ -79,7 +79,7 @@ async function setupOf(secret: string, tenant: Tenant, member: Pick<Member, "ema
  * The enrolment in progress, from the stored pending secret: shown again (QR code included) after
  * a wrong first code, so a retry needs no new secret. Undefined when none is pending for this
  * session: an enrolment belongs to the session that started it, and no other may read its secret
- * (D30: a stolen session must not copy the owner's authenticator).
+ * (contract.md#d30: a stolen session must not copy the owner's authenticator).
  */
 export async function pendingTwoFactorSetup(deps: Deps, tenant: Tenant, session: ActiveSession): Promise<TwoFactorSetup | undefined> {
   const member = await findSessionMember(deps, tenant, session);
@@ -91,7 +91,7 @@ export async function pendingTwoFactorSetup(deps: Deps, tenant: Tenant, session:
 
 export interface EnableTwoFactorInput {
   code: string;
-  /** D30: the re-authentication, unless this session gave it at setup. */
+  /** contract.md#d30: the re-authentication, unless this session gave it at setup. */
   password?: string;
 }
 
@@ -101,7 +101,7 @@ function startSetupFirst(): AuthError {
 
 /**
  * Confirms enrolment with a first valid code from the pending secret; returns the recovery codes,
- * shown this once. D30: only the session that started the enrolment may finish it, and it
+ * shown this once. contract.md#d30: only the session that started the enrolment may finish it, and it
  * re-authenticates here unless it did at setup.
  */
 export async function enableTwoFactor(
@@ -123,13 +123,13 @@ export async function enableTwoFactor(
     const fresh = await lockSessionMember(tx, tenant, session, now);
     const state = await tx.twoFactor.findTwoFactorState(tenant.id, fresh.recordId);
     if (!state?.pendingSecretEnc || fresh.twoFactorStatus === "Enabled") throw startSetupFirst();
-    // D20: decided again on the locked row: the enrolment is still the one read (another setup
+    // contract.md#d20: decided again on the locked row: the enrolment is still the one read (another setup
     // replaced it: start again), and the password the re-authentication proved is still the member's.
     if (state.pendingSecretEnc !== pending.pendingSecretEnc || state.pendingSessionHash !== session.idHash) throw startSetupFirst();
     if (!atSetup && fresh.passwordHash !== member.passwordHash) throw new AuthError("invalid_credentials", { message: INCORRECT_PASSWORD });
     const check = await checkCode(tx, deps, tenant, fresh, state.pendingSecretEnc, input.code, false, context, now);
     if (!check.ok) return check;
-    // The alert's link first, then the enrolment's place in the member's order (D30): so that
+    // The alert's link first, then the enrolment's place in the member's order (contract.md#d30): so that
     // this alert's own "this wasn't me" turns off the factor it announces, and older links do too.
     await enqueueSecurityAlert(tx, deps, tenant, fresh, "two_factor_enabled", context, now);
     const seq = await tx.members.nextSecuritySeq(tenant.id, fresh.recordId);
@@ -174,7 +174,7 @@ export async function disableTwoFactor(
     });
   }
   await deps.store.transaction(async (tx) => {
-    // D20: decided again on the locked row: 2FA turned off, or the password changed, since it was read.
+    // contract.md#d20: decided again on the locked row: 2FA turned off, or the password changed, since it was read.
     const fresh = await tx.members.findMemberById(tenant.id, member.recordId, { lock: true });
     if (fresh?.twoFactorStatus !== "Enabled") throw new AuthError("invalid_state", { message: "Two-factor authentication is not enabled." });
     if (input.password !== undefined && fresh.passwordHash !== member.passwordHash)
@@ -194,7 +194,7 @@ export async function regenerateRecoveryCodes(deps: Deps, tenant: Tenant, sessio
   await verifySecondFactor(deps, tenant, member, code, context, now);
   const recoveryCodes = generateRecoveryCodes(deps.random);
   await deps.store.transaction(async (tx) => {
-    // D20: decided again on the locked row, so codes are never written back for a member whose
+    // contract.md#d20: decided again on the locked row, so codes are never written back for a member whose
     // 2FA was disabled meanwhile, and two regenerations run one after the other (one set survives).
     const fresh = await tx.members.findMemberById(tenant.id, member.recordId, { lock: true });
     if (fresh?.twoFactorStatus !== "Enabled") throw new AuthError("invalid_state", { message: "Two-factor authentication is not enabled." });

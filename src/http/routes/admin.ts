@@ -46,7 +46,7 @@ export function auditEventTypeOf(type: string): AuditEventType {
   return type as AuditEventType;
 }
 
-/** `Authorization: Bearer <key>`; the scheme's name is case-insensitive (RFC 9110 section 11.1, D30). */
+/** `Authorization: Bearer <key>`; the scheme's name is case-insensitive (RFC 9110 section 11.1, contract.md#d30). */
 export function bearerToken(header: string | undefined): string | undefined {
   const match = header?.match(/^Bearer +([\x21-\x7e]{1,512})$/i);
   return match?.[1];
@@ -68,7 +68,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
       schema: {
         summary: "Lock or unlock a member",
         description:
-          "Spec 4.5, D15. `lock` ends every session and voids the member's outstanding links; `unlock` sets `Unlocked`, or `Email Verification Pending` when the email was never verified, and lifts a password lockout. `email`, when given, must be the member's.",
+          "`lock` ends every session and voids the member's outstanding links; `unlock` sets `Unlocked`, or `Email Verification Pending` when the email was never verified, and lifts a password lockout. `email`, when given, must be the member's.",
         tags: ["admin"],
         operationId: "lockAccount",
         security: security.admin,
@@ -88,7 +88,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
       schema: {
         summary: "Send the verification email again, as admin",
         description:
-          "Spec 4.5. Only for an account in `Email Verification Pending` (else 409 `invalid_state`); one request per email every 5 minutes. `email` must be the member's.",
+          "Only for an account in `Email Verification Pending` (else 409 `invalid_state`); one request per email every 5 minutes. `email` must be the member's.",
         tags: ["admin"],
         operationId: "resendVerificationAsAdmin",
         security: security.admin,
@@ -111,7 +111,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
       schema: {
         summary: "Require a password change",
         description:
-          "D15. Sets `Password Change Pending` and ends every session. Password login then answers 403 `password_change_required`; a magic link still works, and change-password or reset-password clears it. Only for `Unlocked` or already pending accounts (else 409 `invalid_state`).",
+          "Sets `Password Change Pending` and ends every session. Password login then answers 403 `password_change_required`; a magic link still works, and change-password or reset-password clears it. Only for `Unlocked` or already pending accounts (else 409 `invalid_state`).",
         tags: ["admin"],
         operationId: "requirePasswordChange",
         security: security.admin,
@@ -133,7 +133,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
     {
       schema: {
         summary: "Read a member's audit log",
-        description: "D15. Newest first.",
+        description: "Newest first.",
         tags: ["admin"],
         operationId: "listAuditEvents",
         security: security.admin,

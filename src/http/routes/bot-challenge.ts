@@ -1,4 +1,4 @@
-/** GET /auth/bot-challenge (D10): a fresh ALTCHA challenge for the widget, for ALTCHA tenants only. */
+/** GET /auth/bot-challenge (contract.md#d10): a fresh ALTCHA challenge for the widget, for ALTCHA tenants only. */
 import type { FastifyPluginAsync } from "fastify";
 import { Type } from "typebox";
 import type { Deps } from "../../deps.js";
@@ -55,7 +55,7 @@ export const botChallengeRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app
     {
       schema: {
         summary: "Get an ALTCHA challenge",
-        description: "D10. Only for tenants whose bot protection is `altcha` (the default); other tenants get 404 `not_found`. Rate-limited per IP.",
+        description: "Only for tenants whose bot protection is `altcha` (the default); other tenants get 404 `not_found`. Rate-limited per IP.",
         tags: ["bot"],
         operationId: "getBotChallenge",
         response: { 200: ChallengeBody, ...errorResponses(...TENANT_ERRORS, "not_found", "rate_limited") },

@@ -32,7 +32,7 @@ export const SessionAnswer = described(
     loginContext: Type.Null(),
     attemptedPath: Type.Null(),
   }),
-  "The session data of spec 2.2; `iat` and `exp` are Unix seconds.",
+  "The session's data; `iat` and `exp` are Unix seconds.",
 );
 
 export const loginRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
@@ -43,7 +43,7 @@ export const loginRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
       schema: {
         summary: "Log in with email and password",
         description:
-          "Spec 4.2. Order: bot challenge, lockout and login velocity, password, account status, second factor. A wrong password always answers `invalid_credentials`; the account's status is told only to someone who gave the right password (D4). Error bodies carry `authorized: false`.",
+          "Order: bot challenge, lockout and login velocity, password, account status, second factor. A wrong password always answers `invalid_credentials`; the account's status is told only to someone who gave the right password. Error bodies carry `authorized: false`.",
         tags: ["login"],
         operationId: "loginWithPassword",
         body: LoginBody,
@@ -80,7 +80,7 @@ export const loginRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
     {
       schema: {
         summary: "Read the current session",
-        description: "D6. A session is valid only for the tenant that created it.",
+        description: "A session is valid only for the tenant that created it.",
         tags: ["sessions"],
         operationId: "getSession",
         security: security.session,
@@ -98,7 +98,7 @@ export const loginRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
     {
       schema: {
         summary: "Log out",
-        description: "D6. Deletes the session and clears the cookie. Answers 200 without a session too. Send no body (or a JSON one).",
+        description: "Deletes the session and clears the cookie. Answers 200 without a session too. Send no body (or a JSON one).",
         tags: ["sessions"],
         operationId: "logout",
         security: [...security.session, {}],

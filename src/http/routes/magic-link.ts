@@ -36,7 +36,7 @@ export const magicLinkRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
     {
       schema: {
         summary: "Register with email alone",
-        description: "Spec 4.1. Like password registration, without a password: bot challenge and registration limits, then the verification email.",
+        description: "Like password registration, without a password: bot challenge and registration limits, then the verification email.",
         tags: ["registration"],
         operationId: "registerWithMagicLink",
         body: RegisterMagicLinkBody,
@@ -56,7 +56,7 @@ export const magicLinkRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
       schema: {
         summary: "Email a one-time login link",
         description:
-          "Spec 4.4. Unknown and locked emails get the same success and nothing is sent; an unverified email answers 403 `email_not_verified`. One request per email every 3 minutes.",
+          "Unknown and locked emails get the same success and nothing is sent; an unverified email answers 403 `email_not_verified`. One request per email every 3 minutes.",
         tags: ["magic-link"],
         operationId: "requestMagicLink",
         body: RequestMagicLinkBody,
@@ -77,13 +77,13 @@ export const magicLinkRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
     },
   );
 
-  // The token is in the path (spec 4.4); the request serializer masks it in logs (src/logging.ts).
+  // The token is in the path (contract.md#spec-4-4); the request serializer masks it in logs (src/logging.ts).
   app.post(
     "/auth/verify-magic-link/:recordId/:token",
     {
       schema: {
         summary: "Log in with a magic link",
-        description: "Spec 4.4. `recordId` and `token` are the last two segments of the `magicLoginLink`. The link is used up only by a successful login.",
+        description: "`recordId` and `token` are the last two segments of the `magicLoginLink`. The link is used up only by a successful login.",
         tags: ["magic-link"],
         operationId: "verifyMagicLink",
         params: VerifyMagicLinkParams,
@@ -112,7 +112,7 @@ export const magicLinkRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
       schema: {
         summary: "Log in with the code of a magic link email",
         description:
-          "D26. The `code` of the latest `magic_login` webhook for the email, for a member reading the email on another device: the same lifetime and single use as its link (using either uses both), and a login like the link's. " +
+          "The `code` of the latest `magic_login` webhook for the email, for a member reading the email on another device: the same lifetime and single use as its link (using either uses both), and a login like the link's. " +
           "At most 5 codes are compared per email in 15 minutes, right or wrong: after 5 wrong ones the code is void (429 until the 15 minutes end; the link still works). An unknown email, an email with no live link and a wrong code get the same 400 `invalid_token`. 10 attempts per IP per hour and per email per day.",
         tags: ["magic-link"],
         operationId: "verifyLoginCode",

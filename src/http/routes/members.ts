@@ -1,5 +1,5 @@
 /**
- * D22, D30: the tenant admin's calls on one member, or on the list of them (the tenant's key): list
+ * contract.md#d22, contract.md#d30: the tenant admin's calls on one member, or on the list of them (the tenant's key): list
  * and search, read, export, erase, end every session, and turn 2FA off for support.
  */
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
@@ -24,7 +24,7 @@ import {
 import { contextOf } from "../tenant.js";
 import { ADMIN_CALL_ERRORS, auditEventTypeOf, requireAdminKey } from "./admin.js";
 
-/** D22: one member as the admin sees it (spec section 1 field names). */
+/** contract.md#d22: one member as the admin sees it (contract.md#spec-1 field names). */
 const memberFields = {
   ...memberIdentityFields,
   createdAt: Timestamp,
@@ -99,7 +99,7 @@ export const memberAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
     {
       schema: {
         summary: "List and search members",
-        description: "D22. Newest first, cursor-paged. `email` matches exactly, or by prefix with a trailing `*`; `status` filters by `authentication_status`.",
+        description: "Newest first, cursor-paged. `email` matches exactly, or by prefix with a trailing `*`; `status` filters by `authentication_status`.",
         tags: ["admin"],
         operationId: "listMembers",
         security: security.admin,
@@ -119,7 +119,7 @@ export const memberAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
     {
       schema: {
         summary: "Read one member",
-        description: "D22. The member's fields, with the number of passkeys and of live sessions.",
+        description: "The member's fields, with the number of passkeys and of live sessions.",
         tags: ["admin"],
         operationId: "getMember",
         security: security.admin,
@@ -136,7 +136,7 @@ export const memberAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
       schema: {
         summary: "Export everything held about a member",
         description:
-          "D22 (GDPR Art. 15/20): profile, live sessions (without ids), login history (countries and networks), audit events and passkey names. No password hash, secret, token or session id.",
+          "Everything held about the member (GDPR Art. 15/20): profile, live sessions (without ids), login history (countries and networks), audit events and passkey names. No password hash, secret, token or session id.",
         tags: ["admin"],
         operationId: "exportMember",
         security: security.admin,
@@ -156,7 +156,7 @@ export const memberAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
       schema: {
         summary: "Erase a member",
         description:
-          "D22 (GDPR Art. 17). Erases the member and everything keyed to them in one transaction: sessions, links, registrations, 2FA and recovery codes, login history, audit events, lockout, waiting email requests and webhook deliveries. Keeps one audit row `member_deleted` (no email) and sends `member.deleted` to the tenant's `eventsWebhook` (D25).",
+          "GDPR Art. 17. Erases the member and everything keyed to them in one transaction: sessions, links, registrations, 2FA and recovery codes, login history, audit events, lockout, waiting email requests and webhook deliveries. Keeps one audit row `member_deleted` (no email) and sends `member.deleted` to the tenant's `eventsWebhook`.",
         tags: ["admin"],
         operationId: "deleteMember",
         security: security.admin,
@@ -172,7 +172,7 @@ export const memberAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
     {
       schema: {
         summary: "End every session of a member",
-        description: "D22. Writes the audit event `sessions_revoked`.",
+        description: "Writes the audit event `sessions_revoked`.",
         tags: ["admin"],
         operationId: "revokeMemberSessions",
         security: security.admin,
@@ -189,7 +189,7 @@ export const memberAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
       schema: {
         summary: "Turn a member's second factor off, for support",
         description:
-          'D30. For a member who lost their authenticator, or whose account someone enrolled their own in: 2FA goes off (secret and recovery codes erased), every session of the member ends, and the member gets a `security_alert` `two_factor_disabled` with its "this wasn\'t me" link. Writes the audit event `two_factor_disabled` (`by: admin`). 409 `invalid_state` when 2FA is off.',
+          'For a member who lost their authenticator, or whose account someone enrolled their own in: 2FA goes off (secret and recovery codes erased), every session of the member ends, and the member gets a `security_alert` `two_factor_disabled` with its "this wasn\'t me" link. Writes the audit event `two_factor_disabled` (`by: admin`). 409 `invalid_state` when 2FA is off.',
         tags: ["admin"],
         operationId: "resetMemberTwoFactor",
         security: security.admin,

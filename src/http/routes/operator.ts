@@ -1,5 +1,5 @@
 /**
- * The operator API (D3). Without OPERATOR_API_KEY the whole prefix answers 404, as if absent.
+ * The operator API (contract.md#d3). Without OPERATOR_API_KEY the whole prefix answers 404, as if absent.
  * Each handler calls the same function the CLI calls.
  */
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
@@ -98,7 +98,7 @@ export const operatorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
       schema: {
         summary: "Create a tenant",
         description:
-          "D3. Without `applicationId` a new application is created with a new internal API key; with it, the tenant joins that application and shares its key (404 `not_found` when there is no such application). Settings are refused with 400 when a key is unknown.",
+          "Without `applicationId` a new application is created with a new internal API key; with it, the tenant joins that application and shares its key (404 `not_found` when there is no such application). Settings are refused with 400 when a key is unknown.",
         tags: ["operator"],
         operationId: "createTenant",
         security: security.operator,
@@ -121,7 +121,7 @@ export const operatorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
     {
       schema: {
         summary: "List tenants",
-        description: "D23. In domain order, cursor-paged.",
+        description: "In domain order, cursor-paged.",
         tags: ["operator"],
         operationId: "listTenants",
         security: security.operator,
@@ -141,7 +141,7 @@ export const operatorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
       schema: {
         summary: "Delete a tenant and everything it holds",
         description:
-          "D23. `confirm` must repeat the domain (400 otherwise, nothing deleted). Erases, in one transaction, the tenant's members, sessions, tokens, webhook deliveries, audit events and counters, and its application with the application's internal API key when no other tenant shares it. Not reversible. Other instances may serve the tenant from their cache for up to 5 seconds.",
+          "`confirm` must repeat the domain (400 otherwise, nothing deleted). Erases, in one transaction, the tenant's members, sessions, tokens, webhook deliveries, audit events and counters, and its application with the application's internal API key when no other tenant shares it. Not reversible. Other instances may serve the tenant from their cache for up to 5 seconds.",
         tags: ["operator"],
         operationId: "deleteTenant",
         security: security.operator,
@@ -158,7 +158,7 @@ export const operatorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
     {
       schema: {
         summary: "Show a tenant",
-        description: "D3. Its settings as stored, without `botProtection.secretKey`.",
+        description: "Its settings as stored, without `botProtection.secretKey`.",
         tags: ["operator"],
         operationId: "showTenant",
         security: security.operator,
@@ -175,7 +175,7 @@ export const operatorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
       schema: {
         summary: "Change a tenant's settings",
         description:
-          "D3. Top-level keys are merged; `botProtection` is replaced whole, and the result is validated again. Concurrent updates of different keys both land (D21); 409 `conflict` only if the settings kept changing through five tries.",
+          "Top-level keys are merged; `botProtection` is replaced whole, and the result is validated again. Concurrent updates of different keys both land; 409 `conflict` only if the settings kept changing through five tries.",
         tags: ["operator"],
         operationId: "updateTenantSettings",
         security: security.operator,
@@ -192,7 +192,7 @@ export const operatorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
     {
       schema: {
         summary: "Replace an application's internal API key",
-        description: "D3. The old key stops working at once, for every tenant of the application.",
+        description: "The old key stops working at once, for every tenant of the application.",
         tags: ["operator"],
         operationId: "rotateApplicationKey",
         security: security.operator,
@@ -212,7 +212,7 @@ export const operatorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
     {
       schema: {
         summary: "Replace a tenant's webhook signing secret",
-        description: "D3. Webhooks are signed with the new secret from the next attempt on, retries of earlier events included.",
+        description: "Webhooks are signed with the new secret from the next attempt on, retries of earlier events included.",
         tags: ["operator"],
         operationId: "rotateWebhookSecret",
         security: security.operator,
@@ -232,7 +232,7 @@ export const operatorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
     {
       schema: {
         summary: "List a tenant's recent webhook deliveries",
-        description: "D3. Newest first; never a payload or its link.",
+        description: "Newest first; never a payload or its link.",
         tags: ["operator"],
         operationId: "listWebhookDeliveries",
         security: security.operator,

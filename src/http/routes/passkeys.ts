@@ -1,4 +1,4 @@
-/** D26: passkeys. Registration and management need the session (D2's CSRF rule); login needs the bot check. */
+/** contract.md#d26: passkeys. Registration and management need the session (contract.md#d2's CSRF rule); login needs the bot check. */
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
 import type { Deps } from "../../deps.js";
@@ -90,8 +90,8 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
       schema: {
         summary: "Start adding a passkey",
         description:
-          "D26. The `PublicKeyCredentialCreationOptionsJSON` to pass to `navigator.credentials.create()` (or `startRegistration` of `@simplewebauthn/browser`): RP ID the tenant's hostname, a discoverable credential with user verification. " +
-          "Adding a way in re-authenticates as D24's changes do: `password` when the member has one (never in `Password Change Pending`), else a session under 10 minutes old; and `twoFACode` when 2FA is on. The challenge is good for one answer within 5 minutes; a new call voids the previous one. At most 20 passkeys per member (409 `conflict`).",
+          "The `PublicKeyCredentialCreationOptionsJSON` to pass to `navigator.credentials.create()` (or `startRegistration` of `@simplewebauthn/browser`): RP ID the tenant's hostname, a discoverable credential with user verification. " +
+          "Adding a way in re-authenticates as an email change does: `password` when the member has one (never in `Password Change Pending`), else a session under 10 minutes old; and `twoFACode` when 2FA is on. The challenge is good for one answer within 5 minutes; a new call voids the previous one. At most 20 passkeys per member (409 `conflict`).",
         tags: ["passkeys"],
         operationId: "startPasskeyRegistration",
         security: security.session,
@@ -123,7 +123,7 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
       schema: {
         summary: "Finish adding a passkey",
         description:
-          "D26. The browser's answer to the options. The challenge is used up first, so an answer counts once whether it passes or not (400 `invalid_token`: expired or used). An answer that doesn't verify (origin, RP ID, signature, no user verification, made in a frame of another origin's page (clientData `crossOrigin: true` or a `topOrigin`), a credential id over 1023 bytes or unlike `response.id`) is 400 `validation_failed`, as is a `name` with control or invisible formatting characters (Unicode Cc, Cf); a credential already registered here is 409 `conflict`. Unknown `transports` are dropped. " +
+          "The browser's answer to the options. The challenge is used up first, so an answer counts once whether it passes or not (400 `invalid_token`: expired or used). An answer that doesn't verify (origin, RP ID, signature, no user verification, made in a frame of another origin's page (clientData `crossOrigin: true` or a `topOrigin`), a credential id over 1023 bytes or unlike `response.id`) is 400 `validation_failed`, as is a `name` with control or invisible formatting characters (Unicode Cc, Cf); a credential already registered here is 409 `conflict`. Unknown `transports` are dropped. " +
           "Sends the member a `security_alert` `passkey_added` (with `passkeyName`).",
         tags: ["passkeys"],
         operationId: "finishPasskeyRegistration",
@@ -150,7 +150,7 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
     {
       schema: {
         summary: "List the member's passkeys",
-        description: "D26.",
+        description: "Each passkey's name, when it was added and last used, and whether it is synced to other devices.",
         tags: ["passkeys"],
         operationId: "listPasskeys",
         security: security.session,
@@ -168,7 +168,7 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
     {
       schema: {
         summary: "Rename a passkey",
-        description: "D26. 1 to 64 characters. 404 `not_found` for an id that is not one of the member's passkeys.",
+        description: "1 to 64 characters. 404 `not_found` for an id that is not one of the member's passkeys.",
         tags: ["passkeys"],
         operationId: "renamePasskey",
         security: security.session,
@@ -188,7 +188,7 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
     {
       schema: {
         summary: "Remove a passkey",
-        description: "D26. Sends the member a `security_alert` `passkey_removed`. 404 `not_found` for an id that is not one of the member's passkeys.",
+        description: "Sends the member a `security_alert` `passkey_removed`. 404 `not_found` for an id that is not one of the member's passkeys.",
         tags: ["passkeys"],
         operationId: "deletePasskey",
         security: security.session,
@@ -209,7 +209,7 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
       schema: {
         summary: "Start a passkey login",
         description:
-          "D26. The `PublicKeyCredentialRequestOptionsJSON` for `navigator.credentials.get()` (or `startAuthentication`, with `useBrowserAutofill` for conditional UI): no `allowCredentials` (the passkey is discoverable and names its member), user verification required. " +
+          "The `PublicKeyCredentialRequestOptionsJSON` for `navigator.credentials.get()` (or `startAuthentication`, with `useBrowserAutofill` for conditional UI): no `allowCredentials` (the passkey is discoverable and names its member), user verification required. " +
           "Behind the bot check; 60 per IP per minute. The challenge is good for one answer within 5 minutes.",
         tags: ["passkeys"],
         operationId: "startPasskeyLogin",
@@ -234,7 +234,7 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
       schema: {
         summary: "Log in with a passkey",
         description:
-          "D26. The browser's answer to the login options: the session of D6 and the body of `/auth/login`. No second factor is asked (a passkey is possession plus user verification) and the session satisfies `require2FA`. " +
+          "The browser's answer to the login options: the session cookie and the body of `/auth/login`. No second factor is asked (a passkey is possession plus user verification) and the session satisfies `require2FA`. " +
           "400 `invalid_token`: the challenge expired or was used (an answer counts once). 401 `invalid_credentials`: unknown here, a bad signature, another origin or RP ID, made in a frame of another origin's page (clientData `crossOrigin: true` or a `topOrigin`), no user verification, or a sign counter that went back (audited as `passkey_counter_regressed`). 403 `account_locked` or `email_not_verified` as for a magic link.",
         tags: ["passkeys"],
         operationId: "finishPasskeyLogin",

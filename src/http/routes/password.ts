@@ -18,8 +18,7 @@ export const passwordRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
     {
       schema: {
         summary: "Email a password reset link",
-        description:
-          "Spec 4.3. Unknown and locked emails get the same success and nothing is sent. For an existing account, this also ends every session of the member.",
+        description: "Unknown and locked emails get the same success and nothing is sent. For an existing account, this also ends every session of the member.",
         tags: ["passwords"],
         operationId: "requestPasswordReset",
         body: ForgotPasswordBody,
@@ -46,7 +45,7 @@ export const passwordRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
       schema: {
         summary: "Set a new password with the emailed reset link",
         description:
-          "Spec 4.3. `recordId` and `token` are the last two segments of the `resetLink`. On success every session ends and the account is `Unlocked`. A password that fails the policy leaves the link valid.",
+          "`recordId` and `token` are the last two segments of the `resetLink`. On success every session ends and the account is `Unlocked`. A password that fails the policy leaves the link valid.",
         tags: ["passwords"],
         operationId: "resetPassword",
         body: ResetPasswordBody,
@@ -67,7 +66,7 @@ export const passwordRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
     {
       schema: {
         summary: "Change the password of the logged-in member",
-        description: "Spec 4.3. Every other session of the member ends; this one stays. Wrong current passwords count towards the same lockout as login.",
+        description: "Every other session of the member ends; this one stays. Wrong current passwords count towards the same lockout as login.",
         tags: ["passwords"],
         operationId: "changePassword",
         security: security.session,

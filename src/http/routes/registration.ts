@@ -9,7 +9,7 @@ import { contextOf } from "../tenant.js";
 
 export const RegistrationBody = described(
   Type.Object({ success: Type.Literal(true), recordid: Type.String(), message: Type.String() }),
-  "Registered; the verification email goes out through the tenant's webhook. An email that is already registered gets the same answer with a decoy `recordid` (D5).",
+  "Registered; the verification email goes out through the tenant's webhook. An email that is already registered gets the same answer with a decoy `recordid`.",
 );
 
 export const RegisterPasswordBody = Type.Object({ email: EmailField, name: NameField, password: PasswordField, "bot-challenge-response": BotField });
@@ -19,13 +19,13 @@ export const VerifyEmailBody = Type.Object({
   password: Type.Optional(
     described(
       PasswordField,
-      "Only with a link that carries no password (a resend, or an email-only registration): becomes the account's password, after the policy and breach checks (D18).",
+      "Only with a link that carries no password (a resend, or an email-only registration): becomes the account's password, after the policy and breach checks.",
     ),
   ),
 });
 export const VerifyEmailAnswer = described(
   Type.Object({ success: Type.Literal(true), message: Type.String(), passwordSet: Type.Boolean() }),
-  "Verified: the account is `Unlocked`. `passwordSet` says whether it now has a password (the registration's, or the one sent); without one the member logs in by magic link or sets one through forgot-password (D18).",
+  "Verified: the account is `Unlocked`. `passwordSet` says whether it now has a password (the registration's, or the one sent); without one the member logs in by magic link or sets one through forgot-password.",
 );
 export const ResendVerificationBody = Type.Object({ email: EmailField, "bot-challenge-response": BotField });
 
@@ -35,8 +35,7 @@ export const registrationRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asy
     {
       schema: {
         summary: "Register with email and password",
-        description:
-          "Spec 4.1. Checks, in order: bot challenge, the per-IP and per-email registration limits, the password policy, the breached-password check.",
+        description: "Checks, in order: bot challenge, the per-IP and per-email registration limits, the password policy, the breached-password check.",
         tags: ["registration"],
         operationId: "registerWithPassword",
         body: RegisterPasswordBody,
@@ -61,7 +60,7 @@ export const registrationRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asy
       schema: {
         summary: "Verify the email address with the emailed link",
         description:
-          "Spec 4.1, D18. `recordId` and `token` are the last two segments of the `verificationLink`. The token works once, and using it voids every other verification link of the account. A link sent at registration makes the account what that registration asked for (its password, name and type). A resend link carries no password: send `password` with it to choose one, or leave it out to verify without a password. A `password` with a link that already sets one is refused (400 `validation_failed`) and leaves the link usable, as does a weak or breached one.",
+          "`recordId` and `token` are the last two segments of the `verificationLink`. The token works once, and using it voids every other verification link of the account. A link sent at registration makes the account what that registration asked for (its password, name and type). A resend link carries no password: send `password` with it to choose one, or leave it out to verify without a password. A `password` with a link that already sets one is refused (400 `validation_failed`) and leaves the link usable, as does a weak or breached one.",
         tags: ["registration"],
         operationId: "verifyEmail",
         body: VerifyEmailBody,
@@ -79,7 +78,7 @@ export const registrationRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asy
     {
       schema: {
         summary: "Send the verification email again",
-        description: "D15. The answer is the same whether or not the email is registered; only an account still waiting for verification gets an email.",
+        description: "The answer is the same whether or not the email is registered; only an account still waiting for verification gets an email.",
         tags: ["registration"],
         operationId: "resendVerification",
         body: ResendVerificationBody,

@@ -1,4 +1,4 @@
-/** D24: the member's own profile, email, sessions and account. Session calls follow D2's CSRF rule. */
+/** contract.md#d24: the member's own profile, email, sessions and account. Session calls follow contract.md#d2's CSRF rule. */
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
 import type { Deps } from "../../deps.js";
@@ -65,7 +65,7 @@ export const selfServiceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
     {
       schema: {
         summary: "Read the signed-in member's profile",
-        description: "D24.",
+        description: "The profile of the member the session belongs to.",
         tags: ["account"],
         operationId: "getMe",
         security: security.session,
@@ -81,7 +81,7 @@ export const selfServiceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
       schema: {
         summary: "Change the signed-in member's name",
         description:
-          'D24. 1 to 100 characters, no control or invisible formatting characters (Unicode Cc, Cf: bidi controls, zero-width characters). Sends `member.updated` (`changes: ["name"]`) to the tenant\'s `eventsWebhook`.',
+          '1 to 100 characters, no control or invisible formatting characters (Unicode Cc, Cf: bidi controls, zero-width characters). Sends `member.updated` (`changes: ["name"]`) to the tenant\'s `eventsWebhook`.',
         tags: ["account"],
         operationId: "updateMe",
         security: security.session,
@@ -101,7 +101,7 @@ export const selfServiceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
       schema: {
         summary: "Ask to change the email address",
         description:
-          "D24. Re-authenticates: `password` when the member has one (same lockout as login), else a session under 10 minutes old; and `twoFACode` when 2FA is on. In `Password Change Pending` a password is refused (403 `password_change_required`): it is the one flagged. Then sends `email_change` (`verificationLink` to `/email-change/{recordId}/{token}`, 1 hour) to the new address through `emailVerificationWebhook`, and a `security_alert` `email_change_requested` to the current one. The same answer whether or not the new address is taken (nothing is sent to a taken one). 3 requests per member per hour.",
+          "Re-authenticates: `password` when the member has one (same lockout as login), else a session under 10 minutes old; and `twoFACode` when 2FA is on. In `Password Change Pending` a password is refused (403 `password_change_required`): it is the one flagged. Then sends `email_change` (`verificationLink` to `/email-change/{recordId}/{token}`, 1 hour) to the new address through `emailVerificationWebhook`, and a `security_alert` `email_change_requested` to the current one. The same answer whether or not the new address is taken (nothing is sent to a taken one). 3 requests per member per hour.",
         tags: ["account"],
         operationId: "changeEmail",
         security: security.session,
@@ -121,7 +121,7 @@ export const selfServiceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
       schema: {
         summary: "Confirm a new email address with the emailed link",
         description:
-          "D24. `recordId` and `token` are the last two segments of the `verificationLink`. No session needed (the link may be opened on another device). Replaces the email, ends every other session, voids every link sent to the old address, sends `security_alert` `email_changed` to the old address and `member.updated` to `eventsWebhook`. 409 `conflict` when the address was taken meanwhile (the link stays valid).",
+          "`recordId` and `token` are the last two segments of the `verificationLink`. No session needed (the link may be opened on another device). Replaces the email, ends every other session, voids every link sent to the old address, sends `security_alert` `email_changed` to the old address and `member.updated` to `eventsWebhook`. 409 `conflict` when the address was taken meanwhile (the link stays valid).",
         tags: ["account"],
         operationId: "confirmEmailChange",
         body: LinkBody,
@@ -141,7 +141,7 @@ export const selfServiceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
       schema: {
         summary: '"This wasn\'t me": lock the account down from a security alert',
         description:
-          "D24, D30. `recordId` and `token` are the last two segments of an alert's `secureAccountLink` (7 days, one use; each alert has its own, used up alone: a password or email change, or another alert's link, leaves the others valid). Ends every session, voids every sign-in, reset and email-change link, removes every passkey, sets `Password Change Pending` (a locked account stays locked) and turns off a second factor turned on after the alert was sent. After an `email_changed` or `email_change_requested` alert whose address the account no longer has, it gives that address back for good (the alert links issued after this one, sent to the replaced addresses, are void), unless a verified account holds it now (the message then says so); a pending registration holding it is erased.",
+          "`recordId` and `token` are the last two segments of an alert's `secureAccountLink` (7 days, one use; each alert has its own, used up alone: a password or email change, or another alert's link, leaves the others valid). Ends every session, voids every sign-in, reset and email-change link, removes every passkey, sets `Password Change Pending` (a locked account stays locked) and turns off a second factor turned on after the alert was sent. After an `email_changed` or `email_change_requested` alert whose address the account no longer has, it gives that address back for good (the alert links issued after this one, sent to the replaced addresses, are void), unless a verified account holds it now (the message then says so); a pending registration holding it is erased.",
         tags: ["account"],
         operationId: "secureAccount",
         body: LinkBody,
@@ -163,7 +163,7 @@ export const selfServiceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
     {
       schema: {
         summary: "List the member's sessions",
-        description: "D24. Where and when each live session was opened and last used.",
+        description: "Where and when each live session was opened and last used.",
         tags: ["account"],
         operationId: "listSessions",
         security: security.session,
@@ -179,7 +179,7 @@ export const selfServiceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
       schema: {
         summary: "End one of the member's sessions",
         description:
-          "D24. `id` from `GET /auth/sessions`. Ending the current one also clears the cookie. 404 `not_found` for an id that is not one of the member's live sessions.",
+          "`id` from `GET /auth/sessions`. Ending the current one also clears the cookie. 404 `not_found` for an id that is not one of the member's live sessions.",
         tags: ["account"],
         operationId: "revokeSession",
         security: security.session,
@@ -200,7 +200,7 @@ export const selfServiceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
     {
       schema: {
         summary: "End every other session of the member",
-        description: "D24 (OWASP ASVS 3.3.4). This session stays.",
+        description: "OWASP ASVS 3.3.4. This session stays.",
         tags: ["account"],
         operationId: "revokeOtherSessions",
         security: security.session,
@@ -220,7 +220,7 @@ export const selfServiceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
       schema: {
         summary: "Delete the signed-in member's account",
         description:
-          "D24. The same re-authentication as `/auth/change-email`, then the erasure of D22 (every row keyed to the member, in one transaction); `member.deleted` goes to `eventsWebhook`. Clears the cookie.",
+          "The same re-authentication as `/auth/change-email`, then the erasure an admin's delete does (every row keyed to the member, in one transaction); `member.deleted` goes to `eventsWebhook`. Clears the cookie.",
         tags: ["account"],
         operationId: "deleteAccount",
         security: security.session,

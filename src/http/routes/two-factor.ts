@@ -1,4 +1,4 @@
-/** Second-factor enrolment (D14). Every route needs the session cookie. */
+/** Second-factor enrolment (contract.md#d14). Every route needs the session cookie. */
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
 import type { Deps } from "../../deps.js";
@@ -19,15 +19,15 @@ export const SetupBody = described(
 );
 const ReauthenticationPassword = described(
   PasswordField,
-  "D30: turning 2FA on re-authenticates, at setup or at enable. The member's password; a member without one re-authenticates with a session under 10 minutes old.",
+  "Turning 2FA on re-authenticates, at setup or at enable. The member's password; a member without one re-authenticates with a session under 10 minutes old.",
 );
-/** No body, or the password that re-authenticates at this step (D30). */
+/** No body, or the password that re-authenticates at this step (contract.md#d30). */
 export const SetUpTwoFactorBody = Type.Union([Type.Object({ password: Type.Optional(ReauthenticationPassword) }), Type.Null()], {
-  description: "Send the password here to re-authenticate at setup (D30), or no body and the password at enable.",
+  description: "Send the password here to re-authenticate at setup, or no body and the password at enable.",
 });
 export const EnableTwoFactorBody = Type.Object({
   code: CodeField,
-  password: Type.Optional(described(PasswordField, "D30: required when the member has a password, unless this session gave it at setup.")),
+  password: Type.Optional(described(PasswordField, "Required when the member has a password, unless this session gave it at setup.")),
 });
 /** The password or a current code, at least one (the password wins when both come). */
 export const DisableTwoFactorBody = Type.Union([
@@ -44,7 +44,7 @@ export const twoFactorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
       schema: {
         summary: "Start TOTP enrolment",
         description:
-          "D14, D30. Each call replaces the pending secret until one is confirmed. 409 `invalid_state` when 2FA is already enabled. Turning 2FA on re-authenticates, here or at `/auth/2fa/enable`: with `password` (or, for a member without a password, a session under 10 minutes old) it happens here, and enable then needs only the code. The enrolment belongs to this session: no other session sees its secret or finishes it. A wrong password is 401 `invalid_credentials` and counts towards the login lockout.",
+          "Each call replaces the pending secret until one is confirmed. 409 `invalid_state` when 2FA is already enabled. Turning 2FA on re-authenticates, here or at `/auth/2fa/enable`: with `password` (or, for a member without a password, a session under 10 minutes old) it happens here, and enable then needs only the code. The enrolment belongs to this session: no other session sees its secret or finishes it. A wrong password is 401 `invalid_credentials` and counts towards the login lockout.",
         tags: ["two-factor"],
         operationId: "setUpTwoFactor",
         security: security.session,
@@ -64,7 +64,7 @@ export const twoFactorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
       schema: {
         summary: "Confirm enrolment with a first TOTP code",
         description:
-          "D14, D30. Needs a pending secret that this session started with `/auth/2fa/setup` (409 `invalid_state` otherwise), and the re-authentication unless it was given at setup: `password` (400 `validation_failed` without it, 401 `invalid_credentials` when wrong), or for a member without a password a session under 10 minutes old (else 401). 3 wrong codes lock the second factor for 15 minutes and send a `security_alert` `two_factor_locked`. On success every other session of the member ends; this one stays.",
+          "Needs a pending secret that this session started with `/auth/2fa/setup` (409 `invalid_state` otherwise), and the re-authentication unless it was given at setup: `password` (400 `validation_failed` without it, 401 `invalid_credentials` when wrong), or for a member without a password a session under 10 minutes old (else 401). 3 wrong codes lock the second factor for 15 minutes and send a `security_alert` `two_factor_locked`. On success every other session of the member ends; this one stays.",
         tags: ["two-factor"],
         operationId: "enableTwoFactor",
         security: security.session,
@@ -86,8 +86,7 @@ export const twoFactorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
     {
       schema: {
         summary: "Turn the second factor off",
-        description:
-          "D14. Needs the password or a current code (TOTP or recovery code): the session alone is not enough. Without either, 400 `validation_failed`.",
+        description: "Needs the password or a current code (TOTP or recovery code): the session alone is not enough. Without either, 400 `validation_failed`.",
         tags: ["two-factor"],
         operationId: "disableTwoFactor",
         security: security.session,
@@ -110,7 +109,7 @@ export const twoFactorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
     {
       schema: {
         summary: "Replace the recovery codes",
-        description: "D14. Needs a current code (TOTP or recovery code); the old set stops working.",
+        description: "Needs a current code (TOTP or recovery code); the old set stops working.",
         tags: ["two-factor"],
         operationId: "regenerateRecoveryCodes",
         security: security.session,

@@ -1,6 +1,6 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- migrations are frozen against Kysely<any> on purpose */
 /**
- * Distinct members seen per key in a window (e.g. the IPs asking for one email), for the spec 8.2
+ * Distinct members seen per key in a window (e.g. the IPs asking for one email), for the contract.md#spec-8-2
  * rows that count IPs rather than requests. Frozen in time, like every migration.
  */
 import type { Kysely } from "kysely";

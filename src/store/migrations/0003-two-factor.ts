@@ -1,6 +1,6 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- migrations are frozen against Kysely<any> on purpose */
 /**
- * Second factor (D14): the TOTP secret (sealed), a pending one during enrolment, the last accepted
+ * Second factor (contract.md#d14): the TOTP secret (sealed), a pending one during enrolment, the last accepted
  * time step (replay), the second factor's own failure counter, and hashed recovery codes.
  * One ADD COLUMN per statement: SQLite accepts no more.
  */

@@ -1,5 +1,5 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- migrations are frozen against Kysely<any> on purpose */
-/** Where each member has logged in from (D16): countries and networks, for anomaly detection. */
+/** Where each member has logged in from (contract.md#d16): countries and networks, for anomaly detection. */
 import type { Kysely } from "kysely";
 
 export async function up(db: Kysely<any>): Promise<void> {

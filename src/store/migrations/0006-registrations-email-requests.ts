@@ -1,8 +1,8 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- migrations are frozen against Kysely<any> on purpose */
 /**
- * D18: each registration of a pending account is kept on its own (its password hash, name and
+ * contract.md#d18: each registration of a pending account is kept on its own (its password hash, name and
  * type) and its verification link is bound to it; a pending member row holds no usable password.
- * D19: every request that may send an email is first a durable `email_requests` row, committed
+ * contract.md#d19: every request that may send an email is first a durable `email_requests` row, committed
  * before the answer, which a worker turns into a token and a webhook.
  *
  * Pending members of older versions keep working: their password moves into a registration

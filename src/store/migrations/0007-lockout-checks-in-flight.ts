@@ -1,6 +1,6 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- migrations are frozen against Kysely<any> on purpose */
 /**
- * D20: a password check in progress holds a place in the lockout budget (`in_flight`) instead of
+ * contract.md#d20: a password check in progress holds a place in the lockout budget (`in_flight`) instead of
  * being written down as a failure before the hash; a correct password is then never counted as a
  * failure, whatever the concurrency. Checks a dead process never finished count as failures once
  * `in_flight_until` has passed.

@@ -1,6 +1,6 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- migrations are frozen against Kysely<any> on purpose */
 /**
- * D22: the tenant admin lists members newest first (cursor on created_at, id), sees when each
+ * contract.md#d22: the tenant admin lists members newest first (cursor on created_at, id), sees when each
  * last logged in, and erases one with everything keyed to it, deliveries still waiting included
  * (`webhook_deliveries.member_id`; null for rows written before, which are wiped within a day).
  */

@@ -1,6 +1,6 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- migrations are frozen against Kysely<any> on purpose */
 /**
- * D24: a member sees where they are signed in and ends one session by a public id (never the
+ * contract.md#d24: a member sees where they are signed in and ends one session by a public id (never the
  * cookie or its hash), and changes their email through a link bound to the new address.
  * Sessions written before this get a random public id (never derived from the cookie or its hash)
  * and `last_seen_at` = `created_at`. `members.two_factor_enabled_at` tells "this wasn't me" whether

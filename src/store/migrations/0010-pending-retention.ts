@@ -1,6 +1,6 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- migrations are frozen against Kysely<any> on purpose */
 /**
- * D25: a pending account is erased once every link it was sent has been expired for
+ * contract.md#d25: a pending account is erased once every link it was sent has been expired for
  * PENDING_RETENTION_DAYS. `pending_until` is the latest expiry of a verification link issued to it
  * (links are swept as soon as they expire, so they can't be asked afterwards); accounts pending
  * before this migration count from their creation.

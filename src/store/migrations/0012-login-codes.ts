@@ -1,6 +1,6 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- migrations are frozen against Kysely<any> on purpose */
 /**
- * D26: a magic link's email carries a 6-digit code too. It lives on the link's row (same lifetime,
+ * contract.md#d26: a magic link's email carries a 6-digit code too. It lives on the link's row (same lifetime,
  * used up with it): `code_hash` is a keyed hash of the code bound to the link's token hash.
  */
 import type { Kysely } from "kysely";

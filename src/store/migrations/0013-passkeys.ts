@@ -1,6 +1,6 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- migrations are frozen against Kysely<any> on purpose */
 /**
- * D26 passkeys. `passkeys` holds each member's WebAuthn credentials: the credential id the
+ * contract.md#d26 passkeys. `passkeys` holds each member's WebAuthn credentials: the credential id the
  * authenticator names it by (unique per tenant, which is the RP ID), the COSE public key, the sign
  * counter and backup flags, and the member's own name for it; `id` is ours, random, for the API.
  * `passkey_challenges` holds the one-use challenges (SHA-256 only) of the ceremonies in flight:

@@ -1,6 +1,6 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- migrations are frozen against Kysely<any> on purpose */
 /**
- * D30: turning on 2FA re-authenticates. A pending enrolment belongs to the session that started it
+ * contract.md#d30: turning on 2FA re-authenticates. A pending enrolment belongs to the session that started it
  * (`totp_pending_session_hash`, the SHA-256 of its id): only that session sees its secret again or
  * finishes it. `totp_pending_reauthenticated` says whether that session re-authenticated when it
  * started it (`/auth/2fa/setup` with the password), so that enable needs only the code.

@@ -1,6 +1,6 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- migrations are frozen against Kysely<any> on purpose */
 /**
- * D30: "this wasn't me" links and 2FA enrolments are ordered by a per-member counter bumped under
+ * contract.md#d30: "this wasn't me" links and 2FA enrolments are ordered by a per-member counter bumped under
  * the member's row lock, not by the clock: a time read before a request waited for the lock (or on
  * another instance's clock) could put a link issued after an email change before it. Each alert's
  * link gets the next `members.security_seq` (`one_time_tokens.seq`), and so does an enrolment

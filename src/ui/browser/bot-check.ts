@@ -1,5 +1,5 @@
 /**
- * Issue 16: a submit pressed while the ALTCHA widget is still solving its proof of work (seconds,
+ * contract.md#issue-16: a submit pressed while the ALTCHA widget is still solving its proof of work (seconds,
  * see docs/hosted-pages.md) is kept, and the form is sent once the answer is in.
  *
  * The widget's checkbox is `required` until it is verified, so the browser's own validation stops

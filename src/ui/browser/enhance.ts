@@ -24,7 +24,7 @@ function linkFromLocation(): { recordId: string; token: string } {
   return { recordId, token };
 }
 
-/** D26: the address a link was asked for, kept for the next page's code form as the server path keeps it (paths.ts). */
+/** contract.md#d26: the address a link was asked for, kept for the next page's code form as the server path keeps it (paths.ts). */
 function writeLoginEmailCookie(email: string, maxAgeSeconds: number): void {
   const { name, path } = LOGIN_EMAIL_COOKIE;
   document.cookie = `${name}=${encodeURIComponent(email)}; path=${path}; max-age=${maxAgeSeconds}; samesite=strict; secure`;

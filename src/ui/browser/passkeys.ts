@@ -1,5 +1,5 @@
 /**
- * D26 in the browser: the WebAuthn half of "Add a passkey" and "Sign in with a passkey", with
+ * contract.md#d26 in the browser: the WebAuthn half of "Add a passkey" and "Sign in with a passkey", with
  * @simplewebauthn/browser between the API's options JSON and navigator.credentials. The forms are
  * rendered hidden (passkey-pages.ts) and shown here only where the browser has WebAuthn.
  */

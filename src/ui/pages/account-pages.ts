@@ -61,7 +61,7 @@ ${form({ operation: "logout", action: pagePaths.logout, submit: "Log out", submi
 }
 
 /**
- * D30: turning 2FA on re-authenticates, and this page asks at the first step: the password, or for
+ * contract.md#d30: turning 2FA on re-authenticates, and this page asks at the first step: the password, or for
  * a member without one nothing (a session at most FRESH_SESSION_MS old does; an older one is told to sign in again).
  */
 function setupForm(hasPassword: boolean, errors: FormError[]): Html {
@@ -123,7 +123,7 @@ ${form({
 }
 
 /**
- * The codes, each numbered in its own box beside it (issue 16: the list's own markers ran into the
+ * The codes, each numbered in its own box beside it (contract.md#issue-16: the list's own markers ran into the
  * codes and a code broke across lines on a phone). The number is for the eye and the paper copy;
  * a screen reader has the list's position, so it is hidden from it, and it is left out of a copy.
  */

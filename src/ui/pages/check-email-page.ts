@@ -1,6 +1,6 @@
 /**
  * "Check your email", after each step that sends one. After a magic link request it also offers
- * the code of that email (D26), for a member who reads the email on another device: the
+ * the code of that email (contract.md#d26), for a member who reads the email on another device: the
  * form posts to this page, whose handler calls verifyLoginCode (the flow of
  * /auth/verify-login-code), then lands like the link's page or asks for the second factor on the
  * same step page as the link.
@@ -93,7 +93,7 @@ export async function checkEmailPages(app: FastifyInstance, { deps }: PageDeps):
 
   app.get(pagePaths.checkEmail, hide, async (request, reply) => sendPage(reply, 200, checkEmailPage(request, sentForOf(request), {}, [])));
 
-  // D26: only the magic link's variant has a form; it posts here whatever the query says.
+  // contract.md#d26: only the magic link's variant has a form; it posts here whatever the query says.
   app.post(pagePaths.checkEmail, hide, async (request, reply) => {
     const values = formValues(request);
     const codeStep = "twoFACode" in values;

@@ -35,7 +35,7 @@ export function loginSuccessPath(request: FastifyRequest): string {
 
 const loginEmailCookieFlags = { path: LOGIN_EMAIL_COOKIE.path, secure: true, sameSite: "strict", httpOnly: false } as const;
 
-/** D26: kept for the "check your email" page's code form (paths.ts says why a cookie). */
+/** contract.md#d26: kept for the "check your email" page's code form (paths.ts says why a cookie). */
 export function rememberLoginEmail(reply: FastifyReply, email: string): void {
   void reply.setCookie(LOGIN_EMAIL_COOKIE.name, email, { ...loginEmailCookieFlags, maxAge: LOGIN_EMAIL_COOKIE.maxAgeSeconds });
 }

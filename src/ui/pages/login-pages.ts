@@ -2,7 +2,7 @@
  * Password login with its second-factor step, the magic-link request, the magic-link page (spec
  * 4.6 /verify-magic-link/{recordId}/{token}) with the second-factor step it shares with the
  * emailed code (check-email-page.ts), and logout. Without JavaScript the 2FA step is a new
- * login request (spec 4.2, 4.4): the page carries the first step's fields back with a fresh bot check.
+ * login request (contract.md#spec-4-2, contract.md#spec-4-4): the page carries the first step's fields back with a fresh bot check.
  */
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { AuthError } from "../../errors.js";
@@ -100,7 +100,7 @@ ${unverified ? html`<p><a href="${pagePaths.resendVerification}">Send the confir
 
 /**
  * What the second-factor step of a magic login posts again. A link's page carries nothing: the
- * form posts to its own URL, which holds the link. An emailed code (D26) carries the email and the
+ * form posts to its own URL, which holds the link. An emailed code (contract.md#d26) carries the email and the
  * code in hidden fields of this no-store page, as the password login's step carries the password.
  */
 export interface MagicLoginCarried {

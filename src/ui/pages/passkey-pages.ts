@@ -1,5 +1,5 @@
 /**
- * D26 in the hosted pages: the member's passkeys (list, rename, remove: plain form posts) and
+ * contract.md#d26 in the hosted pages: the member's passkeys (list, rename, remove: plain form posts) and
  * adding one, which needs the browser's WebAuthn, so it is a form the page script sends through the
  * API (browser/passkeys.ts). Without JavaScript or passkey support the add form stays hidden and a
  * note says why. The login page's "Sign in with a passkey" is in login-pages.ts.

@@ -1,5 +1,5 @@
 /**
- * Forgot password, the reset link's page (spec 4.6 /reset-password/{recordId}/{token}; GET shows
+ * Forgot password, the reset link's page (contract.md#spec-4-6 /reset-password/{recordId}/{token}; GET shows
  * the form, only the POST uses the token) and change password for a logged-in member.
  */
 import type { FastifyInstance, FastifyRequest } from "fastify";
@@ -82,7 +82,7 @@ export async function passwordPages(app: FastifyInstance, { deps }: PageDeps): P
 
   tokenPageRoutes(app, "reset-password", {
     render: (request, errors, alive) => page(deps, request, { title: "Set a new password", body: resetForm(errors, alive), errors }),
-    // Issue 16: a used or expired link shows no form to fill in for nothing.
+    // contract.md#issue-16: a used or expired link shows no form to fill in for nothing.
     isLive: (request, link) => isLinkLive(deps, request.tenant, link, "password_reset"),
     submit: async (request, reply) => {
       const link = readLinkParams(request);

@@ -1,6 +1,6 @@
 /**
  * Registration (password or email only), resend verification, and the email
- * verification link page (spec 4.6 /email-verified/{recordId}/{token}): GET shows a button, only
+ * verification link page (contract.md#spec-4-6 /email-verified/{recordId}/{token}): GET shows a button, only
  * the POST uses the token (mail scanners open links).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
@@ -61,7 +61,7 @@ ${form({ operation: "resendVerification", submit: "Send the email again", conten
 }
 
 /**
- * D18: a link that carries no password (a resend, or an email-only registration) offers to choose
+ * contract.md#d18: a link that carries no password (a resend, or an email-only registration) offers to choose
  * one; left empty, the account is verified without a password. A registration's link names the
  * name it was made with, so someone whose address was registered by another can tell.
  */
@@ -125,7 +125,7 @@ export async function registrationPages(app: FastifyInstance, { deps }: PageDeps
     );
   });
 
-  // Spec 4.6 names /resend-verification as a page of the tenant: served there and under /ui/.
+  // contract.md#spec-4-6 names /resend-verification as a page of the tenant: served there and under /ui/.
   for (const path of [pagePaths.resendVerification, "/resend-verification"]) {
     app.get(path, hide, async (request, reply) => show(request, reply, "Send the confirmation email again", resendForm(request, {}, [])));
     app.post(path, hide, async (request, reply) => {

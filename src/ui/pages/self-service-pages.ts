@@ -1,6 +1,6 @@
 /**
- * D24 in the hosted pages: the member's profile (name, email), where they are signed in, and
- * deleting the account; and the pages of the two links D24 mails: /email-change/… (confirm a new
+ * contract.md#d24 in the hosted pages: the member's profile (name, email), where they are signed in, and
+ * deleting the account; and the pages of the two links contract.md#d24 mails: /email-change/… (confirm a new
  * address) and /secure-account/… ("this wasn't me"). Plain form posts: each calls the same flow as
  * the JSON route, then redirects (303) or shows the form again with the error.
  */
@@ -37,7 +37,7 @@ export function time(ms: number | string): Html {
 const NO_PASSWORD_HINT = html`<p class="hint">Your account has no password: this works within ${describeDuration(FRESH_SESSION_MS)} of logging in. \
 If it is refused, log in again with an emailed link.</p>`;
 
-/** The re-authentication fields this member needs (D24): the password if they have one, a code if 2FA is on. */
+/** The re-authentication fields this member needs (contract.md#d24): the password if they have one, a code if 2FA is on. */
 export function reauthFields(me: MeView, errors: FormError[]): Html {
   const password = me.hasPassword
     ? field({ name: "password", label: "Your password", type: "password", autocomplete: "current-password", errors })
@@ -219,7 +219,7 @@ export async function selfServicePages(app: FastifyInstance, { deps }: PageDeps)
     }),
   );
 
-  // The links D24 mails. GET shows a button and changes nothing; the POST uses the token once.
+  // The links contract.md#d24 mails. GET shows a button and changes nothing; the POST uses the token once.
   const emailChangeForm = (errors: FormError[], alive: boolean) =>
     alive
       ? form({

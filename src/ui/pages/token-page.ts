@@ -1,5 +1,5 @@
 /**
- * The pages behind the emailed links (spec 4.6). Each is served twice: at /<page>/<recordId>/<token>,
+ * The pages behind the emailed links (contract.md#spec-4-6). Each is served twice: at /<page>/<recordId>/<token>,
  * where the emailed link points, and under /ui/. GET renders a button and changes nothing (mail
  * scanners and link previews open links); only the POST, to the page's own URL, uses the token.
  */
