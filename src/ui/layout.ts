@@ -102,6 +102,11 @@ export interface FieldInput {
   errors?: FormError[];
 }
 
+/** The email address field of the forms that ask for one (registration, links, codes, reset). */
+export function emailField(value: string | undefined, errors: FormError[]): Html {
+  return field({ name: "email", label: "Email address", type: "email", autocomplete: "email", value, errors });
+}
+
 /** A labelled input; its error (if any) is linked by aria-describedby and marked aria-invalid. */
 export function field(input: FieldInput): Html {
   const error = input.errors?.find((e) => e.field === input.name);

@@ -14,7 +14,7 @@ import { contextOf } from "../../http/tenant.js";
 import { formErrorForCode } from "../form-errors.js";
 import { formValues, FormInvalid, maxLengthOf, readFields, type FieldRule, type FormValues } from "../forms.js";
 import { html, type Html } from "../html.js";
-import { botWidget, field, form, hidden, sendPage, type FormError } from "../layout.js";
+import { botWidget, emailField, field, form, hidden, sendPage, type FormError } from "../layout.js";
 import { checkEmailPath, pagePaths, type EmailSentFor } from "../paths.js";
 import { describeDuration, LOGIN_CODE_DIGITS, TOKEN_LIFETIMES_MS } from "../../rules.js";
 import { forgetLoginEmail, handleForm, loginSuccessPath, page, rememberedLoginEmail, type PageDeps } from "./common.js";
@@ -43,9 +43,7 @@ function emailedCodeForm(request: FastifyRequest, values: FormValues, errors: Fo
   const remembered = rememberedLoginEmail(request, maxLengthOf(EmailField));
   const email = values.email ?? remembered ?? "";
   const emailPart =
-    email !== "" && email === remembered
-      ? html`${hidden("email", email)}<p>Email address: <strong>${email}</strong></p>`
-      : field({ name: "email", label: "Email address", type: "email", autocomplete: "email", value: email, errors });
+    email !== "" && email === remembered ? html`${hidden("email", email)}<p>Email address: <strong>${email}</strong></p>` : emailField(email, errors);
   return html`<h2 id="login-code-title">Or enter the ${LOGIN_CODE_DIGITS}-digit code from the email</h2>
 ${form({
   operation: OPERATION,

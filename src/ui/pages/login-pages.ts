@@ -14,7 +14,7 @@ import { clearSessionCookie, setSessionCookie } from "../../http/session-cookie.
 import { contextOf, SESSION_COOKIE } from "../../http/tenant.js";
 import { TWO_FACTOR_CODE_HINT } from "../form-errors.js";
 import { html, type Html } from "../html.js";
-import { botWidget, field, form, hidden, sendPage, type FormError } from "../layout.js";
+import { botWidget, emailField, field, form, hidden, sendPage, type FormError } from "../layout.js";
 import { formValues, isInvalidToken, maxLengthOf, readFields, type FieldRule, type FormValues } from "../forms.js";
 import { checkEmailPath, pagePaths, withNotice } from "../paths.js";
 import { findSession, handleForm, loginSuccessPath, noticeOf, page, rememberLoginEmail, type PageDeps } from "./common.js";
@@ -85,14 +85,7 @@ ${form({
   operation: "requestMagicLink",
   action: pagePaths.magicLink,
   submit: "Email me a login link",
-  content: html`${field({
-    name: "email",
-    label: "Email address",
-    type: "email",
-    autocomplete: "email",
-    value: values.email,
-    errors,
-  })}${botWidget(request.tenant)}`,
+  content: html`${emailField(values.email, errors)}${botWidget(request.tenant)}`,
 })}
 ${unverified ? html`<p><a href="${pagePaths.resendVerification}">Send the confirmation email again</a></p>` : ""}
 <p><a href="${pagePaths.login}">Log in with a password</a></p>`;

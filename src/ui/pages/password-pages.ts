@@ -10,7 +10,7 @@ import { requestPasswordReset, resetPassword } from "../../flows/password/passwo
 import { EmailField, PasswordField } from "../../http/schemas.js";
 import { contextOf } from "../../http/tenant.js";
 import { html, type Html } from "../html.js";
-import { botWidget, field, form, sendPage, type FormError } from "../layout.js";
+import { botWidget, emailField, field, form, sendPage, type FormError } from "../layout.js";
 import { PASSWORD_HINT } from "../form-errors.js";
 import { formValues, isInvalidToken, maxLengthOf, readFields, type FieldRule, type FormValues } from "../forms.js";
 import { checkEmailPath, pagePaths, withNotice } from "../paths.js";
@@ -28,14 +28,7 @@ ${form({
   operation: "requestPasswordReset",
   action: pagePaths.forgotPassword,
   submit: "Email me a reset link",
-  content: html`${field({
-    name: "email",
-    label: "Email address",
-    type: "email",
-    autocomplete: "email",
-    value: values.email,
-    errors,
-  })}${botWidget(request.tenant)}`,
+  content: html`${emailField(values.email, errors)}${botWidget(request.tenant)}`,
 })}
 <p><a href="${pagePaths.login}">Back to log in</a></p>`;
 }

@@ -11,7 +11,7 @@ import { describeVerificationLink, verifyEmail, type VerificationLinkInfo } from
 import { contextOf } from "../../http/tenant.js";
 import { EmailField, NameField, PasswordField } from "../../http/schemas.js";
 import { html, type Html } from "../html.js";
-import { botWidget, field, form, sendPage, type FormError } from "../layout.js";
+import { botWidget, emailField, field, form, sendPage, type FormError } from "../layout.js";
 import { PASSWORD_HINT } from "../form-errors.js";
 import { formValues, isInvalidToken, maxLengthOf, readFields, type FieldRule, type FormValues } from "../forms.js";
 import { checkEmailPath, pagePaths, withNotice } from "../paths.js";
@@ -24,17 +24,13 @@ const EMAIL_RULE: FieldRule = { name: "email", what: "your email address", max: 
 const NAME_RULE: FieldRule = { name: "name", what: "your name", max: maxLengthOf(NameField) };
 const PASSWORD_RULE: FieldRule = { name: "password", what: "a password", max: maxLengthOf(PasswordField), keepSpaces: true };
 
-function emailField(values: FormValues, errors: FormError[]): Html {
-  return field({ name: "email", label: "Email address", type: "email", autocomplete: "email", value: values.email, errors });
-}
-
 function registerForm(request: FastifyRequest, values: FormValues, errors: FormError[]): Html {
   return html`${form({
     operation: "registerWithPassword",
     action: pagePaths.register,
     submit: "Register",
     content: html`${field({ name: "name", label: "Name", autocomplete: "name", value: values.name, errors })}
-${emailField(values, errors)}
+${emailField(values.email, errors)}
 ${field({ name: "password", label: "Password", type: "password", autocomplete: "new-password", hint: PASSWORD_HINT, errors })}
 ${botWidget(request.tenant)}`,
   })}
@@ -49,7 +45,7 @@ ${form({
   action: pagePaths.registerEmailOnly,
   submit: "Register",
   content: html`${field({ name: "name", label: "Name", autocomplete: "name", value: values.name, errors })}
-${emailField(values, errors)}
+${emailField(values.email, errors)}
 ${botWidget(request.tenant)}`,
 })}
 <p>Want a password instead? <a href="${pagePaths.register}">Register with a password</a>.</p>`;
@@ -57,7 +53,7 @@ ${botWidget(request.tenant)}`,
 
 function resendForm(request: FastifyRequest, values: FormValues, errors: FormError[]): Html {
   return html`<p>Enter the address you registered with and we will send the confirmation email again.</p>
-${form({ operation: "resendVerification", submit: "Send the email again", content: html`${emailField(values, errors)}${botWidget(request.tenant)}` })}`;
+${form({ operation: "resendVerification", submit: "Send the email again", content: html`${emailField(values.email, errors)}${botWidget(request.tenant)}` })}`;
 }
 
 /**
