@@ -234,7 +234,12 @@ export function describeDurationAfterA(ms: number): string {
   return `${unit.startsWith("hour") ? "an" : "a"} ${unit}`;
 }
 
-const per = (rule: RateRule) => `${rule.limit} per ${describeDuration(rule.windowMs).replace(/^1 /, "")}`;
+/** A rate rule's window after "per": "hour", "15 minutes". */
+export function describeWindow(ms: number): string {
+  return describeDuration(ms).replace(/^1 /, "");
+}
+
+const per = (rule: RateRule) => `${rule.limit} per ${describeWindow(rule.windowMs)}`;
 const ips = (rule: { threshold: number; windowMs: number }) => `${rule.threshold} or more IPs in ${describeDuration(rule.windowMs)}`;
 
 /**

@@ -80,37 +80,6 @@ const QUOTED_NUMBER =
  */
 const QUOTES_ALLOWED: Record<string, { text: string; why: string }[]> = {
   "src/http/openapi.ts": [{ text: "request line and headers over 16 KiB", why: "Node's own limit (431), not one of Latch's rules" }],
-  // Route descriptions, reworded by their own change (issue 28, item 2); each should say the rule
-  // from rules.ts (the name in the comment) and leave this list.
-  "src/http/routes/admin.ts": [{ text: "one request per email every 5 minutes", why: "rateRules.adminResendPerEmail" }],
-  "src/http/routes/bot-challenge.ts": [{ text: "valid for 10 minutes", why: "ALTCHA_CHALLENGE_TTL_MS" }],
-  "src/http/routes/magic-link.ts": [
-    { text: "The 6-digit `code`", why: "LOGIN_CODE_DIGITS" },
-    { text: "One request per email every 3 minutes", why: "rateRules.magicLinkCooldown" },
-    { text: "At most 5 codes are compared per email in 15 minutes", why: "rateRules.loginCodeComparisons" },
-    { text: "after 5 wrong ones the code is void (429 until the 15 minutes end", why: "rateRules.loginCodeComparisons" },
-    { text: "10 attempts per IP per hour and per email per day", why: "rateRules.loginCodePerIp, rateRules.loginCodePerEmail" },
-  ],
-  "src/http/routes/operator.ts": [{ text: "for up to 5 seconds", why: "TENANT_CACHE_TTL_MS" }],
-  "src/http/routes/passkeys.ts": [
-    { text: "a credential id over 1023 bytes", why: "MAX_CREDENTIAL_ID_BYTES" },
-    { text: "else a session under 10 minutes old", why: "FRESH_SESSION_MS" },
-    { text: "good for one answer within 5 minutes", why: "PASSKEY_CHALLENGE_LIFETIME_MS" },
-    { text: "At most 20 passkeys per member", why: "MAX_PASSKEYS_PER_MEMBER" },
-    { text: "1 to 64 characters", why: "PASSKEY_NAME_MAX_LENGTH" },
-    { text: "60 per IP per minute", why: "rateRules.passkeyLoginPerIp" },
-  ],
-  "src/http/routes/self-service.ts": [
-    { text: "a session under 10 minutes old", why: "FRESH_SESSION_MS" },
-    { text: "1 to 100 characters", why: "NAME_MAX_LENGTH" },
-    { text: "`/email-change/{recordId}/{token}`, 1 hour", why: "TOKEN_LIFETIMES_MS.email_change" },
-    { text: "3 requests per member per hour", why: "rateRules.changeEmailPerMember" },
-    { text: "`secureAccountLink` (7 days", why: "TOKEN_LIFETIMES_MS.secure_account" },
-  ],
-  "src/http/routes/two-factor.ts": [
-    { text: "a session under 10 minutes old", why: "FRESH_SESSION_MS" },
-    { text: "3 wrong codes lock the second factor for 15 minutes", why: "TWO_FACTOR_FAILURES_BEFORE_LOCKOUT, TWO_FACTOR_LOCKOUT_MS" },
-  ],
 };
 
 /** Every string literal and template text of a source file, with its line. */

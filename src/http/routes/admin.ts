@@ -7,6 +7,7 @@ import { authenticateAdmin, listAuditEvents, lockAccount, requirePasswordChange,
 import { ADMIN_ERRORS, BODY_ERRORS, errorResponses, security, TENANT_ERRORS } from "../openapi.js";
 import { AuditEventTypeField, described, EmailField, LimitQueryField, MemberStatusEnumField, MessageBody, RecordIdField } from "../schemas.js";
 import { contextOf } from "../tenant.js";
+import { describeDuration, rateRules } from "../../rules.js";
 
 export const StatusBody = Type.Object({ success: Type.Literal(true), recordid: Type.String(), authentication_status: MemberStatusEnumField });
 export const AuditLogBody = described(
@@ -87,8 +88,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
     {
       schema: {
         summary: "Send the verification email again, as admin",
-        description:
-          "Only for an account in `Email Verification Pending` (else 409 `invalid_state`); one request per email every 5 minutes. `email` must be the member's.",
+        description: `Only for an account in \`Email Verification Pending\` (else 409 \`invalid_state\`); one request per email every ${describeDuration(rateRules.adminResendPerEmail.windowMs)}. \`email\` must be the member's.`,
         tags: ["admin"],
         operationId: "resendVerificationAsAdmin",
         security: security.admin,

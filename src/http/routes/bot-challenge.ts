@@ -4,7 +4,7 @@ import { Type } from "typebox";
 import type { Deps } from "../../deps.js";
 import { AuthError } from "../../errors.js";
 import { enforceRateLimit } from "../../flows/kernel/guards.js";
-import { rateRules } from "../../rules.js";
+import { ALTCHA_CHALLENGE_TTL_MS, describeDuration, rateRules } from "../../rules.js";
 import { errorResponses, TENANT_ERRORS } from "../openapi.js";
 import { described } from "../schemas.js";
 
@@ -46,7 +46,7 @@ export const ChallengeBody = described(
     },
     { additionalProperties: true },
   ),
-  "An HMAC-signed ALTCHA v2 challenge, valid for 10 minutes. Give it to the ALTCHA widget; its solution goes in `bot-challenge-response`, once.",
+  `An HMAC-signed ALTCHA v2 challenge, valid for ${describeDuration(ALTCHA_CHALLENGE_TTL_MS)}. Give it to the ALTCHA widget; its solution goes in \`bot-challenge-response\`, once.`,
 );
 
 export const botChallengeRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps }) => {

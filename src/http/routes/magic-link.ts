@@ -9,6 +9,7 @@ import { BotField, described, EmailField, LOGIN_CODE_PATTERN, MessageBody, NameF
 import { magicLoginAnswer } from "../login-answers.js";
 import { contextOf } from "../tenant.js";
 import { RegistrationBody } from "./registration.js";
+import { describeDuration, describeWindow, LOGIN_CODE_DIGITS, rateRules } from "../../rules.js";
 
 export const RegisterMagicLinkBody = Type.Object({ email: EmailField, name: NameField, "bot-challenge-response": BotField });
 export const RequestMagicLinkBody = Type.Object({ email: EmailField, "bot-challenge-response": BotField });
@@ -16,7 +17,7 @@ export const VerifyMagicLinkParams = Type.Object({ recordId: RecordIdField, toke
 export const VerifyMagicLinkBody = Type.Object({ "bot-challenge-response": BotField, twoFACode: TwoFactorCodeField });
 export const VerifyLoginCodeBody = Type.Object({
   email: EmailField,
-  code: Type.String({ pattern: `^${LOGIN_CODE_PATTERN}$`, description: "The 6-digit `code` of the `magic_login` webhook." }),
+  code: Type.String({ pattern: `^${LOGIN_CODE_PATTERN}$`, description: `The ${LOGIN_CODE_DIGITS}-digit \`code\` of the \`magic_login\` webhook.` }),
   "bot-challenge-response": BotField,
   twoFACode: TwoFactorCodeField,
 });
@@ -55,8 +56,7 @@ export const magicLinkRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
     {
       schema: {
         summary: "Email a one-time login link",
-        description:
-          "Unknown and locked emails get the same success and nothing is sent; an unverified email answers 403 `email_not_verified`. One request per email every 3 minutes.",
+        description: `Unknown and locked emails get the same success and nothing is sent; an unverified email answers 403 \`email_not_verified\`. One request per email every ${describeDuration(rateRules.magicLinkCooldown.windowMs)}.`,
         tags: ["magic-link"],
         operationId: "requestMagicLink",
         body: RequestMagicLinkBody,
@@ -113,7 +113,7 @@ export const magicLinkRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
         summary: "Log in with the code of a magic link email",
         description:
           "The `code` of the latest `magic_login` webhook for the email, for a member reading the email on another device: the same lifetime and single use as its link (using either uses both), and a login like the link's. " +
-          "At most 5 codes are compared per email in 15 minutes, right or wrong: after 5 wrong ones the code is void (429 until the 15 minutes end; the link still works). An unknown email, an email with no live link and a wrong code get the same 400 `invalid_token`. 10 attempts per IP per hour and per email per day.",
+          `At most ${rateRules.loginCodeComparisons.limit} codes are compared per email in ${describeDuration(rateRules.loginCodeComparisons.windowMs)}, right or wrong: after ${rateRules.loginCodeComparisons.limit} wrong ones the code is void (429 until the ${describeDuration(rateRules.loginCodeComparisons.windowMs)} end; the link still works). An unknown email, an email with no live link and a wrong code get the same 400 \`invalid_token\`. ${rateRules.loginCodePerIp.limit} attempts per IP per ${describeWindow(rateRules.loginCodePerIp.windowMs)} and per email per ${describeWindow(rateRules.loginCodePerEmail.windowMs)}.`,
         tags: ["magic-link"],
         operationId: "verifyLoginCode",
         body: VerifyLoginCodeBody,

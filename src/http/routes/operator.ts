@@ -17,7 +17,15 @@ import {
   showTenant,
   updateTenantSettings,
 } from "../../flows/tenants/tenants.js";
-import { DELIVERY_PAGE_DEFAULT, DELIVERY_PAGE_MAX, TENANT_DOMAIN_MAX_LENGTH, TENANT_PAGE_DEFAULT, TENANT_PAGE_MAX } from "../../rules.js";
+import {
+  DELIVERY_PAGE_DEFAULT,
+  DELIVERY_PAGE_MAX,
+  describeDuration,
+  TENANT_CACHE_TTL_MS,
+  TENANT_DOMAIN_MAX_LENGTH,
+  TENANT_PAGE_DEFAULT,
+  TENANT_PAGE_MAX,
+} from "../../rules.js";
 import { constantTimeEqual } from "../../security/hashing.js";
 import { BODY_ERRORS, errorResponses, security } from "../openapi.js";
 import { described, LimitQueryField, NoBodyNeeded } from "../schemas.js";
@@ -140,8 +148,7 @@ export const operatorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
     {
       schema: {
         summary: "Delete a tenant and everything it holds",
-        description:
-          "`confirm` must repeat the domain (400 otherwise, nothing deleted). Erases, in one transaction, the tenant's members, sessions, tokens, webhook deliveries, audit events and counters, and its application with the application's internal API key when no other tenant shares it. Not reversible. Other instances may serve the tenant from their cache for up to 5 seconds.",
+        description: `\`confirm\` must repeat the domain (400 otherwise, nothing deleted). Erases, in one transaction, the tenant's members, sessions, tokens, webhook deliveries, audit events and counters, and its application with the application's internal API key when no other tenant shares it. Not reversible. Other instances may serve the tenant from their cache for up to ${describeDuration(TENANT_CACHE_TTL_MS)}.`,
         tags: ["operator"],
         operationId: "deleteTenant",
         security: security.operator,

@@ -6,7 +6,16 @@ import { finishPasskeyLogin, startPasskeyLogin } from "../../flows/passkeys/logi
 import { deletePasskey, listPasskeys, renamePasskey } from "../../flows/passkeys/manage.js";
 import { finishPasskeyRegistration, startPasskeyRegistration } from "../../flows/passkeys/registration.js";
 import { BODY_ERRORS, BOT_ERRORS, errorResponses, security, TENANT_ERRORS } from "../openapi.js";
-import { PASSKEY_NAME_MAX_LENGTH } from "../../rules.js";
+import {
+  describeDuration,
+  describeWindow,
+  FRESH_SESSION_MS,
+  MAX_CREDENTIAL_ID_BYTES,
+  MAX_PASSKEYS_PER_MEMBER,
+  PASSKEY_CHALLENGE_LIFETIME_MS,
+  PASSKEY_NAME_MAX_LENGTH,
+  rateRules,
+} from "../../rules.js";
 import { BotField, described, MessageBody, PasswordField, PublicIdField, Timestamp, TwoFactorCodeField } from "../schemas.js";
 import { loginAnswer } from "../login-answers.js";
 import { requireSession } from "../session-cookie.js";
@@ -91,7 +100,7 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
         summary: "Start adding a passkey",
         description:
           "The `PublicKeyCredentialCreationOptionsJSON` to pass to `navigator.credentials.create()` (or `startRegistration` of `@simplewebauthn/browser`): RP ID the tenant's hostname, a discoverable credential with user verification. " +
-          "Adding a way in re-authenticates as an email change does: `password` when the member has one (never in `Password Change Pending`), else a session under 10 minutes old; and `twoFACode` when 2FA is on. The challenge is good for one answer within 5 minutes; a new call voids the previous one. At most 20 passkeys per member (409 `conflict`).",
+          `Adding a way in re-authenticates as an email change does: \`password\` when the member has one (never in \`Password Change Pending\`), else a session under ${describeDuration(FRESH_SESSION_MS)} old; and \`twoFACode\` when 2FA is on. The challenge is good for one answer within ${describeDuration(PASSKEY_CHALLENGE_LIFETIME_MS)}; a new call voids the previous one. At most ${MAX_PASSKEYS_PER_MEMBER} passkeys per member (409 \`conflict\`).`,
         tags: ["passkeys"],
         operationId: "startPasskeyRegistration",
         security: security.session,
@@ -123,7 +132,7 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
       schema: {
         summary: "Finish adding a passkey",
         description:
-          "The browser's answer to the options. The challenge is used up first, so an answer counts once whether it passes or not (400 `invalid_token`: expired or used). An answer that doesn't verify (origin, RP ID, signature, no user verification, made in a frame of another origin's page (clientData `crossOrigin: true` or a `topOrigin`), a credential id over 1023 bytes or unlike `response.id`) is 400 `validation_failed`, as is a `name` with control or invisible formatting characters (Unicode Cc, Cf); a credential already registered here is 409 `conflict`. Unknown `transports` are dropped. " +
+          `The browser's answer to the options. The challenge is used up first, so an answer counts once whether it passes or not (400 \`invalid_token\`: expired or used). An answer that doesn't verify (origin, RP ID, signature, no user verification, made in a frame of another origin's page (clientData \`crossOrigin: true\` or a \`topOrigin\`), a credential id over ${MAX_CREDENTIAL_ID_BYTES} bytes or unlike \`response.id\`) is 400 \`validation_failed\`, as is a \`name\` with control or invisible formatting characters (Unicode Cc, Cf); a credential already registered here is 409 \`conflict\`. Unknown \`transports\` are dropped. ` +
           "Sends the member a `security_alert` `passkey_added` (with `passkeyName`).",
         tags: ["passkeys"],
         operationId: "finishPasskeyRegistration",
@@ -168,7 +177,7 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
     {
       schema: {
         summary: "Rename a passkey",
-        description: "1 to 64 characters. 404 `not_found` for an id that is not one of the member's passkeys.",
+        description: `1 to ${PASSKEY_NAME_MAX_LENGTH} characters. 404 \`not_found\` for an id that is not one of the member's passkeys.`,
         tags: ["passkeys"],
         operationId: "renamePasskey",
         security: security.session,
@@ -210,7 +219,7 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
         summary: "Start a passkey login",
         description:
           "The `PublicKeyCredentialRequestOptionsJSON` for `navigator.credentials.get()` (or `startAuthentication`, with `useBrowserAutofill` for conditional UI): no `allowCredentials` (the passkey is discoverable and names its member), user verification required. " +
-          "Behind the bot check; 60 per IP per minute. The challenge is good for one answer within 5 minutes.",
+          `Behind the bot check; ${rateRules.passkeyLoginPerIp.limit} per IP per ${describeWindow(rateRules.passkeyLoginPerIp.windowMs)}. The challenge is good for one answer within ${describeDuration(PASSKEY_CHALLENGE_LIFETIME_MS)}.`,
         tags: ["passkeys"],
         operationId: "startPasskeyLogin",
         body: LoginOptionsBody,

@@ -24,12 +24,15 @@ import {
 } from "../schemas.js";
 import { clearSessionCookie, requireSession } from "../session-cookie.js";
 import { contextOf, SESSION_COOKIE } from "../tenant.js";
+import { describeDuration, describeWindow, FRESH_SESSION_MS, NAME_MAX_LENGTH, rateRules, TOKEN_LIFETIMES_MS } from "../../rules.js";
 
 export const MeBody = described(
   Type.Object({
     success: Type.Literal(true),
     ...memberIdentityFields,
-    hasPassword: Type.Boolean({ description: "False for a magic-link-only member: re-authentication then needs a session under 10 minutes old." }),
+    hasPassword: Type.Boolean({
+      description: `False for a magic-link-only member: re-authentication then needs a session under ${describeDuration(FRESH_SESSION_MS)} old.`,
+    }),
     createdAt: Timestamp,
   }),
   "The signed-in member.",
@@ -80,8 +83,7 @@ export const selfServiceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
     {
       schema: {
         summary: "Change the signed-in member's name",
-        description:
-          '1 to 100 characters, no control or invisible formatting characters (Unicode Cc, Cf: bidi controls, zero-width characters). Sends `member.updated` (`changes: ["name"]`) to the tenant\'s `eventsWebhook`.',
+        description: `1 to ${NAME_MAX_LENGTH} characters, no control or invisible formatting characters (Unicode Cc, Cf: bidi controls, zero-width characters). Sends \`member.updated\` (\`changes: ["name"]\`) to the tenant's \`eventsWebhook\`.`,
         tags: ["account"],
         operationId: "updateMe",
         security: security.session,
@@ -100,8 +102,7 @@ export const selfServiceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
     {
       schema: {
         summary: "Ask to change the email address",
-        description:
-          "Re-authenticates: `password` when the member has one (same lockout as login), else a session under 10 minutes old; and `twoFACode` when 2FA is on. In `Password Change Pending` a password is refused (403 `password_change_required`): it is the one flagged. Then sends `email_change` (`verificationLink` to `/email-change/{recordId}/{token}`, 1 hour) to the new address through `emailVerificationWebhook`, and a `security_alert` `email_change_requested` to the current one. The same answer whether or not the new address is taken (nothing is sent to a taken one). 3 requests per member per hour.",
+        description: `Re-authenticates: \`password\` when the member has one (same lockout as login), else a session under ${describeDuration(FRESH_SESSION_MS)} old; and \`twoFACode\` when 2FA is on. In \`Password Change Pending\` a password is refused (403 \`password_change_required\`): it is the one flagged. Then sends \`email_change\` (\`verificationLink\` to \`/email-change/{recordId}/{token}\`, ${describeDuration(TOKEN_LIFETIMES_MS.email_change)}) to the new address through \`emailVerificationWebhook\`, and a \`security_alert\` \`email_change_requested\` to the current one. The same answer whether or not the new address is taken (nothing is sent to a taken one). ${rateRules.changeEmailPerMember.limit} requests per member per ${describeWindow(rateRules.changeEmailPerMember.windowMs)}.`,
         tags: ["account"],
         operationId: "changeEmail",
         security: security.session,
@@ -140,8 +141,7 @@ export const selfServiceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
     {
       schema: {
         summary: '"This wasn\'t me": lock the account down from a security alert',
-        description:
-          "`recordId` and `token` are the last two segments of an alert's `secureAccountLink` (7 days, one use; each alert has its own, used up alone: a password or email change, or another alert's link, leaves the others valid). Ends every session, voids every sign-in, reset and email-change link, removes every passkey, sets `Password Change Pending` (a locked account stays locked) and turns off a second factor turned on after the alert was sent. After an `email_changed` or `email_change_requested` alert whose address the account no longer has, it gives that address back for good (the alert links issued after this one, sent to the replaced addresses, are void), unless a verified account holds it now (the message then says so); a pending registration holding it is erased.",
+        description: `\`recordId\` and \`token\` are the last two segments of an alert's \`secureAccountLink\` (${describeDuration(TOKEN_LIFETIMES_MS.secure_account)}, one use; each alert has its own, used up alone: a password or email change, or another alert's link, leaves the others valid). Ends every session, voids every sign-in, reset and email-change link, removes every passkey, sets \`Password Change Pending\` (a locked account stays locked) and turns off a second factor turned on after the alert was sent. After an \`email_changed\` or \`email_change_requested\` alert whose address the account no longer has, it gives that address back for good (the alert links issued after this one, sent to the replaced addresses, are void), unless a verified account holds it now (the message then says so); a pending registration holding it is erased.`,
         tags: ["account"],
         operationId: "secureAccount",
         body: LinkBody,

@@ -7,11 +7,12 @@ import { BODY_ERRORS, errorResponses, security, TENANT_ERRORS } from "../openapi
 import { described, MessageBody, PasswordField, SecondFactorCodeField } from "../schemas.js";
 import { requireSession } from "../session-cookie.js";
 import { contextOf } from "../tenant.js";
+import { describeDuration, FRESH_SESSION_MS, RECOVERY_CODE_COUNT, TWO_FACTOR_FAILURES_BEFORE_LOCKOUT, TWO_FACTOR_LOCKOUT_MS } from "../../rules.js";
 
 const CodeField = SecondFactorCodeField;
 export const RecoveryCodesBody = described(
   Type.Object({ success: Type.Literal(true), recoveryCodes: Type.Array(Type.String()) }),
-  "10 one-time recovery codes, shown only this once; any earlier set stops working.",
+  `${RECOVERY_CODE_COUNT} one-time recovery codes, shown only this once; any earlier set stops working.`,
 );
 export const SetupBody = described(
   Type.Object({ success: Type.Literal(true), secret: Type.String(), otpauthUrl: Type.String(), qrCodeDataUrl: Type.String() }),
@@ -19,7 +20,7 @@ export const SetupBody = described(
 );
 const ReauthenticationPassword = described(
   PasswordField,
-  "Turning 2FA on re-authenticates, at setup or at enable. The member's password; a member without one re-authenticates with a session under 10 minutes old.",
+  `Turning 2FA on re-authenticates, at setup or at enable. The member's password; a member without one re-authenticates with a session under ${describeDuration(FRESH_SESSION_MS)} old.`,
 );
 /** No body, or the password that re-authenticates at this step (contract.md#d30). */
 export const SetUpTwoFactorBody = Type.Union([Type.Object({ password: Type.Optional(ReauthenticationPassword) }), Type.Null()], {
@@ -43,8 +44,7 @@ export const twoFactorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
     {
       schema: {
         summary: "Start TOTP enrolment",
-        description:
-          "Each call replaces the pending secret until one is confirmed. 409 `invalid_state` when 2FA is already enabled. Turning 2FA on re-authenticates, here or at `/auth/2fa/enable`: with `password` (or, for a member without a password, a session under 10 minutes old) it happens here, and enable then needs only the code. The enrolment belongs to this session: no other session sees its secret or finishes it. A wrong password is 401 `invalid_credentials` and counts towards the login lockout.",
+        description: `Each call replaces the pending secret until one is confirmed. 409 \`invalid_state\` when 2FA is already enabled. Turning 2FA on re-authenticates, here or at \`/auth/2fa/enable\`: with \`password\` (or, for a member without a password, a session under ${describeDuration(FRESH_SESSION_MS)} old) it happens here, and enable then needs only the code. The enrolment belongs to this session: no other session sees its secret or finishes it. A wrong password is 401 \`invalid_credentials\` and counts towards the login lockout.`,
         tags: ["two-factor"],
         operationId: "setUpTwoFactor",
         security: security.session,
@@ -63,8 +63,7 @@ export const twoFactorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
     {
       schema: {
         summary: "Confirm enrolment with a first TOTP code",
-        description:
-          "Needs a pending secret that this session started with `/auth/2fa/setup` (409 `invalid_state` otherwise), and the re-authentication unless it was given at setup: `password` (400 `validation_failed` without it, 401 `invalid_credentials` when wrong), or for a member without a password a session under 10 minutes old (else 401). 3 wrong codes lock the second factor for 15 minutes and send a `security_alert` `two_factor_locked`. On success every other session of the member ends; this one stays.",
+        description: `Needs a pending secret that this session started with \`/auth/2fa/setup\` (409 \`invalid_state\` otherwise), and the re-authentication unless it was given at setup: \`password\` (400 \`validation_failed\` without it, 401 \`invalid_credentials\` when wrong), or for a member without a password a session under ${describeDuration(FRESH_SESSION_MS)} old (else 401). ${TWO_FACTOR_FAILURES_BEFORE_LOCKOUT} wrong codes lock the second factor for ${describeDuration(TWO_FACTOR_LOCKOUT_MS)} and send a \`security_alert\` \`two_factor_locked\`. On success every other session of the member ends; this one stays.`,
         tags: ["two-factor"],
         operationId: "enableTwoFactor",
         security: security.session,
