@@ -305,12 +305,6 @@ export const RULE_TABLE: readonly RuleRow[] = /* @__PURE__ */ (() => [
     value: `${TWO_FACTOR_FAILURES_BEFORE_LOCKOUT}, locked ${describeDuration(TWO_FACTOR_LOCKOUT_MS)}`,
     source: "contract.md#spec-8-2, contract.md#d13",
   },
-  { rule: "Email verification link", value: describeDuration(TOKEN_LIFETIMES_MS.verify_email), source: "contract.md#spec-8-1, contract.md#d7" },
-  {
-    rule: "Magic login link (and its email code)",
-    value: describeDuration(TOKEN_LIFETIMES_MS.magic_login),
-    source: "contract.md#spec-8-1, contract.md#d7, contract.md#d26",
-  },
   {
     rule: "TOTP codes (RFC 6238)",
     value: `${TOTP_PARAMETERS.algorithm.replace("SHA", "SHA-")}, ${TOTP_PARAMETERS.digits} digits, ${TOTP_PARAMETERS.periodSeconds}-second steps, ±${TOTP_PARAMETERS.window} step, ${TOTP_PARAMETERS.secretBytes * 8}-bit secrets`,

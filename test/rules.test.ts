@@ -66,6 +66,14 @@ test("every row names the spec or DECISIONS row it implements", () => {
   for (const row of rules.RULE_TABLE) assert.match(row.source, /^contract\.md#(spec-\d-\d|d\d+)\b/, row.rule);
 });
 
+test("each rule has one row in docs/limits.md", () => {
+  const names = rules.RULE_TABLE.map((row) => row.rule);
+  assert.deepEqual(
+    names.filter((name, i) => names.indexOf(name) !== i),
+    [],
+  );
+});
+
 /**
  * A number said with its unit in a string literal or a template's text: "15 minutes", "at most 256
  * characters", "3 wrong codes", "the 6-digit code". Such a sentence is built from rules.ts instead
