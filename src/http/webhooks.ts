@@ -82,9 +82,6 @@ const events: Record<WebhookEventType, WebhookEvent> = {
   },
 };
 
-/** The body schema of each event type, for tests that check what a receiver got. */
-export const webhookBodies: Record<WebhookEventType, TSchema> = WEBHOOK_BODIES;
-
 const signatureHeaders = [
   { name: "webhook-id", description: "`msg_…`, the same on every retry of one event: deduplicate on it." },
   { name: "webhook-timestamp", description: "Unix seconds of this attempt." },
