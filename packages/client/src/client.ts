@@ -1,8 +1,9 @@
 /** createLatchClient: one typed method per endpoint over fetch, in the browser and in Node 20. */
 import { createSessionCookieJar, type SessionCookieJar } from "./cookies.js";
 import { errorFromResponse, LatchError, networkError } from "./errors.js";
+import { assertClientIp, forwardedSessionId, forwardOfRequest } from "./forward.js";
 import { operations, type OperationId } from "./operations.js";
-import type { LatchClient, LatchClientOptions } from "./types.js";
+import type { LatchClient, LatchClientOptions, LatchOperations } from "./types.js";
 
 interface CallInput {
   body?: object;
@@ -10,7 +11,13 @@ interface CallInput {
   pathParams?: Record<string, string>;
 }
 
-type Transport = <T>(id: OperationId, input?: CallInput) => Promise<T>;
+type Call = <T>(id: OperationId, input?: CallInput) => Promise<T>;
+
+interface Transport {
+  call: Call;
+  /** The Set-Cookie lines of the answers so far. */
+  setCookies(): string[];
+}
 
 /** The path with its `{name}` segments filled in, each encoded, so a param can't change the path. */
 function fillPath(template: string, params: Record<string, string> = {}): string {
@@ -29,12 +36,23 @@ function requestHeaders(options: LatchClientOptions, jar: SessionCookieJar | und
   const headers = new Headers({ accept: "application/json" });
   if (hasBody) headers.set("content-type", "application/json");
   if (options.tenantDomain && key !== "operator") headers.set("x-tenant-domain", options.tenantDomain);
-  // Each key only ever goes to its own endpoints, never with a member's request.
+  // Each key only ever goes to its own endpoints, never with a member's request; and a member's
+  // session only with a member's request, never to the admin or operator API, which don't read it.
   const bearer = key === "admin" ? options.apiKey : key === "operator" ? options.operatorKey : undefined;
   if (bearer) headers.set("authorization", `Bearer ${bearer}`);
-  const cookie = jar?.header();
+  const cookie = key === undefined ? jar?.header() : undefined;
   if (cookie !== undefined) headers.set("cookie", cookie);
+  const forward = options.forward;
+  if (forward?.userAgent) headers.set("user-agent", forward.userAgent);
+  // Believed by Latch only from an address in its TRUST_PROXY (contract.md#d13); ignored otherwise.
+  if (forward?.clientIp !== undefined) headers.set("x-forwarded-for", forward.clientIp);
   return headers;
+}
+
+/** Memory mode's jar, or a forwarding client's, seeded with the browser's session; none in browser mode. */
+function sessionJar(options: LatchClientOptions): SessionCookieJar | undefined {
+  if (options.forward !== undefined) return createSessionCookieJar(forwardedSessionId(options.forward));
+  return options.cookies === "memory" ? createSessionCookieJar() : undefined;
 }
 
 async function readSuccess<T>(response: Response): Promise<T> {
@@ -52,8 +70,9 @@ async function readSuccess<T>(response: Response): Promise<T> {
 
 function createTransport(options: LatchClientOptions): Transport {
   const baseUrl = (options.baseUrl ?? "").replace(/\/+$/, "");
-  const jar = options.cookies === "memory" ? createSessionCookieJar() : undefined;
-  return async <T>(id: OperationId, input: CallInput = {}): Promise<T> => {
+  const jar = sessionJar(options);
+  const received: string[] = [];
+  const call = async <T>(id: OperationId, input: CallInput = {}): Promise<T> => {
     const operation = operations[id];
     // Read at call time, so a page's or test's later fetch patch is honoured; unbound calls of
     // window.fetch throw "Illegal invocation", hence the wrapper.
@@ -71,7 +90,10 @@ function createTransport(options: LatchClientOptions): Transport {
     } catch {
       throw networkError();
     }
-    jar?.update(response.headers);
+    if (jar !== undefined) {
+      jar.update(response.headers);
+      received.push(...response.headers.getSetCookie());
+    }
     if (response.ok) return readSuccess<T>(response);
     let text = "";
     try {
@@ -81,10 +103,20 @@ function createTransport(options: LatchClientOptions): Transport {
     }
     throw errorFromResponse(response, text);
   };
+  return { call, setCookies: () => [...received] };
 }
 
 export function createLatchClient(options: LatchClientOptions = {}): LatchClient {
-  const call = createTransport(options);
+  if (options.forward?.clientIp !== undefined) assertClientIp(options.forward.clientIp);
+  const { call, setCookies } = createTransport(options);
+  return {
+    ...operationMethods(call),
+    withRequest: (request, extra) => createLatchClient({ ...options, forward: forwardOfRequest(request, extra) }),
+    setCookies,
+  };
+}
+
+function operationMethods(call: Call): LatchOperations {
   return {
     registerWithPassword: (body) => call("registerWithPassword", { body }),
     registerWithMagicLink: (body) => call("registerWithMagicLink", { body }),
@@ -130,7 +162,13 @@ export function createLatchClient(options: LatchClientOptions = {}): LatchClient
     deleteMember: (recordId) => call("deleteMember", { pathParams: { recordId } }),
     revokeMemberSessions: (body) => call("revokeMemberSessions", { body }),
     resetMemberTwoFactor: (recordId) => call("resetMemberTwoFactor", { pathParams: { recordId } }),
+    createTenant: (body) => call("createTenant", { body }),
     listTenants: (query = {}) => call("listTenants", { query }),
+    showTenant: (domain) => call("showTenant", { pathParams: { domain } }),
+    updateTenantSettings: (domain, body) => call("updateTenantSettings", { pathParams: { domain }, body }),
     deleteTenant: (domain, confirm) => call("deleteTenant", { pathParams: { domain }, query: { confirm } }),
+    rotateApplicationKey: (applicationId) => call("rotateApplicationKey", { pathParams: { applicationId } }),
+    rotateWebhookSecret: (domain) => call("rotateWebhookSecret", { pathParams: { domain } }),
+    listWebhookDeliveries: (domain, query = {}) => call("listWebhookDeliveries", { pathParams: { domain }, query }),
   };
 }

@@ -25,8 +25,9 @@ function isExpired(attributes: string[], now: number): boolean {
   return false;
 }
 
-export function createSessionCookieJar(): SessionCookieJar {
-  let sessionId: string | undefined;
+/** `initial`: a session to start from, the browser's when server code forwards its request. */
+export function createSessionCookieJar(initial?: string): SessionCookieJar {
+  let sessionId = initial;
   return {
     header: () => (sessionId === undefined ? undefined : `${SESSION_COOKIE}=${sessionId}`),
     update(headers) {

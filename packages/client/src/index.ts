@@ -6,3 +6,5 @@ export { createLatchClient } from "./client.js";
 export { isLatchError, LATCH_ERROR_CODES, LatchError, type LatchErrorCode } from "./errors.js";
 export { operations, type Operation, type OperationId } from "./operations.js";
 export type * from "./types.js";
+export type * from "./operator-types.js";
+export type { ForwardOptions, IncomingRequestLike, WithRequestOptions } from "./forward.js";

@@ -55,8 +55,14 @@ export const operations = {
   deleteMember: { method: "DELETE", path: "/auth/admin/members/{recordId}", admin: true },
   revokeMemberSessions: { method: "POST", path: "/auth/admin/revoke-sessions", admin: true },
   resetMemberTwoFactor: { method: "POST", path: "/auth/admin/members/{recordId}/reset-2fa", admin: true },
+  createTenant: { method: "POST", path: "/operator/tenants", operator: true },
   listTenants: { method: "GET", path: "/operator/tenants", operator: true },
+  showTenant: { method: "GET", path: "/operator/tenants/{domain}", operator: true },
+  updateTenantSettings: { method: "PATCH", path: "/operator/tenants/{domain}", operator: true },
   deleteTenant: { method: "DELETE", path: "/operator/tenants/{domain}", operator: true },
+  rotateApplicationKey: { method: "POST", path: "/operator/applications/{applicationId}/rotate-key", operator: true },
+  rotateWebhookSecret: { method: "POST", path: "/operator/tenants/{domain}/rotate-webhook-secret", operator: true },
+  listWebhookDeliveries: { method: "GET", path: "/operator/tenants/{domain}/webhook-deliveries", operator: true },
 } as const satisfies Record<string, Operation>;
 
 export type OperationId = keyof typeof operations;

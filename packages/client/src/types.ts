@@ -3,6 +3,8 @@
  * service's TypeBox schemas. test/client-types.test.ts proves each one equal to its route's
  * schema, so a change on either side fails `npm run typecheck`.
  */
+import type { ForwardOptions, IncomingRequestLike, WithRequestOptions } from "./forward.js";
+import type { LatchOperatorCalls } from "./operator-types.js";
 
 // ---- Requests ----
 // "bot-challenge-response": the bot widget's solution (Turnstile, hCaptcha, reCAPTCHA or ALTCHA),
@@ -253,12 +255,18 @@ export interface LatchClientOptions {
   credentials?: RequestInit["credentials"];
   /** The tenant's internal API key, sent as `Authorization: Bearer` on the admin calls only. Server side only. */
   apiKey?: string;
-  /** OPERATOR_API_KEY, sent on the operator calls only (listTenants, deleteTenant). The operator's own tooling only. */
+  /** OPERATOR_API_KEY, sent on the operator calls only (`LatchOperatorCalls`). The operator's own tooling only. */
   operatorKey?: string;
+  /**
+   * Server code calling on behalf of a browser: its session cookie, User-Agent and (only if given)
+   * IP. The client then keeps the session as "memory" mode does, starting from the browser's, and
+   * `setCookies()` gives what to send back to the browser. `withRequest(request)` fills this in.
+   */
+  forward?: ForwardOptions;
 }
 
 /** One method per endpoint, named by its OpenAPI operationId; each rejects with LatchError. */
-export interface LatchClient {
+export interface LatchOperations extends LatchOperatorCalls {
   registerWithPassword(body: RegisterWithPasswordRequest): Promise<RegistrationResponse>;
   registerWithMagicLink(body: RegisterWithMagicLinkRequest): Promise<RegistrationResponse>;
   verifyEmail(body: VerifyEmailRequest): Promise<VerifyEmailResponse>;
@@ -304,8 +312,19 @@ export interface LatchClient {
   revokeMemberSessions(body: RevokeMemberSessionsRequest): Promise<RecordIdResponse>;
   /** contract.md#d30: turns the member's 2FA off for support, ends their sessions and alerts them. */
   resetMemberTwoFactor(recordId: string): Promise<TwoFactorResetResponse>;
-  /** contract.md#d23, with `operatorKey`. */
-  listTenants(query?: ListTenantsQuery): Promise<TenantListResponse>;
-  /** contract.md#d23, with `operatorKey`: erases the tenant and all it holds; `confirm` repeats the domain. */
-  deleteTenant(domain: string, confirm: string): Promise<DeletedTenantResponse>;
+}
+
+export interface LatchClient extends LatchOperations {
+  /**
+   * A client for one incoming request of a browser: the same settings, with the request's
+   * `session_id` cookie and User-Agent forwarded (and `clientIp` when given, see ForwardOptions).
+   * Make one per request: it keeps that browser's session, as "memory" mode does.
+   */
+  withRequest(request: IncomingRequestLike, options?: WithRequestOptions): LatchClient;
+  /**
+   * The `Set-Cookie` lines of this client's answers so far, in order, as Latch sent them: hand them to
+   * the browser (`res.setHeader("set-cookie", client.setCookies())`) after a login, or a logout that
+   * clears the cookie. Always empty in "browser" mode, where fetch hides Set-Cookie.
+   */
+  setCookies(): string[];
 }

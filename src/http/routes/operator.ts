@@ -34,8 +34,13 @@ import { bearerToken } from "./admin.js";
 const DomainField = Type.String({ minLength: 1, maxLength: TENANT_DOMAIN_MAX_LENGTH });
 const ApplicationIdField = Type.String({ minLength: 1, maxLength: 64 });
 export const DomainParams = Type.Object({ domain: DomainField });
+// Exported, like the schemas below, for test/client-types.test.ts, which proves the SDK's types equal to them.
+export const ApplicationParams = Type.Object({ applicationId: ApplicationIdField });
+export const CreateTenantBody = Type.Object({ domain: DomainField, applicationId: Type.Optional(ApplicationIdField), settings: NewTenantSettingsSchema });
+export const UpdateTenantSettingsBody = Type.Object({ settings: PartialTenantSettingsSchema });
+export const DeliveriesQuery = Type.Object({ limit: Type.Optional(LimitQueryField(DELIVERY_PAGE_DEFAULT, DELIVERY_PAGE_MAX, "Deliveries")) });
 
-const CreatedTenantBody = described(
+export const CreatedTenantBody = described(
   Type.Object({
     domain: Type.String(),
     applicationId: Type.String(),
@@ -44,11 +49,11 @@ const CreatedTenantBody = described(
   }),
   "The tenant is created.",
 );
-const TenantBody = described(
+export const TenantBody = described(
   Type.Object({ domain: Type.String(), applicationId: Type.String(), settings: TenantSettingsSchema }),
   "The tenant and its settings; `botProtection.secretKey` is never returned.",
 );
-const DeliveriesBody = described(
+export const DeliveriesBody = described(
   Type.Object({
     deliveries: Type.Array(
       Type.Object({
@@ -64,6 +69,8 @@ const DeliveriesBody = described(
   }),
   "Recent deliveries, newest first; never the payload or its link.",
 );
+export const RotatedKeyBody = described(Type.Object({ applicationId: Type.String(), internalApiKey: Type.String() }), "The new key, shown once.");
+export const RotatedSecretBody = described(Type.Object({ domain: Type.String(), webhookSecret: Type.String() }), "The new secret, shown once.");
 
 export const DeleteTenantQuery = Type.Object({ confirm: Type.String({ minLength: 1, maxLength: TENANT_DOMAIN_MAX_LENGTH, description: "The domain again." }) });
 export const TenantListQuery = Type.Object({
@@ -110,11 +117,7 @@ export const operatorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
         tags: ["operator"],
         operationId: "createTenant",
         security: security.operator,
-        body: Type.Object({
-          domain: DomainField,
-          applicationId: Type.Optional(ApplicationIdField),
-          settings: NewTenantSettingsSchema,
-        }),
+        body: CreateTenantBody,
         response: { 201: CreatedTenantBody, ...errorResponses(...OPERATOR_ERRORS, ...BODY_ERRORS, "conflict") },
       },
     },
@@ -187,7 +190,7 @@ export const operatorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
         operationId: "updateTenantSettings",
         security: security.operator,
         params: DomainParams,
-        body: Type.Object({ settings: PartialTenantSettingsSchema }),
+        body: UpdateTenantSettingsBody,
         response: { 200: TenantBody, ...errorResponses(...OPERATOR_ERRORS, ...BODY_ERRORS, "unknown_tenant", "conflict") },
       },
     },
@@ -203,10 +206,10 @@ export const operatorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
         tags: ["operator"],
         operationId: "rotateApplicationKey",
         security: security.operator,
-        params: Type.Object({ applicationId: ApplicationIdField }),
+        params: ApplicationParams,
         body: NoBodyNeeded,
         response: {
-          200: described(Type.Object({ applicationId: Type.String(), internalApiKey: Type.String() }), "The new key, shown once."),
+          200: RotatedKeyBody,
           ...errorResponses(...OPERATOR_ERRORS, ...BODY_ERRORS),
         },
       },
@@ -226,7 +229,7 @@ export const operatorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
         params: DomainParams,
         body: NoBodyNeeded,
         response: {
-          200: described(Type.Object({ domain: Type.String(), webhookSecret: Type.String() }), "The new secret, shown once."),
+          200: RotatedSecretBody,
           ...errorResponses(...OPERATOR_ERRORS, ...BODY_ERRORS, "unknown_tenant"),
         },
       },
@@ -244,7 +247,7 @@ export const operatorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
         operationId: "listWebhookDeliveries",
         security: security.operator,
         params: DomainParams,
-        querystring: Type.Object({ limit: Type.Optional(LimitQueryField(DELIVERY_PAGE_DEFAULT, DELIVERY_PAGE_MAX, "Deliveries")) }),
+        querystring: DeliveriesQuery,
         response: { 200: DeliveriesBody, ...errorResponses(...OPERATOR_ERRORS, "validation_failed", "unknown_tenant") },
       },
     },

@@ -1,0 +1,77 @@
+/**
+ * Calls made by server code on behalf of a browser (the README's "In server code"): the browser's
+ * session cookie, User-Agent and, only when asked, its IP go on to Latch. Structural types only, so
+ * the SDK keeps no Node types: a Fetch `Request` and a Node or Express `IncomingMessage` both fit.
+ */
+
+/** What a client forwards. Given any of it, the client keeps the session as "memory" mode does, starting from this cookie. */
+export interface ForwardOptions {
+  /** The browser's `Cookie` header as it came, or just `session_id=…`: only `session_id` goes on, the app's own cookies stay with the app. */
+  cookie?: string;
+  /** The bare `session_id` value, when the app's cookie parser already read it. */
+  sessionId?: string;
+  /** The browser's `User-Agent`, so audit events and the member's session list name the browser, not the server. */
+  userAgent?: string;
+  /**
+   * The browser's IP as this server determined it (its socket address, or what this server's own
+   * trusted proxy says), sent as `X-Forwarded-For`. Latch believes it only when this server's address
+   * is in Latch's `TRUST_PROXY`; otherwise Latch ignores it and counts this server's address.
+   * One IPv4 or IPv6 address; never the incoming `X-Forwarded-For` as it came, which the browser wrote.
+   */
+  clientIp?: string;
+}
+
+/** A Fetch `Request`, or a Node/Express/Fastify request (`headers` as a record of strings). */
+export type IncomingRequestLike = { headers: Headers | { [name: string]: string | string[] | undefined } };
+
+/** `withRequest`'s options: the IP is never read from the request, only taken from here. */
+export type WithRequestOptions = Pick<ForwardOptions, "clientIp">;
+
+const SESSION_COOKIE = "session_id";
+
+/** The first `session_id` of a Cookie header, as Latch's own parser takes the first. */
+export function sessionIdOfCookieHeader(header: string): string | undefined {
+  for (const pair of header.split(";")) {
+    const separator = pair.indexOf("=");
+    if (separator < 0 || pair.slice(0, separator).trim() !== SESSION_COOKIE) continue;
+    const value = pair.slice(separator + 1).trim();
+    return value === "" ? undefined : value;
+  }
+  return undefined;
+}
+
+function headerOf(request: IncomingRequestLike, name: string): string | undefined {
+  const headers = request.headers;
+  if (typeof headers.get === "function") return (headers as Headers).get(name) ?? undefined;
+  const value = (headers as Record<string, string | string[] | undefined>)[name];
+  // HTTP/2 may hand several cookie headers as an array; they are one list.
+  return Array.isArray(value) ? value.join("; ") : value;
+}
+
+/** What `withRequest` forwards: the session cookie and User-Agent of the request, and `clientIp` only if given. */
+export function forwardOfRequest(request: IncomingRequestLike, options: WithRequestOptions = {}): ForwardOptions {
+  const forward: ForwardOptions = {};
+  const cookie = headerOf(request, "cookie");
+  if (cookie !== undefined) forward.cookie = cookie;
+  const userAgent = headerOf(request, "user-agent");
+  if (userAgent !== undefined) forward.userAgent = userAgent;
+  if (options.clientIp !== undefined) forward.clientIp = options.clientIp;
+  return forward;
+}
+
+/** The session id a ForwardOptions names, if any. */
+export function forwardedSessionId(forward: ForwardOptions): string | undefined {
+  if (forward.sessionId !== undefined && forward.sessionId !== "") return forward.sessionId;
+  return forward.cookie === undefined ? undefined : sessionIdOfCookieHeader(forward.cookie);
+}
+
+const IPV4 = /^\d{1,3}(\.\d{1,3}){3}$/;
+const IPV6 = /^[0-9a-f:]*:[0-9a-f:]*(\d{1,3}(\.\d{1,3}){3})?$/i;
+
+/**
+ * Refuses anything but one address: a list or a header as it came would let whoever wrote it choose
+ * the IP Latch sees (a trusted proxy's X-Forwarded-For is taken from the right, entry by entry).
+ */
+export function assertClientIp(ip: string): void {
+  if (!IPV4.test(ip) && !IPV6.test(ip)) throw new TypeError("clientIp must be one IPv4 or IPv6 address, such as the incoming request's socket address.");
+}
