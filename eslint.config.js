@@ -107,7 +107,7 @@ export default tseslint.config(
   },
   {
     // Plain-JS scripts run on Node.
-    files: ["scripts/**/*.mjs", "bench/**/*.mjs"],
+    files: ["scripts/**/*.mjs", "bench/**/*.mjs", "packages/client/scripts/**/*.mjs", "packages/client/examples/**/*.mjs"],
     languageOptions: { globals: { process: "readonly", console: "readonly" } },
   },
   {

@@ -43,6 +43,13 @@ export interface LatchErrorInit {
   retryAfterSeconds?: number;
 }
 
+/**
+ * Marks a LatchError of any copy of this package. Node can load two, the ES module (import) and the
+ * CommonJS build (require), each with its own class; the mark, a registered symbol both share, lets
+ * `instanceof` and isLatchError accept an error from either.
+ */
+const LATCH_ERROR_MARK = Symbol.for("@latch/client.LatchError");
+
 export class LatchError extends Error {
   readonly code: LatchErrorCode;
   /** HTTP status; 0 for network_error. */
@@ -54,8 +61,13 @@ export class LatchError extends Error {
   /** Seconds to wait, from `Retry-After` (rate_limited). */
   readonly retryAfterSeconds?: number;
 
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return typeof value === "object" && value !== null && (value as { [LATCH_ERROR_MARK]?: unknown })[LATCH_ERROR_MARK] === true;
+  }
+
   constructor(init: LatchErrorInit) {
     super(init.message);
+    Object.defineProperty(this, LATCH_ERROR_MARK, { value: true });
     this.name = "LatchError";
     this.code = init.code;
     this.status = init.status;
