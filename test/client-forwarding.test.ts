@@ -3,7 +3,12 @@
 // pass on, and forwards the browser's IP only when told to, which Latch believes only from an
 // address in TRUST_PROXY (contract.md#d13). Real Latch on a real port, one with TRUST_PROXY and one without.
 import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
 import { after, before, test } from "node:test";
 import { createLatchClient, isLatchError, type LatchClient } from "../packages/client/src/index.js";
 import { createHarness, registerVerifiedMember, STRONG_PASSWORD, type Harness } from "./support/harness.js";
@@ -148,4 +153,38 @@ test("a forwarded session goes only with member calls, never to the admin or ope
     sent.map((headers) => headers.get("cookie")),
     ["session_id=a-session-id", null, null],
   );
+});
+
+/** The ```python block of a README. */
+function pythonSnippet(readme: string): string {
+  const found = /```python\n([\s\S]*?)```/.exec(readFileSync(readme, "utf8"));
+  assert.ok(found, `${readme} has no Python snippet`);
+  return found[1]!;
+}
+
+test("the READMEs' Python snippet reads the session for a forwarded session_id, and None without one", async (t) => {
+  const snippet = pythonSnippet("README.md");
+  assert.equal(pythonSnippet("packages/client/README.md"), snippet, "the two READMEs show the same snippet");
+  const run = promisify(execFile);
+  const hasRequests = await run("python3", ["-c", "import requests"]).then(
+    () => true,
+    () => false,
+  );
+  if (!hasRequests) return t.skip("python3 with requests is not installed");
+
+  const { sessionId } = await loginThroughBackend(plain, plainUrl, "fwd.python@example.org", { headers: {} });
+  const dir = mkdtempSync(join(tmpdir(), "latch-python-"));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  // The snippet as printed, then its two settings pointed at this Latch, then the calls an app makes.
+  const driver = `${snippet}
+import json, sys
+LATCH_URL, LATCH_TENANT = sys.argv[1], sys.argv[2]
+print(json.dumps([latch_member(sys.argv[3]), latch_member("not-a-session"), latch_member(None)]))
+`;
+  writeFileSync(join(dir, "snippet.py"), driver);
+  const { stdout } = await run("python3", [join(dir, "snippet.py"), plainUrl, plain.tenant.domain, sessionId]);
+  const [session, unknown, none] = JSON.parse(stdout) as [{ recordId: string } | null, unknown, unknown];
+  const expected = await createLatchClient({ baseUrl: plainUrl, tenantDomain: plain.tenant.domain, forward: { sessionId } }).getSession();
+  assert.equal(session?.recordId, expected.recordId);
+  assert.deepEqual([unknown, none], [null, null]);
 });

@@ -1,7 +1,8 @@
 /**
- * Calls made by server code on behalf of a browser (the README's "In server code"): the browser's
- * session cookie, User-Agent and, only when asked, its IP go on to Latch. Structural types only, so
- * the SDK keeps no Node types: a Fetch `Request` and a Node or Express `IncomingMessage` both fit.
+ * Calls made by server code on behalf of a browser (decisions.md#the-sdk-in-server-code-issue-29):
+ * the browser's session cookie, User-Agent and, only when asked, its IP go on to Latch. Structural
+ * types only, so the SDK keeps no Node types: a Fetch `Request` and a Node or Express
+ * `IncomingMessage` both fit.
  */
 
 /** What a client forwards. Given any of it, the client keeps the session as "memory" mode does, starting from this cookie. */
