@@ -35,22 +35,41 @@ case "$(uname -m)" in x86_64 | amd64) arch=x64 ;; aarch64 | arm64) arch=arm64 ;;
 cache="${LATCH_NODE_CACHE:-$PWD/node_modules/.cache/latch-node}"
 mkdir -p "$cache"
 
-# npm pack resolves the newest release of the major and keeps the tarball in npm's own cache.
-npm pack "node-$os-$arch@$major" --pack-destination "$cache" --json --silent >"$cache/pack.json"
-read -r version tarball < <(node -e 'const [p] = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")); console.log(p.version, p.filename)' "$cache/pack.json")
-tarball="$cache/$tarball"
-nodedir="$cache/v$version"
-if [ ! -x "$nodedir/bin/node" ]; then
-  mkdir -p "$nodedir"
-  tar -xzf "$tarball" -C "$nodedir" --strip-components=1
+# Unpacks node-<os>-<arch>@<spec> into the cache and prints its directory. npm pack resolves the
+# newest release of a major and keeps the tarball in npm's own cache.
+unpack_node() {
+  npm pack "node-$os-$arch@$1" --pack-destination "$cache" --json --silent >"$cache/pack.json"
+  local version tarball
+  read -r version tarball < <(node -e 'const [p] = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")); console.log(p.version, p.filename)' "$cache/pack.json")
+  if [ ! -x "$cache/v$version/bin/node" ]; then
+    mkdir -p "$cache/v$version"
+    tar -xzf "$cache/$tarball" -C "$cache/v$version" --strip-components=1
+  fi
+  rm -f "$cache/$tarball" "$cache/pack.json"
+  echo "$cache/v$version"
+}
+nodedir="$(unpack_node "$major")"
+version="${nodedir##*/v}"
+
+# The headers addons are built against. Node 24.19 changed node::ObjectWrap in node_object_wrap.h,
+# which an addon compiles into itself: built against 24.19 or later headers, better-sqlite3 12 aborts
+# the process when the GC finalizes a Statement outside JavaScript ("Assertion failed: (env) !=
+# nullptr" in RemoveEnvironmentCleanupHook; nodejs/node#65446, open), on any 24 runtime. Built
+# against 24.18.1's it runs clean on the newest 24 (measured), like the prebuilt binaries
+# better-sqlite3 12.11.1 published in June 2026, before 24.19 existed. What an operator does:
+# docs/operations.md#supported-runtimes.
+headers="${LATCH_NODE_HEADERS:-}"
+if [ -z "$headers" ]; then
+  if [ "$major" = 24 ]; then headers=24.18.1; else headers="$version"; fi
 fi
-rm -f "$tarball" "$cache/pack.json"
+headersdir="$nodedir"
+[ "$headers" = "$version" ] || headersdir="$(unpack_node "$headers")"
 export PATH="$nodedir/bin:$PATH"
 [ "$(node -p 'process.versions.node.split(".")[0]')" = "$major" ] || {
   echo "test-on-node: $nodedir/bin/node is not Node $major" >&2
   exit 1
 }
-echo "test-on-node: Node $(node --version) from node-$os-$arch@$version ($nodedir)"
+echo "test-on-node: Node $(node --version) from node-$os-$arch@$version ($nodedir), addons built against the headers of ${headersdir##*/}"
 
 # Every addon the checkout built (build/Release/*.node) that this Node refuses for its ABI.
 mismatched_addons() {
@@ -73,21 +92,24 @@ restore() {
   rm -rf "$saved"
 }
 trap restore EXIT
+# A plain SIGTERM or SIGINT would end bash without its EXIT trap: exit instead, so restore runs.
+trap 'exit 130' INT
+trap 'exit 143' TERM HUP
 
 mapfile -t addons < <(mismatched_addons)
 for file in "${addons[@]}"; do
   package_dir="${file%%/build/Release/*}"
   package="${package_dir#node_modules/}"
   package_version="$(node -p "require('./$package_dir/package.json').version")"
-  built="$nodedir/addons/$package@$package_version/$(basename "$file")"
+  built="$nodedir/addons/headers-${headersdir##*/v}/$package@$package_version/$(basename "$file")"
   mkdir -p "$saved/$(dirname "$file")"
   cp "$file" "$saved/$file"
   swapped+=("$file")
   if [ ! -f "$built" ]; then
-    echo "test-on-node: building $package $package_version for Node $version"
+    echo "test-on-node: building $package $package_version for Node $version against the headers of ${headersdir##*/}"
     # From source against the package's headers: no prebuilt binary is fetched from outside the registry.
     log="$saved/rebuild-${package//\//+}.log"
-    npm_config_nodedir="$nodedir" npm_config_build_from_source=true npm rebuild "$package" --foreground-scripts >"$log" 2>&1 || {
+    npm_config_nodedir="$headersdir" npm_config_build_from_source=true npm rebuild "$package" --foreground-scripts >"$log" 2>&1 || {
       cat "$log" >&2
       echo "test-on-node: could not build $package for Node $version (its output is above)" >&2
       exit 1
@@ -107,5 +129,7 @@ left="$(mismatched_addons)"
 
 for script in "${scripts[@]}"; do
   echo "test-on-node: npm run $script on Node $version"
+  started=$SECONDS
   npm run "$script"
+  echo "test-on-node: npm run $script on Node $version passed in $((SECONDS - started)) s"
 done
