@@ -17,7 +17,7 @@ import { signWebhook } from "../src/events/webhook-sender.js";
 import { createTenant } from "../src/flows/tenants/tenants.js";
 import { createHarness, deliverWebhooks, get, parseLink, post, STRONG_PASSWORD, type Harness } from "./support/harness.js";
 import { solveAltcha } from "./support/altcha.js";
-import { startServerProcess } from "./support/server-process.js";
+import { nodeWarnings, startServerProcess, withNodeWarningsShown } from "./support/server-process.js";
 
 interface InboxEmail {
   id: string;
@@ -420,12 +420,12 @@ test("every value is HTML-escaped; a link that isn't http(s) never becomes a but
   assert.ok(hostile.includes("Webhook: x&quot;&gt;&lt;img src=x onerror=alert(2)&gt;"), "an unknown event_type, escaped");
 });
 
-test("`npm run dev`'s entry starts on a fresh data directory, prints the URL to open, and the page answers", async (t) => {
+test("`npm run dev`'s entry starts on a fresh data directory, prints the URL to open, the page answers, and Node prints no warning", async (t) => {
   const packageJson = JSON.parse(readFileSync("package.json", "utf8")) as { scripts: Record<string, string> };
   assert.equal(packageJson.scripts.dev, "tsx src/dev/main.ts");
   const dataDir = mkdtempSync(join(tmpdir(), "latch-dev-process-"));
   t.after(() => rmSync(dataDir, { recursive: true, force: true }));
-  const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: `sqlite:${dataDir}/dev.db`, PORT: "0", LOG_LEVEL: "info", BREACH_CHECK_MODE: "offline" };
+  const env = withNodeWarningsShown({ ...process.env, DATABASE_URL: `sqlite:${dataDir}/dev.db`, PORT: "0", LOG_LEVEL: "info", BREACH_CHECK_MODE: "offline" });
   delete env.SECRETS_KEY;
   delete env.DEV_MODE;
   delete env.HOST;
@@ -445,6 +445,8 @@ test("`npm run dev`'s entry starts on a fresh data directory, prints the URL to 
     assert.equal(page.status, 200);
     assert.match(await page.text(), /Latch dev inbox/);
     assert.equal(await server.stop(), 0);
+    // Issue 29: dev mode is quiet on every Node the CI runs (docs/operations.md#supported-runtimes).
+    assert.deepEqual(nodeWarnings(server.output()), [], server.output().join("\n"));
     return { lines, url };
   };
 

@@ -122,3 +122,25 @@ export function startInstanceOn(h: Harness, env: Record<string, string> = {}): P
     },
   });
 }
+
+/**
+ * Node's own warnings among a process's lines: `(node:<pid>) [DEP0040] DeprecationWarning: …`,
+ * `(node:<pid>) ExperimentalWarning: …`, a MaxListenersExceededWarning. No supported runtime may
+ * print one (issue 29, docs/operations.md#supported-runtimes): an operator reads it as something
+ * to fix, and a deprecated API that a dependency calls stops working in a later Node.
+ */
+export function nodeWarnings(lines: readonly string[]): string[] {
+  return lines.filter((line) => /^\(node:\d+\) (?:\[[A-Z]+\d+\] )?\w*Warning: /.test(line));
+}
+
+/** `env` with Node's warnings shown, whatever the caller's environment silences (NODE_NO_WARNINGS, --no-warnings). */
+export function withNodeWarningsShown(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const shown = { ...env };
+  delete shown.NODE_NO_WARNINGS;
+  if (shown.NODE_OPTIONS !== undefined) {
+    shown.NODE_OPTIONS = shown.NODE_OPTIONS.split(/\s+/)
+      .filter((option) => !/^--(?:no-warnings|no-deprecation)(?:=|$)/.test(option))
+      .join(" ");
+  }
+  return shown;
+}

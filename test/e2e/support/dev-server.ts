@@ -7,7 +7,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startServerProcess, type ServerProcess } from "../../support/server-process.js";
+import { nodeWarnings, startServerProcess, withNodeWarningsShown, type ServerProcess } from "../../support/server-process.js";
 
 export interface DevServer {
   /** http://localhost:<port>: what a browser opens (the tenant is `localhost`). */
@@ -22,13 +22,13 @@ export interface DevServer {
 
 export async function startDevServer(): Promise<DevServer> {
   const dataDir = mkdtempSync(join(tmpdir(), "latch-e2e-"));
-  const env: NodeJS.ProcessEnv = {
+  const env: NodeJS.ProcessEnv = withNodeWarningsShown({
     ...process.env,
     DATABASE_URL: `sqlite:${join(dataDir, "dev.db")}`,
     PORT: "0",
     LOG_LEVEL: "info",
     BREACH_CHECK_MODE: "offline",
-  };
+  });
   // What dev mode must choose itself: the key generated into the data folder, loopback, dev mode on.
   for (const name of ["SECRETS_KEY", "DEV_MODE", "HOST", "REDIS_URL", "OPERATOR_API_KEY", "METRICS_TOKEN"]) delete env[name];
   let server: ServerProcess;
@@ -56,6 +56,9 @@ export async function startDevServer(): Promise<DevServer> {
       const code = await server.stop();
       rmSync(dataDir, { recursive: true, force: true });
       if (code !== 0) throw new Error(`the dev server exited with ${code} on SIGTERM:\n${server.output().slice(-20).join("\n")}`);
+      // Issue 29: a whole browser suite's pages and flows print no Node warning, on each Node CI runs.
+      const warnings = nodeWarnings(server.output());
+      if (warnings.length > 0) throw new Error(`the dev server printed Node warnings:\n${warnings.join("\n")}`);
     },
   };
 }
