@@ -151,6 +151,13 @@ export const WEBHOOK_FIRST_RETRY_MS = 10 * SECOND;
 export const WEBHOOK_MAX_RETRY_DELAY_MS = 1 * HOUR;
 /** contract.md#d9: an attempt that has no answer this long after it started has failed (and is retried). */
 export const WEBHOOK_ATTEMPT_TIMEOUT_MS = 10 * SECOND;
+/**
+ * decisions.md#webhook-secret-rotation: after a webhook secret is rotated, every attempt is signed with the old
+ * secret too for this long, so a receiver that still holds it loses nothing while it installs the
+ * new one. As long as WEBHOOK_RETRY_FOR_MS: an event queued just before the rotation carries the old
+ * signature for about as long as it is retried.
+ */
+export const WEBHOOK_SECRET_ROTATION_WINDOW_MS = WEBHOOK_RETRY_FOR_MS;
 
 /** contract.md#d25: how long what is kept is kept. */
 export const RETENTION_MS = 30 * DAY;
@@ -369,6 +376,11 @@ export const RULE_TABLE: readonly RuleRow[] = /* @__PURE__ */ (() => [
     source: "contract.md#d9 (at least 24 hours, 10 s per attempt); the steps are Latch's",
   },
   { rule: "A webhook attempt without an answer fails after", value: describeDuration(WEBHOOK_ATTEMPT_TIMEOUT_MS), source: "contract.md#d9" },
+  {
+    rule: "After a webhook secret rotation, deliveries are signed with the old secret too for",
+    value: describeDuration(WEBHOOK_SECRET_ROTATION_WINDOW_MS),
+    source: "contract.md#d9; the number is Latch's (as long as the retries)",
+  },
   { rule: "Finished webhook deliveries and idle lockout rows kept", value: describeDuration(RETENTION_MS), source: "contract.md#d25; the number is Latch's" },
   {
     rule: "Audit events kept (AUDIT_RETENTION_DAYS)",

@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test, type TestContext } from "node:test";
 import { promisify } from "node:util";
+import { describeDuration, WEBHOOK_SECRET_ROTATION_WINDOW_MS } from "../src/rules.js";
 import { createHarness, post } from "./support/harness.js";
 
 const run = promisify(execFile);
@@ -69,7 +70,19 @@ test("latch tenant create|show|update|rotate-key|rotate-webhook-secret drive the
   const { internalApiKey: newKey } = JSON.parse(rotated.stdout) as { internalApiKey: string };
   assert.notEqual(newKey, tenant.internalApiKey);
   const secret = await latch(dataDir, ["tenant", "rotate-webhook-secret", "shop.example.com"]);
-  assert.match(JSON.parse(secret.stdout).webhookSecret as string, /^whsec_/);
+  const rotatedSecret = JSON.parse(secret.stdout) as { webhookSecret: string; previousSecretExpiresAt: string };
+  assert.match(rotatedSecret.webhookSecret, /^whsec_/);
+  assert.match(
+    rotatedSecret.previousSecretExpiresAt,
+    /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/,
+    "until when the old secret signs, as the API's ISO 8601 times",
+  );
+  assert.ok(!secret.stdout.includes(tenant.webhookSecret), "the old secret is not shown again");
+  const help = await latch(dataDir, ["--help"]);
+  assert.match(
+    help.stderr,
+    new RegExp(`rotate-webhook-secret <domain>\\s+\\(the old secret signs too for ${describeDuration(WEBHOOK_SECRET_ROTATION_WINDOW_MS)}`),
+  );
 
   assert.equal((await latch(dataDir, ["tenant", "frobnicate"])).code, 2, "unknown command is a usage error");
 
@@ -80,6 +93,16 @@ test("latch tenant create|show|update|rotate-key|rotate-webhook-secret drive the
     post(h, "/auth/lock-account", { recordId: "123456789012345", action: "lock" }, { domain: "shop.example.com", headers: { authorization: `Bearer ${key}` } });
   assert.equal((await lockWith(tenant.internalApiKey)).statusCode, 401, "the old key stopped working");
   assert.equal((await lockWith(newKey)).statusCode, 404, "the new key is accepted; the member does not exist");
+
+  // The old webhook secret is kept sealed until the time the CLI printed, a window after the rotation.
+  const row = await h.db
+    .selectFrom("tenants")
+    .select(["webhook_previous_secret_enc", "webhook_previous_secret_expires_at", "updated_at"])
+    .where("domain", "=", "shop.example.com")
+    .executeTakeFirstOrThrow();
+  assert.equal(h.deps.secrets.open(row.webhook_previous_secret_enc!), tenant.webhookSecret);
+  assert.equal(row.webhook_previous_secret_expires_at, Date.parse(rotatedSecret.previousSecretExpiresAt));
+  assert.equal(row.webhook_previous_secret_expires_at - row.updated_at, WEBHOOK_SECRET_ROTATION_WINDOW_MS);
 });
 
 test("latch secrets reseal: counts per kind, never values; idempotent; unreadable values kept and exit 1", async (t) => {
@@ -87,26 +110,37 @@ test("latch secrets reseal: counts per kind, never values; idempotent; unreadabl
   const NEW_KEY = "22".repeat(32);
   const settings = JSON.stringify({ ...HOOKS, botProtection: { provider: "turnstile", secretKey: "cli-bot-secret" } });
   assert.equal((await latch(dataDir, ["tenant", "create", "--domain", "shop.example.com", "--settings", settings])).code, 0);
+  // A rotation keeps the old webhook secret for its window: sealed too, so resealed too.
+  assert.equal((await latch(dataDir, ["tenant", "rotate-webhook-secret", "shop.example.com"])).code, 0);
   const countsOf = (stdout: string) => JSON.parse(stdout) as Record<string, { resealed: number; current: number; unreadable: number }>;
 
   const rotated = await latch(dataDir, ["secrets", "reseal"], { SECRETS_KEY: NEW_KEY, SECRETS_KEY_PREVIOUS: SECRETS_KEY });
   assert.equal(rotated.code, 0, rotated.stderr);
   const report = countsOf(rotated.stdout);
-  assert.deepEqual(Object.keys(report).sort(), ["botSecrets", "outboxPayloads", "pendingTotpSecrets", "totpSecrets", "webhookSecrets"]);
+  assert.deepEqual(Object.keys(report).sort(), [
+    "botSecrets",
+    "outboxPayloads",
+    "pendingTotpSecrets",
+    "previousWebhookSecrets",
+    "totpSecrets",
+    "webhookSecrets",
+  ]);
   assert.equal(report.webhookSecrets!.resealed, 1);
+  assert.equal(report.previousWebhookSecrets!.resealed, 1);
   assert.equal(report.botSecrets!.resealed, 1);
   assert.doesNotMatch(rotated.stdout + rotated.stderr, /cli-bot-secret|whsec_|v2\./, "counts only");
 
   const again = countsOf((await latch(dataDir, ["secrets", "reseal"], { SECRETS_KEY: NEW_KEY })).stdout);
   assert.deepEqual(
-    [again.webhookSecrets!.resealed, again.webhookSecrets!.current, again.botSecrets!.current],
-    [0, 1, 1],
+    [again.webhookSecrets!.resealed, again.webhookSecrets!.current, again.previousWebhookSecrets!.current, again.botSecrets!.current],
+    [0, 1, 1, 1],
     "the new key alone opens all; nothing left to do",
   );
 
   const wrongKey = await latch(dataDir, ["secrets", "reseal"], { SECRETS_KEY });
   assert.equal(wrongKey.code, 1, "values no key opens make the run fail");
-  assert.deepEqual([countsOf(wrongKey.stdout).webhookSecrets!.unreadable, countsOf(wrongKey.stdout).botSecrets!.unreadable], [1, 1]);
+  const unreadable = countsOf(wrongKey.stdout);
+  assert.deepEqual([unreadable.webhookSecrets!.unreadable, unreadable.previousWebhookSecrets!.unreadable, unreadable.botSecrets!.unreadable], [1, 1, 1]);
   assert.match(wrongKey.stderr, /left in place/);
   const kept = countsOf((await latch(dataDir, ["secrets", "reseal"], { SECRETS_KEY: NEW_KEY })).stdout);
   assert.equal(kept.webhookSecrets!.current, 1, "the unreadable run deleted and changed nothing");

@@ -14,7 +14,8 @@ import { DEV_TENANT_DOMAIN } from "../src/dev/dev-mode.js";
 import { DEV_INBOX_CAPACITY, DevInbox } from "../src/dev/inbox.js";
 import { startDevMode, type DevModeStart } from "../src/dev/start.js";
 import { signWebhook } from "../src/events/webhook-sender.js";
-import { createTenant } from "../src/flows/tenants/tenants.js";
+import { createTenant, rotateWebhookSecret } from "../src/flows/tenants/tenants.js";
+import { WEBHOOK_SECRET_ROTATION_WINDOW_MS } from "../src/rules.js";
 import { createHarness, deliverWebhooks, get, parseLink, post, STRONG_PASSWORD, type Harness } from "./support/harness.js";
 import { solveAltcha } from "./support/altcha.js";
 import { nodeWarnings, startServerProcess, withNodeWarningsShown } from "./support/server-process.js";
@@ -390,6 +391,19 @@ test("a webhook whose signature doesn't verify is refused with 401 and not store
   assert.equal((await postToInbox(h, body, { secret, signature })).statusCode, 204);
   assert.equal((await postToInbox(h, body, { secret })).statusCode, 204, "a retry of the same webhook-id");
   assert.equal((await inbox(h)).length, 1);
+});
+
+test("after a rotation the inbox keeps a webhook signed with the old secret alone (sent just before) during the window, and refuses it after", async (t) => {
+  const { h } = await createDevHarness(t);
+  const oldSecret = await devWebhookSecret(h);
+  const { webhookSecret: newSecret } = await rotateWebhookSecret(h.deps, DEV_TENANT_DOMAIN);
+  const body = JSON.stringify({ event_type: "account_exists", recordid: "123456789012345", email: "ada@example.org", name: "Ada" });
+  assert.equal((await postToInbox(h, body, { secret: oldSecret, id: "msg_in_flight" })).statusCode, 204, "signed before the rotation");
+  assert.equal((await postToInbox(h, body, { secret: newSecret, id: "msg_new" })).statusCode, 204);
+  h.clock.advance(WEBHOOK_SECRET_ROTATION_WINDOW_MS);
+  assert.equal((await postToInbox(h, body, { secret: oldSecret, id: "msg_too_late" })).statusCode, 401, "the window is over");
+  assert.equal((await postToInbox(h, body, { secret: newSecret, id: "msg_later" })).statusCode, 204);
+  assert.deepEqual((await inbox(h)).map((m) => m.id).sort(), ["msg_in_flight", "msg_later", "msg_new"]);
 });
 
 test("every value is HTML-escaped; a link that isn't http(s) never becomes a button", async (t) => {

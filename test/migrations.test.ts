@@ -10,6 +10,7 @@ import { test } from "node:test";
 import { sql, type Kysely } from "kysely";
 import { createMigrator, migrateToLatest, MIGRATIONS, openDatabase } from "../src/store/database.js";
 import type { Database } from "../src/store/schema.js";
+import { TenantStore } from "../src/store/tenants.js";
 import { createTestSchema, TEST_DATABASE_URL } from "./support/postgres.js";
 
 async function migrateUpTo(db: Kysely<Database>, last: string): Promise<void> {
@@ -48,6 +49,32 @@ test("0009: sessions from before get a random public id (not a prefix of their i
         assert.equal(Number(row.last_seen_at), 1000, name);
       }
       assert.notEqual(rows[0]!.public_id, rows[1]!.public_id, name);
+    } finally {
+      await opened.db.destroy();
+      opened.reader?.close();
+      await dispose();
+    }
+  }
+});
+
+test("0016: tenants from before have no previous webhook secret; a rotation then keeps one", async () => {
+  for (const { name, url, dispose } of await databases()) {
+    const opened = openDatabase(url, { poolSize: 2, statementTimeoutMs: 5000 });
+    try {
+      await migrateUpTo(opened.db, "0015-alert-order");
+      await sql`insert into applications (id, api_key_hash, created_at, updated_at) values ('app_x', ${"c".repeat(64)}, 1000, 1000)`.execute(opened.db);
+      await sql`insert into tenants (id, domain, application_id, settings, webhook_secret_enc, created_at, updated_at)
+        values ('ten_x', 'old.example.com', 'app_x', '{}', 'sealed-current', 1000, 1000)`.execute(opened.db);
+      await migrateToLatest(opened.db);
+      const tenants = new TenantStore(opened.db, opened.dialect);
+      assert.deepEqual(await tenants.findWebhookSecrets("ten_x", 2000), { current: "sealed-current", previous: undefined }, name);
+      await tenants.rotateWebhookSecret("ten_x", "sealed-new", 5000, 2000);
+      assert.deepEqual(
+        await tenants.findWebhookSecrets("ten_x", 4999),
+        { current: "sealed-new", previous: { sealed: "sealed-current", expiresAt: 5000 } },
+        name,
+      );
+      assert.deepEqual(await tenants.findWebhookSecrets("ten_x", 5000), { current: "sealed-new", previous: undefined }, `${name}: expired at its time`);
     } finally {
       await opened.db.destroy();
       opened.reader?.close();

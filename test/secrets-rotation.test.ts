@@ -13,6 +13,7 @@ import { resealSecrets, type ResealReport } from "../src/cli/reseal.js";
 import { MINUTE, SECOND } from "../src/core/clock.js";
 import { seededRandom } from "../src/core/random.js";
 import { createDeps } from "../src/create-deps.js";
+import { rotateWebhookSecret } from "../src/flows/tenants/tenants.js";
 import { createLogger } from "../src/logging.js";
 import { createSecretBox, keyId } from "../src/security/secret-box.js";
 import { addOtherTenant, OTHER_DOMAIN, sessionStatus } from "./support/flows.js";
@@ -77,19 +78,27 @@ async function loginWithTotp(h: Harness, email: string, secret: string): Promise
 }
 
 /** Standard Webhooks v1 signature by hand (the library would check the timestamp against the real clock). */
-function assertSignedWithTenantSecret(h: Harness, hook: ReceivedWebhook): void {
-  const key = Buffer.from(h.tenant.webhookSecret.slice("whsec_".length), "base64");
+function assertSignedWith(secret: string, hook: ReceivedWebhook, message = "signed with the tenant's webhook secret"): void {
+  const key = Buffer.from(secret.slice("whsec_".length), "base64");
   const signed = `${String(hook.headers["webhook-id"])}.${String(hook.headers["webhook-timestamp"])}.${hook.rawBody}`;
   const expected = `v1,${createHmac("sha256", key).update(signed).digest("base64")}`;
-  assert.ok(String(hook.headers["webhook-signature"]).split(" ").includes(expected), "signed with the tenant's webhook secret");
+  assert.ok(String(hook.headers["webhook-signature"]).split(" ").includes(expected), message);
 }
 
 async function storedValues(h: Harness): Promise<string[]> {
-  const tenants = await h.db.selectFrom("tenants").select(["webhook_secret_enc", "settings"]).where("domain", "=", h.tenant.domain).execute();
+  const tenants = await h.db
+    .selectFrom("tenants")
+    .select(["webhook_secret_enc", "webhook_previous_secret_enc", "settings"])
+    .where("domain", "=", h.tenant.domain)
+    .execute();
   const members = await h.db.selectFrom("members").select(["totp_secret_enc", "totp_pending_secret_enc"]).execute();
   const payloads = await h.db.selectFrom("webhook_deliveries").select("payload_enc").execute();
   return [
-    ...tenants.flatMap((t) => [t.webhook_secret_enc, (JSON.parse(t.settings) as { botProtection: { secretKey: string } }).botProtection.secretKey]),
+    ...tenants.flatMap((t) => [
+      t.webhook_secret_enc,
+      t.webhook_previous_secret_enc,
+      (JSON.parse(t.settings) as { botProtection: { secretKey: string } }).botProtection.secretKey,
+    ]),
     ...members.flatMap((m) => [m.totp_secret_enc, m.totp_pending_secret_enc]),
     ...payloads.map((p) => p.payload_enc),
   ].filter((v): v is string => v !== null);
@@ -117,6 +126,8 @@ test("rotation: A sealed -> B with A previous still opens everything -> reseal -
     const res = await post(h, "/auth/register-password", { email, name: "Late", password: STRONG_PASSWORD, "bot-challenge-response": "x" });
     assert.equal(res.statusCode, 200, res.body);
   }
+  // A rotated webhook secret: the old one is kept, sealed under A too, and still signs (decisions.md#webhook-secret-rotation).
+  const rotated = await rotateWebhookSecret(h.deps, h.tenant.domain);
   // Another tenant whose webhook secret was sealed under a key nobody configured any more.
   await addOtherTenant(h);
   const lost = createSecretBox(KEY_UNKNOWN, seededRandom("lost")).seal("whsec_lost");
@@ -129,7 +140,8 @@ test("rotation: A sealed -> B with A previous still opens everything -> reseal -
   await deliverWebhooks(h);
   const delivered = h.receiver.ofType("verify_email").slice(before);
   assert.equal(delivered.length, 1, "one pending payload sealed under A delivered");
-  assertSignedWithTenantSecret(h, delivered[0]!);
+  assertSignedWith(h.tenant.webhookSecret, delivered[0]!);
+  assertSignedWith(rotated.webhookSecret, delivered[0]!);
   assert.ok(await loginWithTotp(h, "totp@example.org", totpSecret), "TOTP secret and bot secret sealed under A open");
   const pendingRow = await h.db.selectFrom("members").select("totp_pending_secret_enc").where("email", "=", "pending@example.org").executeTakeFirstOrThrow();
   assert.equal(h.deps.secrets.open(pendingRow.totp_pending_secret_enc!), pendingSecret);
@@ -137,6 +149,7 @@ test("rotation: A sealed -> B with A previous still opens everything -> reseal -
   const report: ResealReport = await resealSecrets(h.deps);
   assert.deepEqual(report, {
     webhookSecrets: counts(1, 0, 1),
+    previousWebhookSecrets: counts(1, 0),
     botSecrets: counts(1, 0),
     totpSecrets: counts(1, 0),
     pendingTotpSecrets: counts(1, 0),
@@ -152,6 +165,7 @@ test("rotation: A sealed -> B with A previous still opens everything -> reseal -
   const again = await resealSecrets(h.deps);
   assert.deepEqual(again.totpSecrets, counts(0, 1), "idempotent");
   assert.deepEqual(again.webhookSecrets, counts(0, 1, 1));
+  assert.deepEqual(again.previousWebhookSecrets, counts(0, 1));
 
   // B alone: the resealed values work.
   await restartWithKeys(h, KEY_B, []);
@@ -159,7 +173,8 @@ test("rotation: A sealed -> B with A previous still opens everything -> reseal -
   await deliverWebhooks(h);
   const rest = h.receiver.ofType("verify_email").slice(before + 1);
   assert.equal(rest.length, 1, "the resealed payload delivers");
-  assertSignedWithTenantSecret(h, rest[0]!);
+  assertSignedWith(h.tenant.webhookSecret, rest[0]!, "the resealed previous secret still signs in its window");
+  assertSignedWith(rotated.webhookSecret, rest[0]!);
   assert.notEqual(rest[0]!.body.email, delivered[0]!.body.email);
   assert.ok(await loginWithTotp(h, "totp@example.org", totpSecret), "TOTP and bot secrets open under B alone");
   const enabled = await post(h, "/auth/2fa/enable", { code: totpAt(pendingSecret, h.clock.now()) }, { cookie: pendingCookie });

@@ -20,7 +20,16 @@ const secret = generateWebhookSecret(seededRandom("webhook-sender-test"));
 const body = JSON.stringify({ event_type: "verify_email", verificationLink: "https://app.example/verify?token=SECRET-LINK-TOKEN" });
 
 function webhookTo(url: string, overrides: Partial<WebhookRequest> = {}): WebhookRequest {
-  return { url, secret, id: "msg_test1", timestampSeconds: Math.floor(Date.now() / 1000), body, allowPrivateNetworks: true, timeoutMs: 2000, ...overrides };
+  return {
+    url,
+    secrets: [secret],
+    id: "msg_test1",
+    timestampSeconds: Math.floor(Date.now() / 1000),
+    body,
+    allowPrivateNetworks: true,
+    timeoutMs: 2000,
+    ...overrides,
+  };
 }
 
 function assertNoSecretsIn(error: string): void {
@@ -74,6 +83,36 @@ test("a delivery arrives with the right headers and body, and verifies with the 
   } finally {
     await receiver.close();
   }
+});
+
+test("two secrets (a rotation's window): `v1,<old> v1,<new>` in one header, and the standardwebhooks library verifies with either alone", async () => {
+  const receiver = await startReceiver((response) => response.writeHead(204).end());
+  try {
+    const newSecret = generateWebhookSecret(seededRandom("webhook-sender-new-secret"));
+    const webhook = webhookTo(receiver.url, { secrets: [secret, newSecret] });
+    assert.deepEqual(await sendWebhook(webhook), { ok: true, status: 204 });
+    const { headers, body: receivedBody } = receiver.received[0]!;
+    const signature = String(headers["webhook-signature"]);
+    assert.equal(
+      signature,
+      `${signWebhook(secret, "msg_test1", webhook.timestampSeconds, body)} ${signWebhook(newSecret, "msg_test1", webhook.timestampSeconds, body)}`,
+    );
+    const signedHeaders = {
+      "webhook-id": String(headers["webhook-id"]),
+      "webhook-timestamp": String(headers["webhook-timestamp"]),
+      "webhook-signature": signature,
+    };
+    for (const held of [secret, newSecret]) assert.deepEqual(new Webhook(held).verify(receivedBody, signedHeaders), JSON.parse(body));
+    const other = generateWebhookSecret(seededRandom("webhook-sender-other-secret"));
+    assert.throws(() => new Webhook(other).verify(receivedBody, signedHeaders), /No matching signature/);
+  } finally {
+    await receiver.close();
+  }
+});
+
+test("no secret, or one malformed among two, is a failure, not a throw", async () => {
+  assert.deepEqual(await sendWebhook(webhookTo("http://127.0.0.1:1/", { secrets: [] })), { ok: false, error: "invalid secret" });
+  assert.deepEqual(await sendWebhook(webhookTo("http://127.0.0.1:1/", { secrets: [secret, "whsec_"] })), { ok: false, error: "invalid secret" });
 });
 
 test("a 500 is a failure carrying the status, and the error holds neither body nor query", async () => {
@@ -198,7 +237,7 @@ test("only http: and https: URLs are sent", async () => {
 });
 
 test("a malformed secret is a failure, not a throw", async () => {
-  assert.deepEqual(await sendWebhook(webhookTo("http://127.0.0.1:1/", { secret: "whsec_" })), { ok: false, error: "invalid secret" });
+  assert.deepEqual(await sendWebhook(webhookTo("http://127.0.0.1:1/", { secrets: ["whsec_"] })), { ok: false, error: "invalid secret" });
 });
 
 test("isInternalAddress classifies addresses", () => {

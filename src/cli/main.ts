@@ -23,6 +23,7 @@ import {
   updateTenantSettings,
 } from "../flows/tenants/tenants.js";
 import { createLogger } from "../logging.js";
+import { describeDuration, WEBHOOK_SECRET_ROTATION_WINDOW_MS } from "../rules.js";
 import { checkDatabaseLocation } from "../start-up.js";
 import { hasUnreadable, resealSecrets } from "./reseal.js";
 
@@ -34,6 +35,7 @@ const USAGE = `Usage:
   latch tenant delete <domain> --confirm <domain>
   latch tenant rotate-key <applicationId>
   latch tenant rotate-webhook-secret <domain>
+      (the old secret signs too for ${describeDuration(WEBHOOK_SECRET_ROTATION_WINDOW_MS)}, until the answer's previousSecretExpiresAt)
   latch tenant deliveries <domain>
   latch secrets reseal
   latch migrate

@@ -21,7 +21,7 @@ export interface ResealCounts {
   changedMeanwhile: number;
 }
 
-export type ResealKind = "webhookSecrets" | "botSecrets" | "totpSecrets" | "pendingTotpSecrets" | "outboxPayloads";
+export type ResealKind = "webhookSecrets" | "previousWebhookSecrets" | "botSecrets" | "totpSecrets" | "pendingTotpSecrets" | "outboxPayloads";
 export type ResealReport = Record<ResealKind, ResealCounts>;
 
 type Swap = (from: string, to: string) => Promise<boolean>;
@@ -40,6 +40,11 @@ export async function resealSecrets(deps: Deps): Promise<ResealReport> {
     async (tenant) => {
       const id = tenant.tenantId;
       await reseal("webhookSecrets", tenant.webhookSecretEnc, (from, to) => tenants.replaceSealedWebhookSecret(id, from, to));
+      // The secret before the last rotation signs until its window ends (decisions.md#webhook-secret-rotation);
+      // one the sweeper has not yet cleared after its window is resealed too, as every stored value is.
+      if (tenant.previousWebhookSecretEnc !== null) {
+        await reseal("previousWebhookSecrets", tenant.previousWebhookSecretEnc, (from, to) => tenants.replaceSealedPreviousWebhookSecret(id, from, to));
+      }
       // A bot secret stored in the clear by an older version is sealed at server start, not here.
       if (tenant.botSecretKey !== undefined && isSealed(tenant.botSecretKey)) {
         await reseal("botSecrets", tenant.botSecretKey, (from, to) => tenants.replaceSealedBotSecret(id, from, to));
@@ -93,7 +98,14 @@ async function resealValue(deps: Deps, sealed: string, swap: Swap): Promise<keyo
 
 function emptyReport(): ResealReport {
   const counts = (): ResealCounts => ({ resealed: 0, current: 0, unreadable: 0, changedMeanwhile: 0 });
-  return { webhookSecrets: counts(), botSecrets: counts(), totpSecrets: counts(), pendingTotpSecrets: counts(), outboxPayloads: counts() };
+  return {
+    webhookSecrets: counts(),
+    previousWebhookSecrets: counts(),
+    botSecrets: counts(),
+    totpSecrets: counts(),
+    pendingTotpSecrets: counts(),
+    outboxPayloads: counts(),
+  };
 }
 
 /** True when something could not be opened: the CLI then exits non-zero. */

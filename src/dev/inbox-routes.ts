@@ -6,6 +6,7 @@
  */
 import type { FastifyPluginAsync } from "fastify";
 import type { Deps } from "../deps.js";
+import type { TenantSecrets } from "../store/tenants.js";
 import { AuthError } from "../errors.js";
 import type { DevMode } from "./dev-mode.js";
 import { describeMessage } from "./inbox.js";
@@ -15,8 +16,8 @@ import { isWebhookSignatureValid, type SignedWebhookHeaders } from "./verify-web
 const SECRETS_PAGE = 100;
 
 /**
- * The site whose current webhook secret signed this webhook, read like the dispatcher reads it
- * (store + secret box), or undefined. Any tenant's, not only the dev tenant's: a second tenant
+ * The site whose current webhook secret, or previous one within its rotation window, signed this
+ * webhook, read like the dispatcher reads them (store + secret box), or undefined. Any tenant's, not only the dev tenant's: a second tenant
  * created in dev mode whose webhooks point here must not be refused while its pages say "check the
  * dev inbox". One query per page of secrets (the same listing `latch secrets reseal` walks), and
  * one for the signer's domain.
@@ -24,17 +25,24 @@ const SECRETS_PAGE = 100;
 async function findSigningSite(deps: Deps, headers: SignedWebhookHeaders, body: string, now: number): Promise<string | undefined> {
   for (let after = ""; ;) {
     const page = await deps.store.tenants.listTenantSecrets(after, SECRETS_PAGE);
-    const signer = page.find(({ webhookSecretEnc }) => {
-      try {
-        return isWebhookSignatureValid(deps.secrets.open(webhookSecretEnc), headers, body, now);
-      } catch {
-        return false; // sealed with another SECRETS_KEY: nothing can verify it (a dev restart replaces the dev tenant's)
-      }
-    });
+    const signer = page.find((tenant) => isWebhookSignatureValid(openSigningSecrets(deps, tenant, now), headers, body, now));
     if (signer) return (await deps.store.tenants.findTenantById(signer.tenantId))?.domain;
     if (page.length < SECRETS_PAGE) return undefined;
     after = page.at(-1)!.tenantId;
   }
+}
+
+/** The secrets a delivery sent at `now` may be signed with; one sealed with another SECRETS_KEY can verify nothing and is left out. */
+function openSigningSecrets(deps: Deps, tenant: TenantSecrets, now: number): string[] {
+  const { webhookSecretEnc, previousWebhookSecretEnc: previous, previousWebhookSecretExpiresAt: expiresAt } = tenant;
+  const sealed = previous !== null && expiresAt !== null && expiresAt > now ? [previous, webhookSecretEnc] : [webhookSecretEnc];
+  return sealed.flatMap((value) => {
+    try {
+      return [deps.secrets.open(value)];
+    } catch {
+      return []; // a dev restart replaces the dev tenant's unreadable secret
+    }
+  });
 }
 
 function headerText(value: string | string[] | undefined): string | undefined {

@@ -16,6 +16,7 @@ import type { Metrics } from "../metrics.js";
 import type { SecretBox } from "../security/secret-box.js";
 import type { Store } from "../store/index.js";
 import type { ClaimedDelivery } from "../store/outbox.js";
+import type { SealedWebhookSecrets } from "../store/tenants.js";
 import { outsideTransaction } from "../store/transaction-scope.js";
 import { sendWebhook } from "./webhook-sender.js";
 
@@ -84,8 +85,11 @@ export class WebhookDispatcher {
     const attempts = delivery.attempts + 1;
     let result: Awaited<ReturnType<typeof sendWebhook>>;
     try {
-      const secretEnc = await store.tenants.findWebhookSecret(delivery.tenantId);
-      if (secretEnc === undefined) {
+      // One time for the signatures' choice and the timestamp: the window is judged at SEND time
+      // (decisions.md#webhook-secret-rotation), so an event queued before a rotation carries both.
+      const sentAt = clock.now();
+      const sealed = await store.tenants.findWebhookSecrets(delivery.tenantId, sentAt);
+      if (sealed === undefined) {
         // Deleted tenant (contract.md#d23): an event queued by an instance that still had it cached.
         await store.outbox.deleteDelivery(delivery.id);
         log.info({ webhookId: delivery.id, tenantId: delivery.tenantId }, "webhook dropped: its tenant was deleted");
@@ -93,9 +97,9 @@ export class WebhookDispatcher {
       }
       result = await sendWebhook({
         url: delivery.url,
-        secret: secrets.open(secretEnc),
+        secrets: [...this.openPreviousSecret(sealed, delivery), secrets.open(sealed.current)],
         id: delivery.id,
-        timestampSeconds: Math.floor(clock.now() / 1000),
+        timestampSeconds: Math.floor(sentAt / 1000),
         body: secrets.open(delivery.payloadEnc),
         allowPrivateNetworks: this.deps.allowPrivateNetworks,
         timeoutMs: ATTEMPT_TIMEOUT_MS,
@@ -119,6 +123,24 @@ export class WebhookDispatcher {
       await store.outbox.scheduleRetry(delivery.id, attempts, result.error, now + retryDelayMs(attempts, this.deps.random), now);
       metrics.webhookDelivery("retry");
       log.warn({ ...logFields, error: result.error }, "webhook delivery failed, will retry");
+    }
+  }
+
+  /**
+   * The old secret while its rotation window lasts (decisions.md#webhook-secret-rotation). One that no
+   * configured key opens is left out, with a warning: the current secret still signs, where failing
+   * would hold back every delivery for the rest of the window.
+   */
+  private openPreviousSecret(sealed: SealedWebhookSecrets, delivery: ClaimedDelivery): string[] {
+    if (!sealed.previous) return [];
+    try {
+      return [this.deps.secrets.open(sealed.previous.sealed)];
+    } catch {
+      this.deps.log.warn(
+        { webhookId: delivery.id, tenantId: delivery.tenantId },
+        "the previous webhook secret can't be opened: signed with the current one only",
+      );
+      return [];
     }
   }
 

@@ -24,9 +24,19 @@ export function signWebhook(secret: string, id: string, timestampSeconds: number
   return "v1," + createHmac("sha256", key).update(`${id}.${timestampSeconds}.${body}`).digest("base64");
 }
 
+/**
+ * The `webhook-signature` header: one `v1,…` per secret, space-separated, as Standard Webhooks allows,
+ * so a receiver holding any one of them verifies (decisions.md#webhook-secret-rotation: the old secret first).
+ */
+export function signWebhookWithEach(secrets: readonly string[], id: string, timestampSeconds: number, body: string): string {
+  if (secrets.length === 0) throw new Error("no webhook secret");
+  return secrets.map((secret) => signWebhook(secret, id, timestampSeconds, body)).join(" ");
+}
+
 export interface WebhookRequest {
   url: string;
-  secret: string;
+  /** Each one signs: the current secret, after the previous one while its rotation window lasts. */
+  secrets: readonly string[];
   id: string;
   timestampSeconds: number;
   body: string;
@@ -45,7 +55,7 @@ function describeStatus(status: number): WebhookResult {
 export async function sendWebhook(webhook: WebhookRequest): Promise<WebhookResult> {
   let signature: string;
   try {
-    signature = signWebhook(webhook.secret, webhook.id, webhook.timestampSeconds, webhook.body);
+    signature = signWebhookWithEach(webhook.secrets, webhook.id, webhook.timestampSeconds, webhook.body);
   } catch {
     return { ok: false, error: "invalid secret" };
   }

@@ -7,7 +7,7 @@
 import type { TSchema } from "typebox";
 import { HOUR } from "../core/clock.js";
 import { WEBHOOK_BODIES, type WebhookEventType } from "../core/webhook-payloads.js";
-import { describeDuration, WEBHOOK_ATTEMPT_TIMEOUT_MS, WEBHOOK_RETRY_FOR_MS } from "../rules.js";
+import { describeDuration, WEBHOOK_ATTEMPT_TIMEOUT_MS, WEBHOOK_RETRY_FOR_MS, WEBHOOK_SECRET_ROTATION_WINDOW_MS } from "../rules.js";
 
 interface WebhookEvent {
   summary: string;
@@ -88,7 +88,8 @@ const signatureHeaders = [
   {
     name: "webhook-signature",
     description:
-      "`v1,<base64 HMAC-SHA256>` over `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with the base64-decoded part of the tenant's `webhookSecret` after `whsec_` (Standard Webhooks).",
+      "`v1,<base64 HMAC-SHA256>` over `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with the base64-decoded part of the tenant's `webhookSecret` after `whsec_` (Standard Webhooks). " +
+      `For ${describeDuration(WEBHOOK_SECRET_ROTATION_WINDOW_MS)} after the secret is rotated, two space-separated signatures, \`v1,<old secret's> v1,<new secret's>\`: accept the delivery when any one matches the secret you hold.`,
   },
 ].map(({ name, description }) => ({ name, in: "header", required: true, description, schema: { type: "string" } }));
 

@@ -20,6 +20,7 @@ import * as loginCodes from "./migrations/0012-login-codes.js";
 import * as passkeys from "./migrations/0013-passkeys.js";
 import * as twoFactorReauthentication from "./migrations/0014-two-factor-reauthentication.js";
 import * as alertOrder from "./migrations/0015-alert-order.js";
+import * as webhookSecretRotation from "./migrations/0016-webhook-secret-rotation.js";
 
 /** Listed in code, not read from a folder, so the build output and tsx behave alike. */
 const migrations: Record<string, Migration> = {
@@ -38,6 +39,7 @@ const migrations: Record<string, Migration> = {
   "0013-passkeys": passkeys,
   "0014-two-factor-reauthentication": twoFactorReauthentication,
   "0015-alert-order": alertOrder,
+  "0016-webhook-secret-rotation": webhookSecretRotation,
 };
 
 const staticMigrations: MigrationProvider = { getMigrations: async () => migrations };

@@ -88,6 +88,7 @@ export class Store {
     await this.outbox.deleteFinishedDeliveries(now - RETENTION_MS);
     await this.loginOrigins.deleteOriginsNotSeenSince(now - ORIGIN_MEMORY_MS);
     await this.audit.deleteAuditEventsBefore(now - auditRetentionMs);
+    await this.tenants.deleteExpiredPreviousWebhookSecrets(now);
   }
 
   /** Readiness: the database answers and every migration has run. */

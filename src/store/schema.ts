@@ -19,6 +19,9 @@ export interface TenantsTable {
   application_id: string;
   settings: string;
   webhook_secret_enc: string;
+  /** decisions.md#webhook-secret-rotation: the secret before the last rotation, also signing until its expiry. */
+  webhook_previous_secret_enc: string | null;
+  webhook_previous_secret_expires_at: number | null;
   created_at: number;
   updated_at: number;
 }

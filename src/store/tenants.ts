@@ -20,7 +20,16 @@ export interface TenantSummary {
 export interface TenantSecrets {
   tenantId: string;
   webhookSecretEnc: string;
+  /** decisions.md#webhook-secret-rotation: the secret before the last rotation (expired or not), null if none. */
+  previousWebhookSecretEnc: string | null;
+  previousWebhookSecretExpiresAt: number | null;
   botSecretKey: string | undefined;
+}
+
+/** A tenant's sealed webhook secrets: the current one, and the one before the last rotation while it may still sign. */
+export interface SealedWebhookSecrets {
+  current: string;
+  previous: { sealed: string; expiresAt: number } | undefined;
 }
 
 export class TenantStore {
@@ -131,8 +140,38 @@ export class TenantStore {
     return row?.webhook_secret_enc;
   }
 
-  async replaceWebhookSecret(tenantId: string, webhookSecretEnc: string, now: number): Promise<void> {
-    await this.db.updateTable("tenants").set({ webhook_secret_enc: webhookSecretEnc, updated_at: now }).where("id", "=", tenantId).execute();
+  /** The dispatcher's read (contract.md#d9): what an attempt is signed with, an expired previous secret left out. */
+  async findWebhookSecrets(tenantId: string, now: number): Promise<SealedWebhookSecrets | undefined> {
+    const row = await this.db
+      .selectFrom("tenants")
+      .select(["webhook_secret_enc", "webhook_previous_secret_enc", "webhook_previous_secret_expires_at"])
+      .where("id", "=", tenantId)
+      .executeTakeFirst();
+    if (!row) return undefined;
+    const { webhook_previous_secret_enc: sealed, webhook_previous_secret_expires_at: expiresAt } = row;
+    const live = sealed !== null && expiresAt !== null && expiresAt > now;
+    return { current: row.webhook_secret_enc, previous: live ? { sealed, expiresAt } : undefined };
+  }
+
+  /**
+   * decisions.md#webhook-secret-rotation: in one statement the current secret becomes the previous one
+   * (until `previousExpiresAt`), replacing any previous one, and `webhookSecretEnc` the current one.
+   * The right-hand side reads the row as this update finds it, so after two rotations at once the
+   * previous secret is the one the later of them replaced: the first one's new secret, which its
+   * caller was shown. `previousExpiresAt` null drops the current secret instead (one that no key
+   * opens can sign nothing).
+   */
+  async rotateWebhookSecret(tenantId: string, webhookSecretEnc: string, previousExpiresAt: number | null, now: number): Promise<void> {
+    await this.db
+      .updateTable("tenants")
+      .set((eb) => ({
+        webhook_secret_enc: webhookSecretEnc,
+        webhook_previous_secret_enc: previousExpiresAt === null ? null : eb.ref("webhook_secret_enc"),
+        webhook_previous_secret_expires_at: previousExpiresAt,
+        updated_at: now,
+      }))
+      .where("id", "=", tenantId)
+      .execute();
   }
 
   /**
@@ -142,7 +181,7 @@ export class TenantStore {
   async listTenantSecrets(afterId: string, limit: number): Promise<TenantSecrets[]> {
     const rows = await this.db
       .selectFrom("tenants")
-      .select(["id", "webhook_secret_enc", "settings"])
+      .select(["id", "webhook_secret_enc", "webhook_previous_secret_enc", "webhook_previous_secret_expires_at", "settings"])
       .where("id", ">", afterId)
       .orderBy("id")
       .limit(limit)
@@ -150,6 +189,8 @@ export class TenantStore {
     return rows.map((r) => ({
       tenantId: r.id,
       webhookSecretEnc: r.webhook_secret_enc,
+      previousWebhookSecretEnc: r.webhook_previous_secret_enc,
+      previousWebhookSecretExpiresAt: r.webhook_previous_secret_expires_at,
       botSecretKey: (JSON.parse(r.settings) as TenantSettings).botProtection?.secretKey,
     }));
   }
@@ -164,6 +205,26 @@ export class TenantStore {
       .set({ webhook_secret_enc: to })
       .where("id", "=", tenantId)
       .where("webhook_secret_enc", "=", from)
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  }
+
+  /** A secret replaced by a rotation is kept no longer than its window (decisions.md#webhook-secret-rotation). */
+  async deleteExpiredPreviousWebhookSecrets(now: number): Promise<void> {
+    await this.db
+      .updateTable("tenants")
+      .set({ webhook_previous_secret_enc: null, webhook_previous_secret_expires_at: null })
+      .where("webhook_previous_secret_expires_at", "<=", now)
+      .execute();
+  }
+
+  /** As replaceSealedWebhookSecret, for the previous secret; a rotation in between changes it and wins. */
+  async replaceSealedPreviousWebhookSecret(tenantId: string, from: string, to: string): Promise<boolean> {
+    const result = await this.db
+      .updateTable("tenants")
+      .set({ webhook_previous_secret_enc: to })
+      .where("id", "=", tenantId)
+      .where("webhook_previous_secret_enc", "=", from)
       .executeTakeFirst();
     return result.numUpdatedRows > 0n;
   }

@@ -1058,7 +1058,7 @@ export interface paths {
         put?: never;
         /**
          * Replace a tenant's webhook signing secret
-         * @description Webhooks are signed with the new secret from the next attempt on, retries of earlier events included.
+         * @description For 1 day every attempt, retries of earlier events included, carries two signatures in `webhook-signature`, `v1,<old secret's> v1,<new secret's>`, so a receiver holding either secret verifies every delivery; after that only the new secret signs. Give the receiver the new secret within that time. A rotation during the window keeps only the secret it replaces, with a new window.
          */
         post: operations["rotateWebhookSecret"];
         delete?: never;
@@ -7647,7 +7647,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The new secret, shown once. */
+            /** @description The new secret, shown once. The old one is never shown again. */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -7656,6 +7656,9 @@ export interface operations {
                 content: {
                     "application/json": {
                         domain: string;
+                        /** @description Until when deliveries are signed with the old secret too (1 day from the rotation). null when the old secret could not be opened with any configured SECRETS_KEY and was dropped. */
+                        previousSecretExpiresAt: string | null;
+                        /** @description The new Standard Webhooks secret (`whsec_…`). Shown once. */
                         webhookSecret: string;
                     };
                 };
@@ -7884,7 +7887,7 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Unix seconds of this attempt. */
                 "webhook-timestamp": string;
-                /** @description `v1,<base64 HMAC-SHA256>` over `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with the base64-decoded part of the tenant's `webhookSecret` after `whsec_` (Standard Webhooks). */
+                /** @description `v1,<base64 HMAC-SHA256>` over `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with the base64-decoded part of the tenant's `webhookSecret` after `whsec_` (Standard Webhooks). For 1 day after the secret is rotated, two space-separated signatures, `v1,<old secret's> v1,<new secret's>`: accept the delivery when any one matches the secret you hold. */
                 "webhook-signature": string;
             };
             path?: never;
@@ -7931,7 +7934,7 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Unix seconds of this attempt. */
                 "webhook-timestamp": string;
-                /** @description `v1,<base64 HMAC-SHA256>` over `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with the base64-decoded part of the tenant's `webhookSecret` after `whsec_` (Standard Webhooks). */
+                /** @description `v1,<base64 HMAC-SHA256>` over `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with the base64-decoded part of the tenant's `webhookSecret` after `whsec_` (Standard Webhooks). For 1 day after the secret is rotated, two space-separated signatures, `v1,<old secret's> v1,<new secret's>`: accept the delivery when any one matches the secret you hold. */
                 "webhook-signature": string;
             };
             path?: never;
@@ -7983,7 +7986,7 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Unix seconds of this attempt. */
                 "webhook-timestamp": string;
-                /** @description `v1,<base64 HMAC-SHA256>` over `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with the base64-decoded part of the tenant's `webhookSecret` after `whsec_` (Standard Webhooks). */
+                /** @description `v1,<base64 HMAC-SHA256>` over `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with the base64-decoded part of the tenant's `webhookSecret` after `whsec_` (Standard Webhooks). For 1 day after the secret is rotated, two space-separated signatures, `v1,<old secret's> v1,<new secret's>`: accept the delivery when any one matches the secret you hold. */
                 "webhook-signature": string;
             };
             path?: never;
@@ -8037,7 +8040,7 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Unix seconds of this attempt. */
                 "webhook-timestamp": string;
-                /** @description `v1,<base64 HMAC-SHA256>` over `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with the base64-decoded part of the tenant's `webhookSecret` after `whsec_` (Standard Webhooks). */
+                /** @description `v1,<base64 HMAC-SHA256>` over `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with the base64-decoded part of the tenant's `webhookSecret` after `whsec_` (Standard Webhooks). For 1 day after the secret is rotated, two space-separated signatures, `v1,<old secret's> v1,<new secret's>`: accept the delivery when any one matches the secret you hold. */
                 "webhook-signature": string;
             };
             path?: never;
@@ -8083,7 +8086,7 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Unix seconds of this attempt. */
                 "webhook-timestamp": string;
-                /** @description `v1,<base64 HMAC-SHA256>` over `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with the base64-decoded part of the tenant's `webhookSecret` after `whsec_` (Standard Webhooks). */
+                /** @description `v1,<base64 HMAC-SHA256>` over `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with the base64-decoded part of the tenant's `webhookSecret` after `whsec_` (Standard Webhooks). For 1 day after the secret is rotated, two space-separated signatures, `v1,<old secret's> v1,<new secret's>`: accept the delivery when any one matches the secret you hold. */
                 "webhook-signature": string;
             };
             path?: never;
@@ -8129,7 +8132,7 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Unix seconds of this attempt. */
                 "webhook-timestamp": string;
-                /** @description `v1,<base64 HMAC-SHA256>` over `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with the base64-decoded part of the tenant's `webhookSecret` after `whsec_` (Standard Webhooks). */
+                /** @description `v1,<base64 HMAC-SHA256>` over `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with the base64-decoded part of the tenant's `webhookSecret` after `whsec_` (Standard Webhooks). For 1 day after the secret is rotated, two space-separated signatures, `v1,<old secret's> v1,<new secret's>`: accept the delivery when any one matches the secret you hold. */
                 "webhook-signature": string;
             };
             path?: never;
@@ -8177,7 +8180,7 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Unix seconds of this attempt. */
                 "webhook-timestamp": string;
-                /** @description `v1,<base64 HMAC-SHA256>` over `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with the base64-decoded part of the tenant's `webhookSecret` after `whsec_` (Standard Webhooks). */
+                /** @description `v1,<base64 HMAC-SHA256>` over `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with the base64-decoded part of the tenant's `webhookSecret` after `whsec_` (Standard Webhooks). For 1 day after the secret is rotated, two space-separated signatures, `v1,<old secret's> v1,<new secret's>`: accept the delivery when any one matches the secret you hold. */
                 "webhook-signature": string;
             };
             path?: never;
@@ -8229,7 +8232,7 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Unix seconds of this attempt. */
                 "webhook-timestamp": string;
-                /** @description `v1,<base64 HMAC-SHA256>` over `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with the base64-decoded part of the tenant's `webhookSecret` after `whsec_` (Standard Webhooks). */
+                /** @description `v1,<base64 HMAC-SHA256>` over `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with the base64-decoded part of the tenant's `webhookSecret` after `whsec_` (Standard Webhooks). For 1 day after the secret is rotated, two space-separated signatures, `v1,<old secret's> v1,<new secret's>`: accept the delivery when any one matches the secret you hold. */
                 "webhook-signature": string;
             };
             path?: never;
@@ -8302,7 +8305,7 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Unix seconds of this attempt. */
                 "webhook-timestamp": string;
-                /** @description `v1,<base64 HMAC-SHA256>` over `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with the base64-decoded part of the tenant's `webhookSecret` after `whsec_` (Standard Webhooks). */
+                /** @description `v1,<base64 HMAC-SHA256>` over `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with the base64-decoded part of the tenant's `webhookSecret` after `whsec_` (Standard Webhooks). For 1 day after the secret is rotated, two space-separated signatures, `v1,<old secret's> v1,<new secret's>`: accept the delivery when any one matches the secret you hold. */
                 "webhook-signature": string;
             };
             path?: never;
@@ -8350,7 +8353,7 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Unix seconds of this attempt. */
                 "webhook-timestamp": string;
-                /** @description `v1,<base64 HMAC-SHA256>` over `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with the base64-decoded part of the tenant's `webhookSecret` after `whsec_` (Standard Webhooks). */
+                /** @description `v1,<base64 HMAC-SHA256>` over `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with the base64-decoded part of the tenant's `webhookSecret` after `whsec_` (Standard Webhooks). For 1 day after the secret is rotated, two space-separated signatures, `v1,<old secret's> v1,<new secret's>`: accept the delivery when any one matches the secret you hold. */
                 "webhook-signature": string;
             };
             path?: never;

@@ -70,8 +70,8 @@ export type TenantResponse = { domain: string; applicationId: string; settings: 
 export type UpdateTenantSettingsRequest = { settings: PartialTenantSettings };
 /** The new key, shown once; the old one stops working at once for every tenant of the application. */
 export type RotatedApplicationKeyResponse = { applicationId: string; internalApiKey: string };
-/** The new secret, shown once. */
-export type RotatedWebhookSecretResponse = { domain: string; webhookSecret: string };
+/** The new secret, shown once; `previousSecretExpiresAt`: until when deliveries carry the old secret's signature too (ISO 8601), null when the old secret could not be kept. */
+export type RotatedWebhookSecretResponse = { domain: string; webhookSecret: string; previousSecretExpiresAt: string | null };
 /** `limit` an integer 0–999, kept within the page size; newest first. */
 export type ListWebhookDeliveriesQuery = { limit?: number };
 /** `id` is the event's `webhook-id`; times are ISO 8601. Never the payload or its link. */

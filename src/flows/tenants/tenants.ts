@@ -10,7 +10,14 @@ import { sha256Hex } from "../../security/hashing.js";
 import { isSealed } from "../../security/secret-box.js";
 import type { DeliverySummary } from "../../store/outbox.js";
 import type { TenantSummary } from "../../store/tenants.js";
-import { DELIVERY_PAGE_DEFAULT, DELIVERY_PAGE_MAX, TENANT_DOMAIN_MAX_LENGTH, TENANT_PAGE_DEFAULT, TENANT_PAGE_MAX } from "../../rules.js";
+import {
+  DELIVERY_PAGE_DEFAULT,
+  DELIVERY_PAGE_MAX,
+  TENANT_DOMAIN_MAX_LENGTH,
+  TENANT_PAGE_DEFAULT,
+  TENANT_PAGE_MAX,
+  WEBHOOK_SECRET_ROTATION_WINDOW_MS,
+} from "../../rules.js";
 import {
   assertValidSettings,
   ignoredAllowedOrigins,
@@ -174,11 +181,37 @@ export async function rotateApplicationKey(deps: Deps, applicationId: string): P
   return { applicationId, internalApiKey };
 }
 
-export async function rotateWebhookSecret(deps: Deps, domain: string): Promise<{ domain: string; webhookSecret: string }> {
+export interface RotatedWebhookSecret {
+  domain: string;
+  /** Shown once. */
+  webhookSecret: string;
+  /** ISO 8601 time until which deliveries carry the old secret's signature too; null when the old one could not be kept. */
+  previousSecretExpiresAt: string | null;
+}
+
+/**
+ * decisions.md#webhook-secret-rotation: the old secret keeps signing beside the new one for
+ * WEBHOOK_SECRET_ROTATION_WINDOW_MS, so the receiver loses no delivery while it installs the new one.
+ * A rotation inside that window keeps only the secret it replaces (one previous secret, with a new
+ * window). A current secret that no configured key opens (SECRETS_KEY lost) is not kept: it could sign nothing.
+ */
+export async function rotateWebhookSecret(deps: Deps, domain: string): Promise<RotatedWebhookSecret> {
+  const now = deps.clock.now();
   const tenant = await findTenantOrThrow(deps, domain);
   const webhookSecret = generateWebhookSecret(deps.random);
-  await deps.store.tenants.replaceWebhookSecret(tenant.id, deps.secrets.seal(webhookSecret), deps.clock.now());
-  return { domain: tenant.domain, webhookSecret };
+  const current = await deps.store.tenants.findWebhookSecret(tenant.id);
+  const previousExpiresAt = current !== undefined && opens(deps, current) ? now + WEBHOOK_SECRET_ROTATION_WINDOW_MS : null;
+  await deps.store.tenants.rotateWebhookSecret(tenant.id, deps.secrets.seal(webhookSecret), previousExpiresAt, now);
+  return { domain: tenant.domain, webhookSecret, previousSecretExpiresAt: previousExpiresAt === null ? null : new Date(previousExpiresAt).toISOString() };
+}
+
+function opens(deps: Deps, sealed: string): boolean {
+  try {
+    deps.secrets.open(sealed);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 export async function listWebhookDeliveries(deps: Deps, domain: string, limit = DELIVERY_PAGE_DEFAULT): Promise<DeliverySummary[]> {

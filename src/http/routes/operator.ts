@@ -25,6 +25,7 @@ import {
   TENANT_DOMAIN_MAX_LENGTH,
   TENANT_PAGE_DEFAULT,
   TENANT_PAGE_MAX,
+  WEBHOOK_SECRET_ROTATION_WINDOW_MS,
 } from "../../rules.js";
 import { constantTimeEqual } from "../../security/hashing.js";
 import { BODY_ERRORS, errorResponses, security } from "../openapi.js";
@@ -49,6 +50,22 @@ export const CreatedTenantBody = described(
   }),
   "The tenant is created.",
 );
+const ROTATION_WINDOW = describeDuration(WEBHOOK_SECRET_ROTATION_WINDOW_MS);
+// decisions.md#webhook-secret-rotation
+const ROTATE_WEBHOOK_SECRET_DESCRIPTION =
+  `For ${ROTATION_WINDOW} every attempt, retries of earlier events included, carries two signatures in \`webhook-signature\`, ` +
+  "`v1,<old secret's> v1,<new secret's>`, so a receiver holding either secret verifies every delivery; after that only the new secret signs. " +
+  "Give the receiver the new secret within that time. A rotation during the window keeps only the secret it replaces, with a new window.";
+export const RotatedSecretBody = described(
+  Type.Object({
+    domain: Type.String(),
+    webhookSecret: Type.String({ description: "The new Standard Webhooks secret (`whsec_…`). Shown once." }),
+    previousSecretExpiresAt: Type.Union([Type.String({ description: "ISO 8601 time." }), Type.Null()], {
+      description: `Until when deliveries are signed with the old secret too (${ROTATION_WINDOW} from the rotation). null when the old secret could not be opened with any configured SECRETS_KEY and was dropped.`,
+    }),
+  }),
+  "The new secret, shown once. The old one is never shown again.",
+);
 export const TenantBody = described(
   Type.Object({ domain: Type.String(), applicationId: Type.String(), settings: TenantSettingsSchema }),
   "The tenant and its settings; `botProtection.secretKey` is never returned.",
@@ -70,7 +87,6 @@ export const DeliveriesBody = described(
   "Recent deliveries, newest first; never the payload or its link.",
 );
 export const RotatedKeyBody = described(Type.Object({ applicationId: Type.String(), internalApiKey: Type.String() }), "The new key, shown once.");
-export const RotatedSecretBody = described(Type.Object({ domain: Type.String(), webhookSecret: Type.String() }), "The new secret, shown once.");
 
 export const DeleteTenantQuery = Type.Object({ confirm: Type.String({ minLength: 1, maxLength: TENANT_DOMAIN_MAX_LENGTH, description: "The domain again." }) });
 export const TenantListQuery = Type.Object({
@@ -222,7 +238,7 @@ export const operatorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
     {
       schema: {
         summary: "Replace a tenant's webhook signing secret",
-        description: "Webhooks are signed with the new secret from the next attempt on, retries of earlier events included.",
+        description: ROTATE_WEBHOOK_SECRET_DESCRIPTION,
         tags: ["operator"],
         operationId: "rotateWebhookSecret",
         security: security.operator,
