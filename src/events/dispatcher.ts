@@ -51,6 +51,8 @@ export class WebhookDispatcher {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<number> | undefined;
   private again = false;
+  /** Tenant id -> domain, for log lines: a tenant's domain never changes, so an entry never goes stale. */
+  private readonly domains = new Map<string, string>();
 
   constructor(private readonly deps: DispatcherDeps) {}
 
@@ -83,14 +85,17 @@ export class WebhookDispatcher {
     const { store, clock, secrets, log, metrics } = this.deps;
     const attempts = delivery.attempts + 1;
     let result: Awaited<ReturnType<typeof sendWebhook>>;
+    // Logs name a tenant by its public id, the domain, as the request log does (docs/operations.md#logs).
+    let tenant: string | undefined;
     try {
       const secretEnc = await store.tenants.findWebhookSecret(delivery.tenantId);
       if (secretEnc === undefined) {
         // Deleted tenant (contract.md#d23): an event queued by an instance that still had it cached.
         await store.outbox.deleteDelivery(delivery.id);
-        log.info({ webhookId: delivery.id, tenantId: delivery.tenantId }, "webhook dropped: its tenant was deleted");
+        log.info({ webhookId: delivery.id }, "webhook dropped: its tenant was deleted");
         return;
       }
+      tenant = await this.tenantDomain(delivery.tenantId);
       result = await sendWebhook({
         url: delivery.url,
         secret: secrets.open(secretEnc),
@@ -101,12 +106,12 @@ export class WebhookDispatcher {
         timeoutMs: ATTEMPT_TIMEOUT_MS,
       });
     } catch (err) {
-      log.error({ err, webhookId: delivery.id }, "webhook delivery could not be prepared");
+      log.error({ err, webhookId: delivery.id, tenant }, "webhook delivery could not be prepared");
       result = { ok: false, error: "internal error" };
     }
     const now = clock.now();
     // Only ids and outcomes are logged: the payload holds a link with a token.
-    const logFields = { webhookId: delivery.id, tenantId: delivery.tenantId, eventType: delivery.eventType, attempts };
+    const logFields = { webhookId: delivery.id, tenant, eventType: delivery.eventType, attempts };
     if (result.ok) {
       await store.outbox.finishDelivery(delivery.id, "delivered", attempts, null, now);
       metrics.webhookDelivery("delivered");
@@ -120,6 +125,14 @@ export class WebhookDispatcher {
       metrics.webhookDelivery("retry");
       log.warn({ ...logFields, error: result.error }, "webhook delivery failed, will retry");
     }
+  }
+
+  private async tenantDomain(tenantId: string): Promise<string | undefined> {
+    const known = this.domains.get(tenantId);
+    if (known !== undefined) return known;
+    const domain = (await this.deps.store.tenants.findTenantById(tenantId))?.domain;
+    if (domain !== undefined) this.domains.set(tenantId, domain);
+    return domain;
   }
 
   /** Polls every `intervalMs`; notify() wakes it at once after a flow enqueued something. */

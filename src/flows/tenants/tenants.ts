@@ -110,7 +110,7 @@ export async function sealStoredBotSecrets(deps: Deps): Promise<number> {
 }
 
 export function warnIfUnprotected(deps: Deps, domain: string, settings: TenantSettings): void {
-  if (settings.botProtection.provider === "none") deps.log.warn({ domain }, "tenant has no bot protection (botProtection.provider = none)");
+  if (settings.botProtection.provider === "none") deps.log.warn({ tenant: domain }, "tenant has no bot protection (botProtection.provider = none)");
 }
 
 /** Start-up: `allowedOrigins` entries stored before https was required are ignored; say which, and how to fix them. */
@@ -118,7 +118,7 @@ export function warnIfOriginsIgnored(deps: Deps, domain: string, settings: Tenan
   const ignored = ignoredAllowedOrigins(settings);
   if (ignored.length > 0)
     deps.log.warn(
-      { domain, ignored },
+      { tenant: domain, ignored },
       "tenant allowedOrigins entries are ignored: an origin must be https (http only for localhost, 127.0.0.1 or [::1]); replace them with `tenant update`",
     );
 }
@@ -246,6 +246,6 @@ export async function deleteTenant(deps: Deps, rawDomain: string, confirm: strin
   if (!deleted) throw new AuthError("unknown_tenant");
   const { applicationDeleted } = deleted;
   deps.tenantCache.invalidate(tenant.domain);
-  deps.log.info({ domain: tenant.domain, applicationDeleted }, "tenant deleted");
+  deps.log.info({ tenant: tenant.domain, applicationDeleted }, "tenant deleted");
   return { success: true, domain: tenant.domain, applicationId: tenant.applicationId, applicationDeleted };
 }
