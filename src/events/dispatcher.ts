@@ -16,6 +16,7 @@ import type { Metrics } from "../metrics.js";
 import type { SecretBox } from "../security/secret-box.js";
 import type { Store } from "../store/index.js";
 import type { ClaimedDelivery } from "../store/outbox.js";
+import type { ReadinessNotice } from "../store/readiness-notice.js";
 import { outsideTransaction } from "../store/transaction-scope.js";
 import { sendWebhook } from "./webhook-sender.js";
 
@@ -38,6 +39,8 @@ export interface DispatcherDeps {
   random: Random;
   secrets: SecretBox;
   log: Logger;
+  /** A pass that fails because the database is not ready is that state, said once there, not an error per pass. */
+  readiness: ReadinessNotice;
   metrics: Pick<Metrics, "webhookDelivery">;
   allowPrivateNetworks: boolean;
   /**
@@ -154,10 +157,7 @@ export class WebhookDispatcher {
       return;
     }
     this.running = this.wakeUpPass()
-      .catch((err: unknown) => {
-        this.deps.log.error({ err }, "webhook dispatcher pass failed");
-        return 0;
-      })
+      .catch((err: unknown) => this.reportFailedPass(err))
       .finally(() => {
         this.running = undefined;
         if (this.again) {
@@ -165,6 +165,13 @@ export class WebhookDispatcher {
           this.wake();
         }
       });
+  }
+
+  /** Not ready (not migrated, not reachable): the readiness notice's one warning; else an error, as any failure. */
+  private async reportFailedPass(err: unknown): Promise<number> {
+    const { store, readiness, log } = this.deps;
+    if (!(await readiness.explainedByDatabase(() => store.isReady(), err))) log.error({ err }, "webhook dispatcher pass failed");
+    return 0;
   }
 
   /** Stops polling and waits for the pass in flight, for a graceful shutdown. */
