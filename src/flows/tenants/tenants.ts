@@ -2,6 +2,7 @@
  * Onboarding and operating tenants (contract.md#d1, contract.md#d3). The operator API and the `latch` CLI both call these,
  * so the two can never disagree. Keys and webhook secrets are returned once and never again.
  */
+import { toTimestamp } from "../../core/schema.js";
 import type { Deps } from "../../deps.js";
 import { AuthError } from "../../errors.js";
 import { generateWebhookSecret } from "../../events/webhook-sender.js";
@@ -181,9 +182,19 @@ export async function rotateWebhookSecret(deps: Deps, domain: string): Promise<{
   return { domain: tenant.domain, webhookSecret };
 }
 
-export async function listWebhookDeliveries(deps: Deps, domain: string, limit = DELIVERY_PAGE_DEFAULT): Promise<DeliverySummary[]> {
+/** A delivery as the operator API and the CLI show it: times as Timestamps (docs/api-conventions.md#times). */
+export type DeliveryView = Omit<DeliverySummary, "createdAt" | "nextAttemptAt"> & { createdAt: string; nextAttemptAt: string | null };
+
+/**
+ * The answer of `GET /operator/tenants/{domain}/webhook-deliveries` and of `latch tenant deliveries`, the same
+ * object for both (issue 29: the CLI printed the bare list, with epoch milliseconds).
+ */
+export async function listWebhookDeliveries(deps: Deps, domain: string, limit = DELIVERY_PAGE_DEFAULT): Promise<{ deliveries: DeliveryView[] }> {
   const tenant = await findTenantOrThrow(deps, domain);
-  return deps.store.outbox.listRecentDeliveries(tenant.id, Math.min(Math.max(limit, 1), DELIVERY_PAGE_MAX));
+  const rows = await deps.store.outbox.listRecentDeliveries(tenant.id, Math.min(Math.max(limit, 1), DELIVERY_PAGE_MAX));
+  return {
+    deliveries: rows.map((d) => ({ ...d, createdAt: toTimestamp(d.createdAt), nextAttemptAt: d.nextAttemptAt === null ? null : toTimestamp(d.nextAttemptAt) })),
+  };
 }
 
 export interface TenantListItem {
@@ -214,7 +225,7 @@ export async function listTenants(deps: Deps, input: { limit?: number; cursor?: 
   const rows: TenantSummary[] = await deps.store.tenants.listTenantPage(after, limit + 1);
   const page = rows.slice(0, limit);
   return {
-    tenants: page.map((t) => ({ domain: t.domain, applicationId: t.applicationId, createdAt: new Date(t.createdAt).toISOString() })),
+    tenants: page.map((t) => ({ domain: t.domain, applicationId: t.applicationId, createdAt: toTimestamp(t.createdAt) })),
     nextCursor: rows.length > limit ? Buffer.from(page[page.length - 1]!.domain).toString("base64url") : null,
   };
 }
