@@ -116,16 +116,16 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
   });
   await app.register(cookie);
 
-  // Every answer names its request id, so a person can quote it and an operator find the log line.
-  // And none is kept by a cache: answers hold session data, a new tenant's keys, a member's export.
-  // A route that may be cached says so itself (the hosted pages' assets).
   // Set before the server stops listening; requests that still reach a route (on a connection that
-  // was busy when close() began) are turned away with 503 `unavailable`, the D4 body (issue 29).
+  // was busy when close() began) are turned away with 503 `unavailable`, the contract.md#d4 body (contract.md#issue-29).
   let closing = false;
   app.addHook("preClose", (done) => {
     closing = true;
     done();
   });
+  // Every answer names its request id, so a person can quote it and an operator find the log line.
+  // And none is kept by a cache: answers hold session data, a new tenant's keys, a member's export.
+  // A route that may be cached says so itself (the hosted pages' assets).
   app.addHook("onRequest", (request, reply, done) => {
     void reply.header("x-request-id", request.id);
     void reply.header("cache-control", "no-store");

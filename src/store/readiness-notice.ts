@@ -3,7 +3,7 @@
  * when it stops being ready, one info line when it is ready again, and nothing in between. Before,
  * every /readyz probe (every few seconds from an orchestrator) and every dispatcher pass (every
  * second) wrote an error-level line while the schema was not migrated: a stream of errors for one
- * known state, which buried everything else and paged people for a deployment step (issue 29).
+ * known state, which buried everything else and paged people for a deployment step (contract.md#issue-29).
  */
 import type { Logger } from "pino";
 

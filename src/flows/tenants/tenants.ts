@@ -187,7 +187,7 @@ export type DeliveryView = Omit<DeliverySummary, "createdAt" | "nextAttemptAt"> 
 
 /**
  * The answer of `GET /operator/tenants/{domain}/webhook-deliveries` and of `latch tenant deliveries`, the same
- * object for both (issue 29: the CLI printed the bare list, with epoch milliseconds).
+ * object for both (contract.md#issue-29: the CLI printed the bare list, with epoch milliseconds).
  */
 export async function listWebhookDeliveries(deps: Deps, domain: string, limit = DELIVERY_PAGE_DEFAULT): Promise<{ deliveries: DeliveryView[] }> {
   const tenant = await findTenantOrThrow(deps, domain);
