@@ -6,7 +6,7 @@ import cookie from "@fastify/cookie";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync, type RouteOptions } from "fastify";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { Deps } from "./deps.js";
-import { answerConnectRequests, clientErrorHandler, handleFrameworkError, registerErrorHandling } from "./http/errors.js";
+import { answerConnectRequests, clientErrorHandler, handleFrameworkError, registerErrorHandling, sendError } from "./http/errors.js";
 import { AJV_OPTIONS, buildRequestValidators } from "./http/validation.js";
 import { AuthError } from "./errors.js";
 import { registerObservability } from "./http/observability.js";
@@ -91,7 +91,9 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     // misspelled setting is refused rather than dropped; only query strings, all text, are coerced.
     ajv: AJV_OPTIONS,
     schemaController: { compilersFactory: { buildValidator: buildRequestValidators() } },
-    return503OnClosing: true,
+    // Fastify's own 503 while closing has a body of its own, not contract.md#d4's; the onRequest hook below
+    // answers it instead (docs/operations.md#signals-and-shutdown).
+    return503OnClosing: false,
   }).withTypeProvider<TypeBoxTypeProvider>();
   if (options.onRoute) app.addHook("onRoute", options.onRoute);
   answerConnectRequests(app.server);
@@ -114,12 +116,24 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
   });
   await app.register(cookie);
 
+  // Set before the server stops listening; requests that still reach a route (on a connection that
+  // was busy when close() began) are turned away with 503 `unavailable`, the contract.md#d4 body (contract.md#issue-29).
+  let closing = false;
+  app.addHook("preClose", (done) => {
+    closing = true;
+    done();
+  });
   // Every answer names its request id, so a person can quote it and an operator find the log line.
   // And none is kept by a cache: answers hold session data, a new tenant's keys, a member's export.
   // A route that may be cached says so itself (the hosted pages' assets).
   app.addHook("onRequest", (request, reply, done) => {
     void reply.header("x-request-id", request.id);
     void reply.header("cache-control", "no-store");
+    if (closing) {
+      request.log.info({ code: "unavailable", reason: "closing" }, "request refused");
+      void sendError(request, reply, new AuthError("unavailable", { message: "The server is shutting down. Please try again." }));
+      return; // answered: the route does not run
+    }
     // contract.md#d21: no valid URL is this long (the longest route with its longest parameters and query is a
     // few hundred characters), so a longer one is refused before anything reads it.
     if (request.url.length > MAX_URL_LENGTH) {

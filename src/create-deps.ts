@@ -11,6 +11,7 @@ import { cryptoRandom, type Random } from "./core/random.js";
 import type { Deps, DevLinks } from "./deps.js";
 import { BackgroundTasks } from "./events/background.js";
 import { WebhookDispatcher } from "./events/dispatcher.js";
+import { ReadinessNotice } from "./store/readiness-notice.js";
 import { processEmailRequests } from "./flows/kernel/email-requests.js";
 import { createAltchaProvider, DEFAULT_ALTCHA_DIFFICULTY, type AltchaDifficulty } from "./providers/altcha.js";
 import { createBotVerifier, type BotVerifier } from "./providers/bot.js";
@@ -115,6 +116,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
   );
   const store = new Store(db, dialect, reader, subjects, touches);
   const counters = redis ?? store.limits;
+  const readiness = new ReadinessNotice(log);
   const metrics = new Metrics({ countOutboxBacklog: () => store.outbox.countPendingDeliveries(), log });
   const altcha = createAltchaProvider({
     signatureSecret: secrets.deriveSecret("altcha-challenge"),
@@ -131,6 +133,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     store,
     counters,
     redis,
+    readiness,
     tenantCache: new TenantCache(store.tenants, clock),
     hasher: overrides.hasher ?? createPasswordHasher(),
     breach: createBreachChecker({ mode: config.breachCheckMode, url: config.breachCheckUrl, log }),
@@ -147,6 +150,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
       random,
       secrets,
       log,
+      readiness,
       metrics,
       allowPrivateNetworks: config.webhookAllowPrivateNetworks,
       beforePass: () => processEmailRequests(deps),

@@ -22,6 +22,7 @@ import type { Counters } from "./store/counters.js";
 import type { RedisCounters } from "./store/redis-counters.js";
 import type { Metrics } from "./metrics.js";
 import type { TenantCache } from "./store/tenant-cache.js";
+import type { ReadinessNotice } from "./store/readiness-notice.js";
 
 export interface Deps {
   config: Config;
@@ -33,6 +34,8 @@ export interface Deps {
   counters: Counters;
   /** Set when REDIS_URL is: readiness pings it and shutdown closes it. */
   redis: RedisCounters | undefined;
+  /** Says once that the database or Redis is not ready, rather than on every probe and pass (docs/operations.md#readiness). */
+  readiness: ReadinessNotice;
   /** Tenants by domain for request resolution, cached for a few seconds. */
   tenantCache: TenantCache;
   hasher: PasswordHasher;

@@ -60,10 +60,8 @@ export async function runServer(wiring: ServerWiring = {}): Promise<void> {
     const rekeyed = await deps.store.limits.rekeyClearLockouts();
     if (rekeyed > 0) deps.log.info({ lockouts: rekeyed }, "re-keyed lockout rows that held an email in clear");
   } else {
-    deps.log.warn(
-      { database: database.description },
-      "the database is not migrated or not reachable at start: /readyz answers 503 until it is (with MIGRATE_ON_START=false, run `latch migrate`)",
-    );
+    // The readiness notice's one warning (docs/operations.md#readiness): probes and passes stay quiet after it.
+    deps.readiness.report("database", false);
   }
   if (config.breachCheckMode !== "remote") deps.log.warn({ mode: config.breachCheckMode }, "breached-password check is not using the remote range API");
   else
@@ -86,11 +84,13 @@ export async function runServer(wiring: ServerWiring = {}): Promise<void> {
   await wiring.afterListen?.(deps, app);
   if (config.metricsToken !== undefined) deps.metrics.watchEventLoop();
   deps.webhooks.start();
+  // A failure while the database is not ready is that state, said once by the readiness notice.
+  const logSweepFailure = (what: string) => async (err: unknown) => {
+    if (!(await deps.readiness.explainedByDatabase(() => deps.store.isReady(), err))) deps.log.error({ err }, `${what} failed`);
+  };
   const sweeper = setInterval(() => {
-    deps.store.sweepExpired(deps.clock.now(), config.auditRetentionDays * DAY).catch((err: unknown) => deps.log.error({ err }, "sweeping expired rows failed"));
-    erasePendingAccounts(deps, deps.clock.now(), config.pendingRetentionDays * DAY).catch((err: unknown) =>
-      deps.log.error({ err }, "erasing expired pending accounts failed"),
-    );
+    deps.store.sweepExpired(deps.clock.now(), config.auditRetentionDays * DAY).catch(logSweepFailure("sweeping expired rows"));
+    erasePendingAccounts(deps, deps.clock.now(), config.pendingRetentionDays * DAY).catch(logSweepFailure("erasing expired pending accounts"));
   }, RETENTION_SWEEP_INTERVAL_MS);
   sweeper.unref();
 

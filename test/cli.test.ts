@@ -1,13 +1,14 @@
 /** The `latch` CLI (D3) as a real child process on a real database, then used by the HTTP API. */
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test, type TestContext } from "node:test";
 import { promisify } from "node:util";
 import { describeDuration, WEBHOOK_SECRET_ROTATION_WINDOW_MS } from "../src/rules.js";
-import { createHarness, post } from "./support/harness.js";
+import { operatorHeaders } from "./support/flows.js";
+import { createHarness, deliverWebhooks, post, registerVerifiedMember } from "./support/harness.js";
 
 const run = promisify(execFile);
 const SECRETS_KEY = "11".repeat(32);
@@ -182,12 +183,9 @@ test("D23: latch tenant list|delete; stdout is JSON and nothing else, for result
   const unknown = await latch(dataDir, ["tenant", "show", "b.example.com"]);
   assert.deepEqual([unknown.code, unknown.stdout, (JSON.parse(unknown.stderr) as { code: string }).code], [1, "", "unknown_tenant"]);
 
-  for (const args of [["--help"], [], ["tenant", "list", "--bogus"], ["tenant", "list", "--limit", "many"]]) {
-    const result = await latch(dataDir, args);
-    assert.equal(result.stdout, "", `latch ${args.join(" ")} writes nothing on stdout`);
-    assert.match(result.stderr, /Usage:/);
-    assert.doesNotMatch(result.stderr, /\n\s+at /, "no stack trace");
-  }
+  const help = await latch(dataDir, ["--help"]);
+  assert.deepEqual([help.code, help.stdout], [0, ""]);
+  assert.match(help.stderr, /Usage:/);
 
   // The call the README documents: npm's banner would break `| jq`; -s keeps stdout to the result.
   const env = { ...process.env, DATABASE_URL: `sqlite:${join(dataDir, "latch.db")}`, SECRETS_KEY, SECRETS_KEY_PREVIOUS: "", LOG_LEVEL: "warn" };
@@ -196,4 +194,67 @@ test("D23: latch tenant list|delete; stdout is JSON and nothing else, for result
     (JSON.parse(stdout) as Page).tenants.map((x) => x.domain),
     ["a.example.com", "c.example.com"],
   );
+});
+
+/** The D4 body a failed command wrote: the last line of stderr (log lines, JSON too, may come before it). */
+function errorBodyOf(stderr: string): Record<string, unknown> {
+  const lines = stderr.trim().split("\n");
+  return JSON.parse(lines[lines.length - 1]!) as Record<string, unknown>;
+}
+
+test("issue 29: every failure is the D4 error body on stderr, one line, nothing on stdout, exit 1 (2 for usage)", async (t) => {
+  const dataDir = tempDataDir(t);
+  const settings = JSON.stringify({ ...HOOKS, botProtection: { provider: "none" } });
+  assert.equal((await latch(dataDir, ["tenant", "create", "--domain", "shop.example.com", "--settings", settings])).code, 0);
+  const cases: { args: string[]; env?: Record<string, string>; exit: number; code: string; field?: string }[] = [
+    { args: [], exit: 2, code: "validation_failed", field: "command" },
+    { args: ["frobnicate"], exit: 2, code: "validation_failed", field: "command" },
+    { args: ["tenant", "frobnicate"], exit: 2, code: "validation_failed", field: "command" },
+    { args: ["tenant", "list", "--bogus"], exit: 2, code: "validation_failed", field: "options" },
+    { args: ["tenant", "list", "--limit", "many"], exit: 2, code: "validation_failed", field: "--limit" },
+    { args: ["tenant", "show"], exit: 2, code: "validation_failed", field: "<domain>" },
+    { args: ["tenant", "create", "--domain", "x.example.com", "--settings", "{"], exit: 2, code: "validation_failed", field: "command" },
+    { args: ["tenant", "show", "nobody.example.com"], exit: 1, code: "unknown_tenant" },
+    { args: ["tenant", "rotate-key", "app_unknown"], exit: 1, code: "not_found" },
+    { args: ["tenant", "update", "shop.example.com", "--settings", '{"sessionTier":"2y"}'], exit: 1, code: "validation_failed" },
+    { args: ["tenant", "list"], env: { SECRETS_KEY: "not-a-key" }, exit: 1, code: "validation_failed" },
+    { args: ["tenant", "list"], env: { DATABASE_URL: `sqlite:${join(dataDir, "missing.db")}` }, exit: 1, code: "validation_failed" },
+  ];
+  for (const c of cases) {
+    const result = await latch(dataDir, c.args, { SECRETS_KEY, ...c.env });
+    const what = `latch ${c.args.join(" ")}: ${result.stderr}`;
+    assert.deepEqual([result.code, result.stdout], [c.exit, ""], what);
+    assert.doesNotMatch(result.stderr, /\n\s+at /, `no stack trace: ${what}`);
+    const body = errorBodyOf(result.stderr);
+    assert.deepEqual([body.success, body.code, typeof body.message], [false, c.code, "string"], what);
+    if (c.field) assert.equal((body.details as { field: string }[])[0]!.field, c.field, what);
+  }
+
+  // A store error: the schema is not there (an empty file, migrations off).
+  writeFileSync(join(dataDir, "empty.db"), "");
+  const unmigrated = await latch(dataDir, ["tenant", "list"], { SECRETS_KEY, DATABASE_URL: `sqlite:${join(dataDir, "empty.db")}`, MIGRATE_ON_START: "false" });
+  assert.deepEqual([unmigrated.code, unmigrated.stdout, errorBodyOf(unmigrated.stderr).code], [1, "", "unavailable"], unmigrated.stderr);
+  assert.match(String(errorBodyOf(unmigrated.stderr).message), /latch migrate/);
+});
+
+test("issue 29: each command prints what the operator API answers for the same call (deliveries as {deliveries}, ISO times)", async (t) => {
+  const dataDir = tempDataDir(t);
+  const h = await createHarness({ dataDir });
+  t.after(() => h.close());
+  await registerVerifiedMember(h, "ada@example.org");
+  await deliverWebhooks(h);
+  const api = async (url: string) => (await h.app.inject({ method: "GET", url, headers: operatorHeaders() })).json<unknown>();
+  const cli = async (args: string[]) => {
+    const result = await latch(dataDir, args);
+    assert.equal(result.code, 0, result.stderr);
+    return JSON.parse(result.stdout) as unknown;
+  };
+  const domain = h.tenant.domain;
+  const deliveries = (await cli(["tenant", "deliveries", domain])) as { deliveries: { createdAt: string }[] };
+  assert.deepEqual(deliveries, await api(`/operator/tenants/${domain}/webhook-deliveries`));
+  assert.ok(deliveries.deliveries.length > 0);
+  assert.match(deliveries.deliveries[0]!.createdAt, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/, "the one time format, not epoch milliseconds");
+  assert.deepEqual(await cli(["tenant", "deliveries", domain, "--limit", "1"]), await api(`/operator/tenants/${domain}/webhook-deliveries?limit=1`));
+  assert.deepEqual(await cli(["tenant", "list"]), await api("/operator/tenants"));
+  assert.deepEqual(await cli(["tenant", "show", domain]), await api(`/operator/tenants/${domain}`));
 });

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { createHarness, login, registerVerifiedMember } from "./support/harness.js";
+import { createHarness, deliverWebhooks, login, post, registerVerifiedMember, STRONG_PASSWORD } from "./support/harness.js";
 import { installStoreSeam } from "./support/store-seam.js";
 
 type Line = Record<string, unknown>;
@@ -43,4 +43,28 @@ test("at info every request still has its two lines, with reqId, route and tenan
     ["incoming request", "request completed"],
   );
   for (const line of lines) assert.deepEqual([line.route, line.tenant], ["/auth/login", h.tenant.domain]);
+});
+
+test("issue 29: log lines name a tenant by its domain, never by the internal id no API or CLI shows (flows, dispatcher)", async (t) => {
+  const h = await createHarness();
+  t.after(() => h.close());
+  const internalId = (await h.deps.store.tenants.findTenantByDomain(h.tenant.domain))!.id;
+  h.logs.length = 0;
+  // Five IPs registering one email: the flow's own warning (apart from the request's line).
+  for (let i = 1; i <= 5; i++) {
+    await post(
+      h,
+      "/auth/register-password",
+      { email: "ada@example.org", name: "Ada", password: STRONG_PASSWORD, "bot-challenge-response": "x" },
+      { ip: `198.51.100.${i}` },
+    );
+  }
+  await deliverWebhooks(h);
+  const lines = h.logs.map((line) => JSON.parse(line) as Line);
+  const warned = lines.find((l) => l.msg === "many IPs registering one email");
+  const delivered = lines.find((l) => l.msg === "webhook delivered");
+  assert.equal(warned?.tenant, h.tenant.domain, JSON.stringify(warned));
+  assert.equal(delivered?.tenant, h.tenant.domain, JSON.stringify(delivered));
+  assert.ok(!h.logs.join("").includes(internalId), "no line holds the tenant's internal id");
+  for (const line of lines) assert.equal(line.tenantId, undefined, JSON.stringify(line));
 });

@@ -2,8 +2,10 @@
 /**
  * The operator CLI (contract.md#d3, contract.md#d23): `latch tenant list|create|show|update|delete|rotate-key|rotate-webhook-secret|deliveries`,
  * `latch secrets reseal` and `latch migrate`. It calls the same functions as the operator API, on the configured database.
- * stdout carries the result as JSON and nothing else (contract.md#d23), so `latch … | jq` works; usage, errors
- * (as JSON: code, message, details) and logs go to stderr.
+ * stdout carries the result as JSON and nothing else (contract.md#d23), so `latch … | jq` works: for every command
+ * it is the object the operator API answers for the same call. Every failure is the contract.md#d4 error body
+ * (success, code, message, details) on one line of stderr (docs/api-conventions.md#cli), with exit 1, or 2 for a
+ * usage error; `--help` and logs go to stderr too.
  */
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
@@ -11,7 +13,8 @@ import pino from "pino";
 import { ConfigError, loadConfig, StartError } from "../config.js";
 import { createDeps } from "../create-deps.js";
 import type { Deps } from "../deps.js";
-import { isAuthError } from "../errors.js";
+import { isAuthError, type ErrorCode, type ErrorDetails } from "../errors.js";
+import { isStorageUnavailable } from "../http/errors.js";
 import {
   createTenant,
   deleteTenant,
@@ -36,12 +39,12 @@ const USAGE = `Usage:
   latch tenant rotate-key <applicationId>
   latch tenant rotate-webhook-secret <domain>
       (the old secret signs too for ${describeDuration(WEBHOOK_SECRET_ROTATION_WINDOW_MS)}, until the answer's previousSecretExpiresAt)
-  latch tenant deliveries <domain>
+  latch tenant deliveries <domain> [--limit <n>]
   latch secrets reseal
   latch migrate
 Configuration comes from the environment (DATABASE_URL, SECRETS_KEY, ...), as for the server.
 DATABASE_URL defaults to sqlite:./data/latch.db; dev mode's database is sqlite:./data/dev.db.
-The result is JSON on stdout and nothing else; this text, errors and logs go to stderr.`;
+The result is JSON on stdout and nothing else; this text, errors (the API's error body, one line) and logs go to stderr.`;
 
 type Values = {
   domain?: string;
@@ -64,18 +67,36 @@ function settingsFrom(values: Values): unknown {
   }
 }
 
-class UsageError extends Error {}
+/** Bad or missing arguments, an unknown command: `validation_failed`, exit 2. `field` names the argument. */
+class UsageError extends Error {
+  constructor(
+    message: string,
+    readonly field = "command",
+  ) {
+    super(message);
+  }
+}
 
 function need(value: string | undefined, what: string): string {
-  if (!value) throw new UsageError(`${what} is required`);
+  if (!value) throw new UsageError(`${what} is required`, what);
   return value;
+}
+
+function limitOf(values: Values): number | undefined {
+  if (values.limit === undefined) return undefined;
+  if (!/^[0-9]{1,3}$/.test(values.limit)) throw new UsageError("--limit must be a number", "--limit");
+  return Number(values.limit);
+}
+
+/** The contract.md#d4 body, without a requestId (there is no request), on one line of stderr. */
+function writeError(code: ErrorCode, message: string, details?: ErrorDetails): void {
+  process.stderr.write(`${JSON.stringify({ success: false, code, message, ...(details !== undefined && { details }) })}\n`);
 }
 
 async function runTenantCommand(deps: Deps, command: string | undefined, arg: string | undefined, values: Values): Promise<unknown> {
   switch (command) {
     case "list":
-      if (values.limit !== undefined && !/^[0-9]{1,3}$/.test(values.limit)) throw new UsageError("--limit must be a number");
-      return listTenants(deps, { limit: values.limit === undefined ? undefined : Number(values.limit), cursor: values.cursor });
+      return listTenants(deps, { limit: limitOf(values), cursor: values.cursor });
     case "delete":
       return deleteTenant(deps, need(arg, "<domain>"), need(values.confirm, "--confirm <domain>"));
     case "create":
@@ -89,7 +110,7 @@ async function runTenantCommand(deps: Deps, command: string | undefined, arg: st
     case "rotate-webhook-secret":
       return rotateWebhookSecret(deps, need(arg, "<domain>"));
     case "deliveries":
-      return listWebhookDeliveries(deps, need(arg, "<domain>"));
+      return listWebhookDeliveries(deps, need(arg, "<domain>"), limitOf(values));
     case undefined: // `latch tenant` alone
     default:
       throw new UsageError(`unknown tenant command: ${command ?? "(none)"}`);
@@ -102,7 +123,7 @@ async function runSecretsCommand(deps: Deps, command: string | undefined): Promi
   const report = await resealSecrets(deps);
   process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   if (!hasUnreadable(report)) return 0;
-  process.stderr.write('latch: some sealed values open with neither SECRETS_KEY nor SECRETS_KEY_PREVIOUS; they were left in place (see "unreadable")\n');
+  writeError("invalid_state", 'Some sealed values open with neither SECRETS_KEY nor SECRETS_KEY_PREVIOUS; they were left in place (see "unreadable").');
   return 1;
 }
 
@@ -124,8 +145,38 @@ function parseCommandLine(argv: string[]): { values: Values; positionals: string
     });
   } catch (err) {
     // An unknown or incomplete option: a usage error, not a stack trace.
-    process.stderr.write(`latch: ${(err as Error).message}\n${USAGE}\n`);
+    writeError("validation_failed", `${(err as Error).message}; \`latch --help\` lists the commands and options`, [
+      { field: "options", rule: "usage", message: (err as Error).message },
+    ]);
     return undefined;
+  }
+}
+
+/**
+ * Every failure as the contract.md#d4 body (docs/api-conventions.md#cli): what the operator can fix says how; a
+ * database that is out of reach or not migrated is `unavailable`; anything else is `internal_error`, its
+ * cause logged (stderr) and never in the body, as the API does.
+ */
+async function reportFailure(err: unknown, deps: Deps | undefined): Promise<void> {
+  if (err instanceof UsageError) {
+    const message = `${err.message}; \`latch --help\` lists the commands and options`;
+    writeError("validation_failed", message, [{ field: err.field, rule: "usage", message: err.message }]);
+  } else if (err instanceof ConfigError) {
+    writeError(
+      "validation_failed",
+      "Invalid configuration.",
+      err.problems.map((problem) => ({ field: "environment", rule: "config", message: problem })),
+    );
+  } else if (err instanceof StartError) writeError("unavailable", err.message);
+  else if (isAuthError(err)) writeError(err.code, err.message, err.details);
+  else if (isStorageUnavailable(err as { code?: string; message?: string }))
+    writeError("unavailable", "The database is busy or out of reach. Please try again.");
+  else if (deps !== undefined && !(await deps.store.isReady().catch(() => false)))
+    writeError("unavailable", "The database is not migrated: run `latch migrate` (with the same DATABASE_URL).");
+  else {
+    if (deps !== undefined) deps.log.error({ err }, "command failed");
+    else process.stderr.write(`${(err as Error).stack ?? String(err)}\n`);
+    writeError("internal_error", "Something went wrong; the log line above says what.");
   }
 }
 
@@ -134,12 +185,13 @@ export async function runCli(argv: string[]): Promise<number> {
   if (!parsed) return 2;
   const { values, positionals } = parsed;
   const [group, command, arg] = positionals;
-  if (values.help || !group) {
+  if (values.help) {
     process.stderr.write(`${USAGE}\n`);
-    return values.help ? 0 : 2;
+    return 0;
   }
   let deps: Deps | undefined;
   try {
+    if (!group) throw new UsageError("a command is required");
     const config = loadConfig();
     // Only `latch migrate` and `tenant create` may create a database: another command on a file that is not there was meant for another one.
     const database = checkDatabaseLocation(config.databaseUrl, {
@@ -161,14 +213,7 @@ export async function runCli(argv: string[]): Promise<number> {
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     return 0;
   } catch (err) {
-    if (err instanceof UsageError) process.stderr.write(`latch: ${err.message}\n${USAGE}\n`);
-    else if (err instanceof ConfigError) process.stderr.write(`${err.message}\n`);
-    else if (err instanceof StartError) process.stderr.write(`latch: ${err.message}\n`);
-    else if (isAuthError(err))
-      process.stderr.write(
-        `${JSON.stringify({ success: false, code: err.code, message: err.message, ...(err.details !== undefined && { details: err.details }) }, null, 2)}\n`,
-      );
-    else throw err;
+    await reportFailure(err, deps);
     return err instanceof UsageError ? 2 : 1;
   } finally {
     await deps?.store.close();

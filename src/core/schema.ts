@@ -18,4 +18,14 @@ export function described<T extends TSchema>(schema: T, description: string, hea
   return { ...schema, description, ...(headers ? { headers } : {}) };
 }
 
-export const Timestamp = Type.String({ format: "date-time", description: "ISO 8601 time." });
+/**
+ * Every time in an answer, a webhook or CLI output that is Latch's own is this: an ISO 8601 UTC string
+ * with milliseconds, `Date.toISOString()` (docs/api-conventions.md#times). The few that are not are
+ * fixed by the spec or another protocol, listed there; test/api-conventions.test.ts fails on any other.
+ */
+export const Timestamp = Type.String({ format: "date-time", description: "ISO 8601 UTC time (`2026-01-01T12:00:00.000Z`)." });
+
+/** The one way a time becomes a Timestamp (a Unix time in milliseconds in, as the store and the clock hold it). */
+export function toTimestamp(unixMs: number): string {
+  return new Date(unixMs).toISOString();
+}

@@ -17,6 +17,7 @@ import type { SecretBox } from "../security/secret-box.js";
 import type { Store } from "../store/index.js";
 import type { ClaimedDelivery } from "../store/outbox.js";
 import type { SealedWebhookSecrets } from "../store/tenants.js";
+import type { ReadinessNotice } from "../store/readiness-notice.js";
 import { outsideTransaction } from "../store/transaction-scope.js";
 import { sendWebhook } from "./webhook-sender.js";
 
@@ -39,6 +40,8 @@ export interface DispatcherDeps {
   random: Random;
   secrets: SecretBox;
   log: Logger;
+  /** A pass that fails because the database is not ready is that state, said once there, not an error per pass. */
+  readiness: ReadinessNotice;
   metrics: Pick<Metrics, "webhookDelivery">;
   allowPrivateNetworks: boolean;
   /**
@@ -52,6 +55,8 @@ export class WebhookDispatcher {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<number> | undefined;
   private again = false;
+  /** Tenant id -> domain, for log lines: a tenant's domain never changes, so an entry never goes stale. */
+  private readonly domains = new Map<string, string>();
 
   constructor(private readonly deps: DispatcherDeps) {}
 
@@ -84,6 +89,8 @@ export class WebhookDispatcher {
     const { store, clock, secrets, log, metrics } = this.deps;
     const attempts = delivery.attempts + 1;
     let result: Awaited<ReturnType<typeof sendWebhook>>;
+    // Logs name a tenant by its public id, the domain, as the request log does (docs/operations.md#logs).
+    let tenant: string | undefined;
     try {
       // One time for the signatures' choice and the timestamp: the window is judged at SEND time
       // (decisions.md#webhook-secret-rotation), so an event queued before a rotation carries both.
@@ -92,12 +99,13 @@ export class WebhookDispatcher {
       if (sealed === undefined) {
         // Deleted tenant (contract.md#d23): an event queued by an instance that still had it cached.
         await store.outbox.deleteDelivery(delivery.id);
-        log.info({ webhookId: delivery.id, tenantId: delivery.tenantId }, "webhook dropped: its tenant was deleted");
+        log.info({ webhookId: delivery.id }, "webhook dropped: its tenant was deleted");
         return;
       }
+      tenant = await this.tenantDomain(delivery.tenantId);
       result = await sendWebhook({
         url: delivery.url,
-        secrets: [...this.openPreviousSecret(sealed, delivery), secrets.open(sealed.current)],
+        secrets: [...this.openPreviousSecret(sealed, delivery, tenant), secrets.open(sealed.current)],
         id: delivery.id,
         timestampSeconds: Math.floor(sentAt / 1000),
         body: secrets.open(delivery.payloadEnc),
@@ -105,12 +113,12 @@ export class WebhookDispatcher {
         timeoutMs: ATTEMPT_TIMEOUT_MS,
       });
     } catch (err) {
-      log.error({ err, webhookId: delivery.id }, "webhook delivery could not be prepared");
+      log.error({ err, webhookId: delivery.id, tenant }, "webhook delivery could not be prepared");
       result = { ok: false, error: "internal error" };
     }
     const now = clock.now();
     // Only ids and outcomes are logged: the payload holds a link with a token.
-    const logFields = { webhookId: delivery.id, tenantId: delivery.tenantId, eventType: delivery.eventType, attempts };
+    const logFields = { webhookId: delivery.id, tenant, eventType: delivery.eventType, attempts };
     if (result.ok) {
       await store.outbox.finishDelivery(delivery.id, "delivered", attempts, null, now);
       metrics.webhookDelivery("delivered");
@@ -131,17 +139,25 @@ export class WebhookDispatcher {
    * configured key opens is left out, with a warning: the current secret still signs, where failing
    * would hold back every delivery for the rest of the window.
    */
-  private openPreviousSecret(sealed: SealedWebhookSecrets, delivery: ClaimedDelivery): string[] {
+  private openPreviousSecret(sealed: SealedWebhookSecrets, delivery: ClaimedDelivery, tenant: string | undefined): string[] {
     if (!sealed.previous) return [];
     try {
       return [this.deps.secrets.open(sealed.previous.sealed)];
     } catch {
       this.deps.log.warn(
-        { webhookId: delivery.id, tenantId: delivery.tenantId },
+        { webhookId: delivery.id, tenant },
         "the previous webhook secret can't be opened: signed with the current one only",
       );
       return [];
     }
+  }
+
+  private async tenantDomain(tenantId: string): Promise<string | undefined> {
+    const known = this.domains.get(tenantId);
+    if (known !== undefined) return known;
+    const domain = (await this.deps.store.tenants.findTenantById(tenantId))?.domain;
+    if (domain !== undefined) this.domains.set(tenantId, domain);
+    return domain;
   }
 
   /** Polls every `intervalMs`; notify() wakes it at once after a flow enqueued something. */
@@ -163,10 +179,7 @@ export class WebhookDispatcher {
       return;
     }
     this.running = this.wakeUpPass()
-      .catch((err: unknown) => {
-        this.deps.log.error({ err }, "webhook dispatcher pass failed");
-        return 0;
-      })
+      .catch((err: unknown) => this.reportFailedPass(err))
       .finally(() => {
         this.running = undefined;
         if (this.again) {
@@ -174,6 +187,13 @@ export class WebhookDispatcher {
           this.wake();
         }
       });
+  }
+
+  /** Not ready (not migrated, not reachable): the readiness notice's one warning; else an error, as any failure. */
+  private async reportFailedPass(err: unknown): Promise<number> {
+    const { store, readiness, log } = this.deps;
+    if (!(await readiness.explainedByDatabase(() => store.isReady(), err))) log.error({ err }, "webhook dispatcher pass failed");
+    return 0;
   }
 
   /** Stops polling and waits for the pass in flight, for a graceful shutdown. */

@@ -49,7 +49,7 @@ function toAuthError(error: FastifyError): AuthError {
 }
 
 /** SQLite busy or I/O errors, PostgreSQL connection loss, statement timeout (57014), deadlock or serialisation failure (40P01, 40001: try again), pool exhaustion, Redis unreachable. */
-function isStorageUnavailable(error: { code?: string; message?: string }): boolean {
+export function isStorageUnavailable(error: { code?: string; message?: string }): boolean {
   if (
     typeof error.code === "string" &&
     /^(SQLITE_BUSY|SQLITE_LOCKED|SQLITE_IOERR|SQLITE_CANTOPEN|SQLITE_FULL|REDIS_UNAVAILABLE|ECONNREFUSED|ECONNRESET|ETIMEDOUT|57014|57P0\d|53300|08\d{3}|40P01|40001)/.test(

@@ -1966,7 +1966,10 @@ export interface operations {
                 content: {
                     "application/json": {
                         events: {
-                            /** @description ISO 8601 time. */
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC time (`2026-01-01T12:00:00.000Z`).
+                             */
                             at: string;
                             details?: {
                                 [key: string]: string | number | boolean | null;
@@ -2090,7 +2093,7 @@ export interface operations {
                             authentication_type: ("Password" | "Magic Link")[];
                             /**
                              * Format: date-time
-                             * @description ISO 8601 time.
+                             * @description ISO 8601 UTC time (`2026-01-01T12:00:00.000Z`).
                              */
                             createdAt: string;
                             /** Format: email */
@@ -2201,7 +2204,7 @@ export interface operations {
                         authentication_type: ("Password" | "Magic Link")[];
                         /**
                          * Format: date-time
-                         * @description ISO 8601 time.
+                         * @description ISO 8601 UTC time (`2026-01-01T12:00:00.000Z`).
                          */
                         createdAt: string;
                         /** Format: email */
@@ -2411,7 +2414,7 @@ export interface operations {
                         auditEvents: {
                             /**
                              * Format: date-time
-                             * @description ISO 8601 time.
+                             * @description ISO 8601 UTC time (`2026-01-01T12:00:00.000Z`).
                              */
                             at: string;
                             details: {
@@ -2428,15 +2431,15 @@ export interface operations {
                         loginHistory: {
                             /**
                              * Format: date-time
-                             * @description ISO 8601 time.
+                             * @description ISO 8601 UTC time (`2026-01-01T12:00:00.000Z`).
                              */
-                            firstSeen: string;
+                            firstSeenAt: string;
                             kind: "country" | "network";
                             /**
                              * Format: date-time
-                             * @description ISO 8601 time.
+                             * @description ISO 8601 UTC time (`2026-01-01T12:00:00.000Z`).
                              */
-                            lastSeen: string;
+                            lastSeenAt: string;
                             value: string;
                         }[];
                         member: {
@@ -2445,7 +2448,7 @@ export interface operations {
                             authentication_type: ("Password" | "Magic Link")[];
                             /**
                              * Format: date-time
-                             * @description ISO 8601 time.
+                             * @description ISO 8601 UTC time (`2026-01-01T12:00:00.000Z`).
                              */
                             createdAt: string;
                             /** Format: email */
@@ -2458,7 +2461,10 @@ export interface operations {
                             recordid: string;
                         };
                         passkeys: {
-                            /** Format: date-time */
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC time (`2026-01-01T12:00:00.000Z`).
+                             */
                             createdAt: string;
                             lastUsedAt: string | null;
                             name: string;
@@ -2468,12 +2474,12 @@ export interface operations {
                             country: string | null;
                             /**
                              * Format: date-time
-                             * @description ISO 8601 time.
+                             * @description ISO 8601 UTC time (`2026-01-01T12:00:00.000Z`).
                              */
                             createdAt: string;
                             /**
                              * Format: date-time
-                             * @description ISO 8601 time.
+                             * @description ISO 8601 UTC time (`2026-01-01T12:00:00.000Z`).
                              */
                             expiresAt: string;
                             /** @description The IP the session was opened from. */
@@ -4261,7 +4267,7 @@ export interface operations {
                         authentication_type: ("Password" | "Magic Link")[];
                         /**
                          * Format: date-time
-                         * @description ISO 8601 time.
+                         * @description ISO 8601 UTC time (`2026-01-01T12:00:00.000Z`).
                          */
                         createdAt: string;
                         /** Format: email */
@@ -4360,7 +4366,7 @@ export interface operations {
                         authentication_type: ("Password" | "Magic Link")[];
                         /**
                          * Format: date-time
-                         * @description ISO 8601 time.
+                         * @description ISO 8601 UTC time (`2026-01-01T12:00:00.000Z`).
                          */
                         createdAt: string;
                         /** Format: email */
@@ -4483,7 +4489,7 @@ export interface operations {
                             backedUp: boolean;
                             /**
                              * Format: date-time
-                             * @description ISO 8601 time.
+                             * @description ISO 8601 UTC time (`2026-01-01T12:00:00.000Z`).
                              */
                             createdAt: string;
                             /** @description Ours, for `PATCH`/`DELETE /auth/passkeys/{id}`; not the credential id. */
@@ -5018,7 +5024,7 @@ export interface operations {
                             backedUp: boolean;
                             /**
                              * Format: date-time
-                             * @description ISO 8601 time.
+                             * @description ISO 8601 UTC time (`2026-01-01T12:00:00.000Z`).
                              */
                             createdAt: string;
                             /** @description Ours, for `PATCH`/`DELETE /auth/passkeys/{id}`; not the credential id. */
@@ -5276,7 +5282,7 @@ export interface operations {
                             backedUp: boolean;
                             /**
                              * Format: date-time
-                             * @description ISO 8601 time.
+                             * @description ISO 8601 UTC time (`2026-01-01T12:00:00.000Z`).
                              */
                             createdAt: string;
                             /** @description Ours, for `PATCH`/`DELETE /auth/passkeys/{id}`; not the credential id. */
@@ -6228,14 +6234,14 @@ export interface operations {
                             country: string | null;
                             /**
                              * Format: date-time
-                             * @description ISO 8601 time.
+                             * @description ISO 8601 UTC time (`2026-01-01T12:00:00.000Z`).
                              */
                             createdAt: string;
                             /** @description The session of this request. */
                             current: boolean;
                             /**
                              * Format: date-time
-                             * @description ISO 8601 time.
+                             * @description ISO 8601 UTC time (`2026-01-01T12:00:00.000Z`).
                              */
                             expiresAt: string;
                             /** @description Public id: names the session in `DELETE /auth/sessions/{id}`; it is not the cookie and opens nothing. */
@@ -7092,7 +7098,10 @@ export interface operations {
                         nextCursor: string | null;
                         tenants: {
                             applicationId: string;
-                            /** @description ISO 8601 time. */
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC time (`2026-01-01T12:00:00.000Z`).
+                             */
                             createdAt: string;
                             domain: string;
                         }[];
@@ -7764,7 +7773,10 @@ export interface operations {
                     "application/json": {
                         deliveries: {
                             attempts: number;
-                            /** @description ISO 8601 time. */
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC time (`2026-01-01T12:00:00.000Z`).
+                             */
                             createdAt: string;
                             eventType: string;
                             /** @description The `webhook-id` of the event. */
@@ -8248,7 +8260,7 @@ export interface operations {
                     alert: "login_anomaly" | "password_changed" | "password_reset" | "two_factor_enabled" | "two_factor_disabled" | "two_factor_locked" | "recovery_code_used" | "email_change_requested" | "email_changed" | "passkey_added" | "passkey_removed";
                     /**
                      * Format: date-time
-                     * @description ISO 8601 time.
+                     * @description ISO 8601 UTC time (`2026-01-01T12:00:00.000Z`).
                      */
                     at: string;
                     /** @description ISO 3166 country of `ip`; null without GeoIP. */

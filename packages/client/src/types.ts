@@ -209,7 +209,7 @@ export type MemberExportResponse = {
   success: true;
   member: With<Member, { emailVerified: boolean; hasPassword: boolean }>;
   sessions: SessionSummary[];
-  loginHistory: { kind: "country" | "network"; value: string; firstSeen: string; lastSeen: string }[];
+  loginHistory: { kind: "country" | "network"; value: string; firstSeenAt: string; lastSeenAt: string }[];
   auditEvents: {
     type: AuditEventType;
     at: string;

@@ -84,7 +84,7 @@ export async function exportMember(deps: Deps, tenant: Tenant, rawRecordId: stri
   return {
     member: { ...memberView(member), emailVerified: member.emailVerified, hasPassword: member.passwordHash !== null },
     sessions: sessions.map(sessionView),
-    loginHistory: origins.map((o) => ({ kind: o.kind, value: o.value, firstSeen: iso(o.firstSeen), lastSeen: iso(o.lastSeen) })),
+    loginHistory: origins.map((o) => ({ kind: o.kind, value: o.value, firstSeenAt: iso(o.firstSeen), lastSeenAt: iso(o.lastSeen) })),
     auditEvents: events.map((e) => ({ type: e.type, at: iso(e.at), ip: e.ip, userAgent: e.userAgent, details: e.details ?? {} })),
     passkeys: passkeys.map((p) => ({ name: p.name, createdAt: iso(p.createdAt), lastUsedAt: p.lastUsedAt === null ? null : iso(p.lastUsedAt) })),
   };

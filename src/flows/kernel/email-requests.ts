@@ -188,7 +188,7 @@ async function findOrCreatePendingMember(
     if (member) return { member, created };
     // The random id belongs to another email (about 1 in 10^10 with a million members): the answer
     // carried an id that is now a decoy, and the link, which carries the real one, still works.
-    deps.log.warn({ tenantId: tenant.id }, "record id collision on registration; drawing another");
+    deps.log.warn({ tenant: tenant.domain }, "record id collision on registration; drawing another");
     recordId = newRecordId(deps);
   }
   throw new Error("could not allocate a record id");

@@ -76,7 +76,7 @@ export async function refuseManyIpsForOneEmail(
   const distinctIps = await countDistinctIps(deps.subjects, deps.counters, tenant, rule, email, context.ip, now);
   if (distinctIps >= rule.threshold) {
     // Also at warn, apart from the request's line: many IPs on one email is a campaign to look at.
-    deps.log.warn({ tenantId: tenant.id, rule: rule.name, distinctIps }, "many IPs asking for one email");
+    deps.log.warn({ tenant: tenant.domain, rule: rule.name, distinctIps }, "many IPs asking for one email");
     deps.metrics.rateLimitRefused(rule.name);
     throw new AuthError("rate_limited", { retryAfterSeconds: rule.windowMs / 1000, logFields: { rule: rule.name, distinctIps } });
   }

@@ -3,6 +3,7 @@
  * through the same durable outbox and signing as every webhook (contract.md#d9). Bodies name the member by
  * record id and list what changed; never a secret, never the old email.
  */
+import { toTimestamp } from "../../core/schema.js";
 import type { TransactionDeps } from "../../deps.js";
 import type { WebhookPayload } from "../../core/webhook-payloads.js";
 import { enqueueWebhook } from "../../events/outbox.js";
@@ -28,7 +29,7 @@ export async function enqueueMemberEvent<E extends MemberEvent>(
   const url = tenant.settings.eventsWebhook;
   if (!url) return false;
   // TypeScript cannot see that the fields of E plus the common two are E's payload (a generic Omit).
-  const payload = { recordid: String(recordId), at: new Date(now).toISOString(), ...fields } as WebhookPayload<E>;
+  const payload = { recordid: String(recordId), at: toTimestamp(now), ...fields } as WebhookPayload<E>;
   await enqueueWebhook(tx, deps, tenant, event, url, payload, now);
   return true;
 }

@@ -1,4 +1,5 @@
 /** A member as the API shows it (contract.md#spec-1 field names): the admin's views (contract.md#d22) and `/auth/me` (contract.md#d24). */
+import { toTimestamp } from "../../core/schema.js";
 import type { Member, MemberStatus } from "../../model.js";
 import type { MemberProfile } from "../../store/members.js";
 import type { SessionSummary } from "../../store/sessions.js";
@@ -14,8 +15,9 @@ export interface MemberView {
   lastLoginAt: string | null;
 }
 
+/** A time of the store as answers show it (docs/api-conventions.md#times). */
 export function iso(time: number): string {
-  return new Date(time).toISOString();
+  return toTimestamp(time);
 }
 
 export function memberView(member: MemberProfile): MemberView {

@@ -117,7 +117,7 @@ export async function reservePasswordAttempt(
       const decision = await decideCheck(deps, tenant, email, context, counted, options);
       if (decision.kind === "start") {
         if (decision.distinctIps >= distinctIpRules.suspiciousLoginIps.threshold)
-          deps.log.warn({ tenantId: tenant.id, distinctIps: decision.distinctIps }, "suspicious_login_velocity");
+          deps.log.warn({ tenant: tenant.domain, distinctIps: decision.distinctIps }, "suspicious_login_velocity");
         return { email, distinctIps: decision.distinctIps, settled: false };
       }
       if (decision.kind === "refused") throw refusal(deps, tenant, decision);
@@ -170,7 +170,7 @@ export async function holdingPlace<T>(deps: Deps, tenant: Tenant, attempt: Passw
   } finally {
     if (!attempt.settled) {
       await releasePasswordCheck(deps, tenant, attempt).catch((err: unknown) =>
-        deps.log.warn({ err, tenantId: tenant.id }, "a password check's place could not be given back; it frees itself in 60 s"),
+        deps.log.warn({ err, tenant: tenant.domain }, "a password check's place could not be given back; it frees itself in 60 s"),
       );
     }
     turnWaiters.wake(waitKey(tenant, attempt.email));
@@ -224,7 +224,7 @@ async function decideCheck(
 function refusal(deps: Deps, tenant: Tenant, decision: Extract<GateDecision, { kind: "refused" }>): AuthError {
   if (decision.velocityLockout) {
     deps.metrics.lockoutStarted("velocity");
-    deps.log.warn({ tenantId: tenant.id, distinctIps: decision.distinctIps }, "login velocity lockout: too many IPs for one account");
+    deps.log.warn({ tenant: tenant.domain, distinctIps: decision.distinctIps }, "login velocity lockout: too many IPs for one account");
   }
   return new AuthError("rate_limited", {
     message: LOCKED_OUT_MESSAGE,

@@ -94,7 +94,7 @@ async function loginWithPasskey(deps: Deps, tenant: Tenant, response: Authentica
       { memberId: passkey.memberId, type: "passkey_counter_regressed", ip: context.ip, userAgent: context.userAgent, details },
       now,
     );
-    deps.log.warn({ tenantId: tenant.id, passkey: passkey.id }, "passkey counter went backwards: a cloned authenticator?");
+    deps.log.warn({ tenant: tenant.domain, passkey: passkey.id }, "passkey counter went backwards: a cloned authenticator?");
     throw refused();
   }
   const session = await deps.store.transaction(async (tx) => {

@@ -54,7 +54,7 @@ export async function checkRegistration(
 async function warnOnManyRegistrationIps(deps: Deps, tenant: Tenant, email: string, context: RequestContext, now: number): Promise<void> {
   const rule = distinctIpRules.registrationIpsPerEmail;
   const distinctIps = await countDistinctIps(deps.subjects, deps.counters, tenant, rule, email, context.ip, now);
-  if (distinctIps >= rule.threshold) deps.log.warn({ tenantId: tenant.id, rule: rule.name, distinctIps }, "many IPs registering one email");
+  if (distinctIps >= rule.threshold) deps.log.warn({ tenant: tenant.domain, rule: rule.name, distinctIps }, "many IPs registering one email");
 }
 
 export async function registerWithPassword(deps: Deps, tenant: Tenant, input: RegisterPasswordInput, context: RequestContext): Promise<RegistrationResult> {

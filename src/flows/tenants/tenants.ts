@@ -2,6 +2,7 @@
  * Onboarding and operating tenants (contract.md#d1, contract.md#d3). The operator API and the `latch` CLI both call these,
  * so the two can never disagree. Keys and webhook secrets are returned once and never again.
  */
+import { toTimestamp } from "../../core/schema.js";
 import type { Deps } from "../../deps.js";
 import { AuthError } from "../../errors.js";
 import { generateWebhookSecret } from "../../events/webhook-sender.js";
@@ -117,7 +118,7 @@ export async function sealStoredBotSecrets(deps: Deps): Promise<number> {
 }
 
 export function warnIfUnprotected(deps: Deps, domain: string, settings: TenantSettings): void {
-  if (settings.botProtection.provider === "none") deps.log.warn({ domain }, "tenant has no bot protection (botProtection.provider = none)");
+  if (settings.botProtection.provider === "none") deps.log.warn({ tenant: domain }, "tenant has no bot protection (botProtection.provider = none)");
 }
 
 /** Start-up: `allowedOrigins` entries stored before https was required are ignored; say which, and how to fix them. */
@@ -125,7 +126,7 @@ export function warnIfOriginsIgnored(deps: Deps, domain: string, settings: Tenan
   const ignored = ignoredAllowedOrigins(settings);
   if (ignored.length > 0)
     deps.log.warn(
-      { domain, ignored },
+      { tenant: domain, ignored },
       "tenant allowedOrigins entries are ignored: an origin must be https (http only for localhost, 127.0.0.1 or [::1]); replace them with `tenant update`",
     );
 }
@@ -202,7 +203,7 @@ export async function rotateWebhookSecret(deps: Deps, domain: string): Promise<R
   const current = await deps.store.tenants.findWebhookSecret(tenant.id);
   const previousExpiresAt = current !== undefined && opens(deps, current) ? now + WEBHOOK_SECRET_ROTATION_WINDOW_MS : null;
   await deps.store.tenants.rotateWebhookSecret(tenant.id, deps.secrets.seal(webhookSecret), previousExpiresAt, now);
-  return { domain: tenant.domain, webhookSecret, previousSecretExpiresAt: previousExpiresAt === null ? null : new Date(previousExpiresAt).toISOString() };
+  return { domain: tenant.domain, webhookSecret, previousSecretExpiresAt: previousExpiresAt === null ? null : toTimestamp(previousExpiresAt) };
 }
 
 function opens(deps: Deps, sealed: string): boolean {
@@ -214,9 +215,19 @@ function opens(deps: Deps, sealed: string): boolean {
   }
 }
 
-export async function listWebhookDeliveries(deps: Deps, domain: string, limit = DELIVERY_PAGE_DEFAULT): Promise<DeliverySummary[]> {
+/** A delivery as the operator API and the CLI show it: times as Timestamps (docs/api-conventions.md#times). */
+export type DeliveryView = Omit<DeliverySummary, "createdAt" | "nextAttemptAt"> & { createdAt: string; nextAttemptAt: string | null };
+
+/**
+ * The answer of `GET /operator/tenants/{domain}/webhook-deliveries` and of `latch tenant deliveries`, the same
+ * object for both (contract.md#issue-29: the CLI printed the bare list, with epoch milliseconds).
+ */
+export async function listWebhookDeliveries(deps: Deps, domain: string, limit = DELIVERY_PAGE_DEFAULT): Promise<{ deliveries: DeliveryView[] }> {
   const tenant = await findTenantOrThrow(deps, domain);
-  return deps.store.outbox.listRecentDeliveries(tenant.id, Math.min(Math.max(limit, 1), DELIVERY_PAGE_MAX));
+  const rows = await deps.store.outbox.listRecentDeliveries(tenant.id, Math.min(Math.max(limit, 1), DELIVERY_PAGE_MAX));
+  return {
+    deliveries: rows.map((d) => ({ ...d, createdAt: toTimestamp(d.createdAt), nextAttemptAt: d.nextAttemptAt === null ? null : toTimestamp(d.nextAttemptAt) })),
+  };
 }
 
 export interface TenantListItem {
@@ -247,7 +258,7 @@ export async function listTenants(deps: Deps, input: { limit?: number; cursor?: 
   const rows: TenantSummary[] = await deps.store.tenants.listTenantPage(after, limit + 1);
   const page = rows.slice(0, limit);
   return {
-    tenants: page.map((t) => ({ domain: t.domain, applicationId: t.applicationId, createdAt: new Date(t.createdAt).toISOString() })),
+    tenants: page.map((t) => ({ domain: t.domain, applicationId: t.applicationId, createdAt: toTimestamp(t.createdAt) })),
     nextCursor: rows.length > limit ? Buffer.from(page[page.length - 1]!.domain).toString("base64url") : null,
   };
 }
@@ -279,6 +290,6 @@ export async function deleteTenant(deps: Deps, rawDomain: string, confirm: strin
   if (!deleted) throw new AuthError("unknown_tenant");
   const { applicationDeleted } = deleted;
   deps.tenantCache.invalidate(tenant.domain);
-  deps.log.info({ domain: tenant.domain, applicationDeleted }, "tenant deleted");
+  deps.log.info({ tenant: tenant.domain, applicationDeleted }, "tenant deleted");
   return { success: true, domain: tenant.domain, applicationId: tenant.applicationId, applicationDeleted };
 }

@@ -4,8 +4,9 @@ import { Type } from "typebox";
 import type { Deps } from "../../deps.js";
 import type { AuditEventType } from "../../model.js";
 import { authenticateAdmin, listAuditEvents, lockAccount, requirePasswordChange, resendVerificationAsAdmin } from "../../flows/admin/admin.js";
+import { toTimestamp } from "../../core/schema.js";
 import { ADMIN_ERRORS, BODY_ERRORS, errorResponses, security, TENANT_ERRORS } from "../openapi.js";
-import { AuditEventTypeField, described, EmailField, LimitQueryField, MemberStatusEnumField, MessageBody, RecordIdField } from "../schemas.js";
+import { AuditEventTypeField, described, EmailField, LimitQueryField, MemberStatusEnumField, MessageBody, RecordIdField, Timestamp } from "../schemas.js";
 import { contextOf } from "../tenant.js";
 import { describeDuration, rateRules } from "../../rules.js";
 
@@ -18,7 +19,7 @@ export const AuditLogBody = described(
       Type.Object({
         id: Type.Integer(),
         type: AuditEventTypeField,
-        at: Type.String({ description: "ISO 8601 time." }),
+        at: Timestamp,
         ip: Type.Union([Type.String(), Type.Null()]),
         userAgent: Type.Union([Type.String(), Type.Null()]),
         details: Type.Optional(Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Null()]))),
@@ -149,7 +150,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
         events: events.map((e) => ({
           id: e.id,
           type: auditEventTypeOf(e.type),
-          at: new Date(e.at).toISOString(),
+          at: toTimestamp(e.at),
           ip: e.ip,
           userAgent: e.userAgent,
           details: e.details,

@@ -3,6 +3,7 @@ import type { FastifyPluginAsync } from "fastify";
 import { Type } from "typebox";
 import type { Deps } from "../../deps.js";
 import { AuthError } from "../../errors.js";
+import { sendError } from "../errors.js";
 import { errorResponses } from "../openapi.js";
 import { described } from "../schemas.js";
 
@@ -31,15 +32,23 @@ export const healthRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, { de
         response: { 200: described(Type.Object({ status: Type.Literal("ready") }), "Ready for traffic."), ...errorResponses() },
       },
     },
-    async (request) => {
-      let ready = false;
-      try {
-        ready = (await deps.store.isReady()) && (deps.redis === undefined || (await deps.redis.isReady()));
-      } catch (err) {
-        request.log.warn({ err }, "readiness check failed");
-      }
-      if (!ready) throw new AuthError("unavailable");
-      return { status: "ready" };
+    async (request, reply) => {
+      // Not ready is a state, not a failure of this request: the readiness notice says so once
+      // (docs/operations.md#readiness), and the 503 is sent without the error line of a failed request.
+      const database = await probe(() => deps.store.isReady());
+      deps.readiness.report("database", database.ready, database.err);
+      const redis = deps.redis === undefined ? { ready: true } : await probe(() => deps.redis!.isReady());
+      if (deps.redis !== undefined) deps.readiness.report("redis", redis.ready, redis.err);
+      if (!database.ready || !redis.ready) return sendError(request, reply, new AuthError("unavailable"));
+      return { status: "ready" as const };
     },
   );
 };
+
+async function probe(isReady: () => Promise<boolean>): Promise<{ ready: boolean; err?: unknown }> {
+  try {
+    return { ready: await isReady() };
+  } catch (err) {
+    return { ready: false, err };
+  }
+}

@@ -61,7 +61,12 @@ export const MemberExportBody = described(
     member: Type.Object({ ...memberFields, emailVerified: Type.Boolean(), hasPassword: Type.Boolean() }),
     sessions: Type.Array(Type.Object(SessionFields)),
     loginHistory: Type.Array(
-      Type.Object({ kind: Type.Union([Type.Literal("country"), Type.Literal("network")]), value: Type.String(), firstSeen: Timestamp, lastSeen: Timestamp }),
+      Type.Object({
+        kind: Type.Union([Type.Literal("country"), Type.Literal("network")]),
+        value: Type.String(),
+        firstSeenAt: Timestamp,
+        lastSeenAt: Timestamp,
+      }),
     ),
     auditEvents: Type.Array(
       Type.Object({
@@ -75,8 +80,8 @@ export const MemberExportBody = described(
     passkeys: Type.Array(
       Type.Object({
         name: Type.String(),
-        createdAt: Type.String({ format: "date-time" }),
-        lastUsedAt: Type.Union([Type.String({ format: "date-time" }), Type.Null()]),
+        createdAt: Timestamp,
+        lastUsedAt: Type.Union([Timestamp, Type.Null()]),
       }),
     ),
   }),

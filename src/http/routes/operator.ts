@@ -29,7 +29,7 @@ import {
 } from "../../rules.js";
 import { constantTimeEqual } from "../../security/hashing.js";
 import { BODY_ERRORS, errorResponses, security } from "../openapi.js";
-import { described, LimitQueryField, NoBodyNeeded } from "../schemas.js";
+import { described, LimitQueryField, NoBodyNeeded, Timestamp } from "../schemas.js";
 import { bearerToken } from "./admin.js";
 
 const DomainField = Type.String({ minLength: 1, maxLength: TENANT_DOMAIN_MAX_LENGTH });
@@ -60,7 +60,7 @@ export const RotatedSecretBody = described(
   Type.Object({
     domain: Type.String(),
     webhookSecret: Type.String({ description: "The new Standard Webhooks secret (`whsec_…`). Shown once." }),
-    previousSecretExpiresAt: Type.Union([Type.String({ description: "ISO 8601 time." }), Type.Null()], {
+    previousSecretExpiresAt: Type.Union([Timestamp, Type.Null()], {
       description: `Until when deliveries are signed with the old secret too (${ROTATION_WINDOW} from the rotation). null when the old secret could not be opened with any configured SECRETS_KEY and was dropped.`,
     }),
   }),
@@ -79,8 +79,8 @@ export const DeliveriesBody = described(
         status: Type.Union([Type.Literal("pending"), Type.Literal("delivered"), Type.Literal("failed")]),
         attempts: Type.Integer(),
         lastError: Type.Union([Type.String(), Type.Null()]),
-        nextAttemptAt: Type.Union([Type.String({ description: "ISO 8601 time." }), Type.Null()]),
-        createdAt: Type.String({ description: "ISO 8601 time." }),
+        nextAttemptAt: Type.Union([Timestamp, Type.Null()]),
+        createdAt: Timestamp,
       }),
     ),
   }),
@@ -95,7 +95,7 @@ export const TenantListQuery = Type.Object({
 });
 export const TenantListBody = described(
   Type.Object({
-    tenants: Type.Array(Type.Object({ domain: Type.String(), applicationId: Type.String(), createdAt: Type.String({ description: "ISO 8601 time." }) })),
+    tenants: Type.Array(Type.Object({ domain: Type.String(), applicationId: Type.String(), createdAt: Timestamp })),
     nextCursor: Type.Union([Type.String(), Type.Null()], { description: "Pass as `cursor` for the next page; null on the last page." }),
   }),
   "Tenants in domain order; never a key or secret.",
@@ -268,14 +268,7 @@ export const operatorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
       },
     },
     async (request) => {
-      const deliveries = await listWebhookDeliveries(deps, request.params.domain, request.query.limit ?? DELIVERY_PAGE_DEFAULT);
-      return {
-        deliveries: deliveries.map((d) => ({
-          ...d,
-          createdAt: new Date(d.createdAt).toISOString(),
-          nextAttemptAt: d.nextAttemptAt === null ? null : new Date(d.nextAttemptAt).toISOString(),
-        })),
-      };
+      return listWebhookDeliveries(deps, request.params.domain, request.query.limit);
     },
   );
 };
