@@ -129,8 +129,8 @@ function keyword(schema: unknown, name: "maxLength" | "pattern" | "minimum" | "m
 
 test("the JSON schemas' bounds are rules.ts's numbers", () => {
   assert.equal(keyword(PasswordField, "maxLength"), rules.PASSWORD_MAX_LENGTH);
-  // UTF-16 units: room for the longest name when every character takes two.
-  assert.equal(keyword(NameField, "maxLength"), 2 * rules.NAME_MAX_LENGTH);
+  // Issue 29: the document's bound is the flow's (JSON Schema counts code points, as the flow does).
+  assert.equal(keyword(NameField, "maxLength"), rules.NAME_MAX_LENGTH);
   assert.equal(keyword(RenamePasskeyBody.properties.name, "maxLength"), rules.PASSKEY_NAME_MAX_LENGTH);
   assert.equal(keyword(RegistrationVerifyBody.properties.name, "maxLength"), rules.PASSKEY_NAME_MAX_LENGTH);
   assert.equal(keyword(TenantHeaders.properties["x-tenant-domain"], "maxLength"), rules.TENANT_DOMAIN_MAX_LENGTH);

@@ -1395,7 +1395,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. */
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -1439,6 +1439,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `invalid_state`: The account is not in a state that allows this. */
             409: {
                 headers: {
@@ -1451,6 +1461,16 @@ export interface operations {
             };
             /** @description - `payload_too_large`: The body is over 16 KiB. */
             413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -1481,6 +1501,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -1491,7 +1521,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -1539,7 +1569,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. */
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -1586,6 +1616,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `invalid_state`: The account is not in a state that allows this. */
             409: {
                 headers: {
@@ -1598,6 +1638,16 @@ export interface operations {
             };
             /** @description - `payload_too_large`: The body is over 16 KiB. */
             413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -1628,6 +1678,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -1638,7 +1698,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -1684,7 +1744,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. */
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -1727,6 +1787,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `invalid_state`: The account is not in a state that allows this. */
             409: {
                 headers: {
@@ -1739,6 +1809,16 @@ export interface operations {
             };
             /** @description - `payload_too_large`: The body is over 16 KiB. */
             413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -1769,6 +1849,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -1779,7 +1869,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -1829,7 +1919,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. */
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -1875,6 +1965,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `invalid_state`: The account is not in a state that allows this. */
             409: {
                 headers: {
@@ -1887,6 +1987,16 @@ export interface operations {
             };
             /** @description - `payload_too_large`: The body is over 16 KiB. */
             413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -1917,6 +2027,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -1927,7 +2047,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -1986,7 +2106,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. */
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -2032,6 +2152,36 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -2042,7 +2192,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -2093,7 +2243,7 @@ export interface operations {
                              * @description ISO 8601 time.
                              */
                             createdAt: string;
-                            /** Format: email */
+                            /** @description An email address, trimmed and lowercased. */
                             email: string;
                             /** @description The last login of any kind; null before the first. */
                             lastLoginAt: string | null;
@@ -2107,7 +2257,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. */
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -2150,6 +2300,36 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -2160,7 +2340,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -2204,7 +2384,7 @@ export interface operations {
                          * @description ISO 8601 time.
                          */
                         createdAt: string;
-                        /** Format: email */
+                        /** @description An email address, trimmed and lowercased. */
                         email: string;
                         /** @description The last login of any kind; null before the first. */
                         lastLoginAt: string | null;
@@ -2218,7 +2398,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. */
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -2264,6 +2444,36 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -2274,7 +2484,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -2316,7 +2526,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. */
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -2362,6 +2572,56 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `payload_too_large`: The body is over 16 KiB. */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `unsupported_media_type`: The body is not `application/json`. */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -2372,7 +2632,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -2448,7 +2708,7 @@ export interface operations {
                              * @description ISO 8601 time.
                              */
                             createdAt: string;
-                            /** Format: email */
+                            /** @description An email address, trimmed and lowercased. */
                             email: string;
                             emailVerified: boolean;
                             hasPassword: boolean;
@@ -2491,7 +2751,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. */
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -2537,6 +2797,36 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -2547,7 +2837,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -2595,7 +2885,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. */
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -2641,8 +2931,58 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `invalid_state`: The account is not in a state that allows this. */
             409: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `payload_too_large`: The body is over 16 KiB. */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `unsupported_media_type`: The body is not `application/json`. */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -2661,7 +3001,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -2709,7 +3049,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. */
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -2755,6 +3095,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `invalid_state`: The account is not in a state that allows this. */
             409: {
                 headers: {
@@ -2775,8 +3125,28 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `unsupported_media_type`: The body is not `application/json`. */
             415: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -2795,7 +3165,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -2822,7 +3192,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** Format: email */
+                    /** @description An email address: one `@`, a dotted domain (internationalised names as typed, not punycode), at most 254 characters and no whitespace inside, no control or invisible formatting characters. Surrounding whitespace is trimmed and the address lowercased before it is used or stored. */
                     email: string;
                     recordId: string;
                 };
@@ -2843,7 +3213,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. */
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -2889,6 +3259,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `invalid_state`: The account is not in a state that allows this. */
             409: {
                 headers: {
@@ -2901,6 +3281,16 @@ export interface operations {
             };
             /** @description - `payload_too_large`: The body is over 16 KiB. */
             413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -2931,6 +3321,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -2941,7 +3341,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -2987,7 +3387,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. */
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -3033,8 +3433,28 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `payload_too_large`: The body is over 16 KiB. */
             413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -3053,6 +3473,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -3063,7 +3493,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -3130,6 +3560,16 @@ export interface operations {
                     };
                 };
             };
+            /** @description - `validation_failed`: A malformed URL (`/%`), or a NUL character in the URL. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `origin_mismatch`: The request carries the session cookie and an `Origin` that is neither the tenant's nor in its `allowedOrigins`. */
             403: {
                 headers: {
@@ -3153,11 +3593,41 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `rate_limited`: A rate limit, lockout or cooldown; `Retry-After` gives the seconds to wait. */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
                     "Retry-After"?: number;
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -3175,7 +3645,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -3202,7 +3672,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** Format: email */
+                    /** @description An email address: one `@`, a dotted domain (internationalised names as typed, not punycode), at most 254 characters and no whitespace inside, no control or invisible formatting characters. Surrounding whitespace is trimmed and the address lowercased before it is used or stored. */
                     newEmail: string;
                     /** @description Required when the member has a password. */
                     password?: string;
@@ -3226,7 +3696,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. */
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -3273,8 +3743,28 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `payload_too_large`: The body is over 16 KiB. */
             413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -3305,6 +3795,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -3315,7 +3815,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -3363,7 +3863,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what.
+             * @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body.
              *     - `weak_password`: The new password fails the policy; `details` lists the failed rules.
              *     - `breached_password`: The new password appears in breach data.
              */
@@ -3409,8 +3909,28 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `payload_too_large`: The body is over 16 KiB. */
             413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -3441,6 +3961,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -3451,7 +3981,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -3499,7 +4029,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what.
+             * @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body.
              *     - `invalid_token`: The one-time link is unknown, used, expired or of another kind.
              */
             400: {
@@ -3531,6 +4061,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `conflict`: The resource already exists. */
             409: {
                 headers: {
@@ -3551,8 +4091,28 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `unsupported_media_type`: The body is not `application/json`. */
             415: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -3571,7 +4131,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -3609,6 +4169,8 @@ export interface operations {
             /** @description The account is deleted; `Set-Cookie` clears `session_id`. */
             200: {
                 headers: {
+                    /** @description `session_id=; Max-Age=0; Path=/; Expires=Thu, 01 Jan 1970 00:00:00 GMT; HttpOnly; Secure; SameSite=Lax`: the browser drops the session cookie. */
+                    "Set-Cookie"?: string;
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -3620,7 +4182,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. */
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -3667,8 +4229,28 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `payload_too_large`: The body is over 16 KiB. */
             413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -3699,6 +4281,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -3709,7 +4301,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -3738,7 +4330,7 @@ export interface operations {
                 "application/json": {
                     /** @description The answer of the tenant's bot-protection widget: with ALTCHA (the default), the widget's base64 payload for a challenge from `GET /auth/bot-challenge`; with Turnstile, hCaptcha or reCAPTCHA, the widget's response token. Used once. Leave it out only when the tenant's provider is `none`; otherwise a missing or failed one answers 403 `bot_check_failed`. */
                     "bot-challenge-response"?: string;
-                    /** Format: email */
+                    /** @description An email address: one `@`, a dotted domain (internationalised names as typed, not punycode), at most 254 characters and no whitespace inside, no control or invisible formatting characters. Surrounding whitespace is trimmed and the address lowercased before it is used or stored. */
                     email: string;
                 };
             };
@@ -3758,7 +4350,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. */
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -3791,8 +4383,28 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `payload_too_large`: The body is over 16 KiB. */
             413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -3823,6 +4435,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -3835,7 +4457,7 @@ export interface operations {
             };
             /**
              * @description - `bot_check_unavailable`: The bot-protection provider could not be reached (fail closed).
-             *     - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent.
+             *     - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent.
              */
             503: {
                 headers: {
@@ -3864,7 +4486,7 @@ export interface operations {
             content: {
                 "application/json": {
                     action: "lock" | "unlock";
-                    /** Format: email */
+                    /** @description An email address: one `@`, a dotted domain (internationalised names as typed, not punycode), at most 254 characters and no whitespace inside, no control or invisible formatting characters. Surrounding whitespace is trimmed and the address lowercased before it is used or stored. */
                     email?: string;
                     recordId: string;
                 };
@@ -3887,7 +4509,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. */
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -3933,8 +4555,28 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `payload_too_large`: The body is over 16 KiB. */
             413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -3953,6 +4595,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -3963,7 +4615,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -3992,7 +4644,7 @@ export interface operations {
                 "application/json": {
                     /** @description The answer of the tenant's bot-protection widget: with ALTCHA (the default), the widget's base64 payload for a challenge from `GET /auth/bot-challenge`; with Turnstile, hCaptcha or reCAPTCHA, the widget's response token. Used once. Leave it out only when the tenant's provider is `none`; otherwise a missing or failed one answers 403 `bot_check_failed`. */
                     "bot-challenge-response"?: string;
-                    /** Format: email */
+                    /** @description An email address: one `@`, a dotted domain (internationalised names as typed, not punycode), at most 254 characters and no whitespace inside, no control or invisible formatting characters. Surrounding whitespace is trimmed and the address lowercased before it is used or stored. */
                     email: string;
                     password: string;
                     twoFACode?: string;
@@ -4023,7 +4675,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. */
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -4072,8 +4724,28 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `payload_too_large`: The body is over 16 KiB. */
             413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -4104,6 +4776,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -4116,7 +4798,7 @@ export interface operations {
             };
             /**
              * @description - `bot_check_unavailable`: The bot-protection provider could not be reached (fail closed).
-             *     - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent.
+             *     - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent.
              */
             503: {
                 headers: {
@@ -4151,6 +4833,8 @@ export interface operations {
             /** @description Logged out; `Set-Cookie` clears `session_id`. */
             200: {
                 headers: {
+                    /** @description `session_id=; Max-Age=0; Path=/; Expires=Thu, 01 Jan 1970 00:00:00 GMT; HttpOnly; Secure; SameSite=Lax`: the browser drops the session cookie. */
+                    "Set-Cookie"?: string;
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4162,7 +4846,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. */
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -4192,8 +4876,28 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `payload_too_large`: The body is over 16 KiB. */
             413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -4212,6 +4916,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -4222,7 +4936,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -4264,7 +4978,7 @@ export interface operations {
                          * @description ISO 8601 time.
                          */
                         createdAt: string;
-                        /** Format: email */
+                        /** @description An email address, trimmed and lowercased. */
                         email: string;
                         /** @description False for a magic-link-only member: re-authentication then needs a session under 10 minutes old. */
                         hasPassword: boolean;
@@ -4275,106 +4989,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `unauthorized`: No valid session, or a missing or unknown API key. */
-            401: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description - `origin_mismatch`: The request carries the session cookie and an `Origin` that is neither the tenant's nor in its `allowedOrigins`. */
-            403: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description - `unknown_tenant`: No tenant has this domain (`X-Tenant-Domain`, else `Host`). */
-            404: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
-            500: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
-            503: {
-                headers: {
-                    /** @description Seconds to wait before trying again. */
-                    "Retry-After"?: number;
-                    "x-request-id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-        };
-    };
-    updateMe: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description The tenant's hostname (lowercase, no port). Without it, the `Host` header names the tenant. */
-                "X-Tenant-Domain"?: components["parameters"]["TenantDomain"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    name: string;
-                };
-            };
-        };
-        responses: {
-            /** @description The signed-in member. */
-            200: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        _2fa_status: "Disabled" | "Enabled";
-                        authentication_status: "Email Verification Pending" | "Unlocked" | "Locked" | "Password Change Pending";
-                        authentication_type: ("Password" | "Magic Link")[];
-                        /**
-                         * Format: date-time
-                         * @description ISO 8601 time.
-                         */
-                        createdAt: string;
-                        /** Format: email */
-                        email: string;
-                        /** @description False for a magic-link-only member: re-authentication then needs a session under 10 minutes old. */
-                        hasPassword: boolean;
-                        name: string;
-                        recordid: string;
-                        /** @enum {boolean} */
-                        success: true;
-                    };
-                };
-            };
-            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. */
+            /** @description - `validation_failed`: A malformed URL (`/%`), or a NUL character in the URL. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -4414,8 +5029,8 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `payload_too_large`: The body is over 16 KiB. */
-            413: {
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -4424,8 +5039,18 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unsupported_media_type`: The body is not `application/json`. */
-            415: {
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -4444,7 +5069,167 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    updateMe: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The tenant's hostname (lowercase, no port). Without it, the `Host` header names the tenant. */
+                "X-Tenant-Domain"?: components["parameters"]["TenantDomain"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description 1 to 100 characters, surrounding whitespace included (it is trimmed before the name is stored); no control or invisible formatting characters (Unicode Cc, Cf). */
+                    name: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The signed-in member. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _2fa_status: "Disabled" | "Enabled";
+                        authentication_status: "Email Verification Pending" | "Unlocked" | "Locked" | "Password Change Pending";
+                        authentication_type: ("Password" | "Magic Link")[];
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 time.
+                         */
+                        createdAt: string;
+                        /** @description An email address, trimmed and lowercased. */
+                        email: string;
+                        /** @description False for a magic-link-only member: re-authentication then needs a session under 10 minutes old. */
+                        hasPassword: boolean;
+                        name: string;
+                        recordid: string;
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `unauthorized`: No valid session, or a missing or unknown API key. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `origin_mismatch`: The request carries the session cookie and an `Origin` that is neither the tenant's nor in its `allowedOrigins`. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `unknown_tenant`: No tenant has this domain (`X-Tenant-Domain`, else `Host`). */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `payload_too_large`: The body is over 16 KiB. */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `unsupported_media_type`: The body is not `application/json`. */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -4496,6 +5281,16 @@ export interface operations {
                     };
                 };
             };
+            /** @description - `validation_failed`: A malformed URL (`/%`), or a NUL character in the URL. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `unauthorized`: No valid session, or a missing or unknown API key. */
             401: {
                 headers: {
@@ -4526,6 +5321,36 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -4536,7 +5361,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -4581,7 +5406,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. */
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -4614,8 +5439,28 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `payload_too_large`: The body is over 16 KiB. */
             413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -4646,6 +5491,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -4658,7 +5513,7 @@ export interface operations {
             };
             /**
              * @description - `bot_check_unavailable`: The bot-protection provider could not be reached (fail closed).
-             *     - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent.
+             *     - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent.
              */
             503: {
                 headers: {
@@ -4731,7 +5586,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what.
+             * @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body.
              *     - `invalid_token`: The one-time link is unknown, used, expired or of another kind.
              */
             400: {
@@ -4777,8 +5632,28 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `payload_too_large`: The body is over 16 KiB. */
             413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -4797,6 +5672,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -4807,7 +5692,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -4854,7 +5739,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. */
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -4901,6 +5786,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `conflict`: The resource already exists. */
             409: {
                 headers: {
@@ -4913,6 +5808,16 @@ export interface operations {
             };
             /** @description - `payload_too_large`: The body is over 16 KiB. */
             413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -4943,6 +5848,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -4953,7 +5868,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -5032,7 +5947,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what.
+             * @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body.
              *     - `invalid_token`: The one-time link is unknown, used, expired or of another kind.
              */
             400: {
@@ -5074,6 +5989,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `conflict`: The resource already exists. */
             409: {
                 headers: {
@@ -5094,8 +6019,28 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `unsupported_media_type`: The body is not `application/json`. */
             415: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -5114,7 +6059,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -5156,7 +6101,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. */
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -5199,8 +6144,28 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `payload_too_large`: The body is over 16 KiB. */
             413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -5219,6 +6184,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -5229,7 +6204,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -5289,7 +6264,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. */
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -5332,8 +6307,28 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `payload_too_large`: The body is over 16 KiB. */
             413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -5352,6 +6347,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -5362,7 +6367,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -5391,8 +6396,9 @@ export interface operations {
                 "application/json": {
                     /** @description The answer of the tenant's bot-protection widget: with ALTCHA (the default), the widget's base64 payload for a challenge from `GET /auth/bot-challenge`; with Turnstile, hCaptcha or reCAPTCHA, the widget's response token. Used once. Leave it out only when the tenant's provider is `none`; otherwise a missing or failed one answers 403 `bot_check_failed`. */
                     "bot-challenge-response"?: string;
-                    /** Format: email */
+                    /** @description An email address: one `@`, a dotted domain (internationalised names as typed, not punycode), at most 254 characters and no whitespace inside, no control or invisible formatting characters. Surrounding whitespace is trimmed and the address lowercased before it is used or stored. */
                     email: string;
+                    /** @description 1 to 100 characters, surrounding whitespace included (it is trimmed before the name is stored); no control or invisible formatting characters (Unicode Cc, Cf). */
                     name: string;
                 };
             };
@@ -5413,7 +6419,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. */
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -5446,8 +6452,28 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `payload_too_large`: The body is over 16 KiB. */
             413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -5478,6 +6504,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -5490,7 +6526,7 @@ export interface operations {
             };
             /**
              * @description - `bot_check_unavailable`: The bot-protection provider could not be reached (fail closed).
-             *     - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent.
+             *     - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent.
              */
             503: {
                 headers: {
@@ -5520,8 +6556,9 @@ export interface operations {
                 "application/json": {
                     /** @description The answer of the tenant's bot-protection widget: with ALTCHA (the default), the widget's base64 payload for a challenge from `GET /auth/bot-challenge`; with Turnstile, hCaptcha or reCAPTCHA, the widget's response token. Used once. Leave it out only when the tenant's provider is `none`; otherwise a missing or failed one answers 403 `bot_check_failed`. */
                     "bot-challenge-response"?: string;
-                    /** Format: email */
+                    /** @description An email address: one `@`, a dotted domain (internationalised names as typed, not punycode), at most 254 characters and no whitespace inside, no control or invisible formatting characters. Surrounding whitespace is trimmed and the address lowercased before it is used or stored. */
                     email: string;
+                    /** @description 1 to 100 characters, surrounding whitespace included (it is trimmed before the name is stored); no control or invisible formatting characters (Unicode Cc, Cf). */
                     name: string;
                     password: string;
                 };
@@ -5544,7 +6581,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what.
+             * @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body.
              *     - `weak_password`: The new password fails the policy; `details` lists the failed rules.
              *     - `breached_password`: The new password appears in breach data.
              */
@@ -5580,8 +6617,28 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `payload_too_large`: The body is over 16 KiB. */
             413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -5612,6 +6669,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -5624,7 +6691,7 @@ export interface operations {
             };
             /**
              * @description - `bot_check_unavailable`: The bot-protection provider could not be reached (fail closed).
-             *     - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent.
+             *     - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent.
              */
             503: {
                 headers: {
@@ -5654,7 +6721,7 @@ export interface operations {
                 "application/json": {
                     /** @description The answer of the tenant's bot-protection widget: with ALTCHA (the default), the widget's base64 payload for a challenge from `GET /auth/bot-challenge`; with Turnstile, hCaptcha or reCAPTCHA, the widget's response token. Used once. Leave it out only when the tenant's provider is `none`; otherwise a missing or failed one answers 403 `bot_check_failed`. */
                     "bot-challenge-response"?: string;
-                    /** Format: email */
+                    /** @description An email address: one `@`, a dotted domain (internationalised names as typed, not punycode), at most 254 characters and no whitespace inside, no control or invisible formatting characters. Surrounding whitespace is trimmed and the address lowercased before it is used or stored. */
                     email: string;
                 };
             };
@@ -5674,7 +6741,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. */
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -5708,8 +6775,28 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `payload_too_large`: The body is over 16 KiB. */
             413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -5740,6 +6827,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -5752,7 +6849,7 @@ export interface operations {
             };
             /**
              * @description - `bot_check_unavailable`: The bot-protection provider could not be reached (fail closed).
-             *     - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent.
+             *     - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent.
              */
             503: {
                 headers: {
@@ -5782,7 +6879,7 @@ export interface operations {
                 "application/json": {
                     /** @description The answer of the tenant's bot-protection widget: with ALTCHA (the default), the widget's base64 payload for a challenge from `GET /auth/bot-challenge`; with Turnstile, hCaptcha or reCAPTCHA, the widget's response token. Used once. Leave it out only when the tenant's provider is `none`; otherwise a missing or failed one answers 403 `bot_check_failed`. */
                     "bot-challenge-response"?: string;
-                    /** Format: email */
+                    /** @description An email address: one `@`, a dotted domain (internationalised names as typed, not punycode), at most 254 characters and no whitespace inside, no control or invisible formatting characters. Surrounding whitespace is trimmed and the address lowercased before it is used or stored. */
                     email: string;
                 };
             };
@@ -5802,7 +6899,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. */
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -5835,8 +6932,28 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `payload_too_large`: The body is over 16 KiB. */
             413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -5867,6 +6984,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -5879,7 +7006,7 @@ export interface operations {
             };
             /**
              * @description - `bot_check_unavailable`: The bot-protection provider could not be reached (fail closed).
-             *     - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent.
+             *     - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent.
              */
             503: {
                 headers: {
@@ -5929,7 +7056,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what.
+             * @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body.
              *     - `invalid_token`: The one-time link is unknown, used, expired or of another kind.
              *     - `weak_password`: The new password fails the policy; `details` lists the failed rules.
              *     - `breached_password`: The new password appears in breach data.
@@ -5963,8 +7090,28 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `payload_too_large`: The body is over 16 KiB. */
             413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -5983,6 +7130,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -5993,7 +7150,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -6029,6 +7186,8 @@ export interface operations {
             /** @description The account is secured; `Set-Cookie` clears `session_id`. */
             200: {
                 headers: {
+                    /** @description `session_id=; Max-Age=0; Path=/; Expires=Thu, 01 Jan 1970 00:00:00 GMT; HttpOnly; Secure; SameSite=Lax`: the browser drops the session cookie. */
+                    "Set-Cookie"?: string;
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6041,7 +7200,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what.
+             * @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body.
              *     - `invalid_token`: The one-time link is unknown, used, expired or of another kind.
              */
             400: {
@@ -6073,8 +7232,28 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `payload_too_large`: The body is over 16 KiB. */
             413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -6093,6 +7272,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -6103,7 +7292,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -6149,6 +7338,16 @@ export interface operations {
                     };
                 };
             };
+            /** @description - `validation_failed`: A malformed URL (`/%`), or a NUL character in the URL. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `unauthorized`: No valid session, or a missing or unknown API key. */
             401: {
                 headers: {
@@ -6179,6 +7378,36 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -6189,7 +7418,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -6255,6 +7484,16 @@ export interface operations {
                     };
                 };
             };
+            /** @description - `validation_failed`: A malformed URL (`/%`), or a NUL character in the URL. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `unauthorized`: No valid session, or a missing or unknown API key. */
             401: {
                 headers: {
@@ -6285,6 +7524,36 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -6295,7 +7564,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -6340,7 +7609,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. */
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -6380,8 +7649,28 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `payload_too_large`: The body is over 16 KiB. */
             413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -6400,6 +7689,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -6410,7 +7709,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -6438,9 +7737,11 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The session has ended. */
+            /** @description The session has ended; when it was the current one, `Set-Cookie` clears `session_id`. */
             200: {
                 headers: {
+                    /** @description `session_id=; Max-Age=0; Path=/; Expires=Thu, 01 Jan 1970 00:00:00 GMT; HttpOnly; Secure; SameSite=Lax`: the browser drops the session cookie. */
+                    "Set-Cookie"?: string;
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6452,7 +7753,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. */
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -6495,6 +7796,56 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `payload_too_large`: The body is over 16 KiB. */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `unsupported_media_type`: The body is not `application/json`. */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -6505,7 +7856,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -6556,7 +7907,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what.
+             * @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body.
              *     - `invalid_token`: The one-time link is unknown, used, expired or of another kind.
              *     - `weak_password`: The new password fails the policy; `details` lists the failed rules.
              *     - `breached_password`: The new password appears in breach data.
@@ -6590,8 +7941,28 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `payload_too_large`: The body is over 16 KiB. */
             413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -6610,6 +7981,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -6620,7 +8001,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -6651,7 +8032,7 @@ export interface operations {
                     "bot-challenge-response"?: string;
                     /** @description The 6-digit `code` of the `magic_login` webhook. */
                     code: string;
-                    /** Format: email */
+                    /** @description An email address: one `@`, a dotted domain (internationalised names as typed, not punycode), at most 254 characters and no whitespace inside, no control or invisible formatting characters. Surrounding whitespace is trimmed and the address lowercased before it is used or stored. */
                     email: string;
                     twoFACode?: string;
                 };
@@ -6682,7 +8063,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what.
+             * @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body.
              *     - `invalid_token`: The one-time link is unknown, used, expired or of another kind.
              */
             400: {
@@ -6728,8 +8109,28 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `payload_too_large`: The body is over 16 KiB. */
             413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -6760,6 +8161,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -6772,7 +8183,7 @@ export interface operations {
             };
             /**
              * @description - `bot_check_unavailable`: The bot-protection provider could not be reached (fail closed).
-             *     - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent.
+             *     - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent.
              */
             503: {
                 headers: {
@@ -6834,7 +8245,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what.
+             * @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body.
              *     - `invalid_token`: The one-time link is unknown, used, expired or of another kind.
              */
             400: {
@@ -6880,8 +8291,28 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `payload_too_large`: The body is over 16 KiB. */
             413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -6912,6 +8343,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -6924,7 +8365,7 @@ export interface operations {
             };
             /**
              * @description - `bot_check_unavailable`: The bot-protection provider could not be reached (fail closed).
-             *     - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent.
+             *     - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent.
              */
             503: {
                 headers: {
@@ -6961,6 +8402,68 @@ export interface operations {
                     };
                 };
             };
+            /** @description - `validation_failed`: A malformed URL (`/%`), or a NUL character in the URL. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     rotateApplicationKey: {
@@ -6992,7 +8495,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. */
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -7022,8 +8525,28 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `payload_too_large`: The body is over 16 KiB. */
             413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -7042,6 +8565,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -7052,7 +8585,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -7099,7 +8632,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. */
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -7129,6 +8662,36 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -7139,7 +8702,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -7205,7 +8768,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. */
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -7235,6 +8798,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `conflict`: The resource already exists. */
             409: {
                 headers: {
@@ -7255,8 +8828,28 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `unsupported_media_type`: The body is not `application/json`. */
             415: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -7275,7 +8868,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -7332,7 +8925,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. */
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -7365,6 +8958,36 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -7375,7 +8998,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -7420,7 +9043,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. */
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -7453,6 +9076,56 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `payload_too_large`: The body is over 16 KiB. */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `unsupported_media_type`: The body is not `application/json`. */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -7463,7 +9136,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -7544,7 +9217,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. */
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -7577,6 +9250,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `conflict`: The resource already exists. */
             409: {
                 headers: {
@@ -7597,8 +9280,28 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `unsupported_media_type`: The body is not `application/json`. */
             415: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -7617,7 +9320,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -7660,7 +9363,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. */
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -7693,8 +9396,28 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `payload_too_large`: The body is over 16 KiB. */
             413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -7713,6 +9436,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -7723,7 +9456,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -7773,7 +9506,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. */
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -7806,6 +9539,36 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -7816,7 +9579,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -7852,6 +9615,46 @@ export interface operations {
                     };
                 };
             };
+            /** @description - `validation_failed`: A malformed URL (`/%`), or a NUL character in the URL. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -7862,7 +9665,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -7893,10 +9696,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /**
-                     * Format: email
-                     * @description The address to send the email to.
-                     */
+                    /** @description The address to send the email to (trimmed and lowercased). */
                     email: string;
                     /** @constant */
                     event_type: "account_exists";
@@ -7940,10 +9740,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /**
-                     * Format: email
-                     * @description The address to send the email to.
-                     */
+                    /** @description The address to send the email to (trimmed and lowercased). */
                     email: string;
                     /** @constant */
                     event_type: "email_change";
@@ -7994,10 +9791,7 @@ export interface operations {
                 "application/json": {
                     /** @description For `POST /auth/verify-login-code`, on another device. */
                     code: string;
-                    /**
-                     * Format: email
-                     * @description The address to send the email to.
-                     */
+                    /** @description The address to send the email to (trimmed and lowercased). */
                     email: string;
                     /** @constant */
                     event_type: "magic_login";
@@ -8186,10 +9980,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /**
-                     * Format: email
-                     * @description The address to send the email to.
-                     */
+                    /** @description The address to send the email to (trimmed and lowercased). */
                     email: string;
                     /** @constant */
                     event_type: "password_reset";
@@ -8250,20 +10041,14 @@ export interface operations {
                     at: string;
                     /** @description ISO 3166 country of `ip`; null without GeoIP. */
                     country: string | null;
-                    /**
-                     * Format: email
-                     * @description The address to send the email to.
-                     */
+                    /** @description The address to send the email to (trimmed and lowercased). */
                     email: string;
                     /** @constant */
                     event_type: "security_alert";
                     /** @description The IP of the request that did it. */
                     ip: string;
                     name: string;
-                    /**
-                     * Format: email
-                     * @description `email_change_requested` only: the address asked for.
-                     */
+                    /** @description `email_change_requested` only: the address asked for (trimmed and lowercased). */
                     newEmail?: string;
                     /** @description `passkey_added` and `passkey_removed` only. */
                     passkeyName?: string;
@@ -8359,10 +10144,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /**
-                     * Format: email
-                     * @description The address to send the email to.
-                     */
+                    /** @description The address to send the email to (trimmed and lowercased). */
                     email: string;
                     /** @constant */
                     event_type: "verify_email";
