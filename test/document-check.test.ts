@@ -13,32 +13,40 @@ function answer(status: number, body: unknown, headers: Record<string, string | 
   const all: Record<string, string | string[]> = { "content-type": "application/json; charset=utf-8", "x-request-id": "req_1", ...headers };
   return { status, header: (name) => all[name], body: JSON.stringify(body) };
 }
+const noRoute = () => false;
 const error = (code: string) => ({ success: false, code, message: "m", requestId: "req_1" });
 
 test("the check refuses an undocumented status, a body off its schema and an undocumented Set-Cookie, and takes a documented 414", () => {
   const checker = documentChecker();
-  const [status] = checker.problemsOfRequest("POST", "/auth/login", answer(418, error("validation_failed")));
+  const [status] = checker.problemsOfRequest("POST", "/auth/login", noRoute, answer(418, error("validation_failed")));
   assert.match(String(status), /status not documented/);
-  const [body] = checker.problemsOfRequest("POST", "/auth/login", answer(200, { authorized: "yes" }));
+  const [body] = checker.problemsOfRequest("POST", "/auth/login", noRoute, answer(200, { authorized: "yes" }));
   assert.match(String(body), /does not match the document/);
-  const [cookie] = checker.problemsOfRequest("GET", "/auth/session", answer(401, error("unauthorized"), { "set-cookie": ["session_id=; Max-Age=0"] }));
+  const [cookie] = checker.problemsOfRequest("GET", "/auth/session", noRoute, answer(401, error("unauthorized"), { "set-cookie": ["session_id=; Max-Age=0"] }));
   assert.match(String(cookie), /sends set-cookie/);
-  const [noRequestId] = checker.problemsOfRequest("GET", "/healthz", {
+  const [noRequestId] = checker.problemsOfRequest("GET", "/healthz", noRoute, {
     status: 200,
     header: (name) => (name === "content-type" ? "application/json" : undefined),
     body: '{"status":"ok"}',
   });
   assert.match(String(noRequestId), /no x-request-id/);
-  assert.deepStrictEqual(checker.problemsOfRequest("GET", `/auth/passkeys`, answer(414, error("validation_failed"))), []);
-  assert.deepStrictEqual(checker.problemsOfRequest("DELETE", `/auth/sessions/${"x".repeat(30)}`, answer(413, error("payload_too_large"))), []);
+  assert.deepStrictEqual(checker.problemsOfRequest("GET", `/auth/passkeys`, noRoute, answer(414, error("validation_failed"))), []);
+  assert.deepStrictEqual(checker.problemsOfRequest("DELETE", `/auth/sessions/${"x".repeat(30)}`, noRoute, answer(413, error("payload_too_large"))), []);
 });
+
+const checker418 = () => documentChecker().problemsOfRequest("GET", "/teapot", noRoute, answer(418, error("validation_failed")))[0];
 
 test("an answer the document does not describe fails the request that got it", async () => {
   const h = await createHarness();
   try {
-    // A throwaway route no operation documents: its error must be one the router answers.
-    h.app.get("/teapot", async (request, reply) => reply.code(418).send(error("validation_failed")));
-    await assert.rejects(h.app.inject({ method: "GET", url: "/teapot" }), /does not match docs\/openapi.json[\s\S]*418/);
+    // An operation of the document answering a status it does not list: the request throws.
+    h.app.addHook("onRequest", async (request, reply) => {
+      if (request.headers["x-teapot"]) await reply.code(418).send(error("validation_failed"));
+    });
+    await assert.rejects(h.app.inject({ method: "GET", url: "/healthz", headers: { "x-teapot": "1" } }), /does not match docs\/openapi.json[\s\S]*418/);
+    // A request no route takes gets the router's 404, which passes; a 418 there would not.
+    assert.equal((await h.app.inject({ method: "GET", url: "/no-such-page" })).statusCode, 404);
+    assert.match(String(checker418()), /not a status the document says the router answers/);
     // And the same harness passes what the server really answers.
     assert.equal((await get(h, "/auth/session")).statusCode, 401);
   } finally {

@@ -175,13 +175,13 @@ export class OpenApiAnswerChecker {
    * a path or method the document does not have is a route it hides (the hosted pages, /docs) or
    * the router's refusal: then only a JSON error body is checked, against the contract.md#d4 `ErrorBody`.
    */
-  problemsOfRequest(method: string, url: string, answer: Answer): string[] {
+  problemsOfRequest(method: string, url: string, isRoute: (method: string, path: string) => boolean, answer: Answer): string[] {
     const upper = method.toUpperCase();
     if (upper === "HEAD" || upper === "OPTIONS") return [];
     const path = url.split("?")[0]!;
     const template = this.templates.find((t) => t.pattern.test(path) && t.methods.has(method.toLowerCase()));
     if (template) return this.problemsOfAnswer(method, template.path, answer);
-    if (answer.status < 400 || !/^application\/json/.test(String(answer.header("content-type")))) return [];
+    if (isRoute(method, path) || answer.status < 400 || !/^application\/json/.test(String(answer.header("content-type")))) return [];
     const label = `${upper} ${path} (no operation) -> ${answer.status}`;
     if (!ROUTER_STATUSES.includes(answer.status)) return [`${label}: not a status the document says the router answers (${ROUTER_STATUSES.join(", ")})`];
     return this.problemsOfJsonBody(`/components/schemas/${ERROR_BODY_ID}`, answer, label);
