@@ -2,6 +2,8 @@
  * One error type with stable codes (contract.md#d4). Codes are a public contract: never rename one.
  * `message` is for people and is sent; `cause` is for operators and is only logged.
  */
+import { EMAIL_INPUT_PATTERN } from "./core/email-address.js";
+
 export const errorStatus = {
   validation_failed: 400,
   payload_too_large: 413,
@@ -83,6 +85,51 @@ export function validationIssueOf(
   const named = error.params?.missingProperty ?? error.params?.additionalProperty;
   if (typeof named === "string") names.push(named);
   return { field: [prefix, ...names].filter(Boolean).join("."), rule: error.keyword, message: error.message ?? "is not valid" };
+}
+
+type SchemaError = { instancePath: string; keyword: string; message?: string; params?: Record<string, unknown> };
+
+/** A list of allowed values as a person reads it: `"1d", "7d"`. */
+function listOfValues(values: readonly unknown[]): string {
+  return values.map((value) => JSON.stringify(value)).join(", ");
+}
+
+/**
+ * The issues of a JSON Schema validator's error list (ajv, TypeBox), said the way a person needs:
+ * - a value out of a list says the list once. An `enum` names its values; a union of literals
+ *   (`anyOf` of `const`s) reports each refused literal and then the `anyOf`, which become one
+ *   issue (rule `enum`) naming them all, instead of "must be equal to constant" once per value.
+ * - an email refused by the pattern of the one email rule (core/email-address.ts) has rule `email`,
+ *   as the flows' own check says it, not the pattern's text.
+ */
+export function validationIssuesOf(errors: readonly SchemaError[], prefix = ""): ValidationIssue[] {
+  const issues: ValidationIssue[] = [];
+  let constants: SchemaError[] = [];
+  for (const error of errors) {
+    if (error.keyword === "const" && (constants.length === 0 || constants[0]!.instancePath === error.instancePath)) {
+      constants.push(error);
+      continue;
+    }
+    if (error.keyword === "anyOf" && constants.length > 0 && constants[0]!.instancePath === error.instancePath) {
+      const values = listOfValues(constants.map((constant) => constant.params?.allowedValue));
+      issues.push({ ...validationIssueOf(error, prefix), rule: "enum", message: `must be one of: ${values}` });
+      constants = [];
+      continue;
+    }
+    // Literals not followed by their `anyOf` stand as they are.
+    issues.push(...constants.map((constant) => validationIssueOf(constant, prefix)));
+    constants = error.keyword === "const" ? [error] : [];
+    if (error.keyword === "const") continue;
+    if (error.keyword === "enum" && Array.isArray(error.params?.allowedValues)) {
+      issues.push({ ...validationIssueOf(error, prefix), message: `must be one of: ${listOfValues(error.params.allowedValues)}` });
+    } else if (error.keyword === "pattern" && error.params?.pattern === EMAIL_INPUT_PATTERN) {
+      issues.push({ ...validationIssueOf(error, prefix), rule: "email", message: "must be an email address" });
+    } else {
+      issues.push(validationIssueOf(error, prefix));
+    }
+  }
+  issues.push(...constants.map((constant) => validationIssueOf(constant, prefix)));
+  return issues;
 }
 
 export interface AuthErrorOptions {

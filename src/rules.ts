@@ -178,8 +178,10 @@ export const REGISTRATION_MEMORY_MS = 7 * DAY;
 
 /** contract.md#d4: the largest request body; a larger one is 413 `payload_too_large`. */
 export const BODY_LIMIT_BYTES = 16 * 1024;
-/** contract.md#d21: longer URLs answer 414; Node's own limit (16 KiB of request line and headers) answers 431. */
+/** contract.md#d21: longer URLs answer 414; Node's own limit (NODE_HEADER_LIMIT_BYTES of request line and headers) answers 431. */
 export const MAX_URL_LENGTH = 2048;
+/** contract.md#d21: Node's default `maxHeaderSize`, which Latch keeps: a longer request line and headers answer 431. */
+export const NODE_HEADER_LIMIT_BYTES = 16 * 1024;
 /** contract.md#d1: the longest tenant domain (a hostname, RFC 1035). */
 export const TENANT_DOMAIN_MAX_LENGTH = 253;
 /**

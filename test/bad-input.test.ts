@@ -738,3 +738,49 @@ test("D30, D21: every method gets an HTTP answer in the D4 shape over a real soc
   assert.equal(parseRawAnswer(await rawExchange(port, "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")).status, 200);
   assert.ok(!h.logs.some((line) => line.includes('"level":50')), "no error-level line");
 });
+
+test("issue 29: a value out of a list names the allowed values once, in the body and in settings", async () => {
+  const h = await createHarness();
+  try {
+    // A body field (a union of literals in the route schema, checked by Fastify's ajv).
+    const recordId = await registerVerifiedMember(h, "listed@example.org");
+    const lock = await post(h, "/auth/lock-account", { recordId, action: "delete" }, { headers: adminHeaders(h) });
+    assert.equal(lock.statusCode, 400, lock.body);
+    assert.deepStrictEqual(lock.json<{ details: unknown }>().details, [{ field: "action", rule: "enum", message: 'must be one of: "lock", "unlock"' }]);
+    // A tenant setting (checked again by the settings' own validator) and one nested in an object.
+    const patch = (settings: unknown) =>
+      h.app.inject({ method: "PATCH", url: `/operator/tenants/${h.tenant.domain}`, payload: { settings }, headers: operatorHeaders() });
+    const tier = await patch({ sessionTier: "2y" });
+    assert.equal(tier.statusCode, 400, tier.body);
+    const [tierIssue, ...others] = tier.json<{ details: Array<{ field: string; rule: string; message: string }> }>().details;
+    assert.deepStrictEqual(others, [], "one issue, not one per allowed value");
+    assert.equal(tierIssue!.rule, "enum");
+    assert.match(tierIssue!.field, /sessionTier$/);
+    for (const value of ["15m", "1d", "30d"]) assert.ok(tierIssue!.message.includes(`"${value}"`), tierIssue!.message);
+    const provider = await patch({ botProtection: { provider: "captcha" } });
+    const details = provider.json<{ details: Array<{ field: string; rule: string; message: string }> }>().details;
+    assert.equal(details.length, 1, provider.body);
+    assert.match(details[0]!.field, /botProtection\.provider$/);
+    assert.equal(details[0]!.message, 'must be one of: "turnstile", "hcaptcha", "recaptcha", "altcha", "none"');
+  } finally {
+    await h.close();
+  }
+});
+
+test("issue 29: the one email rule refuses in the schema what the flow refuses, as rule `email`, and accepts what it accepts", async () => {
+  const h = await createHarness();
+  try {
+    for (const email of ["a@b.c", "no-at-sign.example.org", "two@@example.org", "in side@example.org", "rtl\u202e@example.org", "x@-bad.example.org"]) {
+      const response = await post(h, "/auth/forgot-password", { email, ...botToken });
+      assert.equal(response.statusCode, 400, `${email}: ${response.body}`);
+      assert.deepStrictEqual(response.json<{ details: unknown }>().details, [{ field: "email", rule: "email", message: "must be an email address" }], email);
+    }
+    // What ajv-formats' `format: email` refused and the server always took: an IDN domain, a leading dot, surrounding spaces.
+    for (const email of ["ada@bücher.example", ".ada@example.org", "  Ada@Example.org  ", "ada@İstanbul.example"]) {
+      const response = await post(h, "/auth/forgot-password", { email, ...botToken });
+      assert.equal(response.statusCode, 200, `${email}: ${response.body}`);
+    }
+  } finally {
+    await h.close();
+  }
+});

@@ -10,6 +10,8 @@ import { assertError, assertLoginRefused } from "./support/assertions.js";
 import { createHarness, post, type Harness } from "./support/harness.js";
 import { formatFinding, lintWithRedocly, lintWithSpectral, type LintFinding } from "./support/openapi-lint.js";
 import { AUDIT_EVENT_TYPES, MemberStatus } from "../src/model.js";
+import { EMAIL_ADDRESS_PATTERN, EMAIL_INPUT_PATTERN } from "../src/core/email-address.js";
+import { NAME_MAX_LENGTH } from "../src/rules.js";
 
 type Json = Record<string, unknown>;
 const HTTP_METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
@@ -233,8 +235,8 @@ test("issue 16: what a client generator and a validating proxy need is in the do
     (body("/auth/2fa/disable").anyOf as Json[]).map((s) => s.required),
     [["password"], ["code"]],
   );
-  // 7. email fields say so.
-  assert.equal(((body("/auth/login").properties as Json).email as Json).format, "email");
+  // 7. email fields say so: the one email rule's pattern (issue 29 replaced `format: email`).
+  assert.equal(((body("/auth/login").properties as Json).email as Json).pattern, EMAIL_INPUT_PATTERN);
   // 8. a server.
   assert.ok(Array.isArray(served.servers) && (served.servers as Json[]).length > 0);
   // 9. webhooks, one per event type.
@@ -245,6 +247,58 @@ test("issue 16: what a client generator and a validating proxy need is in the do
     for (const [code, response] of Object.entries(operation.responses as Record<string, Json>)) {
       assert.deepStrictEqual((response.headers as Json)["x-request-id"], { $ref: "#/components/headers/RequestId" }, `${method} ${path} ${code}`);
     }
+  }
+});
+
+/** Every schema object under `node` that has `key`, with where it is. */
+function schemasWith(node: unknown, key: string, at = "#"): Array<{ at: string; schema: Json }> {
+  if (Array.isArray(node)) return node.flatMap((item, i) => schemasWith(item, key, `${at}/${i}`));
+  if (node === null || typeof node !== "object") return [];
+  const here = key in node ? [{ at, schema: node as Json }] : [];
+  return [...here, ...Object.entries(node).flatMap(([name, child]) => schemasWith(child, key, `${at}/${name}`))];
+}
+
+test("issue 29: the document says what the server does", () => {
+  const paths = served.paths as Record<string, Record<string, Json>>;
+  // License and contact.
+  const info = served.info as Json;
+  assert.equal(typeof (info.license as Json).name, "string");
+  assert.equal(typeof (info.contact as Json).name, "string");
+  // One email rule: no `format: email` anywhere; every email is the input rule or the normalised one.
+  assert.deepStrictEqual(
+    schemasWith(served, "format").filter(({ schema }) => schema.format === "email"),
+    [],
+  );
+  const emailPatterns = new Set(
+    schemasWith(served, "pattern")
+      .map(({ schema }) => schema.pattern as string)
+      .filter((p) => p.includes("@")),
+  );
+  assert.deepStrictEqual([...emailPatterns].sort(), [EMAIL_ADDRESS_PATTERN, EMAIL_INPUT_PATTERN].sort());
+  // The name's bound is rules.ts's.
+  const name = ((paths["/auth/register-password"]!.post!.requestBody as Json).content as Record<string, Json>)["application/json"]!.schema as Json;
+  assert.equal(((name.properties as Json).name as Json).maxLength, NAME_MAX_LENGTH);
+  // The answers that end the caller's session document the cookie they clear.
+  for (const [path, method] of [
+    ["/auth/logout", "post"],
+    ["/auth/secure-account", "post"],
+    ["/auth/delete-account", "post"],
+    ["/auth/sessions/{id}", "delete"],
+  ] as const) {
+    const ok = (paths[path]![method]!.responses as Record<string, Json>)["200"]!;
+    assert.match(String(((ok.headers as Json)["Set-Cookie"] as Json)?.description), /session_id=;/, `${method} ${path}`);
+  }
+  // The router's and Node's answers are on every operation, in the D4 body; 413 and 415 on every method with a body.
+  for (const { path, method, operation } of operationsOf(served)) {
+    const statuses = Object.keys(operation.responses as Json);
+    const expected = ["400", "408", "414", "431", "500", "503", ...(method === "get" ? [] : ["413", "415"])];
+    assert.deepStrictEqual(
+      expected.filter((status) => !statuses.includes(status)),
+      [],
+      `${method} ${path}`,
+    );
+    const unavailable = (operation.responses as Record<string, Json>)["503"]!;
+    assert.ok((unavailable.headers as Json)["Retry-After"], `${method} ${path} 503 has Retry-After`);
   }
 });
 

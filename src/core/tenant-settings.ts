@@ -5,7 +5,7 @@
  */
 import { Type, type Static } from "typebox";
 import { Value } from "typebox/value";
-import { AuthError, validationIssueOf } from "../errors.js";
+import { AuthError, validationIssuesOf } from "../errors.js";
 import { MAX_ALLOWED_ORIGINS, RESET_TOKEN_LIFETIME_MS, sessionTiers } from "../rules.js";
 import { MINUTE } from "./clock.js";
 
@@ -112,7 +112,7 @@ export function withDefaultSettings(settings: NewTenantSettings): TenantSettings
 /** Throws validation_failed with TypeBox's error list when the full settings are not valid. */
 export function assertValidSettings(settings: unknown): asserts settings is TenantSettings {
   if (!Value.Check(TenantSettingsSchema, settings)) {
-    const details = Value.Errors(TenantSettingsSchema, settings).map((e) => validationIssueOf(e, "settings"));
+    const details = validationIssuesOf(Value.Errors(TenantSettingsSchema, settings), "settings");
     throw new AuthError("validation_failed", { message: "The tenant settings are not valid.", details });
   }
 }

@@ -7,6 +7,7 @@
  */
 import { Type, type Static, type TSchema } from "typebox";
 import { describeDuration, LOGIN_CODE_DIGITS, TOKEN_LIFETIMES_MS } from "../rules.js";
+import { EmailAddress } from "./email-address.js";
 import { described, StringEnum, Timestamp } from "./schema.js";
 
 /** The `alert` of a `security_alert` webhook (README, Webhooks). */
@@ -31,7 +32,7 @@ const RecordId = Type.String({ pattern: "^[0-9]+$", description: "The member's r
 /** What every email webhook starts with: whom to write to. */
 const recipient = {
   recordid: RecordId,
-  email: Type.String({ format: "email", description: "The address to send the email to." }),
+  email: EmailAddress("The address to send the email to (trimmed and lowercased)."),
   name: Type.String(),
 };
 /** What every lifecycle event (contract.md#d25) starts with: no email, never a secret. */
@@ -67,7 +68,7 @@ export const WEBHOOK_BODIES = {
     at: Timestamp,
     ip: Type.String({ description: "The IP of the request that did it." }),
     country: Type.Union([Type.String(), Type.Null()], { description: "ISO 3166 country of `ip`; null without GeoIP." }),
-    newEmail: Type.Optional(Type.String({ format: "email", description: "`email_change_requested` only: the address asked for." })),
+    newEmail: Type.Optional(EmailAddress("`email_change_requested` only: the address asked for (trimmed and lowercased).")),
     passkeyName: Type.Optional(Type.String({ description: "`passkey_added` and `passkey_removed` only." })),
     secureAccountLink: Link(
       "secure-account",

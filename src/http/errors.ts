@@ -5,7 +5,7 @@
 import { ServerResponse, type IncomingMessage, type Server } from "node:http";
 import type { Socket } from "node:net";
 import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { AuthError, validationIssueOf, type ErrorCode } from "../errors.js";
+import { AuthError, validationIssuesOf, type ErrorCode } from "../errors.js";
 
 declare module "fastify" {
   interface FastifyContextConfig {
@@ -30,7 +30,7 @@ function toAuthError(error: FastifyError): AuthError {
   if (error instanceof AuthError) return error;
   if (error.validation) {
     // Named as the client sent them: a body field by its name, a query or path parameter by its own.
-    const details = error.validation.map((v) => validationIssueOf(v));
+    const details = validationIssuesOf(error.validation);
     return new AuthError("validation_failed", { details });
   }
   const mapped = error.code ? fastifyCodes[error.code] : undefined;

@@ -10,7 +10,7 @@ import type { FastifyInstance } from "fastify";
 import { Type, type TUnsafe } from "typebox";
 import { errorStatus, type ErrorCode } from "../errors.js";
 import { HOUR } from "../core/clock.js";
-import { BODY_LIMIT_BYTES, MAX_PATH_PARAM_LENGTH, MAX_URL_LENGTH, WEBHOOK_RETRY_FOR_MS } from "../rules.js";
+import { BODY_LIMIT_BYTES, MAX_PATH_PARAM_LENGTH, MAX_URL_LENGTH, NODE_HEADER_LIMIT_BYTES, WEBHOOK_RETRY_FOR_MS } from "../rules.js";
 import { ERROR_BODY_ID, ErrorBody, ErrorDetails, TenantHeaders } from "./schemas.js";
 import { webhookPathItems } from "./webhooks.js";
 
@@ -26,7 +26,8 @@ export const security = {
 
 /** What each code means, for the document (contract.md#d4). A Record, so a new code can't go undocumented. */
 const errorConditions: Record<ErrorCode, string> = {
-  validation_failed: "Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what.",
+  validation_failed:
+    "Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body.",
   payload_too_large: `The body is over ${BODY_LIMIT_BYTES / 1024} KiB.`,
   unsupported_media_type: "The body is not `application/json`.",
   unknown_tenant: "No tenant has this domain (`X-Tenant-Domain`, else `Host`).",
@@ -48,7 +49,7 @@ const errorConditions: Record<ErrorCode, string> = {
   invalid_state: "The account is not in a state that allows this.",
   rate_limited: "A rate limit, lockout or cooldown; `Retry-After` gives the seconds to wait.",
   unavailable:
-    "The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent.",
+    "The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent.",
   internal_error: "Anything else. The log line with the `requestId` has the cause.",
 };
 
@@ -62,7 +63,8 @@ export const ADMIN_ERRORS: readonly ErrorCode[] = ["unauthorized", "forbidden"];
 /** Storage can fail on any route that reads it. */
 const STORAGE_ERRORS: readonly ErrorCode[] = ["unavailable", "internal_error"];
 
-const RetryAfterHeader = Type.Integer({ minimum: 0, description: "Seconds to wait before trying again." });
+const RETRY_AFTER_DESCRIPTION = "Seconds to wait before trying again.";
+const RetryAfterHeader = Type.Integer({ minimum: 0, description: RETRY_AFTER_DESCRIPTION });
 
 /**
  * A route's error responses, one per status, each the shared contract.md#d4 body; the description lists the
@@ -93,7 +95,19 @@ export function errorResponses(...codes: readonly ErrorCode[]): Record<number, T
 
 /** The session cookie Latch sets on a login (contract.md#spec-2-2, contract.md#d6), for the document's 200 answers. */
 export const SetSessionCookieHeader = {
-  "Set-Cookie": Type.String({ description: "`session_id=<id>; Max-Age=<session TTL in s>; Path=/; HttpOnly; Secure; SameSite=Lax` (no Domain)." }),
+  "Set-Cookie": Type.String({
+    pattern: "^session_id=[^;]+;",
+    description: "`session_id=<id>; Max-Age=<session TTL in s>; Path=/; HttpOnly; Secure; SameSite=Lax` (no Domain).",
+  }),
+};
+
+/** The cookie-clearing header of the answers that end the caller's own session (http/session-cookie.ts clearSessionCookie). */
+export const ClearSessionCookieHeader = {
+  "Set-Cookie": Type.String({
+    pattern: "^session_id=;",
+    description:
+      "`session_id=; Max-Age=0; Path=/; Expires=Thu, 01 Jan 1970 00:00:00 GMT; HttpOnly; Secure; SameSite=Lax`: the browser drops the session cookie.",
+  }),
 };
 
 function errorCodeTable(): string {
@@ -109,7 +123,7 @@ const description = `Latch is a multi-tenant authentication service: registratio
 
 **Request ids.** Every answer, success or error, carries \`x-request-id\`: the \`reqId\` of the server's log lines for the request (and \`requestId\` in an error body). Latch makes its own; an \`x-request-id\` sent with the request is ignored.
 
-**Errors.** Every non-2xx answer has the body \`ErrorBody\`: \`{ "success": false, "code", "message", "requestId" }\`, plus \`authorized: false\` on \`/auth/login\`, and \`details\` (\`ErrorDetails\`) with \`validation_failed\` (a list of \`{ field, rule, message }\`) and \`weak_password\` (the failed rule names). Programs key on \`code\`, which is never renamed; \`message\` is for people. Each operation lists the codes it can answer. Before any operation, the router answers in the same body: 404 \`not_found\` for an unknown path or method, 400 \`validation_failed\` for a malformed URL, 414 \`validation_failed\` for a path parameter over ${MAX_PATH_PARAM_LENGTH} characters (the longest any schema allows, a tenant domain) or a URL over ${MAX_URL_LENGTH.toLocaleString("en")}, and 431 \`validation_failed\` for a request line and headers over 16 KiB.
+**Errors.** Every non-2xx answer has the body \`ErrorBody\`: \`{ "success": false, "code", "message", "requestId" }\`, plus \`authorized: false\` on \`/auth/login\`, and \`details\` (\`ErrorDetails\`) with \`validation_failed\` (a list of \`{ field, rule, message }\`) and \`weak_password\` (the failed rule names). Programs key on \`code\`, which is never renamed; \`message\` is for people. Each operation lists the codes it can answer. Before any operation, the router answers in the same body: 404 \`not_found\` for an unknown path or method, 400 \`validation_failed\` for a malformed URL, 414 \`validation_failed\` for a path parameter over ${MAX_PATH_PARAM_LENGTH} characters (the longest any schema allows, a tenant domain) or a URL over ${MAX_URL_LENGTH.toLocaleString("en")}, and 431 \`validation_failed\` for a request line and headers over ${NODE_HEADER_LIMIT_BYTES / 1024} KiB. Each operation lists these among its answers, with 408 for a request that does not arrive in time, 413 and 415 for a body on any method but GET, and 500 and 503 (\`unavailable\`, also while the server shuts down).
 
 ${errorCodeTable()}
 
@@ -151,29 +165,79 @@ const OPTIONAL_BODY_OPERATIONS = new Set([
   "resetMemberTwoFactor",
 ]);
 
+type ResponseObject = { description?: string; headers?: Record<string, unknown>; content?: unknown };
 type OperationObject = {
   operationId?: string;
   security?: unknown[];
   requestBody?: { required?: boolean };
-  responses?: Record<string, { headers?: Record<string, unknown> }>;
+  responses?: Record<string, ResponseObject>;
 };
+
+const KIB = 1024;
+
+/** A contract.md#d4 error answer the router, the body parser or Node gives before (or instead of) the operation. */
+function routerResponse(description: string, headers: Record<string, unknown> = {}): ResponseObject {
+  return { description, headers, content: { "application/json": { schema: { $ref: `#/components/schemas/${ERROR_BODY_ID}` } } } };
+}
+
+/**
+ * contract.md#d21: the answers any operation can give whatever its own schema says, so the document lists them on
+ * each (OpenAPI has no global responses). An operation's own entry for a status, if it has one,
+ * stays: it already lists these codes (errorResponses adds the storage errors to every route).
+ */
+function routerResponses(method: string): Record<string, ResponseObject> {
+  const line = (code: ErrorCode, when = errorConditions[code]) => `- \`${code}\`: ${when}`;
+  const retryAfter = { "Retry-After": { description: RETRY_AFTER_DESCRIPTION, schema: { type: "integer", minimum: 0 } } };
+  return {
+    "400": routerResponse(line("validation_failed", "A malformed URL (`/%`), or a NUL character in the URL.")),
+    "408": routerResponse(line("validation_failed", "The request line and headers did not arrive in time; the connection is closed.")),
+    ...(method === "get"
+      ? {}
+      : {
+          // Fastify parses a body on every method but GET and HEAD, DELETE included.
+          "413": routerResponse(line("payload_too_large")),
+          "415": routerResponse(line("unsupported_media_type")),
+        }),
+    "414": routerResponse(
+      line(
+        "validation_failed",
+        `A path parameter over ${MAX_PATH_PARAM_LENGTH} characters (the longest any schema allows, a tenant domain), or a URL over ${MAX_URL_LENGTH.toLocaleString("en")} characters.`,
+      ),
+    ),
+    "431": routerResponse(
+      line("validation_failed", `The request line and headers are over ${NODE_HEADER_LIMIT_BYTES / KIB} KiB (Node's limit); the connection is closed.`),
+    ),
+    "500": routerResponse(line("internal_error")),
+    "503": routerResponse(line("unavailable"), retryAfter),
+  };
+}
 
 /**
  * What the route schemas can't say for each operation: an operation that names no security scheme
  * needs none (`security: []`, so linters and generators don't read it as forgotten); every answer
- * carries `x-request-id`; a body that may be left out is not `required`.
+ * carries `x-request-id`; a body that may be left out is not `required`; and the answers of the
+ * router, the parser and Node that any operation can give are listed (routerResponses).
  */
-function completeOperation(operation: OperationObject): void {
+function completeOperation(operation: OperationObject, method: string): void {
   operation.security ??= [];
   if (operation.requestBody && operation.operationId && OPTIONAL_BODY_OPERATIONS.has(operation.operationId)) operation.requestBody.required = false;
+  operation.responses = { ...routerResponses(method), ...operation.responses };
   for (const response of Object.values(operation.responses ?? {})) response.headers = { "x-request-id": REQUEST_ID_REF, ...response.headers };
 }
 
-/** package.json's version, read when the app is built (no I/O at import time). The path holds from src/http and from dist/http. */
-function packageVersion(): string {
-  const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
-  return pkg.version;
+/** package.json, read when the app is built (no I/O at import time). The path holds from src/http and from dist/http. */
+function packageJson(): { version: string; license: string } {
+  return JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string; license: string };
 }
+
+/**
+ * `info.license` is package.json's, so the two cannot disagree. `info.contact`: each Latch is run by
+ * its own operator, who is whom an integrator asks about keys, tenants and outages.
+ */
+function licenseOf(license: string): { name: string; identifier?: string } {
+  return license === "UNLICENSED" ? { name: "UNLICENSED: proprietary, no licence is granted" } : { name: license, identifier: license };
+}
+const CONTACT = { name: "The operator of this Latch instance (tenant onboarding, API keys, outages)" };
 
 /**
  * The reference page's CSP: everything comes from this origin. No `upgrade-insecure-requests`
@@ -216,11 +280,12 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
   app.addSchema(ErrorDetails);
   app.addSchema(ErrorBody);
   const tenantDomain = TenantHeaders.properties["x-tenant-domain"];
+  const pkg = packageJson();
   await app.register(swagger, {
     mode: "dynamic",
     openapi: {
       openapi: "3.1.0",
-      info: { title: "Latch", version: packageVersion(), description },
+      info: { title: "Latch", version: pkg.version, description, license: licenseOf(pkg.license), contact: CONTACT },
       // Relative: the Latch instance that serves this document (each operator runs their own).
       servers: [{ url: "/", description: "The Latch instance serving this document." }],
       tags,
@@ -268,7 +333,7 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
         if (path.startsWith("/auth/")) (item as { parameters?: unknown[] }).parameters = [{ $ref: "#/components/parameters/TenantDomain" }];
         for (const method of ["get", "put", "post", "delete", "patch"] as const) {
           const operation = (item as Record<string, OperationObject | undefined>)[method];
-          if (operation) completeOperation(operation);
+          if (operation) completeOperation(operation, method);
         }
       }
       return document;

@@ -3,6 +3,7 @@ import { Type } from "typebox";
 import { errorStatus, type ErrorCode } from "../errors.js";
 import { AUDIT_EVENT_TYPES, MemberStatus } from "../model.js";
 import { described, StringEnum, Timestamp } from "../core/schema.js";
+import { EMAIL_FIELD_MAX_LENGTH, EmailAddress, EmailInput } from "../core/email-address.js";
 import {
   describeDurationAfterA,
   LAST_SEEN_RESOLUTION_MS,
@@ -14,14 +15,21 @@ import {
 } from "../rules.js";
 import { PASSWORD_RULES } from "../security/password.js";
 
-export { described, StringEnum, Timestamp };
+export { described, EMAIL_FIELD_MAX_LENGTH, EmailAddress, StringEnum, Timestamp };
 
-/** Over-long input refused before the flow, which holds an address to rules.ts EMAIL_MAX_LENGTH once trimmed. */
-export const EMAIL_FIELD_MAX_LENGTH = 320;
-/** `format: email` documents the field; Latch's own rule checks it (http/validation.ts). */
-export const EmailField = Type.String({ minLength: 1, maxLength: EMAIL_FIELD_MAX_LENGTH, format: "email" });
-/** Room for a name of NAME_MAX_LENGTH characters in UTF-16 units (two each at most); the flow counts characters once trimmed. */
-export const NameField = Type.String({ minLength: 1, maxLength: 2 * NAME_MAX_LENGTH });
+/** An email a client sends: the one email rule's pattern (decisions.md#one-email-rule-issue-29), checked here and by the flow. */
+export const EmailField = EmailInput;
+/**
+ * A member's name: at most NAME_MAX_LENGTH characters as sent (JSON Schema and ajv count code points,
+ * as the flow does), and something besides whitespace. The flow trims it and refuses control and
+ * invisible formatting characters (security/identity.ts normalizeName), which the description says.
+ */
+export const NameField = Type.String({
+  minLength: 1,
+  maxLength: NAME_MAX_LENGTH,
+  pattern: String.raw`\S`,
+  description: `1 to ${NAME_MAX_LENGTH} characters, surrounding whitespace included (it is trimmed before the name is stored); no control or invisible formatting characters (Unicode Cc, Cf).`,
+});
 export const PasswordField = Type.String({ minLength: 1, maxLength: PASSWORD_MAX_LENGTH });
 export const TokenField = Type.String({ minLength: 1, maxLength: 128 });
 export const RecordIdField = Type.String({ minLength: 1, maxLength: 20 });
@@ -128,7 +136,7 @@ export const TwoFactorStatusField = Type.Union([Type.Literal("Disabled"), Type.L
 /** A member as contract.md#spec-1 names its fields (contract.md#d22 admin views, contract.md#d24 `/auth/me`). */
 export const memberIdentityFields = {
   recordid: Type.String(),
-  email: Type.String({ format: "email" }),
+  email: EmailAddress(),
   name: Type.String(),
   authentication_status: MemberStatusField,
   authentication_type: Type.Array(Type.Union([Type.Literal("Password"), Type.Literal("Magic Link")])),

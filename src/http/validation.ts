@@ -7,9 +7,10 @@
  * - Query strings are text by nature, so a typed query parameter (an integer `limit`) is coerced
  *   from its digits; the schema, and so the OpenAPI document, can then say `integer` with bounds.
  *
- * `format: "email"` is an annotation for the document and its clients, not a check here: the flows'
- * own rule (security/identity.ts) decides, and it accepts internationalised addresses and
- * surrounding spaces that ajv-formats' ASCII pattern would refuse.
+ * An email is checked by the `pattern` of the one email rule (core/email-address.ts,
+ * decisions.md#one-email-rule-issue-29), here and again by the flow, never by `format: "email"`: ajv-formats'
+ * ASCII pattern refuses internationalised addresses the rule takes. The format stays an
+ * annotation here, should a schema still carry it.
  */
 import { AjvCompiler, type BuildCompilerFromPool } from "@fastify/ajv-compiler";
 

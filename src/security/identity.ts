@@ -1,9 +1,8 @@
 /** Input normalisation for member identity (contract.md#d8). Failures become validation_failed. */
+import { EMAIL_FIELD_MAX_LENGTH, EMAIL_INPUT_REGEXP, UNSHOWABLE_CLASS } from "../core/email-address.js";
 import { AuthError } from "../errors.js";
-import { EMAIL_MAX_LENGTH, NAME_MAX_LENGTH } from "../rules.js";
+import { NAME_MAX_LENGTH } from "../rules.js";
 
-// One @, a non-empty local part without spaces, a dotted domain of letters, digits and hyphens.
-const EMAIL_PATTERN = /^[^\s@]+@(?:[\p{L}\p{N}](?:[\p{L}\p{N}-]*[\p{L}\p{N}])?\.)+[\p{L}\p{N}]{2,}$/u;
 /**
  * Characters a name shown to people must not hold (contract.md#d30): controls (Cc), format characters (Cf),
  * line and paragraph separators (Zl, Zp), and the letters and marks that render as nothing (the
@@ -14,21 +13,25 @@ const EMAIL_PATTERN = /^[^\s@]+@(?:[\p{L}\p{N}](?:[\p{L}\p{N}-]*[\p{L}\p{N}])?\.
  * differ. Names reach security alerts, webhooks and admin views. The price: emoji joined by
  * U+200D and the tag-letter flags (Scotland, Wales) are refused too.
  */
-// The combining marks (U+034F, U+17B4, U+17B5) stand outside the class: in one they would read as combined with their neighbour.
-export const UNSHOWABLE_CHARACTERS = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\u115f\u1160\u2800\u3164\uffa0]|\u034f|\u17b4|\u17b5/u;
+// Built from core/email-address.ts's class, the one the document's email pattern refuses too.
+export const UNSHOWABLE_CHARACTERS = new RegExp(`[${UNSHOWABLE_CLASS}]`, "u");
 /** What JS's trim() would drop quietly at either end although it is refused inside (U+FEFF, U+2028, U+2029). */
 const TRIMMED_UNSHOWABLE = /[\ufeff\u2028\u2029]/u;
 
-/** An address holding none of UNSHOWABLE_CHARACTERS either: it is shown in alerts (`newEmail`) as a name is (contract.md#d30). */
+/**
+ * The one email rule (decisions.md#one-email-rule-issue-29): the input matches the API document's own
+ * pattern (core/email-address.ts, which also refuses UNSHOWABLE_CHARACTERS: an address is shown in
+ * alerts as a name is, contract.md#d30), and is then trimmed and lowercased; the result matches the
+ * pattern the document gives every address Latch sends.
+ */
 export function normalizeEmail(raw: string): string {
-  const email = raw.trim().toLowerCase();
-  if (email.length === 0 || email.length > EMAIL_MAX_LENGTH || !EMAIL_PATTERN.test(email) || UNSHOWABLE_CHARACTERS.test(email)) {
+  if (raw.length > EMAIL_FIELD_MAX_LENGTH || !EMAIL_INPUT_REGEXP.test(raw)) {
     throw new AuthError("validation_failed", {
       message: "The email address is not valid.",
       details: [{ field: "email", rule: "email", message: "must be an email address" }],
     });
   }
-  return email;
+  return raw.trim().toLowerCase();
 }
 
 /**

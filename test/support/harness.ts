@@ -8,7 +8,8 @@ import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
-import type { FastifyInstance, LightMyRequestResponse } from "fastify";
+import assert from "node:assert/strict";
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse, RouteOptions } from "fastify";
 import { buildApp } from "../../src/app.js";
 import { loadConfig, type Config } from "../../src/config.js";
 import { ManualClock } from "../../src/core/clock.js";
@@ -27,6 +28,7 @@ import type { Kysely } from "kysely";
 import { createTestSchema } from "./postgres.js";
 import { guardTransactions } from "../../src/store/transaction-scope.js";
 import { listenOnLoopback } from "./local-servers.js";
+import { documentChecker } from "./openapi-answers.js";
 
 /** The store every harness of this run uses (package.json runs the suites once per store). */
 export const TEST_STORE: "sqlite" | "postgres" = process.env.LATCH_TEST_STORE === "postgres" ? "postgres" : "sqlite";
@@ -118,6 +120,11 @@ export interface Harness {
 }
 
 export interface HarnessOptions {
+  /**
+   * Issue 29: every answer of app.inject is checked against docs/openapi.json, and every webhook the
+   * receiver got when the harness closes; `false` only for a test of the check itself.
+   */
+  checkAnswers?: boolean;
   env?: Record<string, string>;
   settings?: Partial<NewTenantSettings>;
   domain?: string;
@@ -157,7 +164,10 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
       altchaDifficulty: CHEAP_ALTCHA,
       dev,
     });
-    return { deps, app: await buildApp(deps, { plugins: dev ? [devInboxRoutes(dev)] : [] }) };
+    const routes: RouteOptions[] = [];
+    const app = await buildApp(deps, { plugins: dev ? [devInboxRoutes(dev)] : [], onRoute: (route) => void routes.push(route) });
+    if (options.checkAnswers !== false) checkEveryAnswer(app, routes);
+    return { deps, app };
   };
   let { deps, app } = await build();
   const domain = options.domain ?? "members.example.com";
@@ -195,6 +205,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
       harness.deps = deps;
     },
     async close() {
+      const webhookProblems = options.checkAnswers === false ? [] : receiver.received.flatMap((hook) => documentChecker().problemsOfWebhook(hook.body));
       await harness.deps.background.drain();
       await harness.app.close();
       await harness.deps.store.close();
@@ -205,9 +216,54 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
       // another file's migration breaks Kysely's migrator, which introspects every schema.
       await receiver.stop();
       if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
+      assert.deepStrictEqual(webhookProblems, [], `webhooks that do not match the document:\n${webhookProblems.join("\n")}`);
     },
   };
   return harness;
+}
+
+/**
+ * Makes every `app.inject` of this app check its answer against docs/openapi.json (issue 29): an
+ * undocumented status, a body its schema refuses or an undocumented Set-Cookie throws, so the test
+ * that made the request fails. The checker, and the validators it compiles, are one per process.
+ */
+function checkEveryAnswer(app: FastifyInstance, routes: readonly RouteOptions[]): void {
+  const patterns = routes.map((route) => ({
+    methods: [route.method].flat(),
+    pattern: new RegExp(
+      `^${route.url
+        .replace(/[.+?^${}()|[\]\\]/g, "\\$&")
+        .replace(/:[A-Za-z0-9_]+/g, "[^/]+")
+        .replace(/\*/g, ".*")}$`,
+    ),
+  }));
+  // A route the document hides (hosted pages, /docs, the dev inbox) answers as it likes; only the router's own answers are checked then.
+  const isRoute = (method: string, path: string) => patterns.some((route) => route.methods.includes(method.toUpperCase()) && route.pattern.test(path));
+  const original = app.inject.bind(app) as (options?: InjectOptions | string, callback?: unknown) => unknown;
+  const inject = original as (options: InjectOptions) => Promise<LightMyRequestResponse>;
+  const checked = async (options: InjectOptions): Promise<LightMyRequestResponse> => {
+    const response = await inject(options);
+    const problems = documentChecker().problemsOfRequest(options.method ?? "GET", urlOf(options), isRoute, {
+      status: response.statusCode,
+      header: (name) => {
+        const value = response.headers[name];
+        return typeof value === "number" ? String(value) : value;
+      },
+      body: response.body,
+    });
+    if (problems.length > 0) throw new Error(`the answer does not match docs/openapi.json:\n${problems.join("\n")}`);
+    return response;
+  };
+  (app as { inject: unknown }).inject = (options?: InjectOptions | string, callback?: unknown) => {
+    // The chained and callback forms are left as they are; the suites use neither.
+    if (options === undefined || callback !== undefined) return original(options, callback);
+    return checked(typeof options === "string" ? { url: options } : options);
+  };
+}
+
+function urlOf(options: InjectOptions): string {
+  const url = options.url ?? options.path ?? "/";
+  return typeof url === "string" ? url : url.pathname;
 }
 
 export interface PostOptions {

@@ -1395,7 +1395,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. */
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -1439,6 +1439,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `invalid_state`: The account is not in a state that allows this. */
             409: {
                 headers: {
@@ -1451,6 +1461,16 @@ export interface operations {
             };
             /** @description - `payload_too_large`: The body is over 16 KiB. */
             413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -1481,6 +1501,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -1491,7 +1521,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -1539,7 +1569,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. */
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -1586,6 +1616,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `invalid_state`: The account is not in a state that allows this. */
             409: {
                 headers: {
@@ -1598,6 +1638,16 @@ export interface operations {
             };
             /** @description - `payload_too_large`: The body is over 16 KiB. */
             413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -1628,6 +1678,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -1638,7 +1698,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -1684,7 +1744,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. */
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -1727,6 +1787,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `invalid_state`: The account is not in a state that allows this. */
             409: {
                 headers: {
@@ -1739,6 +1809,16 @@ export interface operations {
             };
             /** @description - `payload_too_large`: The body is over 16 KiB. */
             413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -1769,6 +1849,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -1779,7 +1869,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -1829,7 +1919,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. */
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -1875,6 +1965,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `invalid_state`: The account is not in a state that allows this. */
             409: {
                 headers: {
@@ -1887,6 +1987,16 @@ export interface operations {
             };
             /** @description - `payload_too_large`: The body is over 16 KiB. */
             413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -1917,6 +2027,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -1927,7 +2047,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -1989,7 +2109,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. */
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -2035,6 +2155,36 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -2045,7 +2195,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -2096,7 +2246,7 @@ export interface operations {
                              * @description ISO 8601 UTC time (`2026-01-01T12:00:00.000Z`).
                              */
                             createdAt: string;
-                            /** Format: email */
+                            /** @description An email address, trimmed and lowercased. */
                             email: string;
                             /** @description The last login of any kind; null before the first. */
                             lastLoginAt: string | null;
@@ -2110,7 +2260,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. */
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -2153,6 +2303,36 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -2163,7 +2343,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -2207,7 +2387,7 @@ export interface operations {
                          * @description ISO 8601 UTC time (`2026-01-01T12:00:00.000Z`).
                          */
                         createdAt: string;
-                        /** Format: email */
+                        /** @description An email address, trimmed and lowercased. */
                         email: string;
                         /** @description The last login of any kind; null before the first. */
                         lastLoginAt: string | null;
@@ -2221,7 +2401,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. */
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -2267,6 +2447,36 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -2277,7 +2487,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -2319,7 +2529,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. */
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -2365,6 +2575,56 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `payload_too_large`: The body is over 16 KiB. */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `unsupported_media_type`: The body is not `application/json`. */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -2375,7 +2635,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -2451,7 +2711,7 @@ export interface operations {
                              * @description ISO 8601 UTC time (`2026-01-01T12:00:00.000Z`).
                              */
                             createdAt: string;
-                            /** Format: email */
+                            /** @description An email address, trimmed and lowercased. */
                             email: string;
                             emailVerified: boolean;
                             hasPassword: boolean;
@@ -2497,7 +2757,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. */
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -2543,6 +2803,36 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -2553,7 +2843,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -2601,7 +2891,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. */
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -2647,8 +2937,58 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `invalid_state`: The account is not in a state that allows this. */
             409: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `payload_too_large`: The body is over 16 KiB. */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `unsupported_media_type`: The body is not `application/json`. */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -2667,7 +3007,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -2715,7 +3055,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. */
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -2761,6 +3101,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `invalid_state`: The account is not in a state that allows this. */
             409: {
                 headers: {
@@ -2781,8 +3131,28 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `unsupported_media_type`: The body is not `application/json`. */
             415: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -2801,7 +3171,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -2828,7 +3198,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** Format: email */
+                    /** @description An email address: one `@`, a dotted domain (internationalised names as typed, not punycode), at most 254 characters and no whitespace inside, no control or invisible formatting characters. Surrounding whitespace is trimmed and the address lowercased before it is used or stored. */
                     email: string;
                     recordId: string;
                 };
@@ -2849,7 +3219,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. */
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -2895,6 +3265,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `invalid_state`: The account is not in a state that allows this. */
             409: {
                 headers: {
@@ -2907,6 +3287,16 @@ export interface operations {
             };
             /** @description - `payload_too_large`: The body is over 16 KiB. */
             413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -2937,6 +3327,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -2947,7 +3347,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -2993,7 +3393,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. */
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -3039,8 +3439,28 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `payload_too_large`: The body is over 16 KiB. */
             413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -3059,6 +3479,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -3069,7 +3499,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -3136,6 +3566,16 @@ export interface operations {
                     };
                 };
             };
+            /** @description - `validation_failed`: A malformed URL (`/%`), or a NUL character in the URL. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `origin_mismatch`: The request carries the session cookie and an `Origin` that is neither the tenant's nor in its `allowedOrigins`. */
             403: {
                 headers: {
@@ -3159,11 +3599,41 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `rate_limited`: A rate limit, lockout or cooldown; `Retry-After` gives the seconds to wait. */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
                     "Retry-After"?: number;
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -3181,7 +3651,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -3208,7 +3678,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** Format: email */
+                    /** @description An email address: one `@`, a dotted domain (internationalised names as typed, not punycode), at most 254 characters and no whitespace inside, no control or invisible formatting characters. Surrounding whitespace is trimmed and the address lowercased before it is used or stored. */
                     newEmail: string;
                     /** @description Required when the member has a password. */
                     password?: string;
@@ -3232,7 +3702,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. */
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -3279,8 +3749,28 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `payload_too_large`: The body is over 16 KiB. */
             413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -3311,6 +3801,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -3321,7 +3821,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -3369,7 +3869,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what.
+             * @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body.
              *     - `weak_password`: The new password fails the policy; `details` lists the failed rules.
              *     - `breached_password`: The new password appears in breach data.
              */
@@ -3415,8 +3915,28 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `payload_too_large`: The body is over 16 KiB. */
             413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -3447,6 +3967,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -3457,7 +3987,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -3505,7 +4035,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what.
+             * @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body.
              *     - `invalid_token`: The one-time link is unknown, used, expired or of another kind.
              */
             400: {
@@ -3537,6 +4067,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `conflict`: The resource already exists. */
             409: {
                 headers: {
@@ -3557,8 +4097,28 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `unsupported_media_type`: The body is not `application/json`. */
             415: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -3577,7 +4137,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -3615,6 +4175,8 @@ export interface operations {
             /** @description The account is deleted; `Set-Cookie` clears `session_id`. */
             200: {
                 headers: {
+                    /** @description `session_id=; Max-Age=0; Path=/; Expires=Thu, 01 Jan 1970 00:00:00 GMT; HttpOnly; Secure; SameSite=Lax`: the browser drops the session cookie. */
+                    "Set-Cookie"?: string;
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -3626,7 +4188,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. */
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -3673,8 +4235,28 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `payload_too_large`: The body is over 16 KiB. */
             413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -3705,6 +4287,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -3715,7 +4307,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -3744,7 +4336,7 @@ export interface operations {
                 "application/json": {
                     /** @description The answer of the tenant's bot-protection widget: with ALTCHA (the default), the widget's base64 payload for a challenge from `GET /auth/bot-challenge`; with Turnstile, hCaptcha or reCAPTCHA, the widget's response token. Used once. Leave it out only when the tenant's provider is `none`; otherwise a missing or failed one answers 403 `bot_check_failed`. */
                     "bot-challenge-response"?: string;
-                    /** Format: email */
+                    /** @description An email address: one `@`, a dotted domain (internationalised names as typed, not punycode), at most 254 characters and no whitespace inside, no control or invisible formatting characters. Surrounding whitespace is trimmed and the address lowercased before it is used or stored. */
                     email: string;
                 };
             };
@@ -3764,7 +4356,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. */
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -3797,8 +4389,28 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `payload_too_large`: The body is over 16 KiB. */
             413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -3829,6 +4441,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -3841,7 +4463,7 @@ export interface operations {
             };
             /**
              * @description - `bot_check_unavailable`: The bot-protection provider could not be reached (fail closed).
-             *     - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent.
+             *     - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent.
              */
             503: {
                 headers: {
@@ -3870,7 +4492,7 @@ export interface operations {
             content: {
                 "application/json": {
                     action: "lock" | "unlock";
-                    /** Format: email */
+                    /** @description An email address: one `@`, a dotted domain (internationalised names as typed, not punycode), at most 254 characters and no whitespace inside, no control or invisible formatting characters. Surrounding whitespace is trimmed and the address lowercased before it is used or stored. */
                     email?: string;
                     recordId: string;
                 };
@@ -3893,7 +4515,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. */
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -3939,8 +4561,28 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `payload_too_large`: The body is over 16 KiB. */
             413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -3959,6 +4601,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -3969,7 +4621,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -3998,7 +4650,7 @@ export interface operations {
                 "application/json": {
                     /** @description The answer of the tenant's bot-protection widget: with ALTCHA (the default), the widget's base64 payload for a challenge from `GET /auth/bot-challenge`; with Turnstile, hCaptcha or reCAPTCHA, the widget's response token. Used once. Leave it out only when the tenant's provider is `none`; otherwise a missing or failed one answers 403 `bot_check_failed`. */
                     "bot-challenge-response"?: string;
-                    /** Format: email */
+                    /** @description An email address: one `@`, a dotted domain (internationalised names as typed, not punycode), at most 254 characters and no whitespace inside, no control or invisible formatting characters. Surrounding whitespace is trimmed and the address lowercased before it is used or stored. */
                     email: string;
                     password: string;
                     twoFACode?: string;
@@ -4029,7 +4681,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. */
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -4078,8 +4730,28 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `payload_too_large`: The body is over 16 KiB. */
             413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -4110,6 +4782,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -4122,7 +4804,7 @@ export interface operations {
             };
             /**
              * @description - `bot_check_unavailable`: The bot-protection provider could not be reached (fail closed).
-             *     - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent.
+             *     - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent.
              */
             503: {
                 headers: {
@@ -4157,6 +4839,8 @@ export interface operations {
             /** @description Logged out; `Set-Cookie` clears `session_id`. */
             200: {
                 headers: {
+                    /** @description `session_id=; Max-Age=0; Path=/; Expires=Thu, 01 Jan 1970 00:00:00 GMT; HttpOnly; Secure; SameSite=Lax`: the browser drops the session cookie. */
+                    "Set-Cookie"?: string;
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4168,7 +4852,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. */
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -4198,8 +4882,28 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `payload_too_large`: The body is over 16 KiB. */
             413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -4218,6 +4922,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -4228,7 +4942,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -4270,7 +4984,7 @@ export interface operations {
                          * @description ISO 8601 UTC time (`2026-01-01T12:00:00.000Z`).
                          */
                         createdAt: string;
-                        /** Format: email */
+                        /** @description An email address, trimmed and lowercased. */
                         email: string;
                         /** @description False for a magic-link-only member: re-authentication then needs a session under 10 minutes old. */
                         hasPassword: boolean;
@@ -4281,106 +4995,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `unauthorized`: No valid session, or a missing or unknown API key. */
-            401: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description - `origin_mismatch`: The request carries the session cookie and an `Origin` that is neither the tenant's nor in its `allowedOrigins`. */
-            403: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description - `unknown_tenant`: No tenant has this domain (`X-Tenant-Domain`, else `Host`). */
-            404: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
-            500: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
-            503: {
-                headers: {
-                    /** @description Seconds to wait before trying again. */
-                    "Retry-After"?: number;
-                    "x-request-id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-        };
-    };
-    updateMe: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description The tenant's hostname (lowercase, no port). Without it, the `Host` header names the tenant. */
-                "X-Tenant-Domain"?: components["parameters"]["TenantDomain"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    name: string;
-                };
-            };
-        };
-        responses: {
-            /** @description The signed-in member. */
-            200: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        _2fa_status: "Disabled" | "Enabled";
-                        authentication_status: "Email Verification Pending" | "Unlocked" | "Locked" | "Password Change Pending";
-                        authentication_type: ("Password" | "Magic Link")[];
-                        /**
-                         * Format: date-time
-                         * @description ISO 8601 UTC time (`2026-01-01T12:00:00.000Z`).
-                         */
-                        createdAt: string;
-                        /** Format: email */
-                        email: string;
-                        /** @description False for a magic-link-only member: re-authentication then needs a session under 10 minutes old. */
-                        hasPassword: boolean;
-                        name: string;
-                        recordid: string;
-                        /** @enum {boolean} */
-                        success: true;
-                    };
-                };
-            };
-            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. */
+            /** @description - `validation_failed`: A malformed URL (`/%`), or a NUL character in the URL. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -4420,8 +5035,8 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `payload_too_large`: The body is over 16 KiB. */
-            413: {
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -4430,8 +5045,18 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unsupported_media_type`: The body is not `application/json`. */
-            415: {
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -4450,7 +5075,167 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    updateMe: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The tenant's hostname (lowercase, no port). Without it, the `Host` header names the tenant. */
+                "X-Tenant-Domain"?: components["parameters"]["TenantDomain"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description 1 to 100 characters, surrounding whitespace included (it is trimmed before the name is stored); no control or invisible formatting characters (Unicode Cc, Cf). */
+                    name: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The signed-in member. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _2fa_status: "Disabled" | "Enabled";
+                        authentication_status: "Email Verification Pending" | "Unlocked" | "Locked" | "Password Change Pending";
+                        authentication_type: ("Password" | "Magic Link")[];
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC time (`2026-01-01T12:00:00.000Z`).
+                         */
+                        createdAt: string;
+                        /** @description An email address, trimmed and lowercased. */
+                        email: string;
+                        /** @description False for a magic-link-only member: re-authentication then needs a session under 10 minutes old. */
+                        hasPassword: boolean;
+                        name: string;
+                        recordid: string;
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `unauthorized`: No valid session, or a missing or unknown API key. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `origin_mismatch`: The request carries the session cookie and an `Origin` that is neither the tenant's nor in its `allowedOrigins`. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `unknown_tenant`: No tenant has this domain (`X-Tenant-Domain`, else `Host`). */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `payload_too_large`: The body is over 16 KiB. */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `unsupported_media_type`: The body is not `application/json`. */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -4502,6 +5287,16 @@ export interface operations {
                     };
                 };
             };
+            /** @description - `validation_failed`: A malformed URL (`/%`), or a NUL character in the URL. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `unauthorized`: No valid session, or a missing or unknown API key. */
             401: {
                 headers: {
@@ -4532,6 +5327,36 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -4542,7 +5367,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -4587,7 +5412,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. */
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -4620,8 +5445,28 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `payload_too_large`: The body is over 16 KiB. */
             413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -4652,6 +5497,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -4664,7 +5519,7 @@ export interface operations {
             };
             /**
              * @description - `bot_check_unavailable`: The bot-protection provider could not be reached (fail closed).
-             *     - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent.
+             *     - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent.
              */
             503: {
                 headers: {
@@ -4737,7 +5592,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what.
+             * @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body.
              *     - `invalid_token`: The one-time link is unknown, used, expired or of another kind.
              */
             400: {
@@ -4783,8 +5638,28 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `payload_too_large`: The body is over 16 KiB. */
             413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -4803,6 +5678,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -4813,7 +5698,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -4860,7 +5745,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. */
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -4907,6 +5792,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `conflict`: The resource already exists. */
             409: {
                 headers: {
@@ -4919,6 +5814,16 @@ export interface operations {
             };
             /** @description - `payload_too_large`: The body is over 16 KiB. */
             413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -4949,6 +5854,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -4959,7 +5874,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -5038,7 +5953,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what.
+             * @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body.
              *     - `invalid_token`: The one-time link is unknown, used, expired or of another kind.
              */
             400: {
@@ -5080,6 +5995,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `conflict`: The resource already exists. */
             409: {
                 headers: {
@@ -5100,8 +6025,28 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `unsupported_media_type`: The body is not `application/json`. */
             415: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -5120,7 +6065,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -5162,7 +6107,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. */
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -5205,8 +6150,28 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `payload_too_large`: The body is over 16 KiB. */
             413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -5225,6 +6190,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -5235,7 +6210,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -5295,7 +6270,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. */
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -5338,8 +6313,28 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `payload_too_large`: The body is over 16 KiB. */
             413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -5358,6 +6353,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -5368,7 +6373,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -5397,8 +6402,9 @@ export interface operations {
                 "application/json": {
                     /** @description The answer of the tenant's bot-protection widget: with ALTCHA (the default), the widget's base64 payload for a challenge from `GET /auth/bot-challenge`; with Turnstile, hCaptcha or reCAPTCHA, the widget's response token. Used once. Leave it out only when the tenant's provider is `none`; otherwise a missing or failed one answers 403 `bot_check_failed`. */
                     "bot-challenge-response"?: string;
-                    /** Format: email */
+                    /** @description An email address: one `@`, a dotted domain (internationalised names as typed, not punycode), at most 254 characters and no whitespace inside, no control or invisible formatting characters. Surrounding whitespace is trimmed and the address lowercased before it is used or stored. */
                     email: string;
+                    /** @description 1 to 100 characters, surrounding whitespace included (it is trimmed before the name is stored); no control or invisible formatting characters (Unicode Cc, Cf). */
                     name: string;
                 };
             };
@@ -5419,7 +6425,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. */
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -5452,8 +6458,28 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `payload_too_large`: The body is over 16 KiB. */
             413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -5484,6 +6510,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -5496,7 +6532,7 @@ export interface operations {
             };
             /**
              * @description - `bot_check_unavailable`: The bot-protection provider could not be reached (fail closed).
-             *     - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent.
+             *     - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent.
              */
             503: {
                 headers: {
@@ -5526,8 +6562,9 @@ export interface operations {
                 "application/json": {
                     /** @description The answer of the tenant's bot-protection widget: with ALTCHA (the default), the widget's base64 payload for a challenge from `GET /auth/bot-challenge`; with Turnstile, hCaptcha or reCAPTCHA, the widget's response token. Used once. Leave it out only when the tenant's provider is `none`; otherwise a missing or failed one answers 403 `bot_check_failed`. */
                     "bot-challenge-response"?: string;
-                    /** Format: email */
+                    /** @description An email address: one `@`, a dotted domain (internationalised names as typed, not punycode), at most 254 characters and no whitespace inside, no control or invisible formatting characters. Surrounding whitespace is trimmed and the address lowercased before it is used or stored. */
                     email: string;
+                    /** @description 1 to 100 characters, surrounding whitespace included (it is trimmed before the name is stored); no control or invisible formatting characters (Unicode Cc, Cf). */
                     name: string;
                     password: string;
                 };
@@ -5550,7 +6587,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what.
+             * @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body.
              *     - `weak_password`: The new password fails the policy; `details` lists the failed rules.
              *     - `breached_password`: The new password appears in breach data.
              */
@@ -5586,8 +6623,28 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `payload_too_large`: The body is over 16 KiB. */
             413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -5618,6 +6675,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -5630,7 +6697,7 @@ export interface operations {
             };
             /**
              * @description - `bot_check_unavailable`: The bot-protection provider could not be reached (fail closed).
-             *     - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent.
+             *     - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent.
              */
             503: {
                 headers: {
@@ -5660,7 +6727,7 @@ export interface operations {
                 "application/json": {
                     /** @description The answer of the tenant's bot-protection widget: with ALTCHA (the default), the widget's base64 payload for a challenge from `GET /auth/bot-challenge`; with Turnstile, hCaptcha or reCAPTCHA, the widget's response token. Used once. Leave it out only when the tenant's provider is `none`; otherwise a missing or failed one answers 403 `bot_check_failed`. */
                     "bot-challenge-response"?: string;
-                    /** Format: email */
+                    /** @description An email address: one `@`, a dotted domain (internationalised names as typed, not punycode), at most 254 characters and no whitespace inside, no control or invisible formatting characters. Surrounding whitespace is trimmed and the address lowercased before it is used or stored. */
                     email: string;
                 };
             };
@@ -5680,7 +6747,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. */
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -5714,8 +6781,28 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `payload_too_large`: The body is over 16 KiB. */
             413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -5746,6 +6833,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -5758,7 +6855,7 @@ export interface operations {
             };
             /**
              * @description - `bot_check_unavailable`: The bot-protection provider could not be reached (fail closed).
-             *     - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent.
+             *     - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent.
              */
             503: {
                 headers: {
@@ -5788,7 +6885,7 @@ export interface operations {
                 "application/json": {
                     /** @description The answer of the tenant's bot-protection widget: with ALTCHA (the default), the widget's base64 payload for a challenge from `GET /auth/bot-challenge`; with Turnstile, hCaptcha or reCAPTCHA, the widget's response token. Used once. Leave it out only when the tenant's provider is `none`; otherwise a missing or failed one answers 403 `bot_check_failed`. */
                     "bot-challenge-response"?: string;
-                    /** Format: email */
+                    /** @description An email address: one `@`, a dotted domain (internationalised names as typed, not punycode), at most 254 characters and no whitespace inside, no control or invisible formatting characters. Surrounding whitespace is trimmed and the address lowercased before it is used or stored. */
                     email: string;
                 };
             };
@@ -5808,7 +6905,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. */
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -5841,8 +6938,28 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `payload_too_large`: The body is over 16 KiB. */
             413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -5873,6 +6990,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -5885,7 +7012,7 @@ export interface operations {
             };
             /**
              * @description - `bot_check_unavailable`: The bot-protection provider could not be reached (fail closed).
-             *     - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent.
+             *     - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent.
              */
             503: {
                 headers: {
@@ -5935,7 +7062,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what.
+             * @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body.
              *     - `invalid_token`: The one-time link is unknown, used, expired or of another kind.
              *     - `weak_password`: The new password fails the policy; `details` lists the failed rules.
              *     - `breached_password`: The new password appears in breach data.
@@ -5969,8 +7096,28 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `payload_too_large`: The body is over 16 KiB. */
             413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -5989,6 +7136,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -5999,7 +7156,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -6035,6 +7192,8 @@ export interface operations {
             /** @description The account is secured; `Set-Cookie` clears `session_id`. */
             200: {
                 headers: {
+                    /** @description `session_id=; Max-Age=0; Path=/; Expires=Thu, 01 Jan 1970 00:00:00 GMT; HttpOnly; Secure; SameSite=Lax`: the browser drops the session cookie. */
+                    "Set-Cookie"?: string;
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6047,7 +7206,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what.
+             * @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body.
              *     - `invalid_token`: The one-time link is unknown, used, expired or of another kind.
              */
             400: {
@@ -6079,8 +7238,28 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `payload_too_large`: The body is over 16 KiB. */
             413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -6099,6 +7278,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -6109,7 +7298,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -6155,6 +7344,16 @@ export interface operations {
                     };
                 };
             };
+            /** @description - `validation_failed`: A malformed URL (`/%`), or a NUL character in the URL. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `unauthorized`: No valid session, or a missing or unknown API key. */
             401: {
                 headers: {
@@ -6185,6 +7384,36 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -6195,7 +7424,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -6261,6 +7490,16 @@ export interface operations {
                     };
                 };
             };
+            /** @description - `validation_failed`: A malformed URL (`/%`), or a NUL character in the URL. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `unauthorized`: No valid session, or a missing or unknown API key. */
             401: {
                 headers: {
@@ -6291,6 +7530,36 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -6301,7 +7570,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -6346,7 +7615,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. */
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -6386,8 +7655,28 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `payload_too_large`: The body is over 16 KiB. */
             413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -6406,6 +7695,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -6416,7 +7715,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -6444,9 +7743,11 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The session has ended. */
+            /** @description The session has ended; when it was the current one, `Set-Cookie` clears `session_id`. */
             200: {
                 headers: {
+                    /** @description `session_id=; Max-Age=0; Path=/; Expires=Thu, 01 Jan 1970 00:00:00 GMT; HttpOnly; Secure; SameSite=Lax`: the browser drops the session cookie. */
+                    "Set-Cookie"?: string;
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -6458,7 +7759,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. */
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -6501,6 +7802,56 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `payload_too_large`: The body is over 16 KiB. */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `unsupported_media_type`: The body is not `application/json`. */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -6511,7 +7862,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -6562,7 +7913,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what.
+             * @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body.
              *     - `invalid_token`: The one-time link is unknown, used, expired or of another kind.
              *     - `weak_password`: The new password fails the policy; `details` lists the failed rules.
              *     - `breached_password`: The new password appears in breach data.
@@ -6596,8 +7947,28 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `payload_too_large`: The body is over 16 KiB. */
             413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -6616,6 +7987,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -6626,7 +8007,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -6657,7 +8038,7 @@ export interface operations {
                     "bot-challenge-response"?: string;
                     /** @description The 6-digit `code` of the `magic_login` webhook. */
                     code: string;
-                    /** Format: email */
+                    /** @description An email address: one `@`, a dotted domain (internationalised names as typed, not punycode), at most 254 characters and no whitespace inside, no control or invisible formatting characters. Surrounding whitespace is trimmed and the address lowercased before it is used or stored. */
                     email: string;
                     twoFACode?: string;
                 };
@@ -6688,7 +8069,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what.
+             * @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body.
              *     - `invalid_token`: The one-time link is unknown, used, expired or of another kind.
              */
             400: {
@@ -6734,8 +8115,28 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `payload_too_large`: The body is over 16 KiB. */
             413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -6766,6 +8167,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -6778,7 +8189,7 @@ export interface operations {
             };
             /**
              * @description - `bot_check_unavailable`: The bot-protection provider could not be reached (fail closed).
-             *     - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent.
+             *     - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent.
              */
             503: {
                 headers: {
@@ -6840,7 +8251,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what.
+             * @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body.
              *     - `invalid_token`: The one-time link is unknown, used, expired or of another kind.
              */
             400: {
@@ -6886,8 +8297,28 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `payload_too_large`: The body is over 16 KiB. */
             413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -6918,6 +8349,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -6930,7 +8371,7 @@ export interface operations {
             };
             /**
              * @description - `bot_check_unavailable`: The bot-protection provider could not be reached (fail closed).
-             *     - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent.
+             *     - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent.
              */
             503: {
                 headers: {
@@ -6967,6 +8408,68 @@ export interface operations {
                     };
                 };
             };
+            /** @description - `validation_failed`: A malformed URL (`/%`), or a NUL character in the URL. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     rotateApplicationKey: {
@@ -6998,7 +8501,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. */
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -7028,8 +8531,28 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `payload_too_large`: The body is over 16 KiB. */
             413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -7048,6 +8571,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -7058,7 +8591,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -7108,7 +8641,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. */
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -7138,6 +8671,36 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -7148,7 +8711,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -7214,7 +8777,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. */
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -7244,6 +8807,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `conflict`: The resource already exists. */
             409: {
                 headers: {
@@ -7264,8 +8837,28 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `unsupported_media_type`: The body is not `application/json`. */
             415: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -7284,7 +8877,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -7341,7 +8934,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. */
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -7374,6 +8967,36 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -7384,7 +9007,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -7429,7 +9052,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. */
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -7462,6 +9085,56 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `payload_too_large`: The body is over 16 KiB. */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `unsupported_media_type`: The body is not `application/json`. */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -7472,7 +9145,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -7553,7 +9226,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. */
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -7586,6 +9259,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `conflict`: The resource already exists. */
             409: {
                 headers: {
@@ -7606,8 +9289,28 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `unsupported_media_type`: The body is not `application/json`. */
             415: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -7626,7 +9329,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -7672,7 +9375,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. */
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -7705,8 +9408,28 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `payload_too_large`: The body is over 16 KiB. */
             413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -7725,6 +9448,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -7735,7 +9468,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -7788,7 +9521,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. */
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -7821,6 +9554,36 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -7831,7 +9594,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -7867,6 +9630,46 @@ export interface operations {
                     };
                 };
             };
+            /** @description - `validation_failed`: A malformed URL (`/%`), or a NUL character in the URL. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
             500: {
                 headers: {
@@ -7877,7 +9680,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description - `unavailable`: The database or Redis is unavailable, or a password check could not get its turn in time (many correct logins of one account at once); try again, after `Retry-After` when it is sent. */
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -7908,10 +9711,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /**
-                     * Format: email
-                     * @description The address to send the email to.
-                     */
+                    /** @description The address to send the email to (trimmed and lowercased). */
                     email: string;
                     /** @constant */
                     event_type: "account_exists";
@@ -7955,10 +9755,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /**
-                     * Format: email
-                     * @description The address to send the email to.
-                     */
+                    /** @description The address to send the email to (trimmed and lowercased). */
                     email: string;
                     /** @constant */
                     event_type: "email_change";
@@ -8009,10 +9806,7 @@ export interface operations {
                 "application/json": {
                     /** @description For `POST /auth/verify-login-code`, on another device. */
                     code: string;
-                    /**
-                     * Format: email
-                     * @description The address to send the email to.
-                     */
+                    /** @description The address to send the email to (trimmed and lowercased). */
                     email: string;
                     /** @constant */
                     event_type: "magic_login";
@@ -8201,10 +9995,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /**
-                     * Format: email
-                     * @description The address to send the email to.
-                     */
+                    /** @description The address to send the email to (trimmed and lowercased). */
                     email: string;
                     /** @constant */
                     event_type: "password_reset";
@@ -8265,20 +10056,14 @@ export interface operations {
                     at: string;
                     /** @description ISO 3166 country of `ip`; null without GeoIP. */
                     country: string | null;
-                    /**
-                     * Format: email
-                     * @description The address to send the email to.
-                     */
+                    /** @description The address to send the email to (trimmed and lowercased). */
                     email: string;
                     /** @constant */
                     event_type: "security_alert";
                     /** @description The IP of the request that did it. */
                     ip: string;
                     name: string;
-                    /**
-                     * Format: email
-                     * @description `email_change_requested` only: the address asked for.
-                     */
+                    /** @description `email_change_requested` only: the address asked for (trimmed and lowercased). */
                     newEmail?: string;
                     /** @description `passkey_added` and `passkey_removed` only. */
                     passkeyName?: string;
@@ -8374,10 +10159,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /**
-                     * Format: email
-                     * @description The address to send the email to.
-                     */
+                    /** @description The address to send the email to (trimmed and lowercased). */
                     email: string;
                     /** @constant */
                     event_type: "verify_email";

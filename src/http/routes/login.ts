@@ -3,7 +3,7 @@ import { Type } from "typebox";
 import type { Deps } from "../../deps.js";
 import { loginWithPassword } from "../../flows/login/login.js";
 import { logout } from "../../flows/kernel/sessions.js";
-import { BODY_ERRORS, BOT_ERRORS, errorResponses, security, SetSessionCookieHeader, TENANT_ERRORS } from "../openapi.js";
+import { BODY_ERRORS, BOT_ERRORS, ClearSessionCookieHeader, errorResponses, security, SetSessionCookieHeader, TENANT_ERRORS } from "../openapi.js";
 import { BotField, described, EmailField, MessageBody, NoBodyNeeded, PasswordField, TwoFactorCodeField } from "../schemas.js";
 import { loginAnswer } from "../login-answers.js";
 import { clearSessionCookie, requireSession } from "../session-cookie.js";
@@ -103,7 +103,10 @@ export const loginRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
         operationId: "logout",
         security: [...security.session, {}],
         body: NoBodyNeeded,
-        response: { 200: described(MessageBody, "Logged out; `Set-Cookie` clears `session_id`."), ...errorResponses(...TENANT_ERRORS, ...BODY_ERRORS) },
+        response: {
+          200: described(MessageBody, "Logged out; `Set-Cookie` clears `session_id`.", ClearSessionCookieHeader),
+          ...errorResponses(...TENANT_ERRORS, ...BODY_ERRORS),
+        },
       },
     },
     async (request, reply) => {

@@ -6,7 +6,7 @@ import { confirmEmailChange, requestEmailChange } from "../../flows/account/emai
 import { secureAccount } from "../../flows/account/secure-account.js";
 import { changeName, deleteAccount, getMe, listSessions, revokeOtherSessions, revokeSession } from "../../flows/account/self-service.js";
 import { findActiveSession } from "../../flows/kernel/sessions.js";
-import { BODY_ERRORS, errorResponses, security, TENANT_ERRORS } from "../openapi.js";
+import { BODY_ERRORS, ClearSessionCookieHeader, errorResponses, security, TENANT_ERRORS } from "../openapi.js";
 import {
   described,
   EmailField,
@@ -146,7 +146,7 @@ export const selfServiceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
         operationId: "secureAccount",
         body: LinkBody,
         response: {
-          200: described(MessageBody, "The account is secured; `Set-Cookie` clears `session_id`."),
+          200: described(MessageBody, "The account is secured; `Set-Cookie` clears `session_id`.", ClearSessionCookieHeader),
           ...errorResponses(...TENANT_ERRORS, ...BODY_ERRORS, "invalid_token"),
         },
       },
@@ -184,7 +184,10 @@ export const selfServiceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
         operationId: "revokeSession",
         security: security.session,
         params: SessionParams,
-        response: { 200: described(MessageBody, "The session has ended."), ...errorResponses(...SESSION_ERRORS, "validation_failed", "not_found") },
+        response: {
+          200: described(MessageBody, "The session has ended; when it was the current one, `Set-Cookie` clears `session_id`.", ClearSessionCookieHeader),
+          ...errorResponses(...SESSION_ERRORS, "validation_failed", "not_found"),
+        },
       },
     },
     async (request, reply) => {
@@ -226,7 +229,7 @@ export const selfServiceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
         security: security.session,
         body: DeleteAccountBody,
         response: {
-          200: described(MessageBody, "The account is deleted; `Set-Cookie` clears `session_id`."),
+          200: described(MessageBody, "The account is deleted; `Set-Cookie` clears `session_id`.", ClearSessionCookieHeader),
           ...errorResponses(...SESSION_ERRORS, ...BODY_ERRORS, ...REAUTH_ERRORS),
         },
       },
