@@ -144,10 +144,7 @@ export class WebhookDispatcher {
     try {
       return [this.deps.secrets.open(sealed.previous.sealed)];
     } catch {
-      this.deps.log.warn(
-        { webhookId: delivery.id, tenant },
-        "the previous webhook secret can't be opened: signed with the current one only",
-      );
+      this.deps.log.warn({ webhookId: delivery.id, tenant }, "the previous webhook secret can't be opened: signed with the current one only");
       return [];
     }
   }
