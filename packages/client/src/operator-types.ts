@@ -47,19 +47,7 @@ export type NewTenantSettings = {
   allowedOrigins?: string[];
 };
 /** Top-level keys to change; `botProtection` is replaced whole. */
-export type PartialTenantSettings = {
-  emailVerificationWebhook?: string;
-  passwordResetWebhook?: string;
-  magicLoginWebhook?: string;
-  sessionTier?: SessionTier;
-  loginSuccessRedirect?: string;
-  botProtection?: BotProtectionSettings;
-  resetTokenTtlMinutes?: number;
-  require2FA?: boolean;
-  securityAlertWebhook?: string;
-  eventsWebhook?: string;
-  allowedOrigins?: string[];
-};
+export type PartialTenantSettings = Partial<NewTenantSettings>;
 
 /** Without `applicationId` a new application (and internal API key) is made; with it the tenant joins that one. */
 export type CreateTenantRequest = { domain: string; applicationId?: string; settings: NewTenantSettings };
