@@ -21,6 +21,7 @@ import * as passkeys from "./migrations/0013-passkeys.js";
 import * as twoFactorReauthentication from "./migrations/0014-two-factor-reauthentication.js";
 import * as alertOrder from "./migrations/0015-alert-order.js";
 import * as webhookSecretRotation from "./migrations/0016-webhook-secret-rotation.js";
+import * as federation from "./migrations/0017-federation.js";
 
 /** Listed in code, not read from a folder, so the build output and tsx behave alike. */
 const migrations: Record<string, Migration> = {
@@ -40,6 +41,7 @@ const migrations: Record<string, Migration> = {
   "0014-two-factor-reauthentication": twoFactorReauthentication,
   "0015-alert-order": alertOrder,
   "0016-webhook-secret-rotation": webhookSecretRotation,
+  "0017-federation": federation,
 };
 
 const staticMigrations: MigrationProvider = { getMigrations: async () => migrations };

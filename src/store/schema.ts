@@ -243,6 +243,10 @@ export interface Database {
   login_origins: LoginOriginsTable;
   passkeys: PasskeysTable;
   passkey_challenges: PasskeyChallengesTable;
+  connections: ConnectionsTable;
+  federated_identities: FederatedIdentitiesTable;
+  federation_flows: FederationFlowsTable;
+  federation_pending: FederationPendingTable;
 }
 
 /** The tables whose rows belong to one tenant (they carry tenant_id). A new such table that is not listed fails to compile. */
@@ -266,6 +270,77 @@ const TENANT_OWNED: Record<TenantOwnedTable, number> = {
   login_origins: 11,
   passkeys: 12,
   passkey_challenges: 13,
-  members: 14,
+  federation_flows: 14,
+  federation_pending: 15,
+  federated_identities: 16,
+  connections: 17,
+  members: 18,
 };
 export const TENANT_OWNED_TABLES = (Object.keys(TENANT_OWNED) as TenantOwnedTable[]).sort((a, b) => TENANT_OWNED[a] - TENANT_OWNED[b]);
+
+/** decisions.md#federated-sign-in: a tenant's upstream identity providers (migration 0017). */
+export interface ConnectionsTable {
+  tenant_id: string;
+  /** The admin's slug, `[a-z0-9-]{1,32}`: in the start and callback URLs. */
+  id: string;
+  /** `oidc`, a preset that fills the issuer (`google`, `microsoft`, `apple`, `gitlab`), or `github`. */
+  type: string;
+  display_name: string;
+  /** Null for `github` (OAuth 2 without discovery). */
+  issuer: string | null;
+  client_id: string;
+  /** Sealed under SECRETS_KEY (security/secret-box.ts); never returned, never logged. */
+  client_secret_enc: string;
+  /** Space-separated. */
+  scopes: string;
+  allow_signup: number;
+  /** JSON array of lowercase domains, or null for any. */
+  email_domains: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface FederatedIdentitiesTable {
+  tenant_id: string;
+  /** Ours, random: what the API names an identity by. */
+  id: string;
+  connection_id: string;
+  /** The provider's `sub` (GitHub: the numeric user id). */
+  subject: string;
+  member_id: number;
+  /** The email the provider gave when it was linked or last used; shown to the member only. */
+  email: string | null;
+  /** The member's `security_seq` when linked (decisions.md#federated-sign-in); null for a sign-up. */
+  linked_seq: number | null;
+  created_at: number;
+  last_used_at: number | null;
+}
+
+export interface FederationFlowsTable {
+  tenant_id: string;
+  /** SHA-256 of the `latch_fed` cookie. */
+  flow_hash: string;
+  connection_id: string;
+  /** `login` or `link` (a signed-in member adding an identity). */
+  purpose: string;
+  /** The member a `link` flow is for; 0 for `login`. */
+  member_id: number;
+  return_to: string | null;
+  created_at: number;
+  expires_at: number;
+}
+
+export interface FederationPendingTable {
+  tenant_id: string;
+  /** SHA-256 of the `latch_fed_pending` cookie. */
+  pending_hash: string;
+  /** `link` (prove the existing account, then link) or `second_factor`. */
+  kind: string;
+  connection_id: string;
+  subject: string;
+  email: string | null;
+  member_id: number;
+  return_to: string | null;
+  created_at: number;
+  expires_at: number;
+}
