@@ -14,7 +14,7 @@ export const MemberStatus = {
 export type MemberStatus = (typeof MemberStatus)[keyof typeof MemberStatus];
 
 export type TwoFactorStatus = "Disabled" | "Enabled";
-export type AuthenticationType = "Password" | "Magic Link";
+export type AuthenticationType = "Password" | "Magic Link" | "Federated";
 
 export interface Tenant {
   id: string;
@@ -87,6 +87,9 @@ export const AUDIT_EVENTS = {
   member_deleted: "The account was erased (by the member, an admin, or the pending-account sweep).",
   passkey_added: "The member added a passkey (contract.md#d26).",
   passkey_removed: "The member removed a passkey.",
+  identity_linked: "An identity at a provider was linked to the member (decisions.md#federated-sign-in).",
+  identity_unlinked: "The member unlinked an identity at a provider.",
+  federated_login: "A sign-in through an identity provider (details: connection).",
   passkey_counter_regressed: "A passkey's signature counter went back: a cloned key may be in use; the login was refused.",
 } as const satisfies Record<string, string>;
 export type AuditEventType = keyof typeof AUDIT_EVENTS;

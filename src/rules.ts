@@ -49,6 +49,10 @@ export const rateRules = {
    * page asks for them as it loads (autofill), so as many as bot challenges, which each one needs.
    */
   passkeyLoginPerIp: { name: "passkey_login_ip", limit: 60, windowMs: MINUTE },
+  /** decisions.md#federated-sign-in: sign-ins started per IP (each stores a flow row for 10 minutes). */
+  federatedStartPerIp: { name: "federated_start_ip", limit: 30, windowMs: MINUTE },
+  /** decisions.md#federated-sign-in: second-factor codes tried after a federated sign-in, per IP. */
+  federatedSecondFactorPerIp: { name: "federated_2fa_ip", limit: 10, windowMs: MINUTE },
 } as const satisfies Record<string, RateRule>;
 
 /** Rows of contract.md#spec-8-2 that count distinct client IPs per email rather than requests (contract.md#d13). */
@@ -126,6 +130,15 @@ export const NAME_MAX_LENGTH = 100;
 export const RECOVERY_CODE_COUNT = 10;
 /** contract.md#d14: a recovery code's characters, of a 32-symbol alphabet (80 bits). */
 export const RECOVERY_CODE_LENGTH = 16;
+
+/**
+ * decisions.md#federated-sign-in: a sign-in started and not yet called back (the `latch_fed` cookie and its
+ * row), and what waits for one more step after the callback (the proof before a link, the second factor).
+ */
+export const FEDERATION_FLOW_LIFETIME_MS = 10 * MINUTE;
+export const FEDERATION_PENDING_LIFETIME_MS = 10 * MINUTE;
+/** decisions.md#federated-sign-in: every call to a provider (discovery, JWKS, token, GitHub's API). */
+export const FEDERATION_REQUEST_TIMEOUT_MS = 10_000;
 
 /** contract.md#d26: how long a passkey ceremony's challenge lives, and how many passkeys a member keeps. */
 export const PASSKEY_CHALLENGE_LIFETIME_MS = 5 * MINUTE;
@@ -273,6 +286,8 @@ export const RULE_TABLE: readonly RuleRow[] = /* @__PURE__ */ (() => [
   { rule: "Email code attempts per email", value: per(rateRules.loginCodePerEmail), source: "contract.md#d26; the number is Latch's" },
   { rule: "Email codes compared per email (kept with RATE_LIMITS=off)", value: per(rateRules.loginCodeComparisons), source: "contract.md#d26" },
   { rule: "Passkey login options per IP", value: per(rateRules.passkeyLoginPerIp), source: "contract.md#d26; the number is Latch's" },
+  { rule: "Federated sign-ins started per IP", value: per(rateRules.federatedStartPerIp), source: "contract.md#d27; the number is Latch's" },
+  { rule: "Second-factor codes after a federated sign-in, per IP", value: per(rateRules.federatedSecondFactorPerIp), source: "contract.md#d27; the number is Latch's" },
   {
     rule: "IPs logging in to one account: logged as suspicious",
     value: ips(distinctIpRules.suspiciousLoginIps),
@@ -363,6 +378,9 @@ export const RULE_TABLE: readonly RuleRow[] = /* @__PURE__ */ (() => [
   { rule: "Recovery codes in a set", value: String(RECOVERY_CODE_COUNT), source: "contract.md#d14" },
   { rule: "Characters of a recovery code", value: String(RECOVERY_CODE_LENGTH), source: "contract.md#d14; the number is Latch's" },
   { rule: "Passkey challenge", value: describeDuration(PASSKEY_CHALLENGE_LIFETIME_MS), source: "contract.md#d26; the number is Latch's" },
+  { rule: "Federated sign-in in flight (the `latch_fed` cookie)", value: describeDuration(FEDERATION_FLOW_LIFETIME_MS), source: "contract.md#d27" },
+  { rule: "Proof or second factor awaited after a federated callback", value: describeDuration(FEDERATION_PENDING_LIFETIME_MS), source: "contract.md#d27" },
+  { rule: "Timeout of each call to an identity provider", value: describeDuration(FEDERATION_REQUEST_TIMEOUT_MS), source: "contract.md#d27" },
   { rule: "Passkeys per member", value: String(MAX_PASSKEYS_PER_MEMBER), source: "contract.md#d26; the number is Latch's" },
   { rule: "Longest passkey credential id", value: `${MAX_CREDENTIAL_ID_BYTES} bytes`, source: "contract.md#d26; WebAuthn Level 3" },
   { rule: "A passkey's name", value: `1 to ${PASSKEY_NAME_MAX_LENGTH} characters`, source: "contract.md#d26; the number is Latch's" },

@@ -23,6 +23,8 @@ export const SECURITY_ALERTS = [
   "email_changed",
   "passkey_added",
   "passkey_removed",
+  "identity_linked",
+  "identity_unlinked",
 ] as const;
 export type SecurityAlert = (typeof SECURITY_ALERTS)[number];
 

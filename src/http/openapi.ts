@@ -47,6 +47,7 @@ const errorConditions: Record<ErrorCode, string> = {
   not_found: "The target does not exist, or the feature is off (see the operation's description).",
   conflict: "The resource already exists.",
   invalid_state: "The account is not in a state that allows this.",
+  federation_failed: "A federated sign-in could not finish: no `latch_fed` cookie or pending step (used, expired, another browser), or the identity provider refused or answered wrongly.",
   rate_limited: "A rate limit, lockout or cooldown; `Retry-After` gives the seconds to wait.",
   unavailable:
     "The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent.",

@@ -139,7 +139,7 @@ export const memberIdentityFields = {
   email: EmailAddress(),
   name: Type.String(),
   authentication_status: MemberStatusField,
-  authentication_type: Type.Array(Type.Union([Type.Literal("Password"), Type.Literal("Magic Link")])),
+  authentication_type: Type.Array(Type.Union([Type.Literal("Password"), Type.Literal("Magic Link"), Type.Literal("Federated")])),
   _2fa_status: TwoFactorStatusField,
 };
 const Nullable = (description: string) => Type.Union([Type.String(), Type.Null()], { description });

@@ -23,6 +23,7 @@ import { LoginOriginStore } from "./login-origins.js";
 import { EmailRequestStore } from "./email-requests.js";
 import { RegistrationStore } from "./registrations.js";
 import { PasskeyStore } from "./passkeys.js";
+import { FederationStore } from "./federation.js";
 
 /** Retention (contract.md#d25): every number in rules.ts. */
 const DEFAULT_AUDIT_RETENTION_MS = DEFAULT_AUDIT_RETENTION_DAYS * DAY;
@@ -40,6 +41,7 @@ export class Store {
   readonly registrations: RegistrationStore;
   readonly emailRequests: EmailRequestStore;
   readonly passkeys: PasskeyStore;
+  readonly federation: FederationStore;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -63,6 +65,7 @@ export class Store {
     this.registrations = new RegistrationStore(db);
     this.emailRequests = new EmailRequestStore(db);
     this.passkeys = new PasskeyStore(db);
+    this.federation = new FederationStore(db);
   }
 
   /**
@@ -82,6 +85,7 @@ export class Store {
     await this.sessions.deleteExpiredSessions(now);
     await this.tokens.deleteExpiredTokens(now);
     await this.passkeys.deleteExpiredChallenges(now);
+    await this.federation.deleteExpired(now);
     await this.registrations.deleteExpiredRegistrations(now - REGISTRATION_MEMORY_MS);
     await this.limits.deleteExpiredCounters(now);
     await this.limits.deleteIdleLockouts(now - RETENTION_MS, now);

@@ -67,6 +67,7 @@ function toMember(row: Selectable<MembersTable>): Member {
   const types: AuthenticationType[] = [];
   if (row.has_password_auth) types.push("Password");
   if (row.has_magic_link_auth) types.push("Magic Link");
+  if (row.has_federated_auth) types.push("Federated");
   return {
     tenantId: row.tenant_id,
     recordId: Number(row.id),
@@ -306,6 +307,17 @@ export class MemberStore {
       .where("tenant_id", "=", tenantId)
       .where("id", "=", recordId)
       .where("has_magic_link_auth", "=", 0)
+      .execute();
+  }
+
+  /** decisions.md#federated-sign-in: `Federated` joins `authentication_type` on the first federated sign-in. */
+  async addFederatedAuthentication(tenantId: string, recordId: number, now: number): Promise<void> {
+    await this.db
+      .updateTable("members")
+      .set({ has_federated_auth: 1, updated_at: now })
+      .where("tenant_id", "=", tenantId)
+      .where("id", "=", recordId)
+      .where("has_federated_auth", "=", 0)
       .execute();
   }
 

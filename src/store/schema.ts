@@ -34,6 +34,8 @@ export interface MembersTable {
   status: string;
   has_password_auth: number;
   has_magic_link_auth: number;
+  /** decisions.md#federated-sign-in: signed in through a connection at least once (migration 0017). */
+  has_federated_auth: Generated<number>;
   password_hash: string | null;
   password_salt: string | null;
   email_verified: number;

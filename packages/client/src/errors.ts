@@ -25,6 +25,7 @@ export const LATCH_ERROR_CODES = [
   "not_found",
   "conflict",
   "invalid_state",
+  "federation_failed",
   "rate_limited",
   "unavailable",
   "internal_error",

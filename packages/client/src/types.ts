@@ -176,6 +176,9 @@ export type AuditEventType =
   | "member_deleted"
   | "passkey_added"
   | "passkey_removed"
+  | "identity_linked"
+  | "identity_unlinked"
+  | "federated_login"
   | "passkey_counter_regressed";
 export type AuditEvent = {
   id: number;
@@ -193,7 +196,7 @@ export type Member = {
   email: string;
   name: string;
   authentication_status: MemberStatus;
-  authentication_type: ("Password" | "Magic Link")[];
+  authentication_type: ("Password" | "Magic Link" | "Federated")[];
   _2fa_status: "Disabled" | "Enabled";
   createdAt: string;
   lastLoginAt: string | null;

@@ -8,10 +8,16 @@
  * the `latch_fed` cookie (state, nonce and PKCE verifier are derived from the cookie, never stored).
  * `federation_pending`: after the callback, what waits for one more step in the same browser (the
  * proof of an existing account before a link, or the second factor), keyed by its cookie's SHA-256.
+ * `members.has_federated_auth`: the member has signed in through a connection (`Federated` in
+ * `authentication_type`), as `has_magic_link_auth` records the first magic-link login.
  */
 import type { Kysely } from "kysely";
 
 export async function up(db: Kysely<any>): Promise<void> {
+  await db.schema
+    .alterTable("members")
+    .addColumn("has_federated_auth", "integer", (c) => c.notNull().defaultTo(0))
+    .execute();
   await db.schema
     .createTable("connections")
     .addColumn("tenant_id", "varchar(64)", (c) => c.notNull())
@@ -83,4 +89,5 @@ export async function down(db: Kysely<any>): Promise<void> {
   await db.schema.dropTable("federation_flows").execute();
   await db.schema.dropTable("federated_identities").execute();
   await db.schema.dropTable("connections").execute();
+  await db.schema.alterTable("members").dropColumn("has_federated_auth").execute();
 }
