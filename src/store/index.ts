@@ -23,6 +23,7 @@ import { LoginOriginStore } from "./login-origins.js";
 import { EmailRequestStore } from "./email-requests.js";
 import { RegistrationStore } from "./registrations.js";
 import { PasskeyStore } from "./passkeys.js";
+import { ConnectionStore } from "./connections.js";
 
 /** Retention (contract.md#d25): every number in rules.ts. */
 const DEFAULT_AUDIT_RETENTION_MS = DEFAULT_AUDIT_RETENTION_DAYS * DAY;
@@ -40,6 +41,7 @@ export class Store {
   readonly registrations: RegistrationStore;
   readonly emailRequests: EmailRequestStore;
   readonly passkeys: PasskeyStore;
+  readonly connections: ConnectionStore;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -63,6 +65,7 @@ export class Store {
     this.registrations = new RegistrationStore(db);
     this.emailRequests = new EmailRequestStore(db);
     this.passkeys = new PasskeyStore(db);
+    this.connections = new ConnectionStore(db);
   }
 
   /**
