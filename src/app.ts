@@ -12,6 +12,7 @@ import { AuthError } from "./errors.js";
 import { registerObservability } from "./http/observability.js";
 import { adminRoutes } from "./http/routes/admin.js";
 import { memberAdminRoutes } from "./http/routes/members.js";
+import { connectionAdminRoutes } from "./http/routes/connections.js";
 import { botChallengeRoutes } from "./http/routes/bot-challenge.js";
 import { healthRoutes } from "./http/routes/health.js";
 import { loginRoutes } from "./http/routes/login.js";
@@ -169,6 +170,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     await scope.register(passkeyRoutes, { deps });
     await scope.register(adminRoutes, { deps });
     await scope.register(memberAdminRoutes, { deps });
+    await scope.register(connectionAdminRoutes, { deps });
   });
   // The hosted pages (/ui/ and the contract.md#spec-4-6 link pages): their own scope, HTML errors, form bodies.
   await app.register(hostedPageRoutes, { deps });

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 /**
  * The operator CLI (contract.md#d3, contract.md#d23): `latch tenant list|create|show|update|delete|rotate-key|rotate-webhook-secret|deliveries`,
+ * `latch connection add|list|update|remove` (decisions.md#federated-connections),
  * `latch secrets reseal` and `latch migrate`. It calls the same functions as the operator API, on the configured database.
  * stdout carries the result as JSON and nothing else (contract.md#d23), so `latch … | jq` works: for every command
  * it is the object the operator API answers for the same call. Every failure is the contract.md#d4 error body
@@ -28,7 +29,9 @@ import {
 import { createLogger } from "../logging.js";
 import { describeDuration, WEBHOOK_SECRET_ROTATION_WINDOW_MS } from "../rules.js";
 import { checkDatabaseLocation } from "../start-up.js";
+import { CONNECTION_OPTIONS, CONNECTION_USAGE, refuseSecretOnCommandLine, runConnectionCommand, type ConnectionValues } from "./connections.js";
 import { hasUnreadable, resealSecrets } from "./reseal.js";
+import { need, UsageError } from "./usage.js";
 
 const USAGE = `Usage:
   latch tenant list [--limit <n>] [--cursor <nextCursor>]
@@ -40,13 +43,14 @@ const USAGE = `Usage:
   latch tenant rotate-webhook-secret <domain>
       (the old secret signs too for ${describeDuration(WEBHOOK_SECRET_ROTATION_WINDOW_MS)}, until the answer's previousSecretExpiresAt)
   latch tenant deliveries <domain> [--limit <n>]
+${CONNECTION_USAGE}
   latch secrets reseal
   latch migrate
 Configuration comes from the environment (DATABASE_URL, SECRETS_KEY, ...), as for the server.
 DATABASE_URL defaults to sqlite:./data/latch.db; dev mode's database is sqlite:./data/dev.db.
 The result is JSON on stdout and nothing else; this text, errors (the API's error body, one line) and logs go to stderr.`;
 
-type Values = {
+type Values = ConnectionValues & {
   domain?: string;
   settings?: string;
   "settings-file"?: string;
@@ -65,21 +69,6 @@ function settingsFrom(values: Values): unknown {
   } catch {
     throw new UsageError("the settings are not valid JSON");
   }
-}
-
-/** Bad or missing arguments, an unknown command: `validation_failed`, exit 2. `field` names the argument. */
-class UsageError extends Error {
-  constructor(
-    message: string,
-    readonly field = "command",
-  ) {
-    super(message);
-  }
-}
-
-function need(value: string | undefined, what: string): string {
-  if (!value) throw new UsageError(`${what} is required`, what);
-  return value;
 }
 
 function limitOf(values: Values): number | undefined {
@@ -141,6 +130,7 @@ function parseCommandLine(argv: string[]): { values: Values; positionals: string
         limit: { type: "string" },
         cursor: { type: "string" },
         help: { type: "boolean", short: "h" },
+        ...CONNECTION_OPTIONS,
       },
     });
   } catch (err) {
@@ -181,6 +171,12 @@ async function reportFailure(err: unknown, deps: Deps | undefined): Promise<void
 }
 
 export async function runCli(argv: string[]): Promise<number> {
+  try {
+    refuseSecretOnCommandLine(argv);
+  } catch (err) {
+    await reportFailure(err, undefined);
+    return 2;
+  }
   const parsed = parseCommandLine(argv);
   if (!parsed) return 2;
   const { values, positionals } = parsed;
@@ -208,8 +204,8 @@ export async function runCli(argv: string[]): Promise<number> {
       return 0; // createDeps ran the migrations
     }
     if (group === "secrets") return await runSecretsCommand(deps, command);
-    if (group !== "tenant") throw new UsageError(`unknown command: ${group}`);
-    const result = await runTenantCommand(deps, command, arg, values);
+    if (group !== "tenant" && group !== "connection") throw new UsageError(`unknown command: ${group}`);
+    const result = group === "connection" ? await runConnectionCommand(deps, command, arg, values) : await runTenantCommand(deps, command, arg, values);
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     return 0;
   } catch (err) {

@@ -21,7 +21,7 @@ export interface ResealCounts {
   changedMeanwhile: number;
 }
 
-export type ResealKind = "webhookSecrets" | "previousWebhookSecrets" | "botSecrets" | "totpSecrets" | "pendingTotpSecrets" | "outboxPayloads";
+export type ResealKind = "webhookSecrets" | "previousWebhookSecrets" | "botSecrets" | "totpSecrets" | "pendingTotpSecrets" | "outboxPayloads" | "connectionSecrets";
 export type ResealReport = Record<ResealKind, ResealCounts>;
 
 type Swap = (from: string, to: string) => Promise<boolean>;
@@ -32,7 +32,7 @@ export async function resealSecrets(deps: Deps): Promise<ResealReport> {
   const reseal = async (kind: ResealKind, sealed: string, swap: Swap): Promise<void> => {
     report[kind][await resealValue(deps, sealed, swap)] += 1;
   };
-  const { tenants, twoFactor, outbox } = deps.store;
+  const { tenants, twoFactor, outbox, connections } = deps.store;
   await forEachRow(
     "",
     (after) => tenants.listTenantSecrets(after, PAGE),
@@ -66,6 +66,15 @@ export async function resealSecrets(deps: Deps): Promise<ResealReport> {
         (d) => d.id,
         async (delivery) => {
           await reseal("outboxPayloads", delivery.payloadEnc, (from, to) => outbox.replaceSealedPayload(id, delivery.id, from, to));
+        },
+      );
+      // decisions.md#federated-connections: each connection's client secret; an admin's new secret meanwhile wins.
+      await forEachRow(
+        "",
+        (after) => connections.listSealedClientSecrets(id, after, PAGE),
+        (c) => c.id,
+        async (connection) => {
+          await reseal("connectionSecrets", connection.clientSecretSealed, (from, to) => connections.replaceSealedClientSecret(id, connection.id, from, to));
         },
       );
     },
@@ -105,6 +114,7 @@ function emptyReport(): ResealReport {
     totpSecrets: counts(),
     pendingTotpSecrets: counts(),
     outboxPayloads: counts(),
+    connectionSecrets: counts(),
   };
 }
 

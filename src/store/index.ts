@@ -24,6 +24,7 @@ import { EmailRequestStore } from "./email-requests.js";
 import { RegistrationStore } from "./registrations.js";
 import { PasskeyStore } from "./passkeys.js";
 import { FederationStore } from "./federation.js";
+import { ConnectionStore } from "./connections.js";
 
 /** Retention (contract.md#d25): every number in rules.ts. */
 const DEFAULT_AUDIT_RETENTION_MS = DEFAULT_AUDIT_RETENTION_DAYS * DAY;
@@ -42,6 +43,7 @@ export class Store {
   readonly emailRequests: EmailRequestStore;
   readonly passkeys: PasskeyStore;
   readonly federation: FederationStore;
+  readonly connections: ConnectionStore;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -66,6 +68,7 @@ export class Store {
     this.emailRequests = new EmailRequestStore(db);
     this.passkeys = new PasskeyStore(db);
     this.federation = new FederationStore(db);
+    this.connections = new ConnectionStore(db);
   }
 
   /**

@@ -115,6 +115,60 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/auth/admin/connections": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The tenant's hostname (lowercase, no port). Without it, the `Host` header names the tenant. */
+                "X-Tenant-Domain"?: components["parameters"]["TenantDomain"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the connections
+         * @description Oldest first. Never a client secret.
+         */
+        get: operations["listConnections"];
+        put?: never;
+        /**
+         * Add a connection to an identity provider
+         * @description `google`, `microsoft`, `apple` and `gitlab` fill in their issuer (an explicit `issuer` overrides it); `oidc` needs `issuer`; `github` takes none. The client secret is sealed at rest and never returned. Register the answer's `redirectUri` at the provider. 409 `conflict` when the tenant has a connection with this id.
+         */
+        post: operations["createConnection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/admin/connections/{id}": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The tenant's hostname (lowercase, no port). Without it, the `Host` header names the tenant. */
+                "X-Tenant-Domain"?: components["parameters"]["TenantDomain"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a connection
+         * @description Removes the connection and every member's link to it (their accounts stay, with their other ways to log in), and any sign-in through it still in flight. 404 `not_found` for an id the tenant has no connection by.
+         */
+        delete: operations["deleteConnection"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a connection
+         * @description Any field but `id`; `clientSecret` replaces the stored secret. A new `type` brings its preset issuer and default scopes unless they are given; `issuer: null` goes back to the preset's. 404 `not_found` for an id the tenant has no connection by.
+         */
+        patch: operations["updateConnection"];
+        trace?: never;
+    };
     "/auth/admin/members": {
         parameters: {
             query?: never;
@@ -2100,7 +2154,7 @@ export interface operations {
                              * @description What happened (`src/model.ts` AUDIT_EVENT_TYPES).
                              * @enum {string}
                              */
-                            type: "registered" | "registration_repeated" | "verification_resent" | "email_verified" | "login_succeeded" | "login_failed" | "login_anomaly" | "suspicious_login_velocity" | "logout" | "two_factor_setup_started" | "two_factor_enabled" | "two_factor_disabled" | "two_factor_passed" | "two_factor_failed" | "recovery_code_used" | "recovery_codes_regenerated" | "password_reset_requested" | "password_reset" | "password_changed" | "password_change_failed" | "password_change_required" | "magic_link_requested" | "account_locked" | "account_unlocked" | "name_changed" | "email_change_requested" | "email_changed" | "email_restored" | "account_secured" | "session_revoked" | "sessions_revoked" | "member_deleted" | "passkey_added" | "passkey_removed" | "passkey_counter_regressed";
+                            type: "registered" | "registration_repeated" | "verification_resent" | "email_verified" | "login_succeeded" | "login_failed" | "login_anomaly" | "suspicious_login_velocity" | "logout" | "two_factor_setup_started" | "two_factor_enabled" | "two_factor_disabled" | "two_factor_passed" | "two_factor_failed" | "recovery_code_used" | "recovery_codes_regenerated" | "password_reset_requested" | "password_reset" | "password_changed" | "password_change_failed" | "password_change_required" | "magic_link_requested" | "account_locked" | "account_unlocked" | "connection_created" | "connection_updated" | "connection_deleted" | "name_changed" | "email_change_requested" | "email_changed" | "email_restored" | "account_secured" | "session_revoked" | "sessions_revoked" | "member_deleted" | "passkey_added" | "passkey_removed" | "passkey_counter_regressed";
                             userAgent: string | null;
                         }[];
                         recordid: string;
@@ -2167,6 +2221,704 @@ export interface operations {
             };
             /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
             414: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    listConnections: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The tenant's hostname (lowercase, no port). Without it, the `Host` header names the tenant. */
+                "X-Tenant-Domain"?: components["parameters"]["TenantDomain"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The tenant's connections, oldest first. Never a client secret. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        connections: {
+                            allowSignup: boolean;
+                            clientId: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC time (`2026-01-01T12:00:00.000Z`).
+                             */
+                            createdAt: string;
+                            displayName: string;
+                            /** @description Lowercase; null: any domain. */
+                            emailDomains: string[] | null;
+                            /** @description The connection's slug, `[a-z0-9-]{1,32}`: in its sign-in URLs. */
+                            id: string;
+                            /** @description The OpenID issuer (a preset's filled in); null for `github`. */
+                            issuer: string | null;
+                            /** @description The callback URL to register at the provider: `https://{tenant domain}/auth/federated/{id}/callback`. */
+                            redirectUri: string;
+                            scopes: string[];
+                            /** @enum {string} */
+                            type: "oidc" | "google" | "microsoft" | "apple" | "gitlab" | "github";
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC time (`2026-01-01T12:00:00.000Z`).
+                             */
+                            updatedAt: string;
+                        }[];
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            /** @description - `validation_failed`: A malformed URL (`/%`), or a NUL character in the URL. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `unauthorized`: No valid session, or a missing or unknown API key. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description - `origin_mismatch`: The request carries the session cookie and an `Origin` that is neither the tenant's nor in its `allowedOrigins`.
+             *     - `forbidden`: The internal API key is valid, but not for the application of this tenant.
+             */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `unknown_tenant`: No tenant has this domain (`X-Tenant-Domain`, else `Host`). */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    createConnection: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The tenant's hostname (lowercase, no port). Without it, the `Host` header names the tenant. */
+                "X-Tenant-Domain"?: components["parameters"]["TenantDomain"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Whether a new person may get an account by this connection (default true). */
+                    allowSignup?: boolean;
+                    /** @description The client id the provider gave. */
+                    clientId: string;
+                    /** @description The client secret the provider gave: sealed at rest, never returned or logged. */
+                    clientSecret: string;
+                    /** @description What the sign-in button says (`Sign in with …`). */
+                    displayName: string;
+                    emailDomains?: string[] | null;
+                    /** @description The connection's slug, `[a-z0-9-]{1,32}`: in its sign-in URLs. */
+                    id: string;
+                    /** @description The OpenID issuer URL (https). Required for `oidc`; overrides a preset's (a company's Entra tenant); none for `github`. */
+                    issuer?: string;
+                    /** @description Default `openid email profile` (OpenID types, which must include `openid`) or `read:user user:email` (`github`). */
+                    scopes?: string[];
+                    /**
+                     * @description `oidc` (any issuer with discovery), a preset that fills the issuer (`google`, `microsoft`, `apple`, `gitlab`), or `github`.
+                     * @enum {string}
+                     */
+                    type: "oidc" | "google" | "microsoft" | "apple" | "gitlab" | "github";
+                };
+            };
+        };
+        responses: {
+            /** @description The new connection (without its secret). */
+            201: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        connection: {
+                            allowSignup: boolean;
+                            clientId: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC time (`2026-01-01T12:00:00.000Z`).
+                             */
+                            createdAt: string;
+                            displayName: string;
+                            /** @description Lowercase; null: any domain. */
+                            emailDomains: string[] | null;
+                            /** @description The connection's slug, `[a-z0-9-]{1,32}`: in its sign-in URLs. */
+                            id: string;
+                            /** @description The OpenID issuer (a preset's filled in); null for `github`. */
+                            issuer: string | null;
+                            /** @description The callback URL to register at the provider: `https://{tenant domain}/auth/federated/{id}/callback`. */
+                            redirectUri: string;
+                            scopes: string[];
+                            /** @enum {string} */
+                            type: "oidc" | "google" | "microsoft" | "apple" | "gitlab" | "github";
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC time (`2026-01-01T12:00:00.000Z`).
+                             */
+                            updatedAt: string;
+                        };
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `unauthorized`: No valid session, or a missing or unknown API key. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description - `origin_mismatch`: The request carries the session cookie and an `Origin` that is neither the tenant's nor in its `allowedOrigins`.
+             *     - `forbidden`: The internal API key is valid, but not for the application of this tenant.
+             */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `unknown_tenant`: No tenant has this domain (`X-Tenant-Domain`, else `Host`). */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `conflict`: The resource already exists. */
+            409: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `payload_too_large`: The body is over 16 KiB. */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `unsupported_media_type`: The body is not `application/json`. */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    deleteConnection: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The tenant's hostname (lowercase, no port). Without it, the `Host` header names the tenant. */
+                "X-Tenant-Domain"?: components["parameters"]["TenantDomain"];
+            };
+            path: {
+                /** @description The connection's slug, `[a-z0-9-]{1,32}`: in its sign-in URLs. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The connection is gone, and with it every member's link to it. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The connection's slug, `[a-z0-9-]{1,32}`: in its sign-in URLs. */
+                        id: string;
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `unauthorized`: No valid session, or a missing or unknown API key. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description - `origin_mismatch`: The request carries the session cookie and an `Origin` that is neither the tenant's nor in its `allowedOrigins`.
+             *     - `forbidden`: The internal API key is valid, but not for the application of this tenant.
+             */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description - `unknown_tenant`: No tenant has this domain (`X-Tenant-Domain`, else `Host`).
+             *     - `not_found`: The target does not exist, or the feature is off (see the operation's description).
+             */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `payload_too_large`: The body is over 16 KiB. */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `unsupported_media_type`: The body is not `application/json`. */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    updateConnection: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The tenant's hostname (lowercase, no port). Without it, the `Host` header names the tenant. */
+                "X-Tenant-Domain"?: components["parameters"]["TenantDomain"];
+            };
+            path: {
+                /** @description The connection's slug, `[a-z0-9-]{1,32}`: in its sign-in URLs. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Whether a new person may get an account by this connection (default true). */
+                    allowSignup?: boolean;
+                    /** @description The client id the provider gave. */
+                    clientId?: string;
+                    /** @description A new client secret: replaces the stored one. */
+                    clientSecret?: string;
+                    /** @description What the sign-in button says (`Sign in with …`). */
+                    displayName?: string;
+                    emailDomains?: string[] | null;
+                    /** @description The issuer, as on create; null goes back to the preset's. */
+                    issuer?: string | null;
+                    /** @description Default `openid email profile` (OpenID types, which must include `openid`) or `read:user user:email` (`github`). */
+                    scopes?: string[];
+                    /**
+                     * @description `oidc` (any issuer with discovery), a preset that fills the issuer (`google`, `microsoft`, `apple`, `gitlab`), or `github`.
+                     * @enum {string}
+                     */
+                    type?: "oidc" | "google" | "microsoft" | "apple" | "gitlab" | "github";
+                };
+            };
+        };
+        responses: {
+            /** @description The connection after the change. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        connection: {
+                            allowSignup: boolean;
+                            clientId: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC time (`2026-01-01T12:00:00.000Z`).
+                             */
+                            createdAt: string;
+                            displayName: string;
+                            /** @description Lowercase; null: any domain. */
+                            emailDomains: string[] | null;
+                            /** @description The connection's slug, `[a-z0-9-]{1,32}`: in its sign-in URLs. */
+                            id: string;
+                            /** @description The OpenID issuer (a preset's filled in); null for `github`. */
+                            issuer: string | null;
+                            /** @description The callback URL to register at the provider: `https://{tenant domain}/auth/federated/{id}/callback`. */
+                            redirectUri: string;
+                            scopes: string[];
+                            /** @enum {string} */
+                            type: "oidc" | "google" | "microsoft" | "apple" | "gitlab" | "github";
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC time (`2026-01-01T12:00:00.000Z`).
+                             */
+                            updatedAt: string;
+                        };
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `unauthorized`: No valid session, or a missing or unknown API key. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description - `origin_mismatch`: The request carries the session cookie and an `Origin` that is neither the tenant's nor in its `allowedOrigins`.
+             *     - `forbidden`: The internal API key is valid, but not for the application of this tenant.
+             */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description - `unknown_tenant`: No tenant has this domain (`X-Tenant-Domain`, else `Host`).
+             *     - `not_found`: The target does not exist, or the feature is off (see the operation's description).
+             */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `payload_too_large`: The body is over 16 KiB. */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `unsupported_media_type`: The body is not `application/json`. */
+            415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -2685,7 +3437,7 @@ export interface operations {
                              * @description What happened (`src/model.ts` AUDIT_EVENT_TYPES).
                              * @enum {string}
                              */
-                            type: "registered" | "registration_repeated" | "verification_resent" | "email_verified" | "login_succeeded" | "login_failed" | "login_anomaly" | "suspicious_login_velocity" | "logout" | "two_factor_setup_started" | "two_factor_enabled" | "two_factor_disabled" | "two_factor_passed" | "two_factor_failed" | "recovery_code_used" | "recovery_codes_regenerated" | "password_reset_requested" | "password_reset" | "password_changed" | "password_change_failed" | "password_change_required" | "magic_link_requested" | "account_locked" | "account_unlocked" | "name_changed" | "email_change_requested" | "email_changed" | "email_restored" | "account_secured" | "session_revoked" | "sessions_revoked" | "member_deleted" | "passkey_added" | "passkey_removed" | "passkey_counter_regressed";
+                            type: "registered" | "registration_repeated" | "verification_resent" | "email_verified" | "login_succeeded" | "login_failed" | "login_anomaly" | "suspicious_login_velocity" | "logout" | "two_factor_setup_started" | "two_factor_enabled" | "two_factor_disabled" | "two_factor_passed" | "two_factor_failed" | "recovery_code_used" | "recovery_codes_regenerated" | "password_reset_requested" | "password_reset" | "password_changed" | "password_change_failed" | "password_change_required" | "magic_link_requested" | "account_locked" | "account_unlocked" | "connection_created" | "connection_updated" | "connection_deleted" | "name_changed" | "email_change_requested" | "email_changed" | "email_restored" | "account_secured" | "session_revoked" | "sessions_revoked" | "member_deleted" | "passkey_added" | "passkey_removed" | "passkey_counter_regressed";
                             userAgent: string | null;
                         }[];
                         loginHistory: {
