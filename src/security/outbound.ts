@@ -1,17 +1,20 @@
 /**
- * Requests to addresses a tenant chose (webhook URLs, a bot provider's `verifyUrl`): the SSRF guard
- * of contract.md#d9 (contract.md#d21 extends it to `verifyUrl`) and one bounded POST through it. A tenant's URL can't reach
+ * Requests to addresses a tenant chose (webhook URLs, a bot provider's `verifyUrl`, an upstream identity
+ * provider's issuer, token and JWKS URLs): the SSRF guard of contract.md#d9 (contract.md#d21 extends it to
+ * `verifyUrl`, contract.md#d27 to federation) and one bounded request through it. A tenant's URL can't reach
  * loopback, private, link-local or other internal addresses (unless the operator allows private
  * networks), by name, by literal or by a DNS answer that changes between check and connect.
  */
 import { lookup as lookupDns } from "node:dns";
-import { request as requestHttp, type RequestOptions } from "node:http";
+import { request as requestHttp, type IncomingMessage, type RequestOptions } from "node:http";
 import { request as requestHttps } from "node:https";
 import { BlockList, isIP, type LookupFunction } from "node:net";
 import { urlToHttpOptions } from "node:url";
 
-/** Answers are read up to this many bytes: enough for any provider's JSON, and a hostile one stops there. */
-const MAX_RESPONSE_BYTES = 64 * 1024;
+/** guardedPost reads answers up to this many bytes: enough for any provider's JSON, and a hostile one stops there. */
+const MAX_POST_RESPONSE_BYTES = 64 * 1024;
+/** createGuardedFetch's default cap: a large provider's JWKS (Microsoft's is about 20 KiB) or discovery document fits many times. */
+const MAX_FETCH_RESPONSE_BYTES = 256 * 1024;
 const INTERNAL_ADDRESS_CODE = "ELATCH_INTERNAL_ADDRESS";
 
 // 192.0.0.0/24 (IETF protocol) and 198.18.0.0/15 (benchmarking) are not routed on the internet either.
@@ -136,6 +139,104 @@ function describeRequestError(error: unknown): string {
   return code.includes("CERT") || code.includes("TLS") ? `tls error ${code}` : `network error ${code}`;
 }
 
+export interface OutboundRequest {
+  url: string;
+  method: string;
+  headers: Record<string, string | number>;
+  /** Sent as is, with its content-length; none for a GET. */
+  body?: string | Buffer | undefined;
+  timeoutMs: number;
+  allowPrivateNetworks: boolean;
+  /** Bytes of the answer read at most; past them the answer is cut short. */
+  maxResponseBytes: number;
+  /** The caller's own cancellation (fetch's `signal`); an abort ends the request at once. */
+  signal?: AbortSignal | undefined;
+}
+
+/**
+ * What came back: the status, the headers as sent (name/value pairs, names lowercased) and as much of
+ * the body as arrived. `cutShort` says why it is not all of it (over the size cap, the overall time,
+ * the connection closed); absent when the body is complete. Or a short operator-safe error built from
+ * error codes only, when no answer began.
+ */
+export type OutboundAnswer =
+  | { status: number; headers: Array<[string, string]>; body: Buffer; cutShort?: "response too large" | "timeout" | "connection closed" | "aborted" }
+  | { error: string };
+
+/** One request bounded by timeoutMs overall (the socket `timeout` alone only bounds idle gaps, not a slow drip). */
+function requestOnce(options: RequestOptions, useHttps: boolean, outbound: OutboundRequest): Promise<OutboundAnswer> {
+  if (outbound.signal?.aborted) return Promise.resolve({ error: "aborted" });
+  return new Promise((resolve) => {
+    let settled = false;
+    let response: IncomingMessage | undefined; // once headers arrive, the receiver has answered
+    const chunks: Buffer[] = [];
+    let received = 0;
+    const request = (useHttps ? requestHttps : requestHttp)({ ...options, timeout: outbound.timeoutMs });
+    const finish = (answer: OutboundAnswer): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      outbound.signal?.removeEventListener("abort", onAbort);
+      request.destroy();
+      resolve(answer);
+    };
+    const answered = (cutShort?: "response too large" | "timeout" | "connection closed" | "aborted"): OutboundAnswer => {
+      const headers: Array<[string, string]> = [];
+      const raw = response!.rawHeaders;
+      for (let i = 0; i + 1 < raw.length; i += 2) headers.push([raw[i]!.toLowerCase(), raw[i + 1]!]);
+      const body = Buffer.concat(chunks);
+      return cutShort === undefined ? { status: response!.statusCode ?? 0, headers, body } : { status: response!.statusCode ?? 0, headers, body, cutShort };
+    };
+    const stop = (error: string, cutShort: "timeout" | "connection closed" | "aborted") => (): void =>
+      finish(response === undefined ? { error } : answered(cutShort));
+    const onAbort = stop("aborted", "aborted");
+    const timer = setTimeout(stop("timeout", "timeout"), outbound.timeoutMs);
+    outbound.signal?.addEventListener("abort", onAbort, { once: true });
+    request.on("timeout", stop("timeout", "timeout"));
+    request.on("error", (error) => finish(response === undefined ? { error: describeRequestError(error) } : answered("connection closed")));
+    request.on("response", (incoming) => {
+      response = incoming;
+      incoming.on("data", (chunk: Buffer) => {
+        received += chunk.length;
+        if (received > outbound.maxResponseBytes) return finish(answered("response too large"));
+        chunks.push(chunk);
+      });
+      incoming.on("end", () => finish(answered()));
+      incoming.on("close", () => finish(answered("connection closed")));
+      incoming.on("error", () => finish(answered("connection closed")));
+    });
+    request.end(outbound.body);
+  });
+}
+
+/** Never throws; never follows a redirect (it would carry the body, and a secret, elsewhere): a 3xx is the answer. */
+export async function guardedRequest(outbound: OutboundRequest): Promise<OutboundAnswer> {
+  try {
+    let url: URL;
+    try {
+      url = new URL(outbound.url);
+    } catch {
+      return { error: "invalid url" };
+    }
+    if (url.protocol !== "http:" && url.protocol !== "https:") return { error: "unsupported url scheme" };
+    const target = urlToHttpOptions(url); // strips IPv6 brackets; the WHATWG parser already normalised 0x7f.1 etc.
+    const hostname = target.hostname ?? "";
+    // Node connects to IP-literal hosts without calling `lookup`, so they are checked here.
+    if (!outbound.allowPrivateNetworks && isIP(hostname) !== 0 && isInternalAddress(hostname)) return { error: "internal address refused" };
+    const headers = outbound.body === undefined ? outbound.headers : { "content-length": Buffer.byteLength(outbound.body), ...outbound.headers };
+    const options: RequestOptions = {
+      ...target,
+      method: outbound.method,
+      agent: false, // no pooled sockets: each request connects to an address checked for this request's policy
+      lookup: createGuardedLookup(outbound.allowPrivateNetworks),
+      headers,
+    };
+    return await requestOnce(options, url.protocol === "https:", outbound);
+  } catch (error) {
+    return { error: describeRequestError(error) };
+  }
+}
+
 export interface OutboundPost {
   url: string;
   headers: Record<string, string | number>;
@@ -150,64 +251,70 @@ export interface OutboundPost {
  */
 export type OutboundResult = { status: number; body: string; complete: boolean } | { error: string };
 
-/** One POST bounded by timeoutMs overall (the socket `timeout` alone only bounds idle gaps, not a slow drip). */
-function postOnce(options: RequestOptions, useHttps: boolean, body: string, timeoutMs: number): Promise<OutboundResult> {
-  return new Promise((resolve) => {
-    let settled = false;
-    let status: number | undefined; // once headers arrive, the receiver has answered
-    const chunks: Buffer[] = [];
-    let received = 0;
-    const request = (useHttps ? requestHttps : requestHttp)({ ...options, timeout: timeoutMs });
-    const finish = (result: OutboundResult): void => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      request.destroy();
-      resolve(result);
-    };
-    const answered = (complete: boolean): OutboundResult => ({ status: status!, body: Buffer.concat(chunks).toString("utf8"), complete });
-    const cutShort = (error: string) => (): void => finish(status === undefined ? { error } : answered(false));
-    const timer = setTimeout(cutShort("timeout"), timeoutMs);
-    request.on("timeout", cutShort("timeout"));
-    request.on("error", (error) => finish(status === undefined ? { error: describeRequestError(error) } : answered(false)));
-    request.on("response", (response) => {
-      status = response.statusCode ?? 0;
-      response.on("data", (chunk: Buffer) => {
-        received += chunk.length;
-        if (received > MAX_RESPONSE_BYTES) return finish(answered(false));
-        chunks.push(chunk);
-      });
-      response.on("end", () => finish(answered(true)));
-      response.on("close", () => finish(answered(false)));
-      response.on("error", () => finish(answered(false)));
-    });
-    request.end(body);
-  });
+/** One POST of a webhook or a siteverify call: never throws, never follows a redirect, reads 64 KiB at most. */
+export async function guardedPost(post: OutboundPost): Promise<OutboundResult> {
+  const answer = await guardedRequest({ ...post, method: "POST", maxResponseBytes: MAX_POST_RESPONSE_BYTES });
+  if ("error" in answer) return answer;
+  return { status: answer.status, body: answer.body.toString("utf8"), complete: answer.cutShort === undefined };
 }
 
-/** Never throws; never follows a redirect (it would carry the body, and a secret, elsewhere). */
-export async function guardedPost(post: OutboundPost): Promise<OutboundResult> {
-  try {
-    let url: URL;
-    try {
-      url = new URL(post.url);
-    } catch {
-      return { error: "invalid url" };
-    }
-    if (url.protocol !== "http:" && url.protocol !== "https:") return { error: "unsupported url scheme" };
-    const target = urlToHttpOptions(url); // strips IPv6 brackets; the WHATWG parser already normalised 0x7f.1 etc.
-    const hostname = target.hostname ?? "";
-    // Node connects to IP-literal hosts without calling `lookup`, so they are checked here.
-    if (!post.allowPrivateNetworks && isIP(hostname) !== 0 && isInternalAddress(hostname)) return { error: "internal address refused" };
-    const options: RequestOptions = {
-      ...target,
-      method: "POST",
-      agent: false, // no pooled sockets: each request connects to an address checked for this request's policy
-      lookup: createGuardedLookup(post.allowPrivateNetworks),
-      headers: { "content-length": Buffer.byteLength(post.body), ...post.headers },
-    };
-    return await postOnce(options, url.protocol === "https:", post.body, post.timeoutMs);
-  } catch (error) {
-    return { error: describeRequestError(error) };
+/** The part of fetch's `init` that openid-client's `customFetch` passes (its CustomFetchOptions), and plain callers may. */
+export interface GuardedFetchInit {
+  method?: string;
+  headers?: Record<string, string> | Headers | Array<[string, string]>;
+  body?: string | URLSearchParams | Uint8Array | ArrayBuffer | ReadableStream | null;
+  /** Only "manual" is honoured whatever is asked: a redirect is answered as is, never followed. */
+  redirect?: "manual" | "follow" | "error";
+  signal?: AbortSignal | null;
+}
+
+export type GuardedFetch = (url: string, init?: GuardedFetchInit) => Promise<Response>;
+
+/** Statuses whose Response may carry no body (the Fetch standard's "null body status"). */
+const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
+
+function encodeBody(body: GuardedFetchInit["body"], headers: Record<string, string>): string | Buffer | undefined {
+  if (body === undefined || body === null) return undefined;
+  if (typeof body === "string") return body;
+  if (body instanceof URLSearchParams) {
+    headers["content-type"] ??= "application/x-www-form-urlencoded;charset=UTF-8";
+    return body.toString();
   }
+  if (body instanceof ArrayBuffer) return Buffer.from(body);
+  if (body instanceof Uint8Array) return Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+  throw new TypeError("unsupported request body"); // a stream: nothing Latch sends upstream needs one
+}
+
+/**
+ * A fetch for openid-client (`[client.customFetch]`, contract.md#d27): every request goes through
+ * guardedRequest, so the issuer's discovery, token and JWKS URLs get the SSRF guard of contract.md#d9.
+ * A refused or failed request rejects with a TypeError, as fetch does, whose message is built from
+ * error codes only (no URL, host or body); an answer cut short (over `maxResponseBytes`, default
+ * 256 KiB, or past `timeoutMs`) rejects too, so a partial JWKS or token answer is never parsed.
+ * The caller's signal aborts with its reason, as fetch does.
+ */
+export function createGuardedFetch(options: { allowPrivateNetworks: boolean; timeoutMs: number; maxResponseBytes?: number }): GuardedFetch {
+  const maxResponseBytes = options.maxResponseBytes ?? MAX_FETCH_RESPONSE_BYTES;
+  return async (url, init = {}) => {
+    const headers: Record<string, string> = {};
+    for (const [name, value] of new Headers(init.headers ?? {})) headers[name] = value;
+    // The Response below is built from raw bytes and decodes nothing: ask for none.
+    headers["accept-encoding"] = "identity";
+    const body = encodeBody(init.body, headers);
+    const signal = init.signal ?? undefined;
+    const method = (init.method ?? "GET").toUpperCase();
+    const answer = await guardedRequest({ ...options, url, method, headers, body, signal, maxResponseBytes });
+    if (signal?.aborted) throw signal.reason ?? new DOMException("This operation was aborted", "AbortError");
+    if ("error" in answer) throw new TypeError(answer.error);
+    if (answer.cutShort !== undefined) throw new TypeError(answer.cutShort);
+    if (answer.status < 200 || answer.status > 599) throw new TypeError("invalid http response");
+    const encoding = answer.headers
+      .find(([name]) => name === "content-encoding")?.[1]
+      .trim()
+      .toLowerCase();
+    if (encoding !== undefined && encoding !== "" && encoding !== "identity") throw new TypeError("unsupported content encoding");
+    const responseHeaders = new Headers();
+    for (const [name, value] of answer.headers) responseHeaders.append(name, value);
+    return new Response(NULL_BODY_STATUSES.has(answer.status) ? null : answer.body, { status: answer.status, headers: responseHeaders });
+  };
 }
