@@ -23,6 +23,7 @@ import { operatorRoutes } from "./http/routes/operator.js";
 import { passwordRoutes } from "./http/routes/password.js";
 import { registrationRoutes } from "./http/routes/registration.js";
 import { passkeyRoutes } from "./http/routes/passkeys.js";
+import { federationRoutes } from "./http/routes/federation.js";
 import { selfServiceRoutes } from "./http/routes/self-service.js";
 import { registerCorsPreflight } from "./http/cors.js";
 import { registerTenantResolution } from "./http/tenant.js";
@@ -171,6 +172,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     await scope.register(adminRoutes, { deps });
     await scope.register(memberAdminRoutes, { deps });
     await scope.register(connectionAdminRoutes, { deps });
+    await scope.register(federationRoutes, { deps });
   });
   // The hosted pages (/ui/ and the contract.md#spec-4-6 link pages): their own scope, HTML errors, form bodies.
   await app.register(hostedPageRoutes, { deps });

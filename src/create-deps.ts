@@ -2,6 +2,8 @@
  * createDeps: config -> Deps, once per process (and per test harness). It sits above the flows in
  * the layers because it wires one of them, the email worker, into the webhook dispatcher.
  */
+import { OpenIdUpstream } from "./providers/upstream.js";
+import { createGuardedFetch } from "./security/outbound.js";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Logger } from "pino";
@@ -24,7 +26,7 @@ import { describeDatabase, migrateToLatest, openDatabase, type OpenedDatabase } 
 import { asStartError } from "./start-up.js";
 import { Store } from "./store/index.js";
 import { SessionTouches } from "./store/session-touches.js";
-import { LAST_SEEN_RESOLUTION_MS, SECRETS_KEY_BYTES } from "./rules.js";
+import { FEDERATION_REQUEST_TIMEOUT_MS, LAST_SEEN_RESOLUTION_MS, SECRETS_KEY_BYTES } from "./rules.js";
 import { RedisCounters } from "./store/redis-counters.js";
 import { createLogger } from "./logging.js";
 import { Metrics } from "./metrics.js";
@@ -154,6 +156,12 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
       metrics,
       allowPrivateNetworks: config.webhookAllowPrivateNetworks,
       beforePass: () => processEmailRequests(deps),
+    }),
+    upstream: new OpenIdUpstream(createGuardedFetch({ allowPrivateNetworks: config.webhookAllowPrivateNetworks, timeoutMs: FEDERATION_REQUEST_TIMEOUT_MS }), {
+      // Plain-http providers only where private networks are open: dev mode's own /dev/idp and tests.
+      allowInsecureRequests: config.webhookAllowPrivateNetworks,
+      timeoutSeconds: FEDERATION_REQUEST_TIMEOUT_MS / 1000,
+      now: () => clock.now(),
     }),
     dev: overrides.dev,
   };

@@ -23,6 +23,7 @@ import type { RedisCounters } from "./store/redis-counters.js";
 import type { Metrics } from "./metrics.js";
 import type { TenantCache } from "./store/tenant-cache.js";
 import type { ReadinessNotice } from "./store/readiness-notice.js";
+import type { UpstreamProvider } from "./providers/upstream.js";
 
 export interface Deps {
   config: Config;
@@ -48,6 +49,8 @@ export interface Deps {
   webhooks: WebhookDispatcher;
   background: BackgroundTasks;
   geo: GeoLocator;
+  /** Federated sign-in's relying party (decisions.md#federated-sign-in), through the outbound guard. */
+  upstream: UpstreamProvider;
   /** DEV_MODE=true only: where the dev tenant's links point (src/dev/ lends it through createDeps). */
   dev: DevLinks | undefined;
   /** Prometheus series of this app (a registry of its own), served by GET /metrics. */

@@ -13,7 +13,7 @@ import { isAuthError, type ErrorCode } from "./errors.js";
 import { distinctIpRules, FAILURES_BEFORE_LOCKOUT, TWO_FACTOR_FAILURES_BEFORE_LOCKOUT } from "./rules.js";
 import type { BotProviderName } from "./providers/bot.js";
 
-export type LoginMethod = "password" | "magic_link" | "login_code" | "passkey";
+export type LoginMethod = "password" | "magic_link" | "login_code" | "passkey" | "federated";
 /**
  * `locked_out` is a 429 from a running lockout (password, velocity or second factor); every other
  * refusal is its stable error code (contract.md#d4), and anything that is not an AuthError is `error`.

@@ -72,16 +72,24 @@ export const WEBHOOK_BODIES = {
     country: Type.Union([Type.String(), Type.Null()], { description: "ISO 3166 country of `ip`; null without GeoIP." }),
     newEmail: Type.Optional(EmailAddress("`email_change_requested` only: the address asked for (trimmed and lowercased).")),
     passkeyName: Type.Optional(Type.String({ description: "`passkey_added` and `passkey_removed` only." })),
+    connection: Type.Optional(Type.String({ description: "`identity_linked` and `identity_unlinked` only: the connection's display name." })),
     secureAccountLink: Link(
       "secure-account",
       `for \`POST /auth/secure-account\`; ${describeDuration(TOKEN_LIFETIMES_MS.secure_account)}, one use, one per alert.`,
     ),
   }),
-  "member.created": Type.Object({ event_type: Type.Literal("member.created"), ...lifecycle }),
+  "member.created": Type.Object({
+    event_type: Type.Literal("member.created"),
+    ...lifecycle,
+    method: Type.Optional(
+      StringEnum(["federated"], { description: "`federated`: made by a sign-in through an identity provider (`connection` names it). Absent: a verified registration." }),
+    ),
+    connection: Type.Optional(Type.String({ description: "The connection's id, with `method: \"federated\"`." })),
+  }),
   "member.updated": Type.Object({
     event_type: Type.Literal("member.updated"),
     ...lifecycle,
-    changes: Type.Array(StringEnum(["name", "email", "status"]), { minItems: 1, description: "Which fields changed; never their values." }),
+    changes: Type.Array(StringEnum(["name", "email", "status", "identities"]), { minItems: 1, description: "Which fields changed; never their values." }),
   }),
   "member.deleted": Type.Object({ event_type: Type.Literal("member.deleted"), ...lifecycle }),
   "session.created": Type.Object({

@@ -34,6 +34,10 @@ export const pagePaths = {
   accountPasskeys: `${UI}/account/passkeys`,
   accountPasskeyRename: `${UI}/account/passkeys/rename`,
   accountPasskeyRemove: `${UI}/account/passkeys/remove`,
+  accountIdentities: `${UI}/account/identities`,
+  federatedError: `${UI}/federated-error`,
+  federatedLink: `${UI}/federated-link`,
+  federatedSecondFactor: `${UI}/federated-second-factor`,
 } as const;
 
 /** The pages of contract.md#spec-4-6 whose links arrive by email: served at /<page>/... and at /ui/<page>/... */

@@ -114,9 +114,13 @@ async function lockDown(tx: Store, tenant: Tenant, member: Member, issued: Alert
   // nobody out (a passkey is a way in, never a second factor), and they can add theirs again.
   const passkeysRemoved = await tx.passkeys.deleteMemberPasskeys(tenant.id, recordId);
   await tx.passkeys.deleteMemberChallenges(tenant.id, recordId);
+  // decisions.md#federated-sign-in: identities linked since this alert (its own link included) go; older ones stay,
+  // like a second factor, since mailbox access alone must not cut the owner off from their provider.
+  const identitiesRemoved = await tx.federation.deleteIdentitiesLinkedSince(tenant.id, recordId, issued.seq === null ? 0 : issued.seq + 1);
+  if (identitiesRemoved > 0) changes.push("identities");
   await tx.audit.insertAuditEvent(
     tenant.id,
-    { memberId: recordId, type: "account_secured", ip: context.ip, userAgent: context.userAgent, details: { twoFactorReset, passkeysRemoved } },
+    { memberId: recordId, type: "account_secured", ip: context.ip, userAgent: context.userAgent, details: { twoFactorReset, passkeysRemoved, identitiesRemoved } },
     now,
   );
   return changes;

@@ -35,6 +35,7 @@ export async function eraseMemberRows(tx: Store, member: Member): Promise<void> 
   await tx.twoFactor.replaceRecoveryCodes(tenantId, recordId, []);
   await tx.passkeys.deleteMemberPasskeys(tenantId, recordId);
   await tx.passkeys.deleteMemberChallenges(tenantId, recordId);
+  await tx.federation.deleteMemberFederation(tenantId, recordId);
   await tx.loginOrigins.deleteMemberOrigins(tenantId, recordId);
   await tx.audit.deleteMemberAuditEvents(tenantId, recordId);
   await tx.outbox.deleteMemberDeliveries(tenantId, recordId);

@@ -16,7 +16,7 @@ export { SECURITY_ALERTS, type SecurityAlert };
 
 export interface AlertOptions {
   /** Fields the alert adds (email_change_requested: `newEmail`; the passkey alerts: `passkeyName`). */
-  fields?: Pick<WebhookPayload<"security_alert">, "newEmail" | "passkeyName">;
+  fields?: Pick<WebhookPayload<"security_alert">, "newEmail" | "passkeyName" | "connection">;
   /**
    * email_change_requested and email_changed: the address "this wasn't me" gives back to the member
    * (the one the alert goes to) if the account no longer has it by then (contract.md#d30).
