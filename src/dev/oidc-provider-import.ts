@@ -1,0 +1,108 @@
+/**
+ * Loads panva's `oidc-provider` for the dev identity provider (src/dev/idp.ts) and types the part of
+ * it Latch uses: the package ships no type declarations.
+ *
+ * Why a loader: importing it on Node 20 prints "oidc-provider WARNING: Unsupported runtime…" through
+ * console.warn, and Latch supports Node 20.19, where its start-up checks refuse any warning line
+ * (dependencies.md#oidc-provider). The import is lazy, so only dev mode and the tests that want the
+ * fake provider pay for it, and it drops exactly that one line, once, passing every other warning on.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+
+/** What `interactionDetails` answers: the pending prompt and the authorization request's parameters. */
+export interface InteractionDetails {
+  uid: string;
+  prompt: { name: string; details: { missingOIDCScope?: string[]; missingOIDCClaims?: string[] } };
+  params: Record<string, unknown> & { client_id: string; scope?: string; login_hint?: string };
+  grantId?: string;
+  session?: { accountId?: string };
+}
+
+export interface InteractionResult {
+  login?: { accountId: string; remember?: boolean };
+  consent?: { grantId?: string };
+  error?: string;
+  error_description?: string;
+}
+
+export interface OidcGrant {
+  addOIDCScope(scope: string): void;
+  addOIDCClaims(claims: string[]): void;
+  save(): Promise<string>;
+}
+
+/** The part of koa's context the tamper hook of the tests reads and rewrites. */
+export interface OidcContext {
+  oidc?: { route?: string };
+  status: number;
+  body: unknown;
+}
+
+export interface OidcCheck {
+  reason: string;
+}
+
+export interface OidcPrompt {
+  checks: { add(check: OidcCheck): void };
+}
+
+export interface OidcProvider {
+  readonly issuer: string;
+  /** A node request handler for the whole provider (discovery, authorization, token, JWKS…), paths as the issuer's, without its path. */
+  callback(): (req: IncomingMessage, res: ServerResponse) => void;
+  interactionDetails(req: IncomingMessage, res: ServerResponse): Promise<InteractionDetails>;
+  interactionFinished(req: IncomingMessage, res: ServerResponse, result: InteractionResult, options?: { mergeWithLastSubmission?: boolean }): Promise<void>;
+  /** koa middleware around every request of the provider. */
+  use(middleware: (ctx: OidcContext, next: () => Promise<void>) => Promise<void>): void;
+  Grant: new (properties: { accountId: string; clientId: string }) => OidcGrant;
+}
+
+export interface OidcProviderModule {
+  /** The library's in-memory adapter, one store per provider; passed explicitly, it prints no "development-only" warning. */
+  createMemoryAdapter: () => unknown;
+  Provider: new (issuer: string, configuration: Record<string, unknown>) => OidcProvider;
+  interactionPolicy: {
+    base(): { get(name: string): OidcPrompt | undefined };
+    Check: (new (reason: string, description: string, check: (ctx: { oidc: { result?: InteractionResult } }) => boolean) => OidcCheck) & {
+      REQUEST_PROMPT: boolean;
+      NO_NEED_TO_PROMPT: boolean;
+    };
+  };
+  errors: { SessionNotFound: new (...args: never[]) => Error; OIDCProviderError: new (...args: never[]) => Error };
+}
+
+/** The one line dropped, as oidc-provider 9 prints it (wrapped in colour codes when stderr is a terminal). */
+const UNSUPPORTED_RUNTIME_WARNING = "oidc-provider WARNING: Unsupported runtime. Use Node.js v22.x LTS, or a later LTS release.";
+// eslint-disable-next-line no-control-regex -- the colour codes are control characters
+const ANSI_COLOUR = /\u001b\[[0-9;]*m/g;
+
+let loading: Promise<OidcProviderModule> | undefined;
+
+/** The module, imported once per process. */
+export function loadOidcProvider(): Promise<OidcProviderModule> {
+  loading ??= importQuietly();
+  return loading;
+}
+
+async function importQuietly(): Promise<OidcProviderModule> {
+  const warn = console.warn;
+  let dropped = false;
+  console.warn = (...args: unknown[]): void => {
+    const line = args.length === 1 && typeof args[0] === "string" ? args[0].replace(ANSI_COLOUR, "") : undefined;
+    if (!dropped && line === UNSUPPORTED_RUNTIME_WARNING) {
+      dropped = true;
+      return;
+    }
+    warn.apply(console, args);
+  };
+  try {
+    // @ts-expect-error -- no declarations ship with the package; OidcProviderModule types what Latch uses.
+    const library = (await import("oidc-provider")) as Omit<OidcProviderModule, "createMemoryAdapter">;
+    // Not in the package's documented entry (it has no "exports" map, so the path resolves); the dev fake needs nothing more.
+    // @ts-expect-error -- as above
+    const memory = (await import("oidc-provider/lib/adapters/memory_adapter.js")) as Pick<OidcProviderModule, "createMemoryAdapter">;
+    return { ...library, createMemoryAdapter: memory.createMemoryAdapter };
+  } finally {
+    console.warn = warn;
+  }
+}
