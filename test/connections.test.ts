@@ -35,8 +35,20 @@ interface ConnectionAnswer {
   updatedAt: string;
 }
 
-function call(h: Harness, method: "GET" | "POST" | "PATCH" | "DELETE", url: string, body?: object, options: AdminOptions = {}): Promise<LightMyRequestResponse> {
-  return h.app.inject({ method, url, ...(body ? { payload: body as Record<string, unknown> } : {}), remoteAddress: "198.51.100.7", headers: adminRequestHeaders(h, options) });
+function call(
+  h: Harness,
+  method: "GET" | "POST" | "PATCH" | "DELETE",
+  url: string,
+  body?: object,
+  options: AdminOptions = {},
+): Promise<LightMyRequestResponse> {
+  return h.app.inject({
+    method,
+    url,
+    ...(body ? { payload: body as Record<string, unknown> } : {}),
+    remoteAddress: "198.51.100.7",
+    headers: adminRequestHeaders(h, options),
+  });
 }
 
 const google = { id: "google", type: "google", displayName: "Google", clientId: "client-google", clientSecret: SECRET };
@@ -94,7 +106,11 @@ test("connections CRUD: presets fill the issuer, defaults, redirectUri; the secr
     clientSecret: "s",
     emailDomains: ["Contoso.COM", "contoso.com"],
   });
-  assert.equal(entra.json<{ connection: ConnectionAnswer }>().connection.issuer, "https://login.microsoftonline.com/contoso-tenant/v2.0", "an explicit issuer overrides the preset");
+  assert.equal(
+    entra.json<{ connection: ConnectionAnswer }>().connection.issuer,
+    "https://login.microsoftonline.com/contoso-tenant/v2.0",
+    "an explicit issuer overrides the preset",
+  );
   assert.deepEqual(entra.json<{ connection: ConnectionAnswer }>().connection.emailDomains, ["contoso.com"], "lowercase, once");
 
   const listed = await send(h, "GET", "/auth/admin/connections");
@@ -106,7 +122,11 @@ test("connections CRUD: presets fill the issuer, defaults, redirectUri; the secr
   );
 
   h.clock.advance(1000);
-  const patched = await send(h, "PATCH", "/auth/admin/connections/google", { displayName: "Google Workspace", clientSecret: "rotated-secret-789", emailDomains: null });
+  const patched = await send(h, "PATCH", "/auth/admin/connections/google", {
+    displayName: "Google Workspace",
+    clientSecret: "rotated-secret-789",
+    emailDomains: null,
+  });
   assert.equal(patched.statusCode, 200, patched.body);
   const after = patched.json<{ connection: ConnectionAnswer }>().connection;
   assert.equal(after.displayName, "Google Workspace");
@@ -217,8 +237,20 @@ test("removing a connection removes its members' links, flows and pending steps,
     created_at: now,
     last_used_at: null,
   });
-  await h.db.insertInto("federated_identities").values([identity("i1", "google"), identity("i2", "gitlab")]).execute();
-  const flow = { tenant_id: tenantId, flow_hash: "f".repeat(64), connection_id: "google", purpose: "login", member_id: 0, return_to: null, created_at: now, expires_at: now + 600_000 };
+  await h.db
+    .insertInto("federated_identities")
+    .values([identity("i1", "google"), identity("i2", "gitlab")])
+    .execute();
+  const flow = {
+    tenant_id: tenantId,
+    flow_hash: "f".repeat(64),
+    connection_id: "google",
+    purpose: "login",
+    member_id: 0,
+    return_to: null,
+    created_at: now,
+    expires_at: now + 600_000,
+  };
   await h.db.insertInto("federation_flows").values(flow).execute();
   const pending = { ...identity("x", "google"), pending_hash: "p".repeat(64), kind: "link", expires_at: now + 600_000 };
   const { id: _id, linked_seq: _seq, last_used_at: _used, ...pendingRow } = pending;
@@ -237,7 +269,13 @@ test("removing a connection removes its members' links, flows and pending steps,
 const run = promisify(execFile);
 
 async function latch(dataDir: string, args: string[], input?: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  const env = { ...process.env, DATABASE_URL: `sqlite:${join(dataDir, "latch.db")}`, SECRETS_KEY: "11".repeat(32), SECRETS_KEY_PREVIOUS: "", LOG_LEVEL: "warn" };
+  const env = {
+    ...process.env,
+    DATABASE_URL: `sqlite:${join(dataDir, "latch.db")}`,
+    SECRETS_KEY: "11".repeat(32),
+    SECRETS_KEY_PREVIOUS: "",
+    LOG_LEVEL: "warn",
+  };
   const child = execFileWithInput(["--import", "tsx", "src/cli/main.ts", ...args], env, input);
   try {
     const { stdout, stderr } = await child;
@@ -257,28 +295,72 @@ function execFileWithInput(args: string[], env: NodeJS.ProcessEnv, input: string
 test("latch connection add|list|update|remove: the API's objects on stdout; the secret from a file or stdin, never argv", async (t) => {
   const dataDir = mkdtempSync(join(tmpdir(), "latch-connections-"));
   t.after(() => rmSync(dataDir, { recursive: true, force: true }));
-  const hooks = { emailVerificationWebhook: "https://hooks.example.net/v", passwordResetWebhook: "https://hooks.example.net/r", magicLoginWebhook: "https://hooks.example.net/m" };
+  const hooks = {
+    emailVerificationWebhook: "https://hooks.example.net/v",
+    passwordResetWebhook: "https://hooks.example.net/r",
+    magicLoginWebhook: "https://hooks.example.net/m",
+  };
   const tenant = await latch(dataDir, ["tenant", "create", "--domain", "shop.example.com", "--settings", JSON.stringify(hooks)]);
   assert.equal(tenant.code, 0, tenant.stderr);
   const secretFile = join(dataDir, "secret.txt");
   writeFileSync(secretFile, `${SECRET}\n`);
 
   const base = ["--tenant", "shop.example.com", "--client-id", "cid"];
-  const added = await latch(dataDir, ["connection", "add", "--id", "google", "--type", "google", "--display-name", "Google", "--client-secret-file", secretFile, ...base]);
+  const added = await latch(dataDir, [
+    "connection",
+    "add",
+    "--id",
+    "google",
+    "--type",
+    "google",
+    "--display-name",
+    "Google",
+    "--client-secret-file",
+    secretFile,
+    ...base,
+  ]);
   assert.equal(added.code, 0, added.stderr);
   const { connection } = JSON.parse(added.stdout) as { connection: ConnectionAnswer };
   assert.equal(connection.redirectUri, "https://shop.example.com/auth/federated/google/callback");
   assert.equal(connection.issuer, "https://accounts.google.com");
   const fromStdin = await latch(
     dataDir,
-    ["connection", "add", "--id", "idp", "--type", "oidc", "--issuer", "https://idp.example.net", "--display-name", "IdP", "--client-secret-file", "-", "--email-domains", "Example.org", ...base],
+    [
+      "connection",
+      "add",
+      "--id",
+      "idp",
+      "--type",
+      "oidc",
+      "--issuer",
+      "https://idp.example.net",
+      "--display-name",
+      "IdP",
+      "--client-secret-file",
+      "-",
+      "--email-domains",
+      "Example.org",
+      ...base,
+    ],
     "stdin-secret-123\n",
   );
   assert.equal(fromStdin.code, 0, fromStdin.stderr);
   const onArgv = await latch(dataDir, ["connection", "add", "--id", "x", "--type", "google", "--display-name", "X", "--client-secret", "leaked", ...base]);
   assert.equal(onArgv.code, 2);
   assert.match(onArgv.stderr, /validation_failed.*ps/);
-  const duplicate = await latch(dataDir, ["connection", "add", "--id", "google", "--type", "google", "--display-name", "G", "--client-secret-file", secretFile, ...base]);
+  const duplicate = await latch(dataDir, [
+    "connection",
+    "add",
+    "--id",
+    "google",
+    "--type",
+    "google",
+    "--display-name",
+    "G",
+    "--client-secret-file",
+    secretFile,
+    ...base,
+  ]);
   assert.equal(duplicate.code, 1);
   assert.equal((JSON.parse(duplicate.stderr.trim().split("\n").pop()!) as { code: string }).code, "conflict");
 

@@ -148,7 +148,8 @@ export function resolveScopes(type: ConnectionType, given: readonly string[] | u
   const scopes = [...new Set(given)];
   if (type !== "github" && !scopes.includes("openid"))
     throw refuse("An OpenID connection must ask for the openid scope.", [{ field: "scopes", rule: "openid", message: "must include openid" }]);
-  if (scopes.join(" ").length > 1024) throw refuse("The scopes are too long.", [{ field: "scopes", rule: "maxLength", message: "1024 characters at most, joined" }]);
+  if (scopes.join(" ").length > 1024)
+    throw refuse("The scopes are too long.", [{ field: "scopes", rule: "maxLength", message: "1024 characters at most, joined" }]);
   return scopes;
 }
 
