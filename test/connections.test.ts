@@ -147,6 +147,9 @@ test("connections CRUD: presets fill the issuer, defaults, redirectUri; the secr
     ["google", "gh"],
   );
 
+  // A future log line that carries the input or the stored connection still hides the secret (logging.ts redact paths).
+  h.deps.log.info({ clientSecret: SECRET, connection: { clientSecret: SECRET, clientSecretSealed: row.client_secret_enc } }, "redaction probe");
+  assert.ok(h.logs.some((line) => line.includes("redaction probe") && !line.includes(row.client_secret_enc)));
   for (const secret of [SECRET, "gh-secret-456", "rotated-secret-789"]) {
     assert.ok(!answers.some((body) => body.includes(secret)), "no answer holds a client secret");
     assert.ok(!h.logs.some((line) => line.includes(secret)), "no log line holds a client secret");
