@@ -17,6 +17,8 @@ const secretFields = [
   "webhookSecret",
   "secretKey",
   "secret",
+  "clientSecret",
+  "clientSecretSealed",
   "recoveryCodes",
   "secureAccountLink",
   "otpauthUrl",

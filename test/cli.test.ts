@@ -120,6 +120,7 @@ test("latch secrets reseal: counts per kind, never values; idempotent; unreadabl
   const report = countsOf(rotated.stdout);
   assert.deepEqual(Object.keys(report).sort(), [
     "botSecrets",
+    "connectionSecrets",
     "outboxPayloads",
     "pendingTotpSecrets",
     "previousWebhookSecrets",

@@ -86,6 +86,14 @@ import type {
 } from "../src/http/routes/passkeys.js";
 import type { ChangeEmailBody, DeleteAccountBody, LinkBody, MeBody, SessionListBody, SessionParams, UpdateMeBody } from "../src/http/routes/self-service.js";
 import type { MessageBody } from "../src/http/schemas.js";
+import type {
+  ConnectionBody,
+  ConnectionListBody,
+  ConnectionParams,
+  CreateConnectionBody,
+  DeletedConnectionBody,
+  UpdateConnectionBody,
+} from "../src/http/routes/connections.js";
 
 // ---- Type-level equality ----
 
@@ -153,6 +161,10 @@ interface RouteShapes {
   deleteMember: [[recordId: S<typeof MemberParams>["recordId"]], S<typeof RecordIdBody>];
   revokeMemberSessions: [[body: S<typeof RevokeSessionsBody>], S<typeof RecordIdBody>];
   resetMemberTwoFactor: [[recordId: S<typeof MemberParams>["recordId"]], S<typeof TwoFactorResetBody>];
+  createConnection: [[body: S<typeof CreateConnectionBody>], S<typeof ConnectionBody>];
+  listConnections: [[], S<typeof ConnectionListBody>];
+  updateConnection: [[id: S<typeof ConnectionParams>["id"], body: S<typeof UpdateConnectionBody>], S<typeof ConnectionBody>];
+  deleteConnection: [[id: S<typeof ConnectionParams>["id"]], S<typeof DeletedConnectionBody>];
 }
 
 /** Per method: [parameters equal, answer equal]. Indexing RouteShapes by every client method makes a method without a row a compile error. */

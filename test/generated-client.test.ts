@@ -292,6 +292,17 @@ test("admin calls with the internal API key", async () => {
   ok(await admin.api.POST("/auth/admin/members/{recordId}/reset-2fa", { params: { path: { recordId: fay } } }));
   refused(await admin.api.POST("/auth/admin/members/{recordId}/reset-2fa", { params: { path: { recordId: fay } } }), 409, "invalid_state");
 
+  // D27: connections to identity providers.
+  const connection = { id: "google", type: "google", displayName: "Google", clientId: "cid", clientSecret: "connection-secret" } as const;
+  ok(await admin.api.POST("/auth/admin/connections", { body: connection }));
+  refused(await admin.api.POST("/auth/admin/connections", { body: connection }), 409, "conflict");
+  ok(await admin.api.GET("/auth/admin/connections"));
+  refused(await keyless.api.GET("/auth/admin/connections"), 401, "unauthorized");
+  ok(await admin.api.PATCH("/auth/admin/connections/{id}", { params: { path: { id: "google" } }, body: { allowSignup: false } }));
+  refused(await admin.api.PATCH("/auth/admin/connections/{id}", { params: { path: { id: "nope" } }, body: { allowSignup: false } }), 404, "not_found");
+  ok(await admin.api.DELETE("/auth/admin/connections/{id}", { params: { path: { id: "google" } } }));
+  refused(await admin.api.DELETE("/auth/admin/connections/{id}", { params: { path: { id: "google" } } }), 404, "not_found");
+
   await registerVerified("dan@example.org");
   const dan = await loggedIn("dan@example.org");
   refused(await dan.api.POST("/auth/delete-account", { body: { password: OTHER_STRONG_PASSWORD } }), 401, "invalid_credentials");

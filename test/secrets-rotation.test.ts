@@ -13,6 +13,7 @@ import { resealSecrets, type ResealReport } from "../src/cli/reseal.js";
 import { MINUTE, SECOND } from "../src/core/clock.js";
 import { seededRandom } from "../src/core/random.js";
 import { createDeps } from "../src/create-deps.js";
+import { createConnection } from "../src/flows/federation/connections.js";
 import { rotateWebhookSecret } from "../src/flows/tenants/tenants.js";
 import { createLogger } from "../src/logging.js";
 import { createSecretBox, keyId } from "../src/security/secret-box.js";
@@ -93,6 +94,7 @@ async function storedValues(h: Harness): Promise<string[]> {
     .execute();
   const members = await h.db.selectFrom("members").select(["totp_secret_enc", "totp_pending_secret_enc"]).execute();
   const payloads = await h.db.selectFrom("webhook_deliveries").select("payload_enc").execute();
+  const connections = await h.db.selectFrom("connections").select("client_secret_enc").execute();
   return [
     ...tenants.flatMap((t) => [
       t.webhook_secret_enc,
@@ -101,6 +103,7 @@ async function storedValues(h: Harness): Promise<string[]> {
     ]),
     ...members.flatMap((m) => [m.totp_secret_enc, m.totp_pending_secret_enc]),
     ...payloads.map((p) => p.payload_enc),
+    ...connections.map((c) => c.client_secret_enc),
   ].filter((v): v is string => v !== null);
 }
 
@@ -128,6 +131,10 @@ test("rotation: A sealed -> B with A previous still opens everything -> reseal -
   }
   // A rotated webhook secret: the old one is kept, sealed under A too, and still signs (decisions.md#webhook-secret-rotation).
   const rotated = await rotateWebhookSecret(h.deps, h.tenant.domain);
+  // A connection's client secret (decisions.md#federated-connections).
+  const tenant = (await h.deps.store.tenants.findTenantByDomain(h.tenant.domain))!;
+  const connectionInput = { id: "google", type: "google", displayName: "Google", clientId: "cid", clientSecret: "connection-secret" } as const;
+  await createConnection(h.deps, tenant, connectionInput);
   // Another tenant whose webhook secret was sealed under a key nobody configured any more.
   await addOtherTenant(h);
   const lost = createSecretBox(KEY_UNKNOWN, seededRandom("lost")).seal("whsec_lost");
@@ -154,6 +161,7 @@ test("rotation: A sealed -> B with A previous still opens everything -> reseal -
     totpSecrets: counts(1, 0),
     pendingTotpSecrets: counts(1, 0),
     outboxPayloads: counts(1, 0),
+    connectionSecrets: counts(1, 0),
   });
   assert.ok(
     (await storedValues(h)).every((v) => v.startsWith(`v2.${keyId(KEY_B)}.`)),
@@ -166,6 +174,7 @@ test("rotation: A sealed -> B with A previous still opens everything -> reseal -
   assert.deepEqual(again.totpSecrets, counts(0, 1), "idempotent");
   assert.deepEqual(again.webhookSecrets, counts(0, 1, 1));
   assert.deepEqual(again.previousWebhookSecrets, counts(0, 1));
+  assert.deepEqual(again.connectionSecrets, counts(0, 1));
 
   // B alone: the resealed values work.
   await restartWithKeys(h, KEY_B, []);
@@ -177,6 +186,8 @@ test("rotation: A sealed -> B with A previous still opens everything -> reseal -
   assertSignedWith(rotated.webhookSecret, rest[0]!);
   assert.notEqual(rest[0]!.body.email, delivered[0]!.body.email);
   assert.ok(await loginWithTotp(h, "totp@example.org", totpSecret), "TOTP and bot secrets open under B alone");
+  const connection = await h.deps.store.connections.findConnection(tenant.id, "google");
+  assert.equal(h.deps.secrets.open(connection!.clientSecretSealed), "connection-secret", "the connection's secret opens under B alone");
   const enabled = await post(h, "/auth/2fa/enable", { code: totpAt(pendingSecret, h.clock.now()) }, { cookie: pendingCookie });
   assert.equal(enabled.statusCode, 200, enabled.body);
 });

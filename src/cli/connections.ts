@@ -110,6 +110,7 @@ export async function runConnectionCommand(deps: Deps, command: string | undefin
       const tenant = await tenantOf(deps, values);
       return { success: true, ...(await deleteConnection(deps, tenant, need(arg, "<id>"))) };
     }
+    case undefined: // `latch connection` alone
     default:
       throw new UsageError(`unknown connection command: ${command ?? "(none)"}`);
   }

@@ -21,7 +21,8 @@ export interface ResealCounts {
   changedMeanwhile: number;
 }
 
-export type ResealKind = "webhookSecrets" | "previousWebhookSecrets" | "botSecrets" | "totpSecrets" | "pendingTotpSecrets" | "outboxPayloads" | "connectionSecrets";
+export type ResealKind =
+  "webhookSecrets" | "previousWebhookSecrets" | "botSecrets" | "totpSecrets" | "pendingTotpSecrets" | "outboxPayloads" | "connectionSecrets";
 export type ResealReport = Record<ResealKind, ResealCounts>;
 
 type Swap = (from: string, to: string) => Promise<boolean>;

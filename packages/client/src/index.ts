@@ -7,4 +7,5 @@ export { isLatchError, LATCH_ERROR_CODES, LatchError, type LatchErrorCode } from
 export { operations, type Operation, type OperationId } from "./operations.js";
 export type * from "./types.js";
 export type * from "./operator-types.js";
+export type * from "./connection-types.js";
 export type { ForwardOptions, IncomingRequestLike, WithRequestOptions } from "./forward.js";

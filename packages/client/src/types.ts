@@ -4,6 +4,7 @@
  * schema, so a change on either side fails `npm run typecheck`.
  */
 import type { ForwardOptions, IncomingRequestLike, WithRequestOptions } from "./forward.js";
+import type { LatchConnectionCalls } from "./connection-types.js";
 import type { LatchOperatorCalls } from "./operator-types.js";
 
 // ---- Requests ----
@@ -272,7 +273,7 @@ export interface LatchClientOptions {
 }
 
 /** One method per endpoint, named by its OpenAPI operationId; each rejects with LatchError. */
-export interface LatchOperations extends LatchOperatorCalls {
+export interface LatchOperations extends LatchOperatorCalls, LatchConnectionCalls {
   registerWithPassword(body: RegisterWithPasswordRequest): Promise<RegistrationResponse>;
   registerWithMagicLink(body: RegisterWithMagicLinkRequest): Promise<RegistrationResponse>;
   verifyEmail(body: VerifyEmailRequest): Promise<VerifyEmailResponse>;

@@ -28,6 +28,8 @@ export const DEFAULT_SCOPES = { oidc: ["openid", "email", "profile"], github: ["
 
 export const CONNECTION_ID_PATTERN = "^[a-z0-9-]{1,32}$";
 export const DISPLAY_NAME_MAX_LENGTH = 100;
+/** The `scopes` column (varchar(1024), space-separated). */
+const SCOPES_MAX_LENGTH = 1024;
 const PRINTABLE = "^[\\x21-\\x7e]+$";
 /** A DNS name (any case; stored lowercase): dotted labels of letters, digits and inner hyphens. */
 const DOMAIN_PATTERN = "^(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)+[A-Za-z]{2,63}$";
@@ -108,7 +110,7 @@ export function checkDisplayName(raw: string): string {
   const name = raw.trim();
   if (name === "" || !isShowableName(name, raw))
     throw refuse("The display name is empty or holds a control or invisible formatting character.", [
-      { field: "displayName", rule: "name", message: "1 to 100 characters, no control or invisible formatting characters" },
+      { field: "displayName", rule: "name", message: `1 to ${DISPLAY_NAME_MAX_LENGTH} characters, no control or invisible formatting characters` },
     ]);
   return name;
 }
@@ -148,7 +150,8 @@ export function resolveScopes(type: ConnectionType, given: readonly string[] | u
   const scopes = [...new Set(given)];
   if (type !== "github" && !scopes.includes("openid"))
     throw refuse("An OpenID connection must ask for the openid scope.", [{ field: "scopes", rule: "openid", message: "must include openid" }]);
-  if (scopes.join(" ").length > 1024) throw refuse("The scopes are too long.", [{ field: "scopes", rule: "maxLength", message: "1024 characters at most, joined" }]);
+  if (scopes.join(" ").length > SCOPES_MAX_LENGTH)
+    throw refuse("The scopes are too long.", [{ field: "scopes", rule: "maxLength", message: `${SCOPES_MAX_LENGTH} characters at most, joined` }]);
   return scopes;
 }
 

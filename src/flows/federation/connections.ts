@@ -57,9 +57,20 @@ function noSuchConnection(): AuthError {
  * Who changed it: the admin API passes the request's context; the operator's CLI has none. The row
  * names the connection only (never its secret or client id) and no member.
  */
-async function auditConnectionChange(tx: Store, tenant: Tenant, type: AuditEventType, id: string, context: RequestContext | undefined, now: number): Promise<void> {
+async function auditConnectionChange(
+  tx: Store,
+  tenant: Tenant,
+  type: AuditEventType,
+  id: string,
+  context: RequestContext | undefined,
+  now: number,
+): Promise<void> {
   const by = context === undefined ? "operator" : "admin";
-  await tx.audit.insertAuditEvent(tenant.id, { memberId: null, type, ip: context?.ip ?? null, userAgent: context?.userAgent ?? null, details: { connection: id, by } }, now);
+  await tx.audit.insertAuditEvent(
+    tenant.id,
+    { memberId: null, type, ip: context?.ip ?? null, userAgent: context?.userAgent ?? null, details: { connection: id, by } },
+    now,
+  );
 }
 
 export async function createConnection(deps: Deps, tenant: Tenant, input: NewConnectionInput, context?: RequestContext): Promise<ConnectionView> {
@@ -113,7 +124,13 @@ function changesFor(deps: TransactionDeps, current: Connection, input: Connectio
   return changes;
 }
 
-export async function updateConnection(deps: Deps, tenant: Tenant, id: string, input: ConnectionChangesInput, context?: RequestContext): Promise<ConnectionView> {
+export async function updateConnection(
+  deps: Deps,
+  tenant: Tenant,
+  id: string,
+  input: ConnectionChangesInput,
+  context?: RequestContext,
+): Promise<ConnectionView> {
   assertMatches(ConnectionChangesSchema, input, "change");
   const now = deps.clock.now();
   const updated = await deps.store.transaction(async (tx) => {
