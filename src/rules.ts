@@ -287,7 +287,11 @@ export const RULE_TABLE: readonly RuleRow[] = /* @__PURE__ */ (() => [
   { rule: "Email codes compared per email (kept with RATE_LIMITS=off)", value: per(rateRules.loginCodeComparisons), source: "contract.md#d26" },
   { rule: "Passkey login options per IP", value: per(rateRules.passkeyLoginPerIp), source: "contract.md#d26; the number is Latch's" },
   { rule: "Federated sign-ins started per IP", value: per(rateRules.federatedStartPerIp), source: "contract.md#d27; the number is Latch's" },
-  { rule: "Second-factor codes after a federated sign-in, per IP", value: per(rateRules.federatedSecondFactorPerIp), source: "contract.md#d27; the number is Latch's" },
+  {
+    rule: "Second-factor codes after a federated sign-in, per IP",
+    value: per(rateRules.federatedSecondFactorPerIp),
+    source: "contract.md#d27; the number is Latch's",
+  },
   {
     rule: "IPs logging in to one account: logged as suspicious",
     value: ips(distinctIpRules.suspiciousLoginIps),

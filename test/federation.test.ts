@@ -36,8 +36,13 @@ test("D27 sign-up: a confirmed email no member has makes an Unlocked member with
   assert.equal(first.callback.headers.location, "/welcome");
   const cookie = sessionCookieOf(first.callback)!;
   assert.ok(cookie, "the callback signs the member in");
-  const me = ok<{ email: string; name: string; authentication_type: string[]; authentication_status: string; hasPassword: boolean }>(await call(h, "GET", "/auth/me", cookie));
-  assert.deepEqual([me.email, me.name, me.authentication_type, me.authentication_status, me.hasPassword], [NEWCOMER, "Grace Hopper", ["Federated"], "Unlocked", false]);
+  const me = ok<{ email: string; name: string; authentication_type: string[]; authentication_status: string; hasPassword: boolean }>(
+    await call(h, "GET", "/auth/me", cookie),
+  );
+  assert.deepEqual(
+    [me.email, me.name, me.authentication_type, me.authentication_status, me.hasPassword],
+    [NEWCOMER, "Grace Hopper", ["Federated"], "Unlocked", false],
+  );
   const created = (await events(h)).filter((e) => e.event_type === "member.created");
   assert.equal(created.length, 1);
   assert.equal(created[0]!.method, "federated");
@@ -56,6 +61,7 @@ test("D27 sign-up: a confirmed email no member has makes an Unlocked member with
 test("D27 never linked on the email alone: a member's email at the provider asks for the account's proof in this browser; an older session proves nothing; then linked, alerted, and 'this wasn't me' removes it", async (t) => {
   const { h, cookie: oldSession } = await member(t);
   const idp = await connectUpstream(h, t);
+  h.clock.advance(1000);
   const trip = await federatedRoundTrip(h, idp, { email: EMAIL, verified: true });
   assert.equal(trip.callback.headers.location, "/ui/federated-link");
   assert.equal(sessionCookieOf(trip.callback), undefined, "no session for the provider's word alone");
@@ -65,7 +71,11 @@ test("D27 never linked on the email alone: a member's email at the provider asks
   const headers = { cookie: `latch_fed_pending=${pending}` };
   // A session from before the callback (say, a stolen one) is no proof.
   h.clock.advance(1000);
-  assertError(await post(h, "/auth/federated/link", {}, { cookie: oldSession, headers: { cookie: `session_id=${oldSession}; latch_fed_pending=${pending}` } }), 401, "unauthorized");
+  assertError(
+    await post(h, "/auth/federated/link", {}, { cookie: oldSession, headers: { cookie: `session_id=${oldSession}; latch_fed_pending=${pending}` } }),
+    401,
+    "unauthorized",
+  );
   const fresh = await signIn(h, EMAIL);
   const linked = ok<{ message: string }>(await post(h, "/auth/federated/link", {}, { headers: { cookie: `session_id=${fresh}; ${headers.cookie}` } }));
   assert.match(linked.message, /Upstream/);
@@ -120,7 +130,11 @@ test("D27 a linked member who is locked is refused; one with 2FA gets the second
   const done = await post(h, "/auth/federated/second-factor", { twoFACode: totpAt(setup.secret, h.clock.now()) }, { headers: { cookie: pending } });
   assert.equal(done.statusCode, 200, done.body);
   assert.ok(sessionCookieOf(done));
-  assertError(await post(h, "/auth/federated/second-factor", { twoFACode: totpAt(setup.secret, h.clock.now()) }, { headers: { cookie: pending } }), 400, "federation_failed");
+  assertError(
+    await post(h, "/auth/federated/second-factor", { twoFACode: totpAt(setup.secret, h.clock.now()) }, { headers: { cookie: pending } }),
+    400,
+    "federation_failed",
+  );
 
   await lockMember(h, recordId);
   assert.equal(failureReasonOf((await federatedRoundTrip(h, idp, { email: NEWCOMER, verified: true })).callback), "account_locked");
@@ -135,7 +149,12 @@ test("D27 self-service: link another identity after re-authentication, list it, 
   assert.ok(started.redirect.startsWith(idp.issuer));
   // The answer set the flow cookie; the browser carries it to the callback.
   const flowCookie = setCookieValue(res, "latch_fed")!;
-  const trip = await federatedRoundTrip(h, idp, { email: "ada.elsewhere@example.com", verified: false }, { started: { authorizationUrl: started.redirect, flowCookie } });
+  const trip = await federatedRoundTrip(
+    h,
+    idp,
+    { email: "ada.elsewhere@example.com", verified: false },
+    { started: { authorizationUrl: started.redirect, flowCookie } },
+  );
   assert.equal(trip.callback.headers.location, "/ui/account/identities?notice=identity-linked");
   const [identity] = await identitiesOf(h, cookie);
   assert.equal(identity?.email, "ada.elsewhere@example.com");
@@ -145,7 +164,12 @@ test("D27 self-service: link another identity after re-authentication, list it, 
   await registerVerifiedMember(h, "bob@example.org");
   const other = await signIn(h, "bob@example.org");
   const theirs = await call(h, "POST", "/auth/identities/link/up", other, { password: STRONG_PASSWORD });
-  const refused = await federatedRoundTrip(h, idp, { email: "ada.elsewhere@example.com", verified: false }, { started: { authorizationUrl: theirs.json<{ redirect: string }>().redirect, flowCookie: setCookieValue(theirs, "latch_fed")! } });
+  const refused = await federatedRoundTrip(
+    h,
+    idp,
+    { email: "ada.elsewhere@example.com", verified: false },
+    { started: { authorizationUrl: theirs.json<{ redirect: string }>().redirect, flowCookie: setCookieValue(theirs, "latch_fed")! } },
+  );
   assert.equal(failureReasonOf(refused.callback), "identity_in_use");
 
   assertError(await call(h, "DELETE", `/auth/identities/${identity!.id}`, cookie, { password: "wrong-password-123" }), 401, "invalid_credentials");
@@ -204,5 +228,6 @@ test("D27 returnTo must be a path on the tenant's site; an unknown connection is
   const trip = await federatedRoundTrip(h, idp, { email: NEWCOMER, verified: true });
   const code = trip.back.searchParams.get("code")!;
   const logs = h.logs.join("\n");
-  for (const secret of [code, trip.flowCookie, idp.client.client_secret, sessionCookieOf(trip.callback)!]) assert.ok(!logs.includes(secret), "a secret in the logs");
+  for (const secret of [code, trip.flowCookie, idp.client.client_secret, sessionCookieOf(trip.callback)!])
+    assert.ok(!logs.includes(secret), "a secret in the logs");
 });

@@ -82,9 +82,11 @@ export const WEBHOOK_BODIES = {
     event_type: Type.Literal("member.created"),
     ...lifecycle,
     method: Type.Optional(
-      StringEnum(["federated"], { description: "`federated`: made by a sign-in through an identity provider (`connection` names it). Absent: a verified registration." }),
+      StringEnum(["federated"], {
+        description: "`federated`: made by a sign-in through an identity provider (`connection` names it). Absent: a verified registration.",
+      }),
     ),
-    connection: Type.Optional(Type.String({ description: "The connection's id, with `method: \"federated\"`." })),
+    connection: Type.Optional(Type.String({ description: 'The connection\'s id, with `method: "federated"`.' })),
   }),
   "member.updated": Type.Object({
     event_type: Type.Literal("member.updated"),

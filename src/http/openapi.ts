@@ -47,7 +47,8 @@ const errorConditions: Record<ErrorCode, string> = {
   not_found: "The target does not exist, or the feature is off (see the operation's description).",
   conflict: "The resource already exists.",
   invalid_state: "The account is not in a state that allows this.",
-  federation_failed: "A federated sign-in could not finish: no `latch_fed` cookie or pending step (used, expired, another browser), or the identity provider refused or answered wrongly.",
+  federation_failed:
+    "A federated sign-in could not finish: no `latch_fed` cookie or pending step (used, expired, another browser), or the identity provider refused or answered wrongly.",
   rate_limited: "A rate limit, lockout or cooldown; `Retry-After` gives the seconds to wait.",
   unavailable:
     "The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent.",
@@ -223,7 +224,11 @@ function completeOperation(operation: OperationObject, method: string): void {
   operation.security ??= [];
   if (operation.requestBody && operation.operationId && OPTIONAL_BODY_OPERATIONS.has(operation.operationId)) operation.requestBody.required = false;
   operation.responses = { ...routerResponses(method), ...operation.responses };
-  for (const response of Object.values(operation.responses ?? {})) response.headers = { "x-request-id": REQUEST_ID_REF, ...response.headers };
+  for (const [status, response] of Object.entries(operation.responses ?? {})) {
+    response.headers = { "x-request-id": REQUEST_ID_REF, ...response.headers };
+    // A redirect (the federated start and callback) has a Location and no body.
+    if (status.startsWith("3")) delete response.content;
+  }
 }
 
 /** package.json, read when the app is built (no I/O at import time). The path holds from src/http and from dist/http. */

@@ -31,7 +31,6 @@ export interface UpstreamIdentity {
   name: string | null;
 }
 
-
 /** Why the provider part failed, for the error page and the log; never the provider's own text. */
 export type UpstreamFailure = "provider_unreachable" | "provider_error" | "invalid_response";
 
@@ -113,7 +112,11 @@ export class OpenIdUpstream implements UpstreamProvider {
   private async githubIdentity(configuration: oidc.Configuration, settings: UpstreamSettings, accessToken: string): Promise<UpstreamIdentity> {
     const api = settings.issuer === null ? GITHUB.api : `${settings.issuer.replace(/\/$/, "")}/api/v3`;
     const user = (await this.githubJson(configuration, accessToken, `${api}/user`)) as { id?: unknown; name?: unknown };
-    const emails = (await this.githubJson(configuration, accessToken, `${api}/user/emails`)) as Array<{ email?: unknown; primary?: unknown; verified?: unknown }>;
+    const emails = (await this.githubJson(configuration, accessToken, `${api}/user/emails`)) as Array<{
+      email?: unknown;
+      primary?: unknown;
+      verified?: unknown;
+    }>;
     if (typeof user.id !== "number" || !Array.isArray(emails)) throw new UpstreamError("invalid_response");
     const primary = emails.find((entry) => entry.primary === true && typeof entry.email === "string");
     return {
@@ -145,7 +148,8 @@ export class OpenIdUpstream implements UpstreamProvider {
     const cached = this.configurations.get(settings.cacheKey);
     if (cached && cached.expiresAt > now) return cached.configuration;
     this.configurations.delete(settings.cacheKey);
-    const { configuration, lifetimeMs } = settings.kind === "github" ? { configuration: this.githubConfiguration(settings), lifetimeMs: DAY } : await this.discover(settings);
+    const { configuration, lifetimeMs } =
+      settings.kind === "github" ? { configuration: this.githubConfiguration(settings), lifetimeMs: DAY } : await this.discover(settings);
     if (lifetimeMs > 0) {
       if (this.configurations.size >= MAX_CACHED_CONFIGURATIONS) this.configurations.delete(this.configurations.keys().next().value!);
       this.configurations.set(settings.cacheKey, { configuration, expiresAt: now + lifetimeMs });
@@ -167,6 +171,9 @@ export class OpenIdUpstream implements UpstreamProvider {
         ...(this.options.allowInsecureRequests ? { execute: [oidc.allowInsecureRequests] } : {}),
       });
       this.prepare(configuration);
+      // Without this, openid-client trusts an ID token from the token endpoint on TLS alone (OIDC Core
+      // 3.1.3.7) and skips its signature; decisions.md#federated-sign-in checks it against the JWKS.
+      oidc.enableNonRepudiationChecks(configuration);
       return { configuration, lifetimeMs: discoveryLifetimeMs(cacheControl) };
     } catch (error) {
       throw failureOf(error);

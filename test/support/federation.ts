@@ -22,7 +22,15 @@ export async function connectUpstream(
     tokenEndpointAuthMethod: "client_secret_basic",
   });
   t.after(() => idp.close());
-  const body = { id: CONNECTION, type: "oidc", displayName: "Upstream", issuer: idp.issuer, clientId: idp.client.client_id, clientSecret: idp.client.client_secret, ...settings };
+  const body = {
+    id: CONNECTION,
+    type: "oidc",
+    displayName: "Upstream",
+    issuer: idp.issuer,
+    clientId: idp.client.client_id,
+    clientSecret: idp.client.client_secret,
+    ...settings,
+  };
   const res = await post(h, "/auth/admin/connections", body, { headers: adminHeaders(h) });
   assert.equal(res.statusCode, 201, res.body);
   return idp;

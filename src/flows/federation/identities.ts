@@ -55,7 +55,14 @@ export async function startIdentityLink(
   return startFederation(deps, tenant, { connectionId: input.connectionId, returnTo: input.returnTo, purpose: "link", memberId: session.memberId }, context);
 }
 
-export async function unlinkIdentity(deps: Deps, tenant: Tenant, session: ActiveSession, id: string, input: Reauthentication, context: RequestContext): Promise<void> {
+export async function unlinkIdentity(
+  deps: Deps,
+  tenant: Tenant,
+  session: ActiveSession,
+  id: string,
+  input: Reauthentication,
+  context: RequestContext,
+): Promise<void> {
   await reauthenticateSession(deps, tenant, session, input, context);
   const now = deps.clock.now();
   await deps.store.transaction(async (tx) => {
@@ -64,8 +71,14 @@ export async function unlinkIdentity(deps: Deps, tenant: Tenant, session: Active
     if (!removed) throw new AuthError("not_found", { message: "No such identity." });
     const connection = await tx.connections.findConnection(tenant.id, removed.connectionId);
     const where = { ip: context.ip, userAgent: context.userAgent };
-    await tx.audit.insertAuditEvent(tenant.id, { memberId: member.recordId, type: "identity_unlinked", ...where, details: { connection: removed.connectionId } }, now);
-    await enqueueSecurityAlert(tx, deps, tenant, member, "identity_unlinked", context, now, { fields: { connection: connection?.displayName ?? removed.connectionId } });
+    await tx.audit.insertAuditEvent(
+      tenant.id,
+      { memberId: member.recordId, type: "identity_unlinked", ...where, details: { connection: removed.connectionId } },
+      now,
+    );
+    await enqueueSecurityAlert(tx, deps, tenant, member, "identity_unlinked", context, now, {
+      fields: { connection: connection?.displayName ?? removed.connectionId },
+    });
     await enqueueMemberEvent(tx, deps, tenant, "member.updated", member.recordId, { changes: ["identities"] }, now);
   });
   deps.webhooks.notify();

@@ -113,7 +113,8 @@ async function signInLinkedMember(
 ): Promise<FederatedOutcome> {
   if (member.status === MemberStatus.locked) return failed("account_locked", returnTo);
   if (member.status === MemberStatus.pending) return failed("account_pending", returnTo);
-  if (member.twoFactorStatus === "Enabled") return awaitNextStep(deps, tenant, "second_factor", connection, identity, identity.email, member.recordId, returnTo);
+  if (member.twoFactorStatus === "Enabled")
+    return awaitNextStep(deps, tenant, "second_factor", connection, identity, identity.email, member.recordId, returnTo);
   const now = deps.clock.now();
   const outcome = await deps.store.transaction(async (tx): Promise<FederatedOutcome | "code_required"> => {
     // The row again, locked (contract.md#d20): a lock or 2FA committed since the read above wins.
@@ -180,25 +181,37 @@ async function signUp(
 ): Promise<FederatedOutcome> {
   const now = deps.clock.now();
   const recordId = newRecordId(deps);
-  const outcome = await deps.store.transaction(async (tx): Promise<FederatedOutcome> => {
-    const holder = await tx.members.findMemberByEmail(tenant.id, email, { lock: true });
-    if (holder && holder.status !== MemberStatus.pending) return failed("try_again", returnTo); // made meanwhile
-    if (holder) await eraseMemberRows(tx, holder);
-    const fields = { name: signUpName(identity, email), passwordHash: null, passwordSalt: null, authenticationType: "Federated" as const };
-    if (!(await tx.members.insertMember(tenant.id, { recordId, email, ...fields }, now))) return failed("try_again", returnTo);
-    await tx.members.activatePendingMember(tenant.id, recordId, fields, now);
-    const id = randomToken(deps.random, 16);
-    if (!(await tx.federation.insertIdentity(tenant.id, { id, connectionId: connection.id, subject: identity.subject, memberId: recordId, email, linkedSeq: null, createdAt: now }))) {
-      throw new AuthError("conflict"); // the same identity signed up in another request: roll this one back
-    }
-    const member = await tx.members.findMemberById(tenant.id, recordId, { lock: true });
-    await enqueueMemberEvent(tx, deps, tenant, "member.created", recordId, { method: "federated", connection: connection.id }, now);
-    const session = await completeFederatedLogin(tx, deps, tenant, member!, connection, identity, context, now);
-    return { kind: "signed_in", recordId, session, returnTo };
-  }).catch((error: unknown) => {
-    if (error instanceof AuthError && error.code === "conflict") return failed("try_again", returnTo);
-    throw error;
-  });
+  const outcome = await deps.store
+    .transaction(async (tx): Promise<FederatedOutcome> => {
+      const holder = await tx.members.findMemberByEmail(tenant.id, email, { lock: true });
+      if (holder && holder.status !== MemberStatus.pending) return failed("try_again", returnTo); // made meanwhile
+      if (holder) await eraseMemberRows(tx, holder);
+      const fields = { name: signUpName(identity, email), passwordHash: null, passwordSalt: null, authenticationType: "Federated" as const };
+      if (!(await tx.members.insertMember(tenant.id, { recordId, email, ...fields }, now))) return failed("try_again", returnTo);
+      await tx.members.activatePendingMember(tenant.id, recordId, fields, now);
+      const id = randomToken(deps.random, 16);
+      if (
+        !(await tx.federation.insertIdentity(tenant.id, {
+          id,
+          connectionId: connection.id,
+          subject: identity.subject,
+          memberId: recordId,
+          email,
+          linkedSeq: null,
+          createdAt: now,
+        }))
+      ) {
+        throw new AuthError("conflict"); // the same identity signed up in another request: roll this one back
+      }
+      const member = await tx.members.findMemberById(tenant.id, recordId, { lock: true });
+      await enqueueMemberEvent(tx, deps, tenant, "member.created", recordId, { method: "federated", connection: connection.id }, now);
+      const session = await completeFederatedLogin(tx, deps, tenant, member!, connection, identity, context, now);
+      return { kind: "signed_in", recordId, session, returnTo };
+    })
+    .catch((error: unknown) => {
+      if (error instanceof AuthError && error.code === "conflict") return failed("try_again", returnTo);
+      throw error;
+    });
   deps.webhooks.notify();
   return outcome;
 }
@@ -243,15 +256,17 @@ async function linkToSignedInMember(
   const known = await deps.store.federation.findIdentity(tenant.id, connection.id, identity.subject);
   if (known) return known.memberId === flow.memberId ? { kind: "linked", returnTo: flow.returnTo } : failed("identity_in_use", flow.returnTo);
   const now = deps.clock.now();
-  const outcome = await deps.store.transaction(async (tx): Promise<FederatedOutcome> => {
-    const member = await tx.members.findMemberById(tenant.id, flow.memberId, { lock: true });
-    if (!member || member.status === MemberStatus.locked) return failed("account_locked", flow.returnTo);
-    if (!(await linkIdentity(tx, deps, tenant, member, connection, identity, context, now))) throw new AuthError("conflict");
-    return { kind: "linked", returnTo: flow.returnTo };
-  }).catch((error: unknown) => {
-    if (error instanceof AuthError && error.code === "conflict") return failed("identity_in_use", flow.returnTo);
-    throw error;
-  });
+  const outcome = await deps.store
+    .transaction(async (tx): Promise<FederatedOutcome> => {
+      const member = await tx.members.findMemberById(tenant.id, flow.memberId, { lock: true });
+      if (!member || member.status === MemberStatus.locked) return failed("account_locked", flow.returnTo);
+      if (!(await linkIdentity(tx, deps, tenant, member, connection, identity, context, now))) throw new AuthError("conflict");
+      return { kind: "linked", returnTo: flow.returnTo };
+    })
+    .catch((error: unknown) => {
+      if (error instanceof AuthError && error.code === "conflict") return failed("identity_in_use", flow.returnTo);
+      throw error;
+    });
   deps.webhooks.notify();
   return outcome;
 }

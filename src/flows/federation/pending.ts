@@ -74,7 +74,7 @@ export async function confirmFederatedLink(
   const hash = sha256Hex(input.pendingCookie);
   const step = await deps.store.federation.findPending(tenant.id, hash, "link", now);
   if (!step) throw noPendingStep();
-  if (step.memberId !== session.memberId || session.createdAt < step.createdAt) {
+  if (step.memberId !== session.memberId || session.createdAt <= step.createdAt) {
     throw new AuthError("unauthorized", { message: "Sign in to the account with this email address first, then link it." });
   }
   const connection = await deps.store.connections.findConnection(tenant.id, step.connectionId);

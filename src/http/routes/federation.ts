@@ -49,7 +49,11 @@ export const ConnectionListBody = described(
   Type.Object({
     success: Type.Literal(true),
     connections: Type.Array(
-      Type.Object({ id: Type.String(), displayName: Type.String(), startUrl: Type.String({ description: "`/auth/federated/{id}/start`: a link or button goes there." }) }),
+      Type.Object({
+        id: Type.String(),
+        displayName: Type.String(),
+        startUrl: Type.String({ description: "`/auth/federated/{id}/start`: a link or button goes there." }),
+      }),
     ),
   }),
   "The tenant's connections, for sign-in buttons.",
@@ -78,10 +82,17 @@ export const FederatedLoginAnswer = described(
 export const LinkStartAnswer = described(
   Type.Object({ success: Type.Literal(true), redirect: Type.String({ description: "The provider's authorization URL: send the browser there." }) }),
   `The \`latch_fed\` cookie is set (${describeDuration(FEDERATION_FLOW_LIFETIME_MS)}); the browser goes to \`redirect\`.`,
+  {
+    "Set-Cookie": Type.String({
+      pattern: "^latch_fed=[^;]+;",
+      description: "`latch_fed=<random>; Max-Age=600; Path=/auth/federated; HttpOnly; Secure; SameSite=Lax`",
+    }),
+  },
 );
 export const LinkConfirmAnswer = described(
   Type.Object({ success: Type.Literal(true), message: Type.String(), redirect: Type.String() }),
   "Linked; the member is sent a `security_alert` `identity_linked`.",
+  { "Set-Cookie": Type.String({ pattern: "^latch_fed_pending=;", description: "Clears `latch_fed_pending`: the step is used." }) },
 );
 
 /** Where a callback's outcome sends the browser (never a token in the URL: cookies carry them). */
@@ -96,7 +107,11 @@ function answerCallback(reply: FastifyReply, fallback: string, outcome: Federate
       return reply.redirect(`${pagePaths.accountIdentities}?notice=identity-linked`, 302);
     case "second_factor":
     case "link_required": {
-      void reply.setCookie(PENDING_COOKIE.name, outcome.pendingCookie, { ...cookieFlags, path: PENDING_COOKIE.path, maxAge: FEDERATION_PENDING_LIFETIME_MS / 1000 });
+      void reply.setCookie(PENDING_COOKIE.name, outcome.pendingCookie, {
+        ...cookieFlags,
+        path: PENDING_COOKIE.path,
+        maxAge: FEDERATION_PENDING_LIFETIME_MS / 1000,
+      });
       return reply.redirect(outcome.kind === "second_factor" ? pagePaths.federatedSecondFactor : pagePaths.federatedLink, 302);
     }
     case "failed":
@@ -112,7 +127,7 @@ export const federationRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
     {
       schema: {
         summary: "List the sign-in connections",
-        description: "The tenant's identity providers, by id and display name, for \"Continue with …\" buttons. Never a client id or secret.",
+        description: 'The tenant\'s identity providers, by id and display name, for "Continue with …" buttons. Never a client id or secret.',
         tags: ["federation"],
         operationId: "listSignInConnections",
         response: { 200: ConnectionListBody, ...errorResponses(...TENANT_ERRORS) },
@@ -120,7 +135,11 @@ export const federationRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
     },
     async (request) => ({
       success: true as const,
-      connections: (await listConnections(deps, request.tenant)).map((c) => ({ id: c.id, displayName: c.displayName, startUrl: `/auth/federated/${c.id}/start` })),
+      connections: (await listConnections(deps, request.tenant)).map((c) => ({
+        id: c.id,
+        displayName: c.displayName,
+        startUrl: `/auth/federated/${c.id}/start`,
+      })),
     }),
   );
 
@@ -135,7 +154,10 @@ export const federationRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
         params: Type.Object({ connection: ConnectionParam }),
         querystring: Type.Object({ returnTo: Type.Optional(ReturnTo) }),
         response: {
-          302: RedirectAnswer("To the provider's authorization endpoint, or to `/ui/federated-error`.", "`latch_fed=<random>; Max-Age=600; Path=/auth/federated; HttpOnly; Secure; SameSite=Lax`"),
+          302: RedirectAnswer(
+            "To the provider's authorization endpoint, or to `/ui/federated-error`.",
+            "`latch_fed=<random>; Max-Age=600; Path=/auth/federated; HttpOnly; Secure; SameSite=Lax`",
+          ),
           ...errorResponses(...TENANT_ERRORS, "not_found", "validation_failed", "rate_limited"),
         },
       },
@@ -164,7 +186,10 @@ export const federationRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
         operationId: "federatedCallback",
         params: Type.Object({ connection: ConnectionParam }),
         querystring: Type.Record(Type.String(), Type.String({ maxLength: 4096 })),
-        response: { 302: RedirectAnswer("See the description.", "The session cookie, or `latch_fed_pending`; `latch_fed` is cleared."), ...errorResponses(...TENANT_ERRORS) },
+        response: {
+          302: RedirectAnswer("See the description.", "The session cookie, or `latch_fed_pending`; `latch_fed` is cleared."),
+          ...errorResponses(...TENANT_ERRORS),
+        },
       },
     },
     async (request, reply) => {
@@ -195,7 +220,11 @@ export const federationRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
       const done = await finishFederatedSecondFactor(deps, request.tenant, input, contextOf(request));
       void reply.clearCookie(PENDING_COOKIE.name, { ...cookieFlags, path: PENDING_COOKIE.path });
       setSessionCookie(reply, done.session);
-      return { success: true as const, recordid: String(done.recordId), redirect: safeRedirectPath(done.returnTo ?? undefined, fallbackOf(request.tenant.settings.loginSuccessRedirect)) };
+      return {
+        success: true as const,
+        recordid: String(done.recordId),
+        redirect: safeRedirectPath(done.returnTo ?? undefined, fallbackOf(request.tenant.settings.loginSuccessRedirect)),
+      };
     },
   );
 
@@ -251,7 +280,17 @@ export const federationRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
         body: Type.Object({ ...Reauthentication, returnTo: Type.Optional(ReturnTo) }),
         response: {
           200: LinkStartAnswer,
-          ...errorResponses(...TENANT_ERRORS, ...BODY_ERRORS, "unauthorized", "not_found", "invalid_credentials", "invalid_2fa_code", "password_change_required", "rate_limited", "federation_failed"),
+          ...errorResponses(
+            ...TENANT_ERRORS,
+            ...BODY_ERRORS,
+            "unauthorized",
+            "not_found",
+            "invalid_credentials",
+            "invalid_2fa_code",
+            "password_change_required",
+            "rate_limited",
+            "federation_failed",
+          ),
         },
       },
     },
@@ -262,7 +301,8 @@ export const federationRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
       try {
         started = await startIdentityLink(deps, request.tenant, session, input, contextOf(request));
       } catch (error) {
-        if (error instanceof UpstreamError) throw new AuthError("federation_failed", { message: "The identity provider could not be reached. Please try again." });
+        if (error instanceof UpstreamError)
+          throw new AuthError("federation_failed", { message: "The identity provider could not be reached. Please try again." });
         throw error;
       }
       void reply.setCookie(FLOW_COOKIE.name, started.flowCookie, { ...cookieFlags, path: FLOW_COOKIE.path, maxAge: FEDERATION_FLOW_LIFETIME_MS / 1000 });
@@ -275,7 +315,8 @@ export const federationRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
     {
       schema: {
         summary: "Unlink an identity",
-        description: "Re-authenticates as `POST /auth/change-email` does; sends a `security_alert` `identity_unlinked` and `member.updated` (`changes: [\"identities\"]`).",
+        description:
+          'Re-authenticates as `POST /auth/change-email` does; sends a `security_alert` `identity_unlinked` and `member.updated` (`changes: ["identities"]`).',
         tags: ["federation"],
         operationId: "unlinkIdentity",
         security: security.session,
@@ -283,7 +324,16 @@ export const federationRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
         body: Type.Optional(Type.Object(Reauthentication)),
         response: {
           200: described(MessageBody, "Unlinked."),
-          ...errorResponses(...TENANT_ERRORS, ...BODY_ERRORS, "unauthorized", "not_found", "invalid_credentials", "invalid_2fa_code", "password_change_required", "rate_limited"),
+          ...errorResponses(
+            ...TENANT_ERRORS,
+            ...BODY_ERRORS,
+            "unauthorized",
+            "not_found",
+            "invalid_credentials",
+            "invalid_2fa_code",
+            "password_change_required",
+            "rate_limited",
+          ),
         },
       },
     },
