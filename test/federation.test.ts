@@ -172,11 +172,11 @@ test("D27 self-service: link another identity after re-authentication, list it, 
   );
   assert.equal(failureReasonOf(refused.callback), "identity_in_use");
 
-  assertError(await call(h, "DELETE", `/auth/identities/${identity!.id}`, cookie, { password: "wrong-password-123" }), 401, "invalid_credentials");
-  ok(await call(h, "DELETE", `/auth/identities/${identity!.id}`, cookie, { password: STRONG_PASSWORD }));
+  assertError(await call(h, "DELETE", `/auth/identities/${identity.id}`, cookie, { password: "wrong-password-123" }), 401, "invalid_credentials");
+  ok(await call(h, "DELETE", `/auth/identities/${identity.id}`, cookie, { password: STRONG_PASSWORD }));
   assert.deepEqual(await identitiesOf(h, cookie), []);
   assert.ok((await alerts(h)).some((a) => a.alert === "identity_unlinked"));
-  assertError(await call(h, "DELETE", `/auth/identities/${identity!.id}`, cookie, { password: STRONG_PASSWORD }), 404, "not_found");
+  assertError(await call(h, "DELETE", `/auth/identities/${identity.id}`, cookie, { password: STRONG_PASSWORD }), 404, "not_found");
 });
 
 test("D27 attacks on the callback: a changed state, no cookie, a replayed callback, a provider's refusal; each lands on the error page with no session", async (t) => {

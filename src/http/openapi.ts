@@ -137,6 +137,11 @@ const tags = [
   { name: "magic-link", description: "Login by a one-time link sent through the tenant's `magicLoginWebhook`." },
   { name: "sessions", description: "The `session_id` cookie: reading the session and logging out." },
   { name: "passwords", description: "Forgot, reset and change password." },
+  {
+    name: "federation",
+    description:
+      "Signing in with an identity provider (a tenant's connections): the start redirect, the callback, the step after it, and the member's linked identities.",
+  },
   { name: "passkeys", description: "Passkeys (WebAuthn): adding, listing, renaming and removing them with the session cookie, and logging in with one." },
   { name: "two-factor", description: "TOTP enrolment, disabling, and recovery codes. Each needs the session cookie." },
   { name: "account", description: "The member's own profile, email, sessions and account, and \"this wasn't me\" from a security alert." },

@@ -449,6 +449,121 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/auth/federated/connections": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The tenant's hostname (lowercase, no port). Without it, the `Host` header names the tenant. */
+                "X-Tenant-Domain"?: components["parameters"]["TenantDomain"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the sign-in connections
+         * @description The tenant's identity providers, by id and display name, for "Continue with …" buttons. Never a client id or secret.
+         */
+        get: operations["listSignInConnections"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/federated/link": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The tenant's hostname (lowercase, no port). Without it, the `Host` header names the tenant. */
+                "X-Tenant-Domain"?: components["parameters"]["TenantDomain"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Link the identity that met this account's email
+         * @description After a callback found an existing member with the provider's email, that member signs in (any way) in the same browser, then calls this with the `latch_fed_pending` cookie. The session must be younger than the callback. Links `(connection, subject)` to the member and sends a `security_alert` `identity_linked`; "this wasn't me" removes it.
+         */
+        post: operations["confirmFederatedLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/federated/second-factor": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The tenant's hostname (lowercase, no port). Without it, the `Host` header names the tenant. */
+                "X-Tenant-Domain"?: components["parameters"]["TenantDomain"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Finish a federated sign-in with the second factor
+         * @description For a member with 2FA after the callback: the `latch_fed_pending` cookie (10 minutes) and a TOTP or recovery code, checked and counted as the second step of `POST /auth/login`. A wrong code leaves the step for another try. 10 tries per IP per minute.
+         */
+        post: operations["finishFederatedSecondFactor"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/federated/{connection}/callback": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The tenant's hostname (lowercase, no port). Without it, the `Host` header names the tenant. */
+                "X-Tenant-Domain"?: components["parameters"]["TenantDomain"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The provider's callback
+         * @description Where the provider sends the browser back (register this URL at the provider: the connection's `redirectUri`). Checks `state` against the `latch_fed` cookie, which it uses up; openid-client exchanges the code (with the PKCE verifier) and checks the ID token (signature by the issuer's JWKS, `iss`, `aud`, `nonce`, `exp`). Always a 302: signed in (to `returnTo`), to `/ui/federated-second-factor` or `/ui/federated-link` with the `latch_fed_pending` cookie, or to `/ui/federated-error?code=federation_failed&reason=…`.
+         */
+        get: operations["federatedCallback"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/federated/{connection}/start": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The tenant's hostname (lowercase, no port). Without it, the `Host` header names the tenant. */
+                "X-Tenant-Domain"?: components["parameters"]["TenantDomain"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Start a sign-in with an identity provider
+         * @description A browser navigation: answers 302 to the provider with `state`, `nonce` and PKCE S256, bound to the one-use `latch_fed` cookie (HttpOnly, Secure, SameSite=Lax, Path=/auth/federated, 10 minutes). No bot check; 30 starts per IP per minute. A provider that cannot be reached sends the browser to `/ui/federated-error`.
+         */
+        get: operations["startFederatedSignIn"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/auth/forgot-password": {
         parameters: {
             query?: never;
@@ -467,6 +582,75 @@ export interface paths {
          */
         post: operations["requestPasswordReset"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/identities": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The tenant's hostname (lowercase, no port). Without it, the `Host` header names the tenant. */
+                "X-Tenant-Domain"?: components["parameters"]["TenantDomain"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the member's linked identities
+         * @description Each identity at a provider the member can sign in with.
+         */
+        get: operations["listIdentities"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/identities/link/{connection}": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The tenant's hostname (lowercase, no port). Without it, the `Host` header names the tenant. */
+                "X-Tenant-Domain"?: components["parameters"]["TenantDomain"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Link another identity
+         * @description Re-authenticates as `POST /auth/change-email` does, then starts the provider's sign-in for a link: the answer sets `latch_fed` and names the URL to send the browser to. The callback links the identity (or refuses one that is someone else's) and lands on `/ui/account/identities`.
+         */
+        post: operations["startIdentityLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/identities/{id}": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The tenant's hostname (lowercase, no port). Without it, the `Host` header names the tenant. */
+                "X-Tenant-Domain"?: components["parameters"]["TenantDomain"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Unlink an identity
+         * @description Re-authenticates as `POST /auth/change-email` does; sends a `security_alert` `identity_unlinked` and `member.updated` (`changes: ["identities"]`).
+         */
+        delete: operations["unlinkIdentity"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1377,7 +1561,7 @@ export interface components {
              * @description Stable code for programs; never renamed.
              * @enum {string}
              */
-            code: "validation_failed" | "payload_too_large" | "unsupported_media_type" | "unknown_tenant" | "origin_mismatch" | "bot_check_failed" | "bot_check_unavailable" | "invalid_token" | "weak_password" | "breached_password" | "invalid_credentials" | "email_not_verified" | "account_locked" | "password_change_required" | "invalid_2fa_code" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "invalid_state" | "rate_limited" | "unavailable" | "internal_error";
+            code: "validation_failed" | "payload_too_large" | "unsupported_media_type" | "unknown_tenant" | "origin_mismatch" | "bot_check_failed" | "bot_check_unavailable" | "invalid_token" | "weak_password" | "breached_password" | "invalid_credentials" | "email_not_verified" | "account_locked" | "password_change_required" | "invalid_2fa_code" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "invalid_state" | "federation_failed" | "rate_limited" | "unavailable" | "internal_error";
             details?: components["schemas"]["ErrorDetails"];
             /** @description For people; the wording may change. */
             message: string;
@@ -2154,7 +2338,7 @@ export interface operations {
                              * @description What happened (`src/model.ts` AUDIT_EVENT_TYPES).
                              * @enum {string}
                              */
-                            type: "registered" | "registration_repeated" | "verification_resent" | "email_verified" | "login_succeeded" | "login_failed" | "login_anomaly" | "suspicious_login_velocity" | "logout" | "two_factor_setup_started" | "two_factor_enabled" | "two_factor_disabled" | "two_factor_passed" | "two_factor_failed" | "recovery_code_used" | "recovery_codes_regenerated" | "password_reset_requested" | "password_reset" | "password_changed" | "password_change_failed" | "password_change_required" | "magic_link_requested" | "account_locked" | "account_unlocked" | "connection_created" | "connection_updated" | "connection_deleted" | "name_changed" | "email_change_requested" | "email_changed" | "email_restored" | "account_secured" | "session_revoked" | "sessions_revoked" | "member_deleted" | "passkey_added" | "passkey_removed" | "passkey_counter_regressed";
+                            type: "registered" | "registration_repeated" | "verification_resent" | "email_verified" | "login_succeeded" | "login_failed" | "login_anomaly" | "suspicious_login_velocity" | "logout" | "two_factor_setup_started" | "two_factor_enabled" | "two_factor_disabled" | "two_factor_passed" | "two_factor_failed" | "recovery_code_used" | "recovery_codes_regenerated" | "password_reset_requested" | "password_reset" | "password_changed" | "password_change_failed" | "password_change_required" | "magic_link_requested" | "account_locked" | "account_unlocked" | "connection_created" | "connection_updated" | "connection_deleted" | "name_changed" | "email_change_requested" | "email_changed" | "email_restored" | "account_secured" | "session_revoked" | "sessions_revoked" | "member_deleted" | "passkey_added" | "passkey_removed" | "identity_linked" | "identity_unlinked" | "federated_login" | "passkey_counter_regressed";
                             userAgent: string | null;
                         }[];
                         recordid: string;
@@ -2992,7 +3176,7 @@ export interface operations {
                         members: {
                             _2fa_status: "Disabled" | "Enabled";
                             authentication_status: "Email Verification Pending" | "Unlocked" | "Locked" | "Password Change Pending";
-                            authentication_type: ("Password" | "Magic Link")[];
+                            authentication_type: ("Password" | "Magic Link" | "Federated")[];
                             /**
                              * Format: date-time
                              * @description ISO 8601 UTC time (`2026-01-01T12:00:00.000Z`).
@@ -3133,7 +3317,7 @@ export interface operations {
                     "application/json": {
                         _2fa_status: "Disabled" | "Enabled";
                         authentication_status: "Email Verification Pending" | "Unlocked" | "Locked" | "Password Change Pending";
-                        authentication_type: ("Password" | "Magic Link")[];
+                        authentication_type: ("Password" | "Magic Link" | "Federated")[];
                         /**
                          * Format: date-time
                          * @description ISO 8601 UTC time (`2026-01-01T12:00:00.000Z`).
@@ -3437,7 +3621,7 @@ export interface operations {
                              * @description What happened (`src/model.ts` AUDIT_EVENT_TYPES).
                              * @enum {string}
                              */
-                            type: "registered" | "registration_repeated" | "verification_resent" | "email_verified" | "login_succeeded" | "login_failed" | "login_anomaly" | "suspicious_login_velocity" | "logout" | "two_factor_setup_started" | "two_factor_enabled" | "two_factor_disabled" | "two_factor_passed" | "two_factor_failed" | "recovery_code_used" | "recovery_codes_regenerated" | "password_reset_requested" | "password_reset" | "password_changed" | "password_change_failed" | "password_change_required" | "magic_link_requested" | "account_locked" | "account_unlocked" | "connection_created" | "connection_updated" | "connection_deleted" | "name_changed" | "email_change_requested" | "email_changed" | "email_restored" | "account_secured" | "session_revoked" | "sessions_revoked" | "member_deleted" | "passkey_added" | "passkey_removed" | "passkey_counter_regressed";
+                            type: "registered" | "registration_repeated" | "verification_resent" | "email_verified" | "login_succeeded" | "login_failed" | "login_anomaly" | "suspicious_login_velocity" | "logout" | "two_factor_setup_started" | "two_factor_enabled" | "two_factor_disabled" | "two_factor_passed" | "two_factor_failed" | "recovery_code_used" | "recovery_codes_regenerated" | "password_reset_requested" | "password_reset" | "password_changed" | "password_change_failed" | "password_change_required" | "magic_link_requested" | "account_locked" | "account_unlocked" | "connection_created" | "connection_updated" | "connection_deleted" | "name_changed" | "email_change_requested" | "email_changed" | "email_restored" | "account_secured" | "session_revoked" | "sessions_revoked" | "member_deleted" | "passkey_added" | "passkey_removed" | "identity_linked" | "identity_unlinked" | "federated_login" | "passkey_counter_regressed";
                             userAgent: string | null;
                         }[];
                         loginHistory: {
@@ -3457,7 +3641,7 @@ export interface operations {
                         member: {
                             _2fa_status: "Disabled" | "Enabled";
                             authentication_status: "Email Verification Pending" | "Unlocked" | "Locked" | "Password Change Pending";
-                            authentication_type: ("Password" | "Magic Link")[];
+                            authentication_type: ("Password" | "Magic Link" | "Federated")[];
                             /**
                              * Format: date-time
                              * @description ISO 8601 UTC time (`2026-01-01T12:00:00.000Z`).
@@ -5073,6 +5257,684 @@ export interface operations {
             };
         };
     };
+    listSignInConnections: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The tenant's hostname (lowercase, no port). Without it, the `Host` header names the tenant. */
+                "X-Tenant-Domain"?: components["parameters"]["TenantDomain"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The tenant's connections, for sign-in buttons. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        connections: {
+                            displayName: string;
+                            id: string;
+                            /** @description `/auth/federated/{id}/start`: a link or button goes there. */
+                            startUrl: string;
+                        }[];
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            /** @description - `validation_failed`: A malformed URL (`/%`), or a NUL character in the URL. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `origin_mismatch`: The request carries the session cookie and an `Origin` that is neither the tenant's nor in its `allowedOrigins`. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `unknown_tenant`: No tenant has this domain (`X-Tenant-Domain`, else `Host`). */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    confirmFederatedLink: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The tenant's hostname (lowercase, no port). Without it, the `Host` header names the tenant. */
+                "X-Tenant-Domain"?: components["parameters"]["TenantDomain"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description Linked; the member is sent a `security_alert` `identity_linked`. */
+            200: {
+                headers: {
+                    /** @description Clears `latch_fed_pending`: the step is used. */
+                    "Set-Cookie"?: string;
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        message: string;
+                        redirect: string;
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            /**
+             * @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body.
+             *     - `federation_failed`: A federated sign-in could not finish: no `latch_fed` cookie or pending step (used, expired, another browser), or the identity provider refused or answered wrongly.
+             */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `unauthorized`: No valid session, or a missing or unknown API key. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `origin_mismatch`: The request carries the session cookie and an `Origin` that is neither the tenant's nor in its `allowedOrigins`. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `unknown_tenant`: No tenant has this domain (`X-Tenant-Domain`, else `Host`). */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `payload_too_large`: The body is over 16 KiB. */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `unsupported_media_type`: The body is not `application/json`. */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    finishFederatedSecondFactor: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The tenant's hostname (lowercase, no port). Without it, the `Host` header names the tenant. */
+                "X-Tenant-Domain"?: components["parameters"]["TenantDomain"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    twoFACode: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Signed in: the session cookie is set; `redirect` is where the sign-in started for (`returnTo`, else `loginSuccessRedirect`). */
+            200: {
+                headers: {
+                    /** @description `session_id=<id>; Max-Age=<session TTL in s>; Path=/; HttpOnly; Secure; SameSite=Lax` (no Domain). */
+                    "Set-Cookie"?: string;
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        recordid: string;
+                        redirect: string;
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            /**
+             * @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body.
+             *     - `federation_failed`: A federated sign-in could not finish: no `latch_fed` cookie or pending step (used, expired, another browser), or the identity provider refused or answered wrongly.
+             */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `invalid_2fa_code`: The TOTP or recovery code is wrong. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description - `origin_mismatch`: The request carries the session cookie and an `Origin` that is neither the tenant's nor in its `allowedOrigins`.
+             *     - `account_locked`: An admin locked the account.
+             */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `unknown_tenant`: No tenant has this domain (`X-Tenant-Domain`, else `Host`). */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `payload_too_large`: The body is over 16 KiB. */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `unsupported_media_type`: The body is not `application/json`. */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `rate_limited`: A rate limit, lockout or cooldown; `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    federatedCallback: {
+        parameters: {
+            query?: {
+                code?: string;
+                state?: string;
+                iss?: string;
+                error?: string;
+                error_description?: string;
+            };
+            header?: {
+                /** @description The tenant's hostname (lowercase, no port). Without it, the `Host` header names the tenant. */
+                "X-Tenant-Domain"?: components["parameters"]["TenantDomain"];
+            };
+            path: {
+                /** @description The connection's id. */
+                connection: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description See the description. */
+            302: {
+                headers: {
+                    /** @description Where the browser goes next. */
+                    Location?: string;
+                    /** @description The session cookie, or `latch_fed_pending`; `latch_fed` is cleared. */
+                    "Set-Cookie"?: string;
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description - `validation_failed`: A malformed URL (`/%`), or a NUL character in the URL. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `origin_mismatch`: The request carries the session cookie and an `Origin` that is neither the tenant's nor in its `allowedOrigins`. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `unknown_tenant`: No tenant has this domain (`X-Tenant-Domain`, else `Host`). */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    startFederatedSignIn: {
+        parameters: {
+            query?: {
+                /** @description A path on the tenant's site to land on afterwards (`/…`, never another host); default the tenant's `loginSuccessRedirect`. */
+                returnTo?: string;
+            };
+            header?: {
+                /** @description The tenant's hostname (lowercase, no port). Without it, the `Host` header names the tenant. */
+                "X-Tenant-Domain"?: components["parameters"]["TenantDomain"];
+            };
+            path: {
+                /** @description The connection's id. */
+                connection: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To the provider's authorization endpoint, or to `/ui/federated-error`. */
+            302: {
+                headers: {
+                    /** @description Where the browser goes next. */
+                    Location?: string;
+                    /** @description `latch_fed=<random>; Max-Age=600; Path=/auth/federated; HttpOnly; Secure; SameSite=Lax` */
+                    "Set-Cookie"?: string;
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `origin_mismatch`: The request carries the session cookie and an `Origin` that is neither the tenant's nor in its `allowedOrigins`. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description - `unknown_tenant`: No tenant has this domain (`X-Tenant-Domain`, else `Host`).
+             *     - `not_found`: The target does not exist, or the feature is off (see the operation's description).
+             */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `rate_limited`: A rate limit, lockout or cooldown; `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     requestPasswordReset: {
         parameters: {
             query?: never;
@@ -5217,6 +6079,493 @@ export interface operations {
              * @description - `bot_check_unavailable`: The bot-protection provider could not be reached (fail closed).
              *     - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent.
              */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    listIdentities: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The tenant's hostname (lowercase, no port). Without it, the `Host` header names the tenant. */
+                "X-Tenant-Domain"?: components["parameters"]["TenantDomain"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The member's linked identities. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        identities: {
+                            connection: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC time (`2026-01-01T12:00:00.000Z`).
+                             */
+                            createdAt: string;
+                            displayName: string;
+                            /** @description What the provider said the email was when last used; never used to match. */
+                            email: string | null;
+                            id: string;
+                            lastUsedAt: string | null;
+                        }[];
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            /** @description - `validation_failed`: A malformed URL (`/%`), or a NUL character in the URL. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `unauthorized`: No valid session, or a missing or unknown API key. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `origin_mismatch`: The request carries the session cookie and an `Origin` that is neither the tenant's nor in its `allowedOrigins`. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `unknown_tenant`: No tenant has this domain (`X-Tenant-Domain`, else `Host`). */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    startIdentityLink: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The tenant's hostname (lowercase, no port). Without it, the `Host` header names the tenant. */
+                "X-Tenant-Domain"?: components["parameters"]["TenantDomain"];
+            };
+            path: {
+                /** @description The connection's id. */
+                connection: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Required when the member has a password. */
+                    password?: string;
+                    /** @description A path on the tenant's site to land on afterwards (`/…`, never another host); default the tenant's `loginSuccessRedirect`. */
+                    returnTo?: string;
+                    /** @description A TOTP or recovery code; required when 2FA is on. */
+                    twoFACode?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The `latch_fed` cookie is set (10 minutes); the browser goes to `redirect`. */
+            200: {
+                headers: {
+                    /** @description `latch_fed=<random>; Max-Age=600; Path=/auth/federated; HttpOnly; Secure; SameSite=Lax` */
+                    "Set-Cookie"?: string;
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The provider's authorization URL: send the browser there. */
+                        redirect: string;
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            /**
+             * @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body.
+             *     - `federation_failed`: A federated sign-in could not finish: no `latch_fed` cookie or pending step (used, expired, another browser), or the identity provider refused or answered wrongly.
+             */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description - `invalid_credentials`: Wrong email or password (one answer for both), or a wrong current password.
+             *     - `invalid_2fa_code`: The TOTP or recovery code is wrong.
+             *     - `unauthorized`: No valid session, or a missing or unknown API key.
+             */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description - `origin_mismatch`: The request carries the session cookie and an `Origin` that is neither the tenant's nor in its `allowedOrigins`.
+             *     - `password_change_required`: An admin requires a password change: reset the password, or log in by magic link.
+             */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description - `unknown_tenant`: No tenant has this domain (`X-Tenant-Domain`, else `Host`).
+             *     - `not_found`: The target does not exist, or the feature is off (see the operation's description).
+             */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `payload_too_large`: The body is over 16 KiB. */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `unsupported_media_type`: The body is not `application/json`. */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `rate_limited`: A rate limit, lockout or cooldown; `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    unlinkIdentity: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The tenant's hostname (lowercase, no port). Without it, the `Host` header names the tenant. */
+                "X-Tenant-Domain"?: components["parameters"]["TenantDomain"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Required when the member has a password. */
+                    password?: string;
+                    /** @description A TOTP or recovery code; required when 2FA is on. */
+                    twoFACode?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Unlinked. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        message: string;
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description - `invalid_credentials`: Wrong email or password (one answer for both), or a wrong current password.
+             *     - `invalid_2fa_code`: The TOTP or recovery code is wrong.
+             *     - `unauthorized`: No valid session, or a missing or unknown API key.
+             */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description - `origin_mismatch`: The request carries the session cookie and an `Origin` that is neither the tenant's nor in its `allowedOrigins`.
+             *     - `password_change_required`: An admin requires a password change: reset the password, or log in by magic link.
+             */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description - `unknown_tenant`: No tenant has this domain (`X-Tenant-Domain`, else `Host`).
+             *     - `not_found`: The target does not exist, or the feature is off (see the operation's description).
+             */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `payload_too_large`: The body is over 16 KiB. */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `unsupported_media_type`: The body is not `application/json`. */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `rate_limited`: A rate limit, lockout or cooldown; `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -5730,7 +7079,7 @@ export interface operations {
                     "application/json": {
                         _2fa_status: "Disabled" | "Enabled";
                         authentication_status: "Email Verification Pending" | "Unlocked" | "Locked" | "Password Change Pending";
-                        authentication_type: ("Password" | "Magic Link")[];
+                        authentication_type: ("Password" | "Magic Link" | "Federated")[];
                         /**
                          * Format: date-time
                          * @description ISO 8601 UTC time (`2026-01-01T12:00:00.000Z`).
@@ -5870,7 +7219,7 @@ export interface operations {
                     "application/json": {
                         _2fa_status: "Disabled" | "Enabled";
                         authentication_status: "Email Verification Pending" | "Unlocked" | "Locked" | "Password Change Pending";
-                        authentication_type: ("Password" | "Magic Link")[];
+                        authentication_type: ("Password" | "Magic Link" | "Federated")[];
                         /**
                          * Format: date-time
                          * @description ISO 8601 UTC time (`2026-01-01T12:00:00.000Z`).
@@ -10612,8 +11961,15 @@ export interface operations {
                      * @description When it happened; deliveries are not in order, so order by this.
                      */
                     at: string;
+                    /** @description The connection's id, with `method: "federated"`. */
+                    connection?: string;
                     /** @constant */
                     event_type: "member.created";
+                    /**
+                     * @description `federated`: made by a sign-in through an identity provider (`connection` names it). Absent: a verified registration.
+                     * @enum {string}
+                     */
+                    method?: "federated";
                     /** @description The member's record id (always a string of digits). */
                     recordid: string;
                 };
@@ -10705,7 +12061,7 @@ export interface operations {
                      */
                     at: string;
                     /** @description Which fields changed; never their values. */
-                    changes: ("name" | "email" | "status")[];
+                    changes: ("name" | "email" | "status" | "identities")[];
                     /** @constant */
                     event_type: "member.updated";
                     /** @description The member's record id (always a string of digits). */
@@ -10800,12 +12156,14 @@ export interface operations {
                      * @description What happened (README, the `alert` table).
                      * @enum {string}
                      */
-                    alert: "login_anomaly" | "password_changed" | "password_reset" | "two_factor_enabled" | "two_factor_disabled" | "two_factor_locked" | "recovery_code_used" | "email_change_requested" | "email_changed" | "passkey_added" | "passkey_removed";
+                    alert: "login_anomaly" | "password_changed" | "password_reset" | "two_factor_enabled" | "two_factor_disabled" | "two_factor_locked" | "recovery_code_used" | "email_change_requested" | "email_changed" | "passkey_added" | "passkey_removed" | "identity_linked" | "identity_unlinked";
                     /**
                      * Format: date-time
                      * @description ISO 8601 UTC time (`2026-01-01T12:00:00.000Z`).
                      */
                     at: string;
+                    /** @description `identity_linked` and `identity_unlinked` only: the connection's display name. */
+                    connection?: string;
                     /** @description ISO 3166 country of `ip`; null without GeoIP. */
                     country: string | null;
                     /** @description The address to send the email to (trimmed and lowercased). */

@@ -120,7 +120,13 @@ async function lockDown(tx: Store, tenant: Tenant, member: Member, issued: Alert
   if (identitiesRemoved > 0) changes.push("identities");
   await tx.audit.insertAuditEvent(
     tenant.id,
-    { memberId: recordId, type: "account_secured", ip: context.ip, userAgent: context.userAgent, details: { twoFactorReset, passkeysRemoved, identitiesRemoved } },
+    {
+      memberId: recordId,
+      type: "account_secured",
+      ip: context.ip,
+      userAgent: context.userAgent,
+      details: { twoFactorReset, passkeysRemoved, identitiesRemoved },
+    },
     now,
   );
   return changes;

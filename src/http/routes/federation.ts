@@ -2,7 +2,7 @@
  * Federated sign-in over HTTP (decisions.md#federated-sign-in): the start redirect, the provider's
  * callback, the step a callback may leave (second factor, proof before a link), and the member's own
  * identities. The callback never answers 5xx or an error body: the browser lands on a hosted page
- * with a D4 code and a reason, and no token or code is ever put in a URL Latch makes.
+ * with a contract.md#d4 code and a reason, and no token or code is ever put in a URL Latch makes.
  */
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyReply } from "fastify";
@@ -185,7 +185,16 @@ export const federationRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
         tags: ["federation"],
         operationId: "federatedCallback",
         params: Type.Object({ connection: ConnectionParam }),
-        querystring: Type.Record(Type.String(), Type.String({ maxLength: 4096 })),
+        querystring: Type.Object(
+          {
+            code: Type.Optional(Type.String({ maxLength: 4096 })),
+            state: Type.Optional(Type.String({ maxLength: 4096 })),
+            iss: Type.Optional(Type.String({ maxLength: 4096 })),
+            error: Type.Optional(Type.String({ maxLength: 4096 })),
+            error_description: Type.Optional(Type.String({ maxLength: 4096 })),
+          },
+          { additionalProperties: Type.String({ maxLength: 4096 }), description: "What the provider sends back (RFC 6749 4.1.2, RFC 9207 `iss`)." },
+        ),
         response: {
           302: RedirectAnswer("See the description.", "The session cookie, or `latch_fed_pending`; `latch_fed` is cleared."),
           ...errorResponses(...TENANT_ERRORS),

@@ -47,12 +47,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn("last_used_at", "bigint")
     .addPrimaryKeyConstraint("federated_identities_pk", ["tenant_id", "id"])
     .execute();
-  await db.schema
-    .createIndex("federated_identities_subject")
-    .unique()
-    .on("federated_identities")
-    .columns(["tenant_id", "connection_id", "subject"])
-    .execute();
+  await db.schema.createIndex("federated_identities_subject").unique().on("federated_identities").columns(["tenant_id", "connection_id", "subject"]).execute();
   await db.schema.createIndex("federated_identities_member").on("federated_identities").columns(["tenant_id", "member_id"]).execute();
   await db.schema
     .createTable("federation_flows")
