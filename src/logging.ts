@@ -67,7 +67,9 @@ export function redactUrl(url: string): string {
     if (LINK_ROUTE_NAMES.has(decodedName(segment))) tokenAt = i + 2;
     return segment;
   });
-  return (segments.join("/") + rest).replace(SECRET_LIKE, "[redacted]");
+  // decisions.md#federated-sign-in: a callback's `code` (GitHub's is 20 characters) and `state` are masked whatever their length.
+  const masked = rest.replace(/([?&](?:code|state)=)[^&#]*/gi, "$1[redacted]");
+  return (segments.join("/") + masked).replace(SECRET_LIKE, "[redacted]");
 }
 
 interface LoggedRequest {

@@ -136,6 +136,8 @@ export const RECOVERY_CODE_LENGTH = 16;
  * row), and what waits for one more step after the callback (the proof before a link, the second factor).
  */
 export const FEDERATION_FLOW_LIFETIME_MS = 10 * MINUTE;
+/** decisions.md#federated-connections: a bound on the providers one tenant's admin can make Latch call and cache. */
+export const MAX_CONNECTIONS_PER_TENANT = 20;
 export const FEDERATION_PENDING_LIFETIME_MS = 10 * MINUTE;
 /** decisions.md#federated-sign-in: every call to a provider (discovery, JWKS, token, GitHub's API). */
 export const FEDERATION_REQUEST_TIMEOUT_MS = 10_000;
@@ -384,6 +386,7 @@ export const RULE_TABLE: readonly RuleRow[] = /* @__PURE__ */ (() => [
   { rule: "Passkey challenge", value: describeDuration(PASSKEY_CHALLENGE_LIFETIME_MS), source: "contract.md#d26; the number is Latch's" },
   { rule: "Federated sign-in in flight (the `latch_fed` cookie)", value: describeDuration(FEDERATION_FLOW_LIFETIME_MS), source: "contract.md#d27" },
   { rule: "Proof or second factor awaited after a federated callback", value: describeDuration(FEDERATION_PENDING_LIFETIME_MS), source: "contract.md#d27" },
+  { rule: "Connections per tenant", value: String(MAX_CONNECTIONS_PER_TENANT), source: "contract.md#d27; the number is Latch's" },
   { rule: "Timeout of each call to an identity provider", value: describeDuration(FEDERATION_REQUEST_TIMEOUT_MS), source: "contract.md#d27" },
   { rule: "Passkeys per member", value: String(MAX_PASSKEYS_PER_MEMBER), source: "contract.md#d26; the number is Latch's" },
   { rule: "Longest passkey credential id", value: `${MAX_CREDENTIAL_ID_BYTES} bytes`, source: "contract.md#d26; WebAuthn Level 3" },

@@ -153,7 +153,7 @@ test("D27 self-service: link another identity after re-authentication, list it, 
     h,
     idp,
     { email: "ada.elsewhere@example.com", verified: false },
-    { started: { authorizationUrl: started.redirect, flowCookie } },
+    { started: { authorizationUrl: started.redirect, flowCookie }, session: cookie },
   );
   assert.equal(trip.callback.headers.location, "/ui/account/identities?notice=identity-linked");
   const [identity] = await identitiesOf(h, cookie);
@@ -168,7 +168,7 @@ test("D27 self-service: link another identity after re-authentication, list it, 
     h,
     idp,
     { email: "ada.elsewhere@example.com", verified: false },
-    { started: { authorizationUrl: theirs.json<{ redirect: string }>().redirect, flowCookie: setCookieValue(theirs, "latch_fed")! } },
+    { started: { authorizationUrl: theirs.json<{ redirect: string }>().redirect, flowCookie: setCookieValue(theirs, "latch_fed")! }, session: other },
   );
   assert.equal(failureReasonOf(refused.callback), "identity_in_use");
 

@@ -170,6 +170,8 @@ const OPTIONAL_BODY_OPERATIONS = new Set([
   "rotateApplicationKey",
   "rotateWebhookSecret",
   "resetMemberTwoFactor",
+  "confirmFederatedLink",
+  "unlinkIdentity",
 ]);
 
 type ResponseObject = { description?: string; headers?: Record<string, unknown>; content?: unknown };

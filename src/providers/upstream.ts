@@ -203,6 +203,8 @@ export class OpenIdUpstream implements UpstreamProvider {
 function failureOf(error: unknown): UpstreamError {
   if (error instanceof UpstreamError) return error;
   if (error instanceof oidc.ResponseBodyError || error instanceof oidc.AuthorizationResponseError) return new UpstreamError("provider_error");
+  // openid-client wraps its own timeout (the `timeout` option) as a ClientError with this code.
+  if (error instanceof Error && (error as { code?: unknown }).code === "OAUTH_TIMEOUT") return new UpstreamError("provider_unreachable");
   if (error instanceof TypeError || (error instanceof Error && error.name === "AbortError") || (error instanceof Error && error.name === "TimeoutError"))
     return new UpstreamError("provider_unreachable");
   return new UpstreamError("invalid_response");

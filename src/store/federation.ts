@@ -25,6 +25,8 @@ export interface FederationFlow {
   purpose: FlowPurpose;
   /** The member a `link` flow adds an identity to; 0 for `login`. */
   memberId: number;
+  /** The session that started a `link` flow (its SHA-256); the callback must come with it. */
+  sessionHash: string | null;
   returnTo: string | null;
   createdAt: number;
 }
@@ -66,6 +68,7 @@ export class FederationStore {
         connection_id: flow.connectionId,
         purpose: flow.purpose,
         member_id: flow.memberId,
+        session_hash: flow.sessionHash,
         return_to: flow.returnTo,
         created_at: flow.createdAt,
         expires_at: expiresAt,
@@ -88,6 +91,7 @@ export class FederationStore {
       connectionId: row.connection_id,
       purpose: row.purpose as FlowPurpose,
       memberId: Number(row.member_id),
+      sessionHash: row.session_hash,
       returnTo: row.return_to,
       createdAt: Number(row.created_at),
     };
@@ -215,11 +219,31 @@ export class FederationStore {
     return Number(result.numDeletedRows);
   }
 
+  /**
+   * What waits for the member (pending steps, link flows in flight): gone when the account is secured,
+   * locked or an identity unlinked, so a step taken before cannot finish after (decisions.md#federated-sign-in).
+   */
+  async deleteMemberPending(tenantId: string, memberId: number): Promise<void> {
+    await this.db.deleteFrom("federation_pending").where("tenant_id", "=", tenantId).where("member_id", "=", memberId).execute();
+    await this.db.deleteFrom("federation_flows").where("tenant_id", "=", tenantId).where("member_id", "=", memberId).execute();
+  }
+
+  /** A connection's issuer or type changed: its identities named subjects at another provider, and go (with what waits). */
+  async deleteConnectionRows(tenantId: string, connectionId: string): Promise<number> {
+    const result = await this.db
+      .deleteFrom("federated_identities")
+      .where("tenant_id", "=", tenantId)
+      .where("connection_id", "=", connectionId)
+      .executeTakeFirst();
+    await this.db.deleteFrom("federation_pending").where("tenant_id", "=", tenantId).where("connection_id", "=", connectionId).execute();
+    await this.db.deleteFrom("federation_flows").where("tenant_id", "=", tenantId).where("connection_id", "=", connectionId).execute();
+    return Number(result.numDeletedRows);
+  }
+
   /** Erasure (contract.md#d22): the member's identities and whatever waits for them. */
   async deleteMemberFederation(tenantId: string, memberId: number): Promise<void> {
     await this.db.deleteFrom("federated_identities").where("tenant_id", "=", tenantId).where("member_id", "=", memberId).execute();
-    await this.db.deleteFrom("federation_pending").where("tenant_id", "=", tenantId).where("member_id", "=", memberId).execute();
-    await this.db.deleteFrom("federation_flows").where("tenant_id", "=", tenantId).where("member_id", "=", memberId).execute();
+    await this.deleteMemberPending(tenantId, memberId);
   }
 
   async deleteExpired(now: number): Promise<void> {

@@ -327,6 +327,8 @@ export interface FederationFlowsTable {
   purpose: string;
   /** The member a `link` flow is for; 0 for `login`. */
   member_id: number;
+  /** A `link` flow's session (SHA-256 of its cookie): the callback must come with it. Null for `login`. */
+  session_hash: string | null;
   return_to: string | null;
   created_at: number;
   expires_at: number;

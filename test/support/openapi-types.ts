@@ -5382,9 +5382,10 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
+        /** @description Not needed: send no body, or any JSON object (ignored). */
+        requestBody?: {
             content: {
-                "application/json": Record<string, never>;
+                "application/json": Record<string, never> | null;
             };
         };
         responses: {
@@ -6418,14 +6419,15 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        /** @description The re-authentication; no body only for a member without a password or 2FA and a young session. */
+        requestBody?: {
             content: {
                 "application/json": {
                     /** @description Required when the member has a password. */
                     password?: string;
                     /** @description A TOTP or recovery code; required when 2FA is on. */
                     twoFACode?: string;
-                };
+                } | null;
             };
         };
         responses: {

@@ -117,6 +117,8 @@ async function lockDown(tx: Store, tenant: Tenant, member: Member, issued: Alert
   // decisions.md#federated-sign-in: identities linked since this alert (its own link included) go; older ones stay,
   // like a second factor, since mailbox access alone must not cut the owner off from their provider.
   const identitiesRemoved = await tx.federation.deleteIdentitiesLinkedSince(tenant.id, recordId, issued.seq === null ? 0 : issued.seq + 1);
+  // A second-factor step or a link begun before the lockdown (an intruder's) must not finish after it.
+  await tx.federation.deleteMemberPending(tenant.id, recordId);
   if (identitiesRemoved > 0) changes.push("identities");
   await tx.audit.insertAuditEvent(
     tenant.id,

@@ -65,6 +65,8 @@ export async function lockAccount(deps: Deps, tenant: Tenant, input: LockAccount
       await tx.sessions.deleteMemberSessions(tenant.id, member.recordId);
       // contract.md#d15: voiding every token means a link mailed before the lock can't undo it.
       await tx.tokens.deleteMemberTokens(tenant.id, member.recordId);
+      // decisions.md#federated-sign-in: nor can a federated second-factor step or link begun before it.
+      await tx.federation.deleteMemberPending(tenant.id, member.recordId);
     } else if (member.status === MemberStatus.locked) {
       // An admin unlock also lifts the failed-password lockout: the admin vouches for the member.
       await tx.limits.clearLockout(tenant.id, member.email);

@@ -3,6 +3,7 @@
  * by the admin API (the tenant's key) and the CLI. The client secret is sealed under SECRETS_KEY as
  * it comes in and never leaves again: no answer, log line or audit row holds it.
  */
+import { MAX_CONNECTIONS_PER_TENANT } from "../../rules.js";
 import type { Deps, TransactionDeps } from "../../deps.js";
 import { AuthError } from "../../errors.js";
 import type { AuditEventType, RequestContext, Tenant } from "../../model.js";
@@ -89,6 +90,10 @@ export async function createConnection(deps: Deps, tenant: Tenant, input: NewCon
   };
   const now = deps.clock.now();
   const created = await deps.store.transaction(async (tx) => {
+    // A bound on what one tenant's admin can make Latch fetch and cache (decisions.md#federated-connections).
+    if ((await tx.connections.listConnections(tenant.id)).length >= MAX_CONNECTIONS_PER_TENANT) {
+      throw new AuthError("invalid_state", { message: `A tenant has at most ${MAX_CONNECTIONS_PER_TENANT} connections: remove one first.` });
+    }
     if (!(await tx.connections.insertConnection(tenant.id, connection, now))) return undefined;
     await auditConnectionChange(tx, tenant, "connection_created", connection.id, context, now);
     return tx.connections.findConnection(tenant.id, connection.id);
@@ -136,7 +141,13 @@ export async function updateConnection(
   const updated = await deps.store.transaction(async (tx) => {
     const current = await tx.connections.findConnection(tenant.id, id);
     if (!current) return undefined;
-    const changed = await tx.connections.updateConnection(tenant.id, id, changesFor(deps, current, input), now);
+    const changes = changesFor(deps, current, input);
+    // A subject is unique only at its issuer: after a change of issuer or type, a linked `sub` would
+    // name whoever has it at the new provider. The links go, in the same transaction (decisions.md#federated-connections).
+    if (changes.type !== current.type || (changes.issuer !== undefined && changes.issuer !== current.issuer)) {
+      await tx.federation.deleteConnectionRows(tenant.id, id);
+    }
+    const changed = await tx.connections.updateConnection(tenant.id, id, changes, now);
     if (changed) await auditConnectionChange(tx, tenant, "connection_updated", id, context, now);
     return changed;
   });

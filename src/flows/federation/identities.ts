@@ -52,7 +52,14 @@ export async function startIdentityLink(
   context: RequestContext,
 ): Promise<StartedFederation> {
   await reauthenticateSession(deps, tenant, session, input, context);
-  return startFederation(deps, tenant, { connectionId: input.connectionId, returnTo: input.returnTo, purpose: "link", memberId: session.memberId }, context);
+  const link = {
+    connectionId: input.connectionId,
+    returnTo: input.returnTo,
+    purpose: "link" as const,
+    memberId: session.memberId,
+    sessionHash: session.idHash,
+  };
+  return startFederation(deps, tenant, link, context);
 }
 
 export async function unlinkIdentity(
@@ -69,6 +76,8 @@ export async function unlinkIdentity(
     const member = await lockSessionMember(tx, tenant, session, now);
     const removed = await tx.federation.deleteMemberIdentity(tenant.id, member.recordId, id);
     if (!removed) throw new AuthError("not_found", { message: "No such identity." });
+    // A second-factor step or link begun before the unlink must not finish after it.
+    await tx.federation.deleteMemberPending(tenant.id, member.recordId);
     const connection = await tx.connections.findConnection(tenant.id, removed.connectionId);
     const where = { ip: context.ip, userAgent: context.userAgent };
     await tx.audit.insertAuditEvent(

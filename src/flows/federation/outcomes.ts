@@ -49,11 +49,16 @@ const failed = (reason: FederationFailure, returnTo: string | null = null): Fede
 /** The provider's email when, and only when, it says it confirmed it, in Latch's form; else null. */
 export function confirmedEmailOf(identity: UpstreamIdentity): string | null {
   if (!identity.emailVerified || identity.email === null) return null;
+  let email: string;
   try {
-    return normalizeEmail(identity.email);
+    email = normalizeEmail(identity.email);
   } catch {
     return null; // an address outside the one email rule is no address here
   }
+  // Lowercasing must change ASCII letters only: the provider confirmed "\u212Aim@…" (a Kelvin sign),
+  // a mailbox other than "kim@…", which full Unicode lowercasing would make it.
+  const asciiLowered = identity.email.trim().replace(/[A-Z]/g, (c) => c.toLowerCase());
+  return asciiLowered === email && email === email.normalize("NFC") ? email : null;
 }
 
 export async function decideFederatedIdentity(

@@ -44,11 +44,13 @@ export async function finishFederatedSecondFactor(
     const member = await tx.members.findMemberById(tenant.id, step.memberId, { lock: true });
     if (!member || member.status === MemberStatus.pending) throw noPendingStep();
     if (member.status === MemberStatus.locked) throw new AuthError("account_locked");
-    if (member.twoFactorStatus === "Enabled") {
-      const check = await checkSecondFactorIn(tx, deps, tenant, member, input.twoFACode, context, now);
-      // Returned, not thrown: the failed attempt's count and audit row must commit.
-      if (!check.ok) return { kind: "refused", check };
-    }
+    // The step was made for a 2FA member by a linked identity: if either changed since (2FA reset by
+    // "this wasn't me", the identity unlinked), the step proves nothing any more: start again.
+    const identity = await tx.federation.findIdentity(tenant.id, step.connectionId, step.subject);
+    if (member.twoFactorStatus !== "Enabled" || identity?.memberId !== member.recordId) throw noPendingStep();
+    const check = await checkSecondFactorIn(tx, deps, tenant, member, input.twoFACode, context, now);
+    // Returned, not thrown: the failed attempt's count and audit row must commit.
+    if (!check.ok) return { kind: "refused", check };
     if (!(await tx.federation.consumePending(tenant.id, hash, "second_factor", now))) throw noPendingStep();
     const session = await completeFederatedLogin(tx, deps, tenant, member, connection, { subject: step.subject, email: step.email }, context, now);
     return { kind: "done", session };

@@ -11,7 +11,7 @@ import { AuthError } from "../../errors.js";
 import type { RequestContext, Tenant } from "../../model.js";
 import { UpstreamError, type UpstreamIdentity, type UpstreamSettings } from "../../providers/upstream.js";
 import { deriveFlowChecks } from "../../security/flow-checks.js";
-import { sha256Hex } from "../../security/hashing.js";
+import { constantTimeEqual, sha256Hex } from "../../security/hashing.js";
 import { FEDERATION_FLOW_LIFETIME_MS, rateRules } from "../../rules.js";
 import type { Connection } from "../../store/connections.js";
 import type { FlowPurpose } from "../../store/federation.js";
@@ -28,6 +28,8 @@ export interface StartFederation {
   purpose: FlowPurpose;
   /** The signed-in member a `link` is for; 0 for `login`. */
   memberId: number;
+  /** A `link`'s session (its SHA-256): only a callback that comes with it can finish the link. */
+  sessionHash: string | null;
 }
 
 export interface StartedFederation {
@@ -66,7 +68,14 @@ export async function startFederation(deps: Deps, tenant: Tenant, input: StartFe
     connectionRedirectUri(deps, tenant, connection.id),
     deriveFlowChecks(flowCookie),
   );
-  const flow = { connectionId: connection.id, purpose: input.purpose, memberId: input.memberId, returnTo: input.returnTo, createdAt: now };
+  const flow = {
+    connectionId: connection.id,
+    purpose: input.purpose,
+    memberId: input.memberId,
+    sessionHash: input.sessionHash,
+    returnTo: input.returnTo,
+    createdAt: now,
+  };
   await deps.store.federation.insertFlow(tenant.id, sha256Hex(flowCookie), flow, now + FEDERATION_FLOW_LIFETIME_MS);
   return { flowCookie, authorizationUrl: url.href };
 }
@@ -76,6 +85,8 @@ export interface FederationCallback {
   /** The callback URL as the browser sent it (code, state, or the provider's error). */
   callbackUrl: URL;
   flowCookie: string | undefined;
+  /** The browser's session cookie, if any: a `link` flow finishes only with the session that started it. */
+  sessionCookie: string | undefined;
 }
 
 /**
@@ -85,8 +96,15 @@ export interface FederationCallback {
 export async function finishFederation(deps: Deps, tenant: Tenant, input: FederationCallback, context: RequestContext): Promise<FederatedOutcome> {
   const now = deps.clock.now();
   if (input.flowCookie === undefined) return { kind: "failed", reason: "no_flow" };
+  // A callback whose state is not this cookie's (a cross-site navigation with a forged one) is
+  // refused before the flow is used up, so it cannot spend the browser's sign-in in flight.
+  const checks = deriveFlowChecks(input.flowCookie);
+  if (!constantTimeEqual(input.callbackUrl.searchParams.get("state") ?? "", checks.state)) return { kind: "failed", reason: "invalid_response" };
   const flow = await deps.store.federation.consumeFlow(tenant.id, sha256Hex(input.flowCookie), input.connectionId, now);
   if (!flow) return { kind: "failed", reason: "no_flow" };
+  if (flow.purpose === "link" && (input.sessionCookie === undefined || sha256Hex(input.sessionCookie) !== flow.sessionHash)) {
+    return { kind: "failed", reason: "no_flow", returnTo: flow.returnTo };
+  }
   const connection = await deps.store.connections.findConnection(tenant.id, input.connectionId);
   if (!connection) return { kind: "failed", reason: "no_flow", returnTo: flow.returnTo };
   let identity: UpstreamIdentity;
@@ -95,7 +113,7 @@ export async function finishFederation(deps: Deps, tenant: Tenant, input: Federa
       upstreamSettingsOf(deps, tenant, connection),
       connectionRedirectUri(deps, tenant, connection.id),
       input.callbackUrl,
-      deriveFlowChecks(input.flowCookie),
+      checks,
     );
   } catch (error) {
     if (!(error instanceof UpstreamError)) throw error;

@@ -17,9 +17,9 @@ import { UpstreamError } from "../../providers/upstream.js";
 import { FEDERATION_FLOW_LIFETIME_MS, FEDERATION_PENDING_LIFETIME_MS, rateRules, describeDuration, describeWindow } from "../../rules.js";
 import { pagePaths, safeRedirectPath } from "../../ui/paths.js";
 import { BODY_ERRORS, errorResponses, security, SetSessionCookieHeader, TENANT_ERRORS } from "../openapi.js";
-import { described, MessageBody, PasswordField, PublicIdField, SecondFactorCodeField, Timestamp, TwoFactorCodeField } from "../schemas.js";
+import { described, MessageBody, NoBodyNeeded, PasswordField, PublicIdField, SecondFactorCodeField, Timestamp, TwoFactorCodeField } from "../schemas.js";
 import { requireSession, setSessionCookie } from "../session-cookie.js";
-import { contextOf } from "../tenant.js";
+import { contextOf, SESSION_COOKIE } from "../tenant.js";
 
 /** The start's cookie: state, nonce and PKCE verifier derive from it (security/flow-checks.ts). */
 export const FLOW_COOKIE = { name: "latch_fed", path: "/auth/federated" } as const;
@@ -97,6 +97,8 @@ export const LinkConfirmAnswer = described(
 
 /** Where a callback's outcome sends the browser (never a token in the URL: cookies carry them). */
 function answerCallback(reply: FastifyReply, fallback: string, outcome: FederatedOutcome): FastifyReply {
+  // The callback URL holds the code and state: the next page must not get it as a Referer.
+  void reply.header("referrer-policy", "no-referrer");
   void reply.clearCookie(FLOW_COOKIE.name, { ...cookieFlags, path: FLOW_COOKIE.path });
   const back = (returnTo: string | null | undefined) => safeRedirectPath(returnTo ?? undefined, fallback);
   switch (outcome.kind) {
@@ -163,7 +165,13 @@ export const federationRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
       },
     },
     async (request, reply) => {
-      const input = { connectionId: request.params.connection, returnTo: request.query.returnTo ?? null, purpose: "login" as const, memberId: 0 };
+      const input = {
+        connectionId: request.params.connection,
+        returnTo: request.query.returnTo ?? null,
+        purpose: "login" as const,
+        memberId: 0,
+        sessionHash: null,
+      };
       try {
         const started = await startFederation(deps, request.tenant, input, contextOf(request));
         void reply.setCookie(FLOW_COOKIE.name, started.flowCookie, { ...cookieFlags, path: FLOW_COOKIE.path, maxAge: FEDERATION_FLOW_LIFETIME_MS / 1000 });
@@ -204,7 +212,13 @@ export const federationRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
     async (request, reply) => {
       const callbackUrl = new URL(request.url, "https://callback.invalid");
       const flowCookie = request.cookies[FLOW_COOKIE.name];
-      const outcome = await finishFederation(deps, request.tenant, { connectionId: request.params.connection, callbackUrl, flowCookie }, contextOf(request));
+      const sessionCookie = request.cookies[SESSION_COOKIE];
+      const outcome = await finishFederation(
+        deps,
+        request.tenant,
+        { connectionId: request.params.connection, callbackUrl, flowCookie, sessionCookie },
+        contextOf(request),
+      );
       return answerCallback(reply, fallbackOf(request.tenant.settings.loginSuccessRedirect), outcome);
     },
   );
@@ -247,7 +261,7 @@ export const federationRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
         tags: ["federation"],
         operationId: "confirmFederatedLink",
         security: security.session,
-        body: Type.Optional(Type.Object({})),
+        body: NoBodyNeeded,
         response: { 200: LinkConfirmAnswer, ...errorResponses(...TENANT_ERRORS, ...BODY_ERRORS, "unauthorized", "federation_failed") },
       },
     },
@@ -330,7 +344,9 @@ export const federationRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
         operationId: "unlinkIdentity",
         security: security.session,
         params: Type.Object({ id: PublicIdField }),
-        body: Type.Optional(Type.Object(Reauthentication)),
+        body: Type.Union([Type.Object(Reauthentication), Type.Null()], {
+          description: "The re-authentication; no body only for a member without a password or 2FA and a young session.",
+        }),
         response: {
           200: described(MessageBody, "Unlinked."),
           ...errorResponses(

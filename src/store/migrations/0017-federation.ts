@@ -5,7 +5,8 @@
  * `(connection, subject)` is in this tenant (one member each), with `linked_seq`, the member's
  * `security_seq` when it was linked, so "this wasn't me" can undo links made after its alert.
  * `federation_flows`: a sign-in or link started and not yet called back, keyed by the SHA-256 of
- * the `latch_fed` cookie (state, nonce and PKCE verifier are derived from the cookie, never stored).
+ * the `latch_fed` cookie (state, nonce and PKCE verifier are derived from the cookie, never stored);
+ * a `link` flow also keeps the SHA-256 of the session that started it, which must finish it.
  * `federation_pending`: after the callback, what waits for one more step in the same browser (the
  * proof of an existing account before a link, or the second factor), keyed by its cookie's SHA-256.
  * `members.has_federated_auth`: the member has signed in through a connection (`Federated` in
@@ -56,6 +57,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn("connection_id", "varchar(32)", (c) => c.notNull())
     .addColumn("purpose", "varchar(16)", (c) => c.notNull())
     .addColumn("member_id", "bigint", (c) => c.notNull())
+    .addColumn("session_hash", "varchar(64)")
     .addColumn("return_to", "varchar(2048)")
     .addColumn("created_at", "bigint", (c) => c.notNull())
     .addColumn("expires_at", "bigint", (c) => c.notNull())
