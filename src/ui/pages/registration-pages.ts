@@ -99,7 +99,12 @@ export async function registrationPages(app: FastifyInstance, { deps }: PageDeps
       reply,
       ["name", "email", "password"],
       async (errors) =>
-        page(deps, request, { title: "Register", body: registerForm(request, values, errors, await continueWithProviders(deps, request)), errors, botGuarded: true }),
+        page(deps, request, {
+          title: "Register",
+          body: registerForm(request, values, errors, await continueWithProviders(deps, request)),
+          errors,
+          botGuarded: true,
+        }),
       async () => {
         const { name, email, password } = readFields(values, [NAME_RULE, EMAIL_RULE, PASSWORD_RULE]);
         await registerWithPassword(deps, request.tenant, { name: name!, email: email!, password: password!, botToken: values[BOT] }, contextOf(request));
