@@ -35,6 +35,8 @@ export const pagePaths = {
   accountPasskeyRename: `${UI}/account/passkeys/rename`,
   accountPasskeyRemove: `${UI}/account/passkeys/remove`,
   accountIdentities: `${UI}/account/identities`,
+  accountIdentityLink: `${UI}/account/identities/link`,
+  accountIdentityUnlink: `${UI}/account/identities/unlink`,
   federatedError: `${UI}/federated-error`,
   federatedLink: `${UI}/federated-link`,
   federatedSecondFactor: `${UI}/federated-second-factor`,
@@ -64,6 +66,9 @@ export const notices = {
   "passkey-added": "Your passkey has been added. Next time, sign in with it.",
   "passkey-renamed": "The passkey has been renamed.",
   "passkey-removed": "The passkey has been removed.",
+  // The federated callback sends `identity-linked` (http/routes/federation.ts); the link page too.
+  "identity-linked": "The account is linked. You can now sign in with it.",
+  "identity-unlinked": "The account is unlinked. It no longer signs you in here.",
   "account-secured":
     "Your account is secured: every session has ended and every sign-in and reset link we sent is void. Choose a new password to log in again.",
   "account-secured-email-kept":
@@ -95,4 +100,17 @@ export function withNotice(path: string, notice: NoticeKey): string {
 export function safeRedirectPath(path: string | undefined, fallback: string): string {
   // Printable ASCII only: anything else can't go into a Location header (Node refuses it).
   return path !== undefined && /^\/(?![/\\])[\x21-\x5b\x5d-\x7e]*$/.test(path) ? path : fallback;
+}
+
+/** The federated start route's bound for `returnTo` (http/routes/federation.ts): a longer one would be refused there. */
+const RETURN_TO_MAX_LENGTH = 2048;
+
+/**
+ * A page's `?returnTo=` (the login page's, so a step such as /ui/federated-link can send the member
+ * to sign in and come back) when it is a path on this site; else undefined. The server and the
+ * script read it the same way.
+ */
+export function returnToPath(value: unknown): string | undefined {
+  if (typeof value !== "string" || value.length > RETURN_TO_MAX_LENGTH) return undefined;
+  return safeRedirectPath(value, "") || undefined;
 }

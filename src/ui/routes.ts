@@ -14,6 +14,8 @@ import { hostedAssetRoutes } from "./assets.js";
 import { renderErrorPage, sendPage } from "./layout.js";
 import { accountPages } from "./pages/account-pages.js";
 import { checkEmailPages } from "./pages/check-email-page.js";
+import { federationPages } from "./pages/federation-pages.js";
+import { identityPages } from "./pages/identities-page.js";
 import { loginPages } from "./pages/login-pages.js";
 import { passwordPages } from "./pages/password-pages.js";
 import { registrationPages } from "./pages/registration-pages.js";
@@ -106,5 +108,7 @@ export async function hostedPageRoutes(app: FastifyInstance, { deps }: { deps: D
     await scope.register(accountPages, { deps });
     await scope.register(selfServicePages, { deps });
     await scope.register(passkeyPages, { deps });
+    await scope.register(federationPages, { deps });
+    await scope.register(identityPages, { deps });
   });
 }

@@ -27,6 +27,9 @@ input[aria-invalid=true]{border-color:#8a1c00}
 button{font:inherit;font-weight:600;background:#1d4ed8;color:#fff;border:2px solid #1d4ed8;border-radius:4px;padding:.6rem 1.1rem;cursor:pointer}
 button.secondary{background:#fff;color:#1d4ed8}
 button.danger{background:#8a1c00;border-color:#8a1c00}
+a.button{display:inline-block;font-weight:600;text-decoration:none;border:2px solid #1d4ed8;border-radius:4px;padding:.6rem 1.1rem;background:#fff;color:#1d4ed8}
+ul.federated{list-style:none;padding:0;margin:.5rem 0 1rem}
+ul.federated li{margin:0 0 .5rem}
 button[disabled]{opacity:.7;cursor:progress}
 .error-summary{border:3px solid #8a1c00;background:#fdf0ed;color:#1b1b1b;border-radius:4px;padding:.5rem 1rem;margin:0 0 1rem}
 .error-summary h2{margin:.25rem 0;color:#8a1c00;font-size:1.1rem}

@@ -6,7 +6,7 @@
  */
 import { createLatchClient, isLatchError, type LatchClient } from "../../../packages/client/src/index.js";
 import { fieldForError, formErrorForCode, messageForError, TWO_FACTOR_CODE_HINT } from "../form-errors.js";
-import { checkEmailPath, LOGIN_EMAIL_COOKIE, pagePaths, safeRedirectPath, withNotice } from "../paths.js";
+import { checkEmailPath, LOGIN_EMAIL_COOKIE, pagePaths, returnToPath, safeRedirectPath, withNotice } from "../paths.js";
 import { clearErrors, showErrors } from "./error-display.js";
 import { addPasskey, offerPasskeyAutofill, PasskeyStepFailed, revealPasskeyForms, signInWithPasskey } from "./passkeys.js";
 
@@ -28,6 +28,11 @@ function linkFromLocation(): { recordId: string; token: string } {
 function writeLoginEmailCookie(email: string, maxAgeSeconds: number): void {
   const { name, path } = LOGIN_EMAIL_COOKIE;
   document.cookie = `${name}=${encodeURIComponent(email)}; path=${path}; max-age=${maxAgeSeconds}; samesite=strict; secure`;
+}
+
+/** The login page's `?returnTo=` (a path on this site), where the server path would also go. */
+function pageReturnTo(): string | undefined {
+  return returnToPath(new URLSearchParams(window.location.search).get("returnTo") ?? undefined);
 }
 
 // The fields are the form's inputs, named as the API's body fields (the server renders them so);
@@ -53,7 +58,7 @@ const submitters: Record<string, (client: LatchClient, fields: Fields) => Promis
   ),
   loginWithPassword: async (c, f) => {
     const result = await c.loginWithPassword(f as never);
-    return result.authorized ? safeRedirectPath(result.redirectUrl, pagePaths.account) : "code";
+    return result.authorized ? (pageReturnTo() ?? safeRedirectPath(result.redirectUrl, pagePaths.account)) : "code";
   },
   verifyMagicLink: async (c, f) => {
     const { recordId, token } = linkFromLocation();

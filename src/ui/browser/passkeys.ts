@@ -5,7 +5,7 @@
  */
 import { browserSupportsWebAuthn, browserSupportsWebAuthnAutofill, startAuthentication, startRegistration } from "@simplewebauthn/browser";
 import type { LatchClient } from "../../../packages/client/src/index.js";
-import { pagePaths, safeRedirectPath, withNotice } from "../paths.js";
+import { pagePaths, returnToPath, safeRedirectPath, withNotice } from "../paths.js";
 
 type Fields = Record<string, string>;
 type LoginOptions = Awaited<ReturnType<LatchClient["startPasskeyLogin"]>>;
@@ -60,7 +60,9 @@ export async function addPasskey(client: LatchClient, fields: Fields): Promise<s
 
 async function finishLogin(client: LatchClient, response: Awaited<ReturnType<typeof startAuthentication>>): Promise<string> {
   const result = await client.finishPasskeyLogin({ response });
-  return result.authorized ? safeRedirectPath(result.redirectUrl, pagePaths.account) : pagePaths.login;
+  if (!result.authorized) return pagePaths.login;
+  // The login page's `?returnTo=`, as its password form goes there (paths.ts returnToPath).
+  return returnToPath(new URLSearchParams(window.location.search).get("returnTo") ?? undefined) ?? safeRedirectPath(result.redirectUrl, pagePaths.account);
 }
 
 export async function signInWithPasskey(client: LatchClient, fields: Fields): Promise<string> {

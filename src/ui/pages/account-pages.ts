@@ -14,6 +14,7 @@ import {
   type TwoFactorSetup,
 } from "../../flows/two-factor/two-factor.js";
 import { getMe, type MeView } from "../../flows/account/self-service.js";
+import { listConnections } from "../../flows/federation/connections.js";
 import type { ActiveSession } from "../../flows/kernel/sessions.js";
 import { PasswordField, SecondFactorCodeField } from "../../http/schemas.js";
 import { contextOf } from "../../http/tenant.js";
@@ -37,7 +38,8 @@ function formatTime(unixSeconds: number): string {
 const CHANGE_PASSWORD_LINK = html`<a href="${pagePaths.changePassword}">Change your password</a>`;
 const SET_PASSWORD_LINK = html`<a href="${pagePaths.forgotPassword}">Set a password</a> (we email you a link)`;
 
-function accountBody(session: ActiveSession, me: MeView): Html {
+/** `providers`: the tenant has connections, so the member has identities to see or link (identities-page.ts). */
+function accountBody(session: ActiveSession, me: MeView, providers: boolean): Html {
   const data = session.data;
   return html`<dl>
 <dt>Email</dt><dd>${me.email}</dd>
@@ -53,6 +55,7 @@ ${data.passwordChangePending ? html`<p class="note">Please <a href="${pagePaths.
 <li><a href="${pagePaths.accountProfile}">Change your name or email address</a></li>
 <li><a href="${pagePaths.accountSessions}">See where you are signed in</a></li>
 <li><a href="${pagePaths.accountPasskeys}">Passkeys: sign in without a password</a></li>
+${providers ? html`<li><a href="${pagePaths.accountIdentities}">Linked accounts: sign in with another provider</a></li>` : ""}
 <li>${me.hasPassword ? CHANGE_PASSWORD_LINK : SET_PASSWORD_LINK}</li>
 <li><a href="${pagePaths.twoFactor}">${data.is2FAEnabled ? "Manage two-factor authentication" : "Turn on two-factor authentication"}</a></li>
 <li><a href="${pagePaths.accountDelete}">Delete your account</a></li>
@@ -143,9 +146,10 @@ export async function accountPages(app: FastifyInstance, { deps }: PageDeps): Pr
     page(deps, request, { title, body, errors, notice, signedIn: true });
 
   app.get(pagePaths.account, hide, async (request, reply) =>
-    withSession(deps, request, reply, async (session) =>
-      sendPage(reply, 200, show(request, "Your account", accountBody(session, await getMe(deps, request.tenant, session)), [], noticeOf(request))),
-    ),
+    withSession(deps, request, reply, async (session) => {
+      const [me, connections] = await Promise.all([getMe(deps, request.tenant, session), listConnections(deps, request.tenant)]);
+      return sendPage(reply, 200, show(request, "Your account", accountBody(session, me, connections.length > 0), [], noticeOf(request)));
+    }),
   );
 
   const overview = async (request: FastifyRequest, session: ActiveSession, errors: FormError[]) =>

@@ -18,6 +18,7 @@ import { botWidget, emailField, field, form, hidden, sendPage, type FormError } 
 import { formValues, isInvalidToken, maxLengthOf, readFields, type FieldRule, type FormValues } from "../forms.js";
 import { checkEmailPath, pagePaths, withNotice } from "../paths.js";
 import { findSession, handleForm, loginSuccessPath, noticeOf, page, rememberLoginEmail, type PageDeps } from "./common.js";
+import { continueWithProviders, returnToOf, withReturnTo } from "./federation-pages.js";
 import { passkeyOnly } from "./passkey-pages.js";
 import { describeDuration, TOKEN_LIFETIMES_MS } from "../../rules.js";
 import { readLinkParams, tokenPageRoutes } from "./token-page.js";
@@ -39,10 +40,14 @@ function codeField(errors: FormError[]): Html {
   });
 }
 
-function loginForm(request: FastifyRequest, values: FormValues, errors: FormError[]): Html {
+/**
+ * `?returnTo=` (a path on this site, e.g. /ui/federated-link) rides in the form's action, not in a
+ * field: the script sends the fields to the API as they are, and the API takes no such field.
+ */
+function loginForm(request: FastifyRequest, values: FormValues, errors: FormError[], providers: Html): Html {
   return html`${form({
     operation: "loginWithPassword",
-    action: pagePaths.login,
+    action: withReturnTo(pagePaths.login, returnToOf(request)),
     submit: "Log in",
     content: html`${field({ name: "email", label: "Email address", type: "email", autocomplete: "username webauthn", value: values.email, errors })}
 ${field({ name: "password", label: "Password", type: "password", autocomplete: "current-password", errors })}
@@ -57,6 +62,7 @@ ${form({
   submitClass: "secondary",
   content: botWidget(request.tenant),
 })}`)}
+${providers}
 <ul>
 <li><a href="${pagePaths.forgotPassword}">Forgot your password?</a></li>
 <li><a href="${pagePaths.magicLink}">Email me a login link instead</a></li>
@@ -69,7 +75,7 @@ function loginCodeForm(request: FastifyRequest, values: FormValues, errors: Form
   return html`<p>Your account uses two-factor authentication.</p>
 ${form({
   operation: "loginWithPassword",
-  action: pagePaths.login,
+  action: withReturnTo(pagePaths.login, returnToOf(request)),
   submit: "Verify and log in",
   content: html`${hidden("email", values.email ?? "")}${hidden("password", values.password ?? "")}
 ${codeField(errors)}
@@ -135,15 +141,17 @@ ${form({ operation: "verifyMagicLink", submit: "Log in", content: botWidget(requ
 }
 
 export async function loginPages(app: FastifyInstance, { deps }: PageDeps): Promise<void> {
-  const loginPage = (request: FastifyRequest, values: FormValues, errors: FormError[], notice?: string) =>
-    page(deps, request, { title: "Log in", body: loginForm(request, values, errors), errors, notice, botGuarded: true });
+  const loginPage = async (request: FastifyRequest, values: FormValues, errors: FormError[], notice?: string) => {
+    const providers = await continueWithProviders(deps, request, returnToOf(request));
+    return page(deps, request, { title: "Log in", body: loginForm(request, values, errors, providers), errors, notice, botGuarded: true });
+  };
   const codePage = (request: FastifyRequest, values: FormValues, errors: FormError[]) =>
     page(deps, request, { title: "Enter your authentication code", body: loginCodeForm(request, values, errors), errors, botGuarded: true });
 
   app.get(pagePaths.home, hide, async (request, reply) => reply.redirect((await findSession(deps, request)) ? pagePaths.account : pagePaths.login, 303));
   app.get("/ui", hide, async (_request, reply) => reply.redirect(pagePaths.home, 301));
 
-  app.get(pagePaths.login, hide, async (request, reply) => sendPage(reply, 200, loginPage(request, {}, [], noticeOf(request))));
+  app.get(pagePaths.login, hide, async (request, reply) => sendPage(reply, 200, await loginPage(request, {}, [], noticeOf(request))));
   app.post(pagePaths.login, hide, async (request, reply) => {
     const values = formValues(request);
     const codeStep = "twoFACode" in values;
@@ -158,7 +166,7 @@ export async function loginPages(app: FastifyInstance, { deps }: PageDeps): Prom
       );
       if (result.kind !== "signed_in") return sendPage(reply, 200, codePage(request, values, missingSecondFactorErrors(codeStep)));
       setSessionCookie(reply, result.session);
-      return reply.redirect(loginSuccessPath(request), 303);
+      return reply.redirect(returnToOf(request) ?? loginSuccessPath(request), 303);
     });
   });
 

@@ -16,6 +16,7 @@ import { PASSWORD_HINT } from "../form-errors.js";
 import { formValues, isInvalidToken, maxLengthOf, readFields, type FieldRule, type FormValues } from "../forms.js";
 import { checkEmailPath, pagePaths, withNotice } from "../paths.js";
 import { handleForm, page, type PageDeps } from "./common.js";
+import { continueWithProviders } from "./federation-pages.js";
 import { readLinkParams, tokenPageRoutes } from "./token-page.js";
 
 const hide = { schema: { hide: true } };
@@ -24,7 +25,7 @@ const EMAIL_RULE: FieldRule = { name: "email", what: "your email address", max: 
 const NAME_RULE: FieldRule = { name: "name", what: "your name", max: maxLengthOf(NameField) };
 const PASSWORD_RULE: FieldRule = { name: "password", what: "a password", max: maxLengthOf(PasswordField), keepSpaces: true };
 
-function registerForm(request: FastifyRequest, values: FormValues, errors: FormError[]): Html {
+function registerForm(request: FastifyRequest, values: FormValues, errors: FormError[], providers: Html): Html {
   return html`${form({
     operation: "registerWithPassword",
     action: pagePaths.register,
@@ -34,6 +35,7 @@ ${emailField(values.email, errors)}
 ${field({ name: "password", label: "Password", type: "password", autocomplete: "new-password", hint: PASSWORD_HINT, errors })}
 ${botWidget(request.tenant)}`,
   })}
+${providers}
 <p>Prefer no password? <a href="${pagePaths.registerEmailOnly}">Register with your email only</a>: you log in with a link we email you.</p>
 <p>Already registered? <a href="${pagePaths.login}">Log in</a>. No confirmation email? <a href="${pagePaths.resendVerification}">Send it again</a>.</p>`;
 }
@@ -88,13 +90,21 @@ export async function registrationPages(app: FastifyInstance, { deps }: PageDeps
   const show = (request: FastifyRequest, reply: FastifyReply, title: string, body: Html, errors: FormError[] = [], status = 200) =>
     sendPage(reply, status, page(deps, request, { title, body, errors, botGuarded: true }));
 
-  app.get(pagePaths.register, hide, async (request, reply) => show(request, reply, "Register", registerForm(request, {}, [])));
+  app.get(pagePaths.register, hide, async (request, reply) =>
+    show(request, reply, "Register", registerForm(request, {}, [], await continueWithProviders(deps, request))),
+  );
   app.post(pagePaths.register, hide, async (request, reply) => {
     const values = formValues(request);
     return handleForm(
       reply,
       ["name", "email", "password"],
-      (errors) => page(deps, request, { title: "Register", body: registerForm(request, values, errors), errors, botGuarded: true }),
+      async (errors) =>
+        page(deps, request, {
+          title: "Register",
+          body: registerForm(request, values, errors, await continueWithProviders(deps, request)),
+          errors,
+          botGuarded: true,
+        }),
       async () => {
         const { name, email, password } = readFields(values, [NAME_RULE, EMAIL_RULE, PASSWORD_RULE]);
         await registerWithPassword(deps, request.tenant, { name: name!, email: email!, password: password!, botToken: values[BOT] }, contextOf(request));
