@@ -176,7 +176,10 @@ interface RouteShapes {
   // src/http/routes/federation.ts declares its bodies inline: rebuilt here from the same fields.
   listSignInConnections: [[], S<typeof SignInConnectionListBody>];
   listIdentities: [[], S<typeof IdentityListBody>];
-  startIdentityLink: [[connection: string, body: { password?: S<typeof PasswordField>; twoFACode?: S<typeof SecondFactorCodeField>; returnTo?: string }], S<typeof LinkStartAnswer>];
+  startIdentityLink: [
+    [connection: string, body: { password?: S<typeof PasswordField>; twoFACode?: S<typeof SecondFactorCodeField>; returnTo?: string }],
+    S<typeof LinkStartAnswer>,
+  ];
   unlinkIdentity: [[id: S<typeof PublicIdField>, body?: FederationReauthentication], Msg];
   finishFederatedSecondFactor: [[body: { twoFACode: S<typeof SecondFactorCodeField> }], S<typeof FederatedLoginAnswer>];
   confirmFederatedLink: [[], S<typeof LinkConfirmAnswer>];

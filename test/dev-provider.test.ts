@@ -106,7 +106,12 @@ test("dev mode serves its provider at /dev/idp, creates connection `dev`, re-aim
   const interaction = await fetch(start.headers.get("location")!, { redirect: "manual" });
   assert.equal(interaction.status, 303);
   const page = await fetch(new URL(interaction.headers.get("location")!, first.origin), {
-    headers: { cookie: interaction.headers.getSetCookie().map((c) => c.split(";")[0]).join("; ") },
+    headers: {
+      cookie: interaction.headers
+        .getSetCookie()
+        .map((c) => c.split(";")[0])
+        .join("; "),
+    },
   });
   assert.equal(page.status, 200);
   assert.equal(page.headers.get("content-security-policy"), "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; frame-ancestors 'none'");
@@ -139,7 +144,9 @@ test("dev mode with WEBHOOK_ALLOW_PRIVATE_NETWORKS=false runs no provider and sa
   const h = await devHarness(t, { WEBHOOK_ALLOW_PRIVATE_NETWORKS: "false" });
   const { started, printed, origin } = await listenAndStart(h);
   assert.deepEqual(started.provider, { started: false, reason: "private_networks_closed" });
-  assert.ok(printed.includes("Federated sign-in: the dev provider is off, since WEBHOOK_ALLOW_PRIVATE_NETWORKS=false keeps Latch from calling it on loopback."));
+  assert.ok(
+    printed.includes("Federated sign-in: the dev provider is off, since WEBHOOK_ALLOW_PRIVATE_NETWORKS=false keeps Latch from calling it on loopback."),
+  );
   assert.equal((await fetch(`${origin}/dev/idp/.well-known/openid-configuration`)).status, 404);
   const tenant = (await h.deps.store.tenants.findTenantByDomain(DEV_TENANT_DOMAIN))!;
   assert.deepEqual(await h.deps.store.connections.listConnections(tenant.id), []);

@@ -19,9 +19,7 @@ export const DEV_CONNECTION_ID = "dev";
 export const DEV_CONNECTION_DISPLAY_NAME = "Dev provider";
 export const DEV_IDP_CLIENT_ID = "latch-dev";
 
-export type DevProviderStart =
-  | { started: true; issuer: string; connection: "created" | "updated" }
-  | { started: false; reason: "private_networks_closed" };
+export type DevProviderStart = { started: true; issuer: string; connection: "created" | "updated" } | { started: false; reason: "private_networks_closed" };
 
 /** The routes, given to buildApp as a plugin: they serve whatever provider `dev.idp` holds, 404 before. */
 export const devProviderRoutes =
