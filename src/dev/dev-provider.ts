@@ -1,5 +1,5 @@
 /**
- * Dev mode's fake identity provider (contract.md#d27, decisions.md#dev-mode): src/dev/idp.ts served
+ * Dev mode's fake identity provider (contract.md#d27, decisions.md#dev-mode-issue-7): src/dev/idp.ts served
  * by this process under /dev/idp, and a connection `dev` on the dev tenant pointing at it, so a
  * newcomer can try federated sign-in with no account anywhere. Its issuer holds the port, known only
  * once the server listens: the routes are mounted before listen (devProviderRoutes) and answer 404
