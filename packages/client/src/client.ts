@@ -168,7 +168,8 @@ function operationMethods(call: Call): LatchOperations {
     startIdentityLink: (connection, body) => call("startIdentityLink", { pathParams: { connection }, body }),
     unlinkIdentity: (id, body = {}) => call("unlinkIdentity", { pathParams: { id }, body }),
     finishFederatedSecondFactor: (body) => call("finishFederatedSecondFactor", { body }),
-    confirmFederatedLink: () => call("confirmFederatedLink"),
+    // The route refuses a POST without a body, though its schema marks the body optional: `{}` goes.
+    confirmFederatedLink: () => call("confirmFederatedLink", { body: {} }),
     lockAccount: (body) => call("lockAccount", { body }),
     resendVerificationAsAdmin: (body) => call("resendVerificationAsAdmin", { body }),
     requirePasswordChange: (body) => call("requirePasswordChange", { body }),
