@@ -94,6 +94,14 @@ import type {
   DeletedConnectionBody,
   UpdateConnectionBody,
 } from "../src/http/routes/connections.js";
+import {
+  ConnectionListBody as SignInConnectionListBody,
+  FederatedLoginAnswer,
+  IdentityListBody,
+  LinkConfirmAnswer,
+  LinkStartAnswer,
+} from "../src/http/routes/federation.js";
+import type { PasswordField, PublicIdField, SecondFactorCodeField } from "../src/http/schemas.js";
 
 // ---- Type-level equality ----
 
@@ -165,7 +173,18 @@ interface RouteShapes {
   listConnections: [[], S<typeof ConnectionListBody>];
   updateConnection: [[id: S<typeof ConnectionParams>["id"], body: S<typeof UpdateConnectionBody>], S<typeof ConnectionBody>];
   deleteConnection: [[id: S<typeof ConnectionParams>["id"]], S<typeof DeletedConnectionBody>];
+  // src/http/routes/federation.ts declares its bodies inline: rebuilt here from the same fields.
+  listSignInConnections: [[], S<typeof SignInConnectionListBody>];
+  listIdentities: [[], S<typeof IdentityListBody>];
+  startIdentityLink: [
+    [connection: string, body: { password?: S<typeof PasswordField>; twoFACode?: S<typeof SecondFactorCodeField>; returnTo?: string }],
+    S<typeof LinkStartAnswer>,
+  ];
+  unlinkIdentity: [[id: S<typeof PublicIdField>, body?: FederationReauthentication], Msg];
+  finishFederatedSecondFactor: [[body: { twoFACode: S<typeof SecondFactorCodeField> }], S<typeof FederatedLoginAnswer>];
+  confirmFederatedLink: [[], S<typeof LinkConfirmAnswer>];
 }
+type FederationReauthentication = { password?: S<typeof PasswordField>; twoFACode?: S<typeof SecondFactorCodeField> };
 
 /** Per method: [parameters equal, answer equal]. Indexing RouteShapes by every client method makes a method without a row a compile error. */
 export type Verdicts = {
@@ -193,7 +212,12 @@ type Json = Record<string, unknown>;
  */
 const NOT_FOR_THE_SDK_TAGS = ["health"];
 /** The client's members that are not operations. */
-const CLIENT_HELPERS = ["setCookies", "withRequest"];
+const CLIENT_HELPERS = ["setCookies", "withRequest", "federatedStartUrl"];
+/**
+ * Operations a browser navigates to, never called with fetch (the answer is a redirect with a
+ * cookie bound to that browser): the start has `federatedStartUrl`, the callback is the provider's.
+ */
+const BROWSER_NAVIGATIONS = ["startFederatedSignIn", "federatedCallback"];
 
 /** Every operation of the document but the health ones: operationId -> "METHOD path". */
 function documentedOperations(): Map<string, string> {
@@ -203,6 +227,7 @@ function documentedOperations(): Map<string, string> {
     for (const [method, operation] of Object.entries(item)) {
       const tags = (operation.tags ?? []) as string[];
       if (method === "parameters" || tags.some((tag) => NOT_FOR_THE_SDK_TAGS.includes(tag))) continue;
+      if (BROWSER_NAVIGATIONS.includes(operation.operationId as string)) continue;
       assert.equal(typeof operation.operationId, "string", `${method.toUpperCase()} ${path} has no operationId, so no SDK method can be named after it`);
       found.set(operation.operationId as string, `${method.toUpperCase()} ${path}`);
     }
@@ -244,6 +269,17 @@ test("exactly the admin-tagged operations carry the API key, and the operator ca
     .map((op) => op.operationId as string)
     .sort();
   assert.deepStrictEqual(operatorKeyed, operatorIds);
+});
+
+test("the navigations the SDK does not call are in the document, and federatedStartUrl builds the start's URL", () => {
+  const document = JSON.parse(readFileSync(OPENAPI_FILE, "utf8")) as { paths: Record<string, Record<string, Json>> };
+  const ids = Object.values(document.paths).flatMap((item) => Object.values(item).map((op) => op.operationId));
+  for (const id of BROWSER_NAVIGATIONS) assert.ok(ids.includes(id), `${id} is no longer in the document: drop it from BROWSER_NAVIGATIONS`);
+  assert.ok(document.paths["/auth/federated/{connection}/start"]?.get, "the start's path");
+  assert.equal(createLatchClient().federatedStartUrl("google"), "/auth/federated/google/start");
+  const remote = createLatchClient({ baseUrl: "https://auth.example.com/" });
+  assert.equal(remote.federatedStartUrl("dev", "/account?tab=2"), "https://auth.example.com/auth/federated/dev/start?returnTo=%2Faccount%3Ftab%3D2");
+  assert.equal(remote.federatedStartUrl("a/../b"), "https://auth.example.com/auth/federated/a%2F..%2Fb/start", "a connection can't change the path");
 });
 
 test("the client's error codes are the service's codes plus network_error", () => {

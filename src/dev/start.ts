@@ -1,12 +1,13 @@
 /**
- * Dev mode at start, once the server listens: the dev tenant, its links aimed at this process, a
- * loud warning, and the line that says what to open. src/dev/main.ts runs it once the server listens.
+ * Dev mode at start, once the server listens: the dev tenant, its links aimed at this process, its
+ * fake identity provider (dev-provider.ts), a loud warning, and the line that says what to open. src/dev/main.ts runs it once the server listens.
  */
 import type { AddressInfo } from "node:net";
 import type { FastifyInstance } from "fastify";
 import type { Config } from "../config.js";
 import type { Deps } from "../deps.js";
-import { DevMode } from "./dev-mode.js";
+import { DEV_TENANT_DOMAIN, DevMode } from "./dev-mode.js";
+import { DEV_CONNECTION_DISPLAY_NAME, startDevProvider, type DevProviderStart } from "./dev-provider.js";
 import { ensureDevTenant, type DevTenant } from "./dev-tenant.js";
 
 const WILDCARD_OR_LOOPBACK = new Set(["0.0.0.0", "::", "127.0.0.1", "::1"]);
@@ -16,6 +17,7 @@ export interface DevModeStart extends DevTenant {
   pagesUrl: string;
   inboxUrl: string;
   webhookUrl: string;
+  provider: DevProviderStart;
 }
 
 /** Dev mode is where passwords are typed for fun: say whether they are checked online. */
@@ -45,11 +47,20 @@ export async function startDevMode(
   const webhookUrl = `http://${callbackHost}:${port}/dev/inbox/webhook`;
   const inboxUrl = `http://${browserHost}:${port}/dev/inbox`;
   const pagesUrl = `http://${browserHost}:${port}/ui/register`;
-  deps.dev.linkBase = `http://localhost:${port}`;
+  const linkBase = `http://localhost:${port}`;
+  deps.dev.linkBase = linkBase;
 
   const tenant = await ensureDevTenant(deps, webhookUrl);
+  const stored = await deps.store.tenants.findTenantByDomain(DEV_TENANT_DOMAIN);
+  if (!stored) throw new Error("the dev tenant vanished during start");
+  const provider = await startDevProvider(deps, deps.dev, stored, linkBase);
   print(`Latch dev mode: open ${pagesUrl}`);
   print(`Dev inbox, where the emails arrive: ${inboxUrl}`);
+  print(
+    provider.started
+      ? `Federated sign-in: the login page has "Continue with ${DEV_CONNECTION_DISPLAY_NAME}", a fake provider at ${provider.issuer} that signs in any email you type.`
+      : `Federated sign-in: the dev provider is off, since WEBHOOK_ALLOW_PRIVATE_NETWORKS=false keeps Latch from calling it on loopback.`,
+  );
   print(breachCheckLine(deps.config));
   if (tenant.internalApiKey !== undefined) {
     print(`Dev tenant "localhost" created (application ${tenant.applicationId}). Its admin API key, shown this once: ${tenant.internalApiKey}`);
@@ -58,5 +69,5 @@ export async function startDevMode(
       `Dev tenant "localhost" is ready (application ${tenant.applicationId}). Its admin API key was shown when it was created; for a new one: DATABASE_URL=${deps.config.databaseUrl} npm run latch -- tenant rotate-key ${tenant.applicationId}`,
     );
   }
-  return { ...tenant, pagesUrl, inboxUrl, webhookUrl };
+  return { ...tenant, pagesUrl, inboxUrl, webhookUrl, provider };
 }

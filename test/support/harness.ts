@@ -17,6 +17,7 @@ import { seededRandom } from "../../src/core/random.js";
 import { createDeps } from "../../src/create-deps.js";
 import type { Deps } from "../../src/deps.js";
 import { DevMode } from "../../src/dev/dev-mode.js";
+import { devProviderRoutes } from "../../src/dev/dev-provider.js";
 import { devInboxRoutes } from "../../src/dev/inbox-routes.js";
 import type { NewTenantSettings } from "../../src/core/tenant-settings.js";
 import { createTenant, type CreatedTenant } from "../../src/flows/tenants/tenants.js";
@@ -155,7 +156,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
   const receiver = await new WebhookReceiver().start();
   let seed = 0;
   const build = async () => {
-    // Dev mode is wired as src/dev/main.ts wires it: the dev tenant's links and the dev inbox routes.
+    // Dev mode is wired as src/dev/main.ts wires it: the dev tenant's links, the dev inbox and dev provider routes.
     const dev = config.devMode ? new DevMode() : undefined;
     const deps = await createDeps(config, {
       clock,
@@ -165,7 +166,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
       dev,
     });
     const routes: RouteOptions[] = [];
-    const app = await buildApp(deps, { plugins: dev ? [devInboxRoutes(dev)] : [], onRoute: (route) => void routes.push(route) });
+    const app = await buildApp(deps, { plugins: dev ? [devInboxRoutes(dev), devProviderRoutes(dev)] : [], onRoute: (route) => void routes.push(route) });
     if (options.checkAnswers !== false) checkEveryAnswer(app, routes);
     return { deps, app };
   };

@@ -30,6 +30,8 @@ export interface ServerProcess {
   child: ChildProcess;
   /** Every line printed so far, stdout and stderr, in arrival order. */
   output(): string[];
+  /** The lines printed on stderr alone (pino logs to stdout: a quiet process prints none here). */
+  errorOutput(): string[];
   /** Resolves with the first line (already printed or still to come) matching `pattern`. */
   waitForLine(pattern: RegExp, timeoutMs?: number): Promise<string>;
   /** SIGTERM (or `signal`), then the exit code; idempotent. SIGKILL if it has not exited after 10 s. */
@@ -41,6 +43,7 @@ export async function startServerProcess(options: ServerProcessOptions): Promise
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const child = spawn(process.execPath, ["--import", "tsx", entry], { env: options.env, stdio: ["ignore", "pipe", "pipe"] });
   const lines: string[] = [];
+  const errorLines: string[] = [];
   const waiters = new Set<{ pattern: RegExp; resolve(line: string): void }>();
   const onLine = (line: string) => {
     lines.push(line);
@@ -53,7 +56,10 @@ export async function startServerProcess(options: ServerProcessOptions): Promise
   };
   // Both streams are always read, so a chatty process never blocks on a full pipe.
   createInterface({ input: child.stdout }).on("line", onLine);
-  createInterface({ input: child.stderr }).on("line", onLine);
+  createInterface({ input: child.stderr }).on("line", (line) => {
+    errorLines.push(line);
+    onLine(line);
+  });
   const exited = once(child, "exit").then(([code, signal]) => ({ code: code as number | null, signal: signal as NodeJS.Signals | null }));
   let exitInfo: { code: number | null; signal: NodeJS.Signals | null } | undefined;
   void exited.then((info) => (exitInfo = info));
@@ -95,7 +101,7 @@ export async function startServerProcess(options: ServerProcessOptions): Promise
   try {
     const listening = LISTENING.exec(await waitForLine(LISTENING))!;
     if (options.readyPattern) await waitForLine(options.readyPattern);
-    return { url: listening[1]!, port: Number(listening[2]), child, output: () => [...lines], waitForLine, stop };
+    return { url: listening[1]!, port: Number(listening[2]), child, output: () => [...lines], errorOutput: () => [...errorLines], waitForLine, stop };
   } catch (err) {
     await stop("SIGKILL");
     throw err;

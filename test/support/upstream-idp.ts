@@ -80,7 +80,8 @@ function formAction(html: string, pageUrl: URL): URL {
   return new URL(action.replaceAll("&amp;", "&"), pageUrl);
 }
 
-class CookieJar {
+/** A browser's cookies for one site, enough for the provider's and Latch's: name → value, expiry honoured. */
+export class CookieJar {
   readonly #cookies = new Map<string, string>();
   store(response: Response): void {
     for (const line of response.headers.getSetCookie()) {
@@ -96,6 +97,44 @@ class CookieJar {
   header(): string {
     return [...this.#cookies].map(([name, value]) => `${name}=${value}`).join("; ");
   }
+}
+
+/**
+ * A browser at the provider: follows its redirects from `authorizationUrl`, keeping its cookies,
+ * fills the sign-in form with `person` (or presses "Deny") and returns the first URL outside the
+ * issuer's path: the redirect to the client, with code and state or error. The issuer may share the
+ * client's origin (dev mode serves it at /dev/idp), so "outside" is by path, not origin. Throws on
+ * any other answer (an error page, a redirect loop).
+ */
+export async function signInAtProvider(issuer: string, authorizationUrl: string | URL, person: Person, options: { deny?: boolean } = {}): Promise<URL> {
+  const jar = new CookieJar();
+  const base = issuer.replace(/\/$/, "");
+  const atProvider = (url: URL) => url.href === base || url.href.startsWith(`${base}/`);
+  let url = new URL(authorizationUrl);
+  let form: URLSearchParams | undefined;
+  for (let hop = 0; hop < 12; hop++) {
+    if (!atProvider(url)) return url; // back at the client
+    const response = await fetch(url, {
+      method: form ? "POST" : "GET",
+      redirect: "manual",
+      headers: { cookie: jar.header(), ...(form ? { "content-type": "application/x-www-form-urlencoded" } : {}) },
+      ...(form ? { body: form.toString() } : {}),
+    });
+    jar.store(response);
+    form = undefined;
+    const location = response.headers.get("location");
+    if (response.status >= 300 && response.status < 400 && location) {
+      url = new URL(location, url);
+      continue;
+    }
+    const page = await response.text();
+    if (response.status !== 200) throw new Error(`the provider answered ${response.status}: ${page.slice(0, 500)}`);
+    const action = formAction(page, url);
+    form = new URLSearchParams({ email: person.email, name: person.name ?? "", action: options.deny ? "deny" : "sign-in" });
+    if (person.verified) form.set("verified", "true");
+    url = action;
+  }
+  throw new Error("the provider redirected too many times");
 }
 
 export async function startUpstreamIdp(options: UpstreamIdpOptions = {}): Promise<UpstreamIdp> {
@@ -119,34 +158,9 @@ export async function startUpstreamIdp(options: UpstreamIdpOptions = {}): Promis
     tokenCalls: 0,
     denyNextSignIn: () => void (denyNext = true),
     async signIn(authorizationUrl, person) {
-      const jar = new CookieJar();
       const deny = denyNext;
       denyNext = false;
-      let url = new URL(authorizationUrl);
-      let form: URLSearchParams | undefined;
-      for (let hop = 0; hop < 12; hop++) {
-        if (url.origin !== new URL(issuer).origin) return url; // back at the client
-        const response = await fetch(url, {
-          method: form ? "POST" : "GET",
-          redirect: "manual",
-          headers: { cookie: jar.header(), ...(form ? { "content-type": "application/x-www-form-urlencoded" } : {}) },
-          ...(form ? { body: form.toString() } : {}),
-        });
-        jar.store(response);
-        form = undefined;
-        const location = response.headers.get("location");
-        if (response.status >= 300 && response.status < 400 && location) {
-          url = new URL(location, url);
-          continue;
-        }
-        const page = await response.text();
-        if (response.status !== 200) throw new Error(`the provider answered ${response.status}: ${page.slice(0, 500)}`);
-        const action = formAction(page, url);
-        form = new URLSearchParams({ email: person.email, name: person.name ?? "", action: deny ? "deny" : "sign-in" });
-        if (person.verified) form.set("verified", "true");
-        url = action;
-      }
-      throw new Error("the provider redirected too many times");
+      return signInAtProvider(issuer, authorizationUrl, person, { deny });
     },
     async close() {
       server.closeAllConnections();

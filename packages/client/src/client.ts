@@ -1,7 +1,7 @@
 /** createLatchClient: one typed method per endpoint over fetch, in the browser and in Node 20. */
 import { createSessionCookieJar, type SessionCookieJar } from "./cookies.js";
 import { errorFromResponse, LatchError, networkError } from "./errors.js";
-import { assertClientIp, forwardedSessionId, forwardOfRequest } from "./forward.js";
+import { assertClientIp, forwardedCookies, forwardOfRequest } from "./forward.js";
 import { operations, type OperationId } from "./operations.js";
 import type { LatchClient, LatchClientOptions, LatchOperations } from "./types.js";
 
@@ -51,7 +51,7 @@ function requestHeaders(options: LatchClientOptions, jar: SessionCookieJar | und
 
 /** Memory mode's jar, or a forwarding client's, seeded with the browser's session; none in browser mode. */
 function sessionJar(options: LatchClientOptions): SessionCookieJar | undefined {
-  if (options.forward !== undefined) return createSessionCookieJar(forwardedSessionId(options.forward));
+  if (options.forward !== undefined) return createSessionCookieJar(forwardedCookies(options.forward));
   return options.cookies === "memory" ? createSessionCookieJar() : undefined;
 }
 
@@ -106,12 +106,23 @@ function createTransport(options: LatchClientOptions): Transport {
   return { call, setCookies: () => [...received] };
 }
 
+/**
+ * A navigation, not a call: the browser must go there itself (a link, `location.assign`, or a 302
+ * from server code), since the answer is a redirect to the provider with a cookie bound to that browser.
+ * The tenant is the one the URL's host names: no X-Tenant-Domain goes with a navigation.
+ */
+function federatedStartUrl(options: LatchClientOptions, connection: string, returnTo?: string): string {
+  const baseUrl = (options.baseUrl ?? "").replace(/\/+$/, "");
+  return `${baseUrl}${fillPath("/auth/federated/{connection}/start", { connection })}${queryString({ returnTo })}`;
+}
+
 export function createLatchClient(options: LatchClientOptions = {}): LatchClient {
   if (options.forward?.clientIp !== undefined) assertClientIp(options.forward.clientIp);
   const { call, setCookies } = createTransport(options);
   return {
     ...operationMethods(call),
     withRequest: (request, extra) => createLatchClient({ ...options, forward: forwardOfRequest(request, extra) }),
+    federatedStartUrl: (connection, returnTo) => federatedStartUrl(options, connection, returnTo),
     setCookies,
   };
 }
@@ -152,6 +163,13 @@ function operationMethods(call: Call): LatchOperations {
     deletePasskey: (id) => call("deletePasskey", { pathParams: { id } }),
     startPasskeyLogin: (body = {}) => call("startPasskeyLogin", { body }),
     finishPasskeyLogin: (body) => call("finishPasskeyLogin", { body }),
+    listSignInConnections: () => call("listSignInConnections"),
+    listIdentities: () => call("listIdentities"),
+    startIdentityLink: (connection, body) => call("startIdentityLink", { pathParams: { connection }, body }),
+    unlinkIdentity: (id, body = {}) => call("unlinkIdentity", { pathParams: { id }, body }),
+    finishFederatedSecondFactor: (body) => call("finishFederatedSecondFactor", { body }),
+    // The route refuses a POST without a body, though its schema marks the body optional: `{}` goes.
+    confirmFederatedLink: () => call("confirmFederatedLink", { body: {} }),
     lockAccount: (body) => call("lockAccount", { body }),
     resendVerificationAsAdmin: (body) => call("resendVerificationAsAdmin", { body }),
     requirePasswordChange: (body) => call("requirePasswordChange", { body }),

@@ -1,14 +1,17 @@
 /**
- * The "memory" cookie mode for Node, where fetch has no cookie jar: the one cookie Latch sets,
- * `session_id`, kept from Set-Cookie and sent back as Cookie. Only that cookie, and no Domain
- * or Path matching: a client talks to one Latch.
+ * The "memory" cookie mode for Node, where fetch has no cookie jar: the cookies Latch's calls read,
+ * kept from Set-Cookie and sent back as Cookie. `session_id`, and `latch_fed_pending`, the step a
+ * federated callback leaves for finishFederatedSecondFactor or confirmFederatedLink. No Domain or
+ * Path matching: a client talks to one Latch. (`latch_fed` is read only by the callback, a
+ * navigation, so it is never sent; setCookies() still hands it to the browser.)
  */
-const SESSION_COOKIE = "session_id";
+const LATCH_COOKIES = ["session_id", "latch_fed_pending"] as const;
+export type LatchCookieName = (typeof LATCH_COOKIES)[number];
 
 export interface SessionCookieJar {
-  /** The Cookie header to send, if a session is held. */
+  /** The Cookie header to send, if any cookie is held. */
   header(): string | undefined;
-  /** Reads the answer's Set-Cookie headers: keeps a new session_id, forgets a cleared one. */
+  /** Reads the answer's Set-Cookie headers: keeps a new value, forgets a cleared one. */
   update(headers: Headers): void;
 }
 
@@ -25,19 +28,29 @@ function isExpired(attributes: string[], now: number): boolean {
   return false;
 }
 
-/** `initial`: a session to start from, the browser's when server code forwards its request. */
-export function createSessionCookieJar(initial?: string): SessionCookieJar {
-  let sessionId = initial;
+function isLatchCookie(name: string): name is LatchCookieName {
+  return (LATCH_COOKIES as readonly string[]).includes(name);
+}
+
+/** `initial`: the cookies to start from, the browser's when server code forwards its request. */
+export function createSessionCookieJar(initial: Partial<Record<LatchCookieName, string>> = {}): SessionCookieJar {
+  const held = new Map<LatchCookieName, string>();
+  for (const name of LATCH_COOKIES) {
+    const value = initial[name];
+    if (value !== undefined && value !== "") held.set(name, value);
+  }
   return {
-    header: () => (sessionId === undefined ? undefined : `${SESSION_COOKIE}=${sessionId}`),
+    header: () => (held.size === 0 ? undefined : [...held].map(([name, value]) => `${name}=${value}`).join("; ")),
     update(headers) {
       for (const line of headers.getSetCookie()) {
         const [pair = "", ...attributes] = line.split(";");
         const separator = pair.indexOf("=");
-        if (separator < 0 || pair.slice(0, separator).trim() !== SESSION_COOKIE) continue;
+        const name = separator < 0 ? "" : pair.slice(0, separator).trim();
+        if (!isLatchCookie(name)) continue;
         const value = pair.slice(separator + 1).trim();
         // Max-Age wins over Expires (RFC 6265 5.3), which isExpired follows by checking it first.
-        sessionId = value === "" || isExpired(attributes, Date.now()) ? undefined : value;
+        if (value === "" || isExpired(attributes, Date.now())) held.delete(name);
+        else held.set(name, value);
       }
     },
   };

@@ -1,13 +1,15 @@
 /**
  * Calls made by server code on behalf of a browser (decisions.md#the-sdk-in-server-code-issue-29):
- * the browser's session cookie, User-Agent and, only when asked, its IP go on to Latch. Structural
+ * the browser's session cookie (and the step a federated callback left, `latch_fed_pending`),
+ * User-Agent and, only when asked, its IP go on to Latch. Structural
  * types only, so the SDK keeps no Node types: a Fetch `Request` and a Node or Express
  * `IncomingMessage` both fit.
  */
+import type { LatchCookieName } from "./cookies.js";
 
 /** What a client forwards. Given any of it, the client keeps the session as "memory" mode does, starting from this cookie. */
 export interface ForwardOptions {
-  /** The browser's `Cookie` header as it came, or just `session_id=…`: only `session_id` goes on, the app's own cookies stay with the app. */
+  /** The browser's `Cookie` header as it came, or just `session_id=…`: only Latch's `session_id` and `latch_fed_pending` go on, the app's own cookies stay with the app. */
   cookie?: string;
   /** The bare `session_id` value, when the app's cookie parser already read it. */
   sessionId?: string;
@@ -28,13 +30,11 @@ export type IncomingRequestLike = { headers: Headers | { [name: string]: string 
 /** `withRequest`'s options: the IP is never read from the request, only taken from here. */
 export type WithRequestOptions = Pick<ForwardOptions, "clientIp">;
 
-const SESSION_COOKIE = "session_id";
-
-/** The first `session_id` of a Cookie header, as Latch's own parser takes the first. */
-export function sessionIdOfCookieHeader(header: string): string | undefined {
+/** The first cookie called `name` in a Cookie header, as Latch's own parser takes the first. */
+export function cookieOfHeader(header: string, name: LatchCookieName): string | undefined {
   for (const pair of header.split(";")) {
     const separator = pair.indexOf("=");
-    if (separator < 0 || pair.slice(0, separator).trim() !== SESSION_COOKIE) continue;
+    if (separator < 0 || pair.slice(0, separator).trim() !== name) continue;
     const value = pair.slice(separator + 1).trim();
     return value === "" ? undefined : value;
   }
@@ -60,10 +60,12 @@ export function forwardOfRequest(request: IncomingRequestLike, options: WithRequ
   return forward;
 }
 
-/** The session id a ForwardOptions names, if any. */
-export function forwardedSessionId(forward: ForwardOptions): string | undefined {
-  if (forward.sessionId !== undefined && forward.sessionId !== "") return forward.sessionId;
-  return forward.cookie === undefined ? undefined : sessionIdOfCookieHeader(forward.cookie);
+/** Latch's cookies a ForwardOptions names: `sessionId` wins over the header's `session_id`. */
+export function forwardedCookies(forward: ForwardOptions): Partial<Record<LatchCookieName, string>> {
+  const header = forward.cookie ?? "";
+  const sessionId = forward.sessionId !== undefined && forward.sessionId !== "" ? forward.sessionId : cookieOfHeader(header, "session_id");
+  const pending = cookieOfHeader(header, "latch_fed_pending");
+  return { ...(sessionId !== undefined ? { session_id: sessionId } : {}), ...(pending !== undefined ? { latch_fed_pending: pending } : {}) };
 }
 
 const IPV4 = /^\d{1,3}(\.\d{1,3}){3}$/;

@@ -1,6 +1,7 @@
 /**
  * Where each method goes: its operationId, HTTP method and path as in docs/openapi.json
- * (test/client-types.test.ts compares the two). `admin` calls carry the tenant's API key,
+ * (test/client-types.test.ts compares the two), but the browser navigations (the federated start,
+ * whose URL `federatedStartUrl` builds, and the provider's callback). `admin` calls carry the tenant's API key,
  * `operator` calls the operator key.
  */
 export interface Operation {
@@ -45,6 +46,12 @@ export const operations = {
   deletePasskey: { method: "DELETE", path: "/auth/passkeys/{id}" },
   startPasskeyLogin: { method: "POST", path: "/auth/passkeys/login/options" },
   finishPasskeyLogin: { method: "POST", path: "/auth/passkeys/login/verify" },
+  listSignInConnections: { method: "GET", path: "/auth/federated/connections" },
+  listIdentities: { method: "GET", path: "/auth/identities" },
+  startIdentityLink: { method: "POST", path: "/auth/identities/link/{connection}" },
+  unlinkIdentity: { method: "DELETE", path: "/auth/identities/{id}" },
+  finishFederatedSecondFactor: { method: "POST", path: "/auth/federated/second-factor" },
+  confirmFederatedLink: { method: "POST", path: "/auth/federated/link" },
   lockAccount: { method: "POST", path: "/auth/lock-account", admin: true },
   resendVerificationAsAdmin: { method: "POST", path: "/auth/admin/resend-verification-email", admin: true },
   requirePasswordChange: { method: "POST", path: "/auth/admin/require-password-change", admin: true },

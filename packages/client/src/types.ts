@@ -5,6 +5,7 @@
  */
 import type { ForwardOptions, IncomingRequestLike, WithRequestOptions } from "./forward.js";
 import type { LatchConnectionCalls } from "./connection-types.js";
+import type { LatchFederationCalls } from "./federation-types.js";
 import type { LatchOperatorCalls } from "./operator-types.js";
 
 // ---- Requests ----
@@ -273,7 +274,7 @@ export interface LatchClientOptions {
 }
 
 /** One method per endpoint, named by its OpenAPI operationId; each rejects with LatchError. */
-export interface LatchOperations extends LatchOperatorCalls, LatchConnectionCalls {
+export interface LatchOperations extends LatchOperatorCalls, LatchConnectionCalls, LatchFederationCalls {
   registerWithPassword(body: RegisterWithPasswordRequest): Promise<RegistrationResponse>;
   registerWithMagicLink(body: RegisterWithMagicLinkRequest): Promise<RegistrationResponse>;
   verifyEmail(body: VerifyEmailRequest): Promise<VerifyEmailResponse>;
@@ -328,6 +329,12 @@ export interface LatchClient extends LatchOperations {
    * Make one per request: it keeps that browser's session, as "memory" mode does.
    */
   withRequest(request: IncomingRequestLike, options?: WithRequestOptions): LatchClient;
+  /**
+   * The URL of `GET /auth/federated/{connection}/start` on `baseUrl`, with `returnTo` (a path on the
+   * tenant's site) when given: a "Continue with …" link's href, or where server code redirects the
+   * browser. No request is made: the start is the browser's own navigation.
+   */
+  federatedStartUrl(connection: string, returnTo?: string): string;
   /**
    * The `Set-Cookie` lines of this client's answers so far, in order, as Latch sent them: hand them to
    * the browser (`res.setHeader("set-cookie", client.setCookies())`) after a login, or a logout that
