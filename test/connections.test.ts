@@ -201,7 +201,11 @@ test("connections refuse bad input: slug, type, oidc without issuer, http issuer
   assert.equal((await call(strict, "POST", "/auth/admin/connections", { ...google, type: "oidc", issuer: "https://idp.example.net" })).statusCode, 201);
   const ghes = { ...google, id: "ghes", type: "github" };
   const plainGhes = await call(strict, "POST", "/auth/admin/connections", { ...ghes, issuer: "http://ghe.example.com" });
-  assert.equal((assertError(plainGhes, 400, "validation_failed").details as { field: string }[])[0]!.field, "issuer", "a GitHub server over http refused in production");
+  assert.equal(
+    (assertError(plainGhes, 400, "validation_failed").details as { field: string }[])[0]!.field,
+    "issuer",
+    "a GitHub server over http refused in production",
+  );
 });
 
 test("a github connection takes a GitHub Enterprise Server's base URL as issuer (its origin), null is github.com; turned oidc it must name an issuer", async (t) => {

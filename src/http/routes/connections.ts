@@ -17,7 +17,9 @@ const ConnectionFields = Type.Object({
   id: ConnectionIdField,
   type: StringEnum(CONNECTION_TYPES),
   displayName: Type.String(),
-  issuer: Type.Union([Type.String(), Type.Null()], { description: "The OpenID issuer (a preset's filled in); for `github`, a GitHub Enterprise Server's base URL, or null for github.com." }),
+  issuer: Type.Union([Type.String(), Type.Null()], {
+    description: "The OpenID issuer (a preset's filled in); for `github`, a GitHub Enterprise Server's base URL, or null for github.com.",
+  }),
   clientId: Type.String(),
   scopes: Type.Array(Type.String()),
   allowSignup: Type.Boolean(),
