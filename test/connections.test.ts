@@ -171,7 +171,7 @@ test("connections CRUD: presets fill the issuer, defaults, redirectUri; the secr
   );
 });
 
-test("connections refuse bad input: slug, type, oidc without issuer, http issuer without private networks, github with issuer, duplicate id", async (t) => {
+test("connections refuse bad input: slug, type, oidc without issuer, http issuer without private networks, github with github.com or a path as issuer, duplicate id", async (t) => {
   const h = await createHarness();
   t.after(() => h.close());
   const fieldOf = (res: LightMyRequestResponse) => (assertError(res, 400, "validation_failed").details as { field: string }[])[0]!.field;
@@ -182,7 +182,10 @@ test("connections refuse bad input: slug, type, oidc without issuer, http issuer
   assert.equal(fieldOf(await create({ type: "facebook" })), "type");
   assert.equal(fieldOf(await create({ type: "oidc" })), "issuer", "oidc needs its issuer");
   assert.equal(fieldOf(await create({ type: "oidc", issuer: "ftp://idp.example.net" })), "issuer");
-  assert.equal(fieldOf(await create({ type: "github", issuer: "https://github.com" })), "issuer", "github takes no issuer");
+  assert.equal(fieldOf(await create({ type: "github", issuer: "https://github.com" })), "issuer", "github.com is the default, no issuer");
+  assert.equal(fieldOf(await create({ type: "github", issuer: "https://api.github.com" })), "issuer");
+  assert.equal(fieldOf(await create({ type: "github", issuer: "https://ghe.example.com/api/v3" })), "issuer", "a server's base URL, no path");
+  assert.equal(fieldOf(await create({ type: "github", issuer: "ftp://ghe.example.com" })), "issuer");
   assert.equal(fieldOf(await create({ scopes: ["email"] })), "scopes", "an OpenID connection asks for openid");
   assert.equal(fieldOf(await create({ displayName: "Goo\u200egle" })), "displayName");
   assert.equal(fieldOf(await create({ emailDomains: ["not a domain"] })), "emailDomains.0");
@@ -196,6 +199,31 @@ test("connections refuse bad input: slug, type, oidc without issuer, http issuer
   const refused = await call(strict, "POST", "/auth/admin/connections", { ...google, type: "oidc", issuer: "http://idp.example.net" });
   assert.equal((assertError(refused, 400, "validation_failed").details as { field: string }[])[0]!.field, "issuer", "http refused in production");
   assert.equal((await call(strict, "POST", "/auth/admin/connections", { ...google, type: "oidc", issuer: "https://idp.example.net" })).statusCode, 201);
+  const ghes = { ...google, id: "ghes", type: "github" };
+  const plainGhes = await call(strict, "POST", "/auth/admin/connections", { ...ghes, issuer: "http://ghe.example.com" });
+  assert.equal(
+    (assertError(plainGhes, 400, "validation_failed").details as { field: string }[])[0]!.field,
+    "issuer",
+    "a GitHub server over http refused in production",
+  );
+});
+
+test("a github connection takes a GitHub Enterprise Server's base URL as issuer (its origin), null is github.com; turned oidc it must name an issuer", async (t) => {
+  const h = await createHarness();
+  t.after(() => h.close());
+  const issuerOf = (res: LightMyRequestResponse) => {
+    assert.equal(res.statusCode < 300, true, res.body);
+    return res.json<{ connection: ConnectionAnswer }>().connection.issuer;
+  };
+  const github = { id: "gh", type: "github", displayName: "GitHub", clientId: "Iv1.abc", clientSecret: "gh-secret-456" };
+  assert.equal(issuerOf(await call(h, "POST", "/auth/admin/connections", { ...github, issuer: "https://GHE.example.com/" })), "https://ghe.example.com");
+  assert.equal(issuerOf(await call(h, "PATCH", "/auth/admin/connections/gh", { issuer: "https://ghe2.example.com:8443" })), "https://ghe2.example.com:8443");
+  assert.equal(issuerOf(await call(h, "PATCH", "/auth/admin/connections/gh", { issuer: null })), null, "null goes back to github.com");
+  assert.equal(issuerOf(await call(h, "PATCH", "/auth/admin/connections/gh", { issuer: "https://ghe.example.com" })), "https://ghe.example.com");
+  const retyped = await call(h, "PATCH", "/auth/admin/connections/gh", { type: "oidc" });
+  assert.equal((assertError(retyped, 400, "validation_failed").details as { field: string }[])[0]!.field, "issuer", "a server URL is no OpenID issuer");
+  assert.equal(issuerOf(await call(h, "PATCH", "/auth/admin/connections/gh", { type: "gitlab" })), "https://gitlab.com");
+  assert.equal(issuerOf(await call(h, "PATCH", "/auth/admin/connections/gh", { type: "github" })), null, "back to github: github.com");
 });
 
 test("tenant isolation: another tenant of the same application sees and changes none of them; another application's key is 403", async (t) => {

@@ -189,6 +189,7 @@ export class OpenIdUpstream implements UpstreamProvider {
       oidc.ClientSecretPost(settings.clientSecret),
     );
     this.prepare(configuration);
+    configuration[oidc.customFetch] = githubTokenErrors(this.fetch);
     return configuration;
   }
 
@@ -197,6 +198,26 @@ export class OpenIdUpstream implements UpstreamProvider {
     configuration.timeout = this.options.timeoutSeconds;
     if (this.options.allowInsecureRequests) oidc.allowInsecureRequests(configuration);
   }
+}
+
+/**
+ * GitHub refuses a code exchange with status 200 and `{error: "bad_verification_code", …}` (its docs,
+ * "Troubleshooting OAuth app access token request errors") where RFC 6749 5.2 says 400. Given to the
+ * library as the 400 it means, the refusal is the provider's (`provider_error`), not a malformed answer.
+ */
+function githubTokenErrors(fetch: oidc.CustomFetch): oidc.CustomFetch {
+  return async (url, init) => {
+    const response = await fetch(url, init);
+    if (response.status !== 200 || new URL(url).pathname !== "/login/oauth/access_token") return response;
+    const body = await response.clone().text();
+    let error: unknown;
+    try {
+      error = (JSON.parse(body) as { error?: unknown } | null)?.error;
+    } catch {
+      return response; // not JSON: the library's own check refuses it
+    }
+    return typeof error === "string" ? new Response(body, { status: 400, headers: response.headers }) : response;
+  };
 }
 
 /** A network failure, an error answer, or a response that failed a check; the library's message is not kept. */

@@ -7,9 +7,16 @@ import assert from "node:assert/strict";
 import type { LightMyRequestResponse } from "fastify";
 import { adminHeaders } from "./flows.js";
 import { get, post, type Harness } from "./harness.js";
+import { startGitHubServer, type GitHubServer } from "./github-server.js";
 import { startUpstreamIdp, type Person, type UpstreamIdp } from "./upstream-idp.js";
 
 export const CONNECTION = "up";
+export const GITHUB_CONNECTION = "gh";
+
+/** The provider's side of a round trip: the person signs in there and is sent back to the callback. */
+export interface SignInProvider<P> {
+  signIn(authorizationUrl: string | URL, person: P): Promise<URL>;
+}
 
 /** An upstream provider and a connection `up` to it on the harness's tenant. */
 export async function connectUpstream(
@@ -36,6 +43,28 @@ export async function connectUpstream(
   return idp;
 }
 
+/** A local GitHub (test/support/github-server.ts) and a `github` connection `gh` whose issuer is its URL. */
+export async function connectGitHub(
+  h: Harness,
+  t: { after(fn: () => Promise<void>): void },
+  settings: { allowSignup?: boolean; emailDomains?: string[] } = {},
+): Promise<GitHubServer> {
+  const github = await startGitHubServer({ redirectUri: `https://${h.tenant.domain}/auth/federated/${GITHUB_CONNECTION}/callback` });
+  t.after(() => github.close());
+  const body = {
+    id: GITHUB_CONNECTION,
+    type: "github",
+    displayName: "GitHub",
+    issuer: github.url,
+    clientId: github.client.client_id,
+    clientSecret: github.client.client_secret,
+    ...settings,
+  };
+  const res = await post(h, "/auth/admin/connections", body, { headers: adminHeaders(h) });
+  assert.equal(res.statusCode, 201, res.body);
+  return github;
+}
+
 /** The value of a cookie an answer sets, or undefined. */
 export function setCookieValue(res: LightMyRequestResponse, name: string): string | undefined {
   const lines = ([] as string[]).concat(res.headers["set-cookie"] ?? []);
@@ -52,6 +81,8 @@ export interface RoundTrip {
 }
 
 export interface RoundTripOptions {
+  /** The connection's id: `up` unless told. */
+  connection?: string;
   returnTo?: string;
   /** The `latch_fed` cookie sent to the callback: the start's unless told (null: none). */
   flowCookie?: string | null;
@@ -64,7 +95,7 @@ export interface RoundTripOptions {
 }
 
 /** A browser's round trip through the provider, ending with Latch's answer to the callback. */
-export async function federatedRoundTrip(h: Harness, idp: UpstreamIdp, person: Person, options: RoundTripOptions = {}): Promise<RoundTrip> {
+export async function federatedRoundTrip<P = Person>(h: Harness, idp: SignInProvider<P>, person: P, options: RoundTripOptions = {}): Promise<RoundTrip> {
   let start: LightMyRequestResponse | undefined;
   let authorizationUrl: string;
   let startedCookie: string;
@@ -72,7 +103,7 @@ export async function federatedRoundTrip(h: Harness, idp: UpstreamIdp, person: P
     ({ authorizationUrl, flowCookie: startedCookie } = options.started);
   } else {
     const query = options.returnTo === undefined ? "" : `?returnTo=${encodeURIComponent(options.returnTo)}`;
-    start = await get(h, `/auth/federated/${CONNECTION}/start${query}`);
+    start = await get(h, `/auth/federated/${options.connection ?? CONNECTION}/start${query}`);
     assert.equal(start.statusCode, 302, start.body);
     authorizationUrl = String(start.headers.location);
     startedCookie = setCookieValue(start, "latch_fed")!;

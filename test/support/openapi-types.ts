@@ -133,7 +133,7 @@ export interface paths {
         put?: never;
         /**
          * Add a connection to an identity provider
-         * @description `google`, `microsoft`, `apple` and `gitlab` fill in their issuer (an explicit `issuer` overrides it); `oidc` needs `issuer`; `github` takes none. The client secret is sealed at rest and never returned. Register the answer's `redirectUri` at the provider. 409 `conflict` when the tenant has a connection with this id.
+         * @description `google`, `microsoft`, `apple` and `gitlab` fill in their issuer (an explicit `issuer` overrides it); `oidc` needs `issuer`; `github` takes a GitHub Enterprise Server's base URL, none for github.com. The client secret is sealed at rest and never returned. Register the answer's `redirectUri` at the provider. 409 `conflict` when the tenant has a connection with this id.
          */
         post: operations["createConnection"];
         delete?: never;
@@ -2480,7 +2480,7 @@ export interface operations {
                             emailDomains: string[] | null;
                             /** @description The connection's slug, `[a-z0-9-]{1,32}`: in its sign-in URLs. */
                             id: string;
-                            /** @description The OpenID issuer (a preset's filled in); null for `github`. */
+                            /** @description The OpenID issuer (a preset's filled in); for `github`, a GitHub Enterprise Server's base URL, or null for github.com. */
                             issuer: string | null;
                             /** @description The callback URL to register at the provider: `https://{tenant domain}/auth/federated/{id}/callback`. */
                             redirectUri: string;
@@ -2619,7 +2619,7 @@ export interface operations {
                     emailDomains?: string[] | null;
                     /** @description The connection's slug, `[a-z0-9-]{1,32}`: in its sign-in URLs. */
                     id: string;
-                    /** @description The OpenID issuer URL (https). Required for `oidc`; overrides a preset's (a company's Entra tenant); none for `github`. */
+                    /** @description The OpenID issuer URL (https). Required for `oidc`; overrides a preset's (a company's Entra tenant); for `github`, a GitHub Enterprise Server's base URL (absent: github.com). */
                     issuer?: string;
                     /** @description Default `openid email profile` (OpenID types, which must include `openid`) or `read:user user:email` (`github`). */
                     scopes?: string[];
@@ -2653,7 +2653,7 @@ export interface operations {
                             emailDomains: string[] | null;
                             /** @description The connection's slug, `[a-z0-9-]{1,32}`: in its sign-in URLs. */
                             id: string;
-                            /** @description The OpenID issuer (a preset's filled in); null for `github`. */
+                            /** @description The OpenID issuer (a preset's filled in); for `github`, a GitHub Enterprise Server's base URL, or null for github.com. */
                             issuer: string | null;
                             /** @description The callback URL to register at the provider: `https://{tenant domain}/auth/federated/{id}/callback`. */
                             redirectUri: string;
@@ -3007,7 +3007,7 @@ export interface operations {
                             emailDomains: string[] | null;
                             /** @description The connection's slug, `[a-z0-9-]{1,32}`: in its sign-in URLs. */
                             id: string;
-                            /** @description The OpenID issuer (a preset's filled in); null for `github`. */
+                            /** @description The OpenID issuer (a preset's filled in); for `github`, a GitHub Enterprise Server's base URL, or null for github.com. */
                             issuer: string | null;
                             /** @description The callback URL to register at the provider: `https://{tenant domain}/auth/federated/{id}/callback`. */
                             redirectUri: string;

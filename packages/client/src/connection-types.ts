@@ -8,8 +8,8 @@
 /** `oidc` (any issuer with discovery), a preset that fills the issuer, or `github`. */
 export type ConnectionType = "oidc" | "google" | "microsoft" | "apple" | "gitlab" | "github";
 /**
- * `id`: a slug, `[a-z0-9-]{1,32}`. `issuer` required for `oidc`, overriding a preset's, none for
- * `github`. `scopes` default `openid email profile` (`read:user user:email` for github);
+ * `id`: a slug, `[a-z0-9-]{1,32}`. `issuer` required for `oidc`, overriding a preset's; for `github`
+ * a GitHub Enterprise Server's base URL, none for github.com. `scopes` default `openid email profile` (`read:user user:email` for github);
  * `allowSignup` default true; `emailDomains` limits sign-ups to those domains.
  */
 export type CreateConnectionRequest = {

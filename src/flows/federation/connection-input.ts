@@ -43,7 +43,8 @@ const fields = {
   issuer: Type.String({
     minLength: 1,
     maxLength: 2048,
-    description: "The OpenID issuer URL (https). Required for `oidc`; overrides a preset's (a company's Entra tenant); none for `github`.",
+    description:
+      "The OpenID issuer URL (https). Required for `oidc`; overrides a preset's (a company's Entra tenant); for `github`, a GitHub Enterprise Server's base URL (absent: github.com).",
   }),
   clientId: Type.String({ minLength: 1, maxLength: 512, pattern: PRINTABLE, description: "The client id the provider gave." }),
   clientSecret: Type.String({
@@ -117,14 +118,12 @@ export function checkDisplayName(raw: string): string {
 
 /**
  * The issuer a connection of `type` ends with: the given one (an https URL, or http only where private
- * networks are allowed, i.e. development and tests), else the preset's; `oidc` needs one, `github` takes none.
+ * networks are allowed, i.e. development and tests), else the preset's; `oidc` needs one. For `github`
+ * it is a GitHub Enterprise Server's base URL (its API under `/api/v3`), and null is github.com.
  */
 export function resolveIssuer(type: ConnectionType, given: string | undefined, allowHttp: boolean): string | null {
-  if (type === "github") {
-    if (given !== undefined) throw refuse("A github connection takes no issuer.", [{ field: "issuer", rule: "github", message: "must be absent for github" }]);
-    return null;
-  }
   if (given === undefined) {
+    if (type === "github") return null;
     const preset = PRESET_ISSUERS[type];
     if (preset === undefined) throw refuse("An oidc connection needs its issuer.", [{ field: "issuer", rule: "required", message: "is required for oidc" }]);
     return preset;
@@ -140,8 +139,28 @@ export function resolveIssuer(type: ConnectionType, given: string | undefined, a
     throw refuse("The issuer must be an https URL without credentials, query or fragment.", [
       { field: "issuer", rule: "url", message: allowHttp ? "must be an http(s) URL" : "must be an https URL" },
     ]);
+  if (type === "github") return githubServerOrigin(url);
   // Kept as given: the ID token's `iss` must equal it exactly (OpenID Connect Core 3.1.3.7).
   return given;
+}
+
+/** github.com's own hosts: its API is not under `/api/v3`, so it is the default (no issuer), never a server URL. */
+const GITHUB_COM_HOSTS = new Set(["github.com", "www.github.com", "api.github.com"]);
+
+/**
+ * A GitHub Enterprise Server is served at the root of its host (web there, API under `/api/v3`), so only
+ * the origin counts; a path would send the authorization and the API calls to pages that aren't them.
+ */
+function githubServerOrigin(url: URL): string {
+  if (GITHUB_COM_HOSTS.has(url.hostname))
+    throw refuse("github.com needs no issuer; an issuer is a GitHub Enterprise Server.", [
+      { field: "issuer", rule: "github", message: "must be absent for github.com" },
+    ]);
+  if (url.pathname !== "/")
+    throw refuse("A GitHub Enterprise Server's issuer is its base URL, without a path.", [
+      { field: "issuer", rule: "github", message: "must be a base URL without a path" },
+    ]);
+  return url.origin;
 }
 
 /** The given scopes without repeats, or the type's defaults; an OpenID type must ask for `openid`. */

@@ -109,7 +109,8 @@ export async function listConnections(deps: Deps, tenant: Tenant): Promise<Conne
 
 /**
  * The stored columns a change writes. A new `type` brings its own preset issuer and default scopes
- * unless the change names them; `issuer: null` goes back to the type's preset (refused for `oidc`).
+ * unless the change names them; `issuer: null` goes back to the type's preset (github.com for `github`,
+ * refused for `oidc`).
  */
 function changesFor(deps: TransactionDeps, current: Connection, input: ConnectionChangesInput): ConnectionChanges {
   const type = input.type ?? current.type;
@@ -118,7 +119,9 @@ function changesFor(deps: TransactionDeps, current: Connection, input: Connectio
   if (input.displayName !== undefined) changes.displayName = checkDisplayName(input.displayName);
   if (input.issuer !== undefined || typeChanged) {
     // An unchanged issuer of a preset type that was the old preset follows the type; one given explicitly stays.
-    const given = input.issuer === undefined ? (type === "oidc" ? (current.issuer ?? undefined) : undefined) : (input.issuer ?? undefined);
+    // A GitHub Enterprise Server's URL is no OpenID issuer: a github connection turned oidc must name one.
+    const kept = type === "oidc" && current.type !== "github" ? (current.issuer ?? undefined) : undefined;
+    const given = input.issuer === undefined ? kept : (input.issuer ?? undefined);
     changes.issuer = resolveIssuer(type, given, deps.config.webhookAllowPrivateNetworks);
   }
   if (input.clientId !== undefined) changes.clientId = input.clientId;

@@ -17,7 +17,9 @@ const ConnectionFields = Type.Object({
   id: ConnectionIdField,
   type: StringEnum(CONNECTION_TYPES),
   displayName: Type.String(),
-  issuer: Type.Union([Type.String(), Type.Null()], { description: "The OpenID issuer (a preset's filled in); null for `github`." }),
+  issuer: Type.Union([Type.String(), Type.Null()], {
+    description: "The OpenID issuer (a preset's filled in); for `github`, a GitHub Enterprise Server's base URL, or null for github.com.",
+  }),
   clientId: Type.String(),
   scopes: Type.Array(Type.String()),
   allowSignup: Type.Boolean(),
@@ -58,7 +60,7 @@ export const connectionAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = 
       schema: {
         summary: "Add a connection to an identity provider",
         description:
-          "`google`, `microsoft`, `apple` and `gitlab` fill in their issuer (an explicit `issuer` overrides it); `oidc` needs `issuer`; `github` takes none. The client secret is sealed at rest and never returned. Register the answer's `redirectUri` at the provider. 409 `conflict` when the tenant has a connection with this id.",
+          "`google`, `microsoft`, `apple` and `gitlab` fill in their issuer (an explicit `issuer` overrides it); `oidc` needs `issuer`; `github` takes a GitHub Enterprise Server's base URL, none for github.com. The client secret is sealed at rest and never returned. Register the answer's `redirectUri` at the provider. 409 `conflict` when the tenant has a connection with this id.",
         tags: ["admin"],
         operationId: "createConnection",
         security: security.admin,
