@@ -89,14 +89,14 @@ test("a backend verifies a browser's session from its Cookie header; only sessio
   await assert.rejects(latch.withRequest({ headers: { cookie: "theme=dark" } }).getSession(), (err) => isLatchError(err, "unauthorized"));
 });
 
-test("a federated step on the browser's behalf forwards latch_fed_pending beside session_id, and nothing else", async () => {
+test("a federated step on the browser's behalf forwards __Host-latch_fed_pending beside session_id, and nothing else", async () => {
   const { sessionId } = await loginThroughBackend(plain, plainUrl, "fwd.federated@example.org", { headers: {} });
   const sent: Headers[] = [];
-  const cookie = `theme=dark; latch_fed_pending=not-a-step; session_id=${sessionId}; app_session=the-apps-own-secret`;
+  const cookie = `theme=dark; __Host-latch_fed_pending=not-a-step; session_id=${sessionId}; app_session=the-apps-own-secret`;
   const perRequest = backend(plain, plainUrl, sent).withRequest({ headers: { cookie } });
   // No step with that cookie: Latch refuses it (the session alone is not enough).
   await assert.rejects(perRequest.confirmFederatedLink(), (err) => isLatchError(err, "federation_failed"));
-  assert.equal(sent[0]!.get("cookie"), `session_id=${sessionId}; latch_fed_pending=not-a-step`, "the app's own cookies stay with the app");
+  assert.equal(sent[0]!.get("cookie"), `session_id=${sessionId}; __Host-latch_fed_pending=not-a-step`, "the app's own cookies stay with the app");
   assert.deepEqual((await perRequest.listIdentities()).identities, [], "a member call through the same client");
   await assert.rejects(perRequest.unlinkIdentity("no-such-identity", { password: STRONG_PASSWORD }), (err) => isLatchError(err, "not_found"));
 });

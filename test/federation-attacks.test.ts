@@ -22,7 +22,7 @@ test("D27 a connection moved to another issuer loses its links: the same subject
   t.after(() => h.close());
   await sendAlertsAndEvents(h);
   const first = await connectUpstream(h, t);
-  ok(await call(h, "GET", "/auth/me", sessionCookieOf((await federatedRoundTrip(h, first, { email: "victim@example.net", verified: true })).callback)!));
+  ok(await call(h, "GET", "/auth/me", sessionCookieOf((await federatedRoundTrip(h, first, { email: "victim@example.net", verified: true })).callback)));
   const second = await startUpstreamIdp({
     redirectUri: `https://${h.tenant.domain}/auth/federated/${CONNECTION}/callback`,
     tokenEndpointAuthMethod: "client_secret_basic",
@@ -71,16 +71,16 @@ test("D27 a second-factor step taken before 'this wasn't me' cannot finish after
   const idp = await connectUpstream(h, t);
   h.clock.advance(1000);
   const trip = await federatedRoundTrip(h, idp, { email: EMAIL, verified: true });
-  const step = setCookieValue(trip.callback, "latch_fed_pending")!;
+  const step = setCookieValue(trip.callback, "__Host-latch_fed_pending")!;
   h.clock.advance(1000);
   const session = await signIn(h, EMAIL);
-  ok(await post(h, "/auth/federated/link", {}, { headers: { cookie: `session_id=${session}; latch_fed_pending=${step}` } }));
+  ok(await post(h, "/auth/federated/link", {}, { headers: { cookie: `session_id=${session}; __Host-latch_fed_pending=${step}` } }));
   const setup = ok<{ secret: string }>(await call(h, "POST", "/auth/2fa/setup", session, { password: STRONG_PASSWORD }));
   ok(await call(h, "POST", "/auth/2fa/enable", session, { code: totpAt(setup.secret, h.clock.now()) }));
   h.clock.advance(30_000);
   const held = await federatedRoundTrip(h, idp, { email: EMAIL, verified: true });
   assert.equal(held.callback.headers.location, "/ui/federated-second-factor");
-  const pending = `latch_fed_pending=${setCookieValue(held.callback, "latch_fed_pending")}`;
+  const pending = `__Host-latch_fed_pending=${setCookieValue(held.callback, "__Host-latch_fed_pending")}`;
   const secure = await secureLinkOf(h, "identity_linked", EMAIL);
   ok(await post(h, "/auth/secure-account", { recordId: secure.recordId, token: secure.token }));
   for (const code of ["000000", totpAt(setup.secret, h.clock.now())]) {

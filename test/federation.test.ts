@@ -65,14 +65,14 @@ test("D27 never linked on the email alone: a member's email at the provider asks
   const trip = await federatedRoundTrip(h, idp, { email: EMAIL, verified: true });
   assert.equal(trip.callback.headers.location, "/ui/federated-link");
   assert.equal(sessionCookieOf(trip.callback), undefined, "no session for the provider's word alone");
-  const pending = setCookieValue(trip.callback, "latch_fed_pending")!;
+  const pending = setCookieValue(trip.callback, "__Host-latch_fed_pending")!;
   assert.equal((await h.db.selectFrom("federated_identities").selectAll().execute()).length, 0);
 
-  const headers = { cookie: `latch_fed_pending=${pending}` };
+  const headers = { cookie: `__Host-latch_fed_pending=${pending}` };
   // A session from before the callback (say, a stolen one) is no proof.
   h.clock.advance(1000);
   assertError(
-    await post(h, "/auth/federated/link", {}, { cookie: oldSession, headers: { cookie: `session_id=${oldSession}; latch_fed_pending=${pending}` } }),
+    await post(h, "/auth/federated/link", {}, { cookie: oldSession, headers: { cookie: `session_id=${oldSession}; __Host-latch_fed_pending=${pending}` } }),
     401,
     "unauthorized",
   );
@@ -98,7 +98,7 @@ test("D27 no confirmed email: nothing is made or matched, and the page says why"
   for (const email of [NEWCOMER, EMAIL]) {
     const trip = await federatedRoundTrip(h, idp, { email, verified: false });
     assert.equal(failureReasonOf(trip.callback), "email_not_confirmed");
-    assert.equal(setCookieValue(trip.callback, "latch_fed_pending"), undefined);
+    assert.equal(setCookieValue(trip.callback, "__Host-latch_fed_pending"), undefined);
   }
   assert.equal((await h.db.selectFrom("members").select("id").execute()).length, 1);
   assert.equal((await h.db.selectFrom("federation_pending").selectAll().execute()).length, 0);
@@ -125,7 +125,7 @@ test("D27 a linked member who is locked is refused; one with 2FA gets the second
   const trip = await federatedRoundTrip(h, idp, { email: NEWCOMER, verified: true });
   assert.equal(trip.callback.headers.location, "/ui/federated-second-factor");
   assert.equal(sessionCookieOf(trip.callback), undefined);
-  const pending = `latch_fed_pending=${setCookieValue(trip.callback, "latch_fed_pending")}`;
+  const pending = `__Host-latch_fed_pending=${setCookieValue(trip.callback, "__Host-latch_fed_pending")}`;
   assertError(await post(h, "/auth/federated/second-factor", { twoFACode: "000000" }, { headers: { cookie: pending } }), 401, "invalid_2fa_code");
   const done = await post(h, "/auth/federated/second-factor", { twoFACode: totpAt(setup.secret, h.clock.now()) }, { headers: { cookie: pending } });
   assert.equal(done.statusCode, 200, done.body);

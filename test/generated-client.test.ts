@@ -358,7 +358,7 @@ test("'this wasn't me' from a security alert", async () => {
   ok(await anyone.api.POST("/auth/secure-account", { body: { recordId: alert.recordId, token: alert.token } }));
 });
 
-/** A browser's caller: every cookie kept (the session, `latch_fed`, `latch_fed_pending`), redirects not followed. */
+/** A browser's caller: every cookie kept (the session, `latch_fed`, `__Host-latch_fed_pending`), redirects not followed. */
 function browser(): Caller & { cookies: Map<string, string> } {
   const cookies = new Map<string, string>();
   const jar: Caller["jar"] = {};

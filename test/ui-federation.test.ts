@@ -96,7 +96,7 @@ test("D27 pages: the second-factor step signs a 2FA member in, refuses a wrong c
   assert.match(assertPage(await getPage(h, "/ui/federated-second-factor"), 400), /expired or was already used/);
   const trip = await federatedRoundTrip(h, idp, { email: NEWCOMER, verified: true }, { returnTo: "/welcome" });
   assert.equal(trip.callback.headers.location, "/ui/federated-second-factor");
-  const cookies = { latch_fed_pending: setCookieValue(trip.callback, "latch_fed_pending")! };
+  const cookies = { "__Host-latch_fed_pending": setCookieValue(trip.callback, "__Host-latch_fed_pending")! };
   const form = assertPage(await getPage(h, "/ui/federated-second-factor", { cookies }));
   assert.match(form, /<form method="post" action="\/ui\/federated-second-factor"/);
   assert.match(form, /<label for="twoFACode">Authentication code<\/label>/);
@@ -109,7 +109,7 @@ test("D27 pages: the second-factor step signs a 2FA member in, refuses a wrong c
   assertSeeOther(done, "/welcome");
   const session = sessionCookieOf(done)!;
   assert.equal(ok<{ email: string }>(await call(h, "GET", "/auth/me", session)).email, NEWCOMER);
-  assert.equal(setCookieValue(done, "latch_fed_pending"), "", "the step's cookie is cleared");
+  assert.equal(setCookieValue(done, "__Host-latch_fed_pending"), "", "the step's cookie is cleared");
   const used = assertPage(await postForm(h, "/ui/federated-second-factor", { twoFACode: totpAt(setup.secret, h.clock.now()) }, { cookies }), 400);
   assert.match(used, /expired or was already used/);
   assert.doesNotMatch(used, /name="twoFACode"/, "no form for a step that is gone");
@@ -121,7 +121,7 @@ test("D27 pages: the link page links only after a sign-in in this browser after 
   h.clock.advance(1000);
   const trip = await federatedRoundTrip(h, idp, { email: EMAIL, verified: true });
   assert.equal(trip.callback.headers.location, "/ui/federated-link");
-  const cookies = { latch_fed_pending: setCookieValue(trip.callback, "latch_fed_pending")! };
+  const cookies = { "__Host-latch_fed_pending": setCookieValue(trip.callback, "__Host-latch_fed_pending")! };
   h.clock.advance(1000);
 
   const ask = assertPage(await getPage(h, "/ui/federated-link", { cookies }));
@@ -143,7 +143,7 @@ test("D27 pages: the link page links only after a sign-in in this browser after 
   assert.match(confirm, /<button type="submit">Link Upstream<\/button>/);
   const linked = await postForm(h, "/ui/federated-link", {}, { cookie: fresh, cookies });
   assertSeeOther(linked, "/ui/account/identities?notice=identity-linked");
-  assert.equal(setCookieValue(linked, "latch_fed_pending"), "");
+  assert.equal(setCookieValue(linked, "__Host-latch_fed_pending"), "");
   const list = assertPage(await getPage(h, "/ui/account/identities?notice=identity-linked", { cookie: fresh }));
   assert.match(list, /<p class="notice" role="status">The account is linked\./);
   assert.match(list, /<strong>Upstream<\/strong>/);

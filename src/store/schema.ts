@@ -336,7 +336,7 @@ export interface FederationFlowsTable {
 
 export interface FederationPendingTable {
   tenant_id: string;
-  /** SHA-256 of the `latch_fed_pending` cookie. */
+  /** SHA-256 of the `__Host-latch_fed_pending` cookie. */
   pending_hash: string;
   /** `link` (prove the existing account, then link) or `second_factor`. */
   kind: string;

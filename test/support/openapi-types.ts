@@ -486,7 +486,7 @@ export interface paths {
         put?: never;
         /**
          * Link the identity that met this account's email
-         * @description After a callback found an existing member with the provider's email, that member signs in (any way) in the same browser, then calls this with the `latch_fed_pending` cookie. The session must be younger than the callback. Links `(connection, subject)` to the member and sends a `security_alert` `identity_linked`; "this wasn't me" removes it.
+         * @description After a callback found an existing member with the provider's email, that member signs in (any way) in the same browser, then calls this with the `__Host-latch_fed_pending` cookie. The session must be younger than the callback. Links `(connection, subject)` to the member and sends a `security_alert` `identity_linked`; "this wasn't me" removes it.
          */
         post: operations["confirmFederatedLink"];
         delete?: never;
@@ -509,7 +509,7 @@ export interface paths {
         put?: never;
         /**
          * Finish a federated sign-in with the second factor
-         * @description For a member with 2FA after the callback: the `latch_fed_pending` cookie (10 minutes) and a TOTP or recovery code, checked and counted as the second step of `POST /auth/login`. A wrong code leaves the step for another try. 10 tries per IP per minute.
+         * @description For a member with 2FA after the callback: the `__Host-latch_fed_pending` cookie (10 minutes) and a TOTP or recovery code, checked and counted as the second step of `POST /auth/login`. A wrong code leaves the step for another try. 10 tries per IP per minute.
          */
         post: operations["finishFederatedSecondFactor"];
         delete?: never;
@@ -530,7 +530,7 @@ export interface paths {
         };
         /**
          * The provider's callback
-         * @description Where the provider sends the browser back (register this URL at the provider: the connection's `redirectUri`). Checks `state` against the `latch_fed` cookie, which it uses up; openid-client exchanges the code (with the PKCE verifier) and checks the ID token (signature by the issuer's JWKS, `iss`, `aud`, `nonce`, `exp`). Always a 302: signed in (to `returnTo`), to `/ui/federated-second-factor` or `/ui/federated-link` with the `latch_fed_pending` cookie, or to `/ui/federated-error?code=federation_failed&reason=…`.
+         * @description Where the provider sends the browser back (register this URL at the provider: the connection's `redirectUri`). Checks `state` against the `latch_fed` cookie, which it uses up; openid-client exchanges the code (with the PKCE verifier) and checks the ID token (signature by the issuer's JWKS, `iss`, `aud`, `nonce`, `exp`). Always a 302: signed in (to `returnTo`), to `/ui/federated-second-factor` or `/ui/federated-link` with the `__Host-latch_fed_pending` cookie, or to `/ui/federated-error?code=federation_failed&reason=…`.
          */
         get: operations["federatedCallback"];
         put?: never;
@@ -5392,7 +5392,7 @@ export interface operations {
             /** @description Linked; the member is sent a `security_alert` `identity_linked`. */
             200: {
                 headers: {
-                    /** @description Clears `latch_fed_pending`: the step is used. */
+                    /** @description Clears `__Host-latch_fed_pending`: the step is used. */
                     "Set-Cookie"?: string;
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -5716,7 +5716,7 @@ export interface operations {
                 headers: {
                     /** @description Where the browser goes next. */
                     Location?: string;
-                    /** @description The session cookie, or `latch_fed_pending`; `latch_fed` is cleared. */
+                    /** @description The session cookie, or `__Host-latch_fed_pending`; `latch_fed` is cleared. */
                     "Set-Cookie"?: string;
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;

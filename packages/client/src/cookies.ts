@@ -1,11 +1,11 @@
 /**
  * The "memory" cookie mode for Node, where fetch has no cookie jar: the cookies Latch's calls read,
- * kept from Set-Cookie and sent back as Cookie. `session_id`, and `latch_fed_pending`, the step a
+ * kept from Set-Cookie and sent back as Cookie. `session_id`, and `__Host-latch_fed_pending`, the step a
  * federated callback leaves for finishFederatedSecondFactor or confirmFederatedLink. No Domain or
  * Path matching: a client talks to one Latch. (`latch_fed` is read only by the callback, a
  * navigation, so it is never sent; setCookies() still hands it to the browser.)
  */
-const LATCH_COOKIES = ["session_id", "latch_fed_pending"] as const;
+const LATCH_COOKIES = ["session_id", "__Host-latch_fed_pending"] as const;
 export type LatchCookieName = (typeof LATCH_COOKIES)[number];
 
 export interface SessionCookieJar {

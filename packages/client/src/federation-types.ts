@@ -25,7 +25,7 @@ export type FederatedLoginResponse = { success: true; recordid: string; redirect
 export type FederatedLinkResponse = { success: true; message: string; redirect: string };
 
 /**
- * Each needs a cookie the callback left in the browser (`latch_fed_pending`) or a session: in a
+ * Each needs a cookie the callback left in the browser (`__Host-latch_fed_pending`) or a session: in a
  * browser it goes by itself; server code forwards it with `withRequest`.
  */
 export interface LatchFederationCalls {

@@ -1,6 +1,6 @@
 /**
  * Calls made by server code on behalf of a browser (decisions.md#the-sdk-in-server-code-issue-29):
- * the browser's session cookie (and the step a federated callback left, `latch_fed_pending`),
+ * the browser's session cookie (and the step a federated callback left, `__Host-latch_fed_pending`),
  * User-Agent and, only when asked, its IP go on to Latch. Structural
  * types only, so the SDK keeps no Node types: a Fetch `Request` and a Node or Express
  * `IncomingMessage` both fit.
@@ -9,7 +9,7 @@ import type { LatchCookieName } from "./cookies.js";
 
 /** What a client forwards. Given any of it, the client keeps the session as "memory" mode does, starting from this cookie. */
 export interface ForwardOptions {
-  /** The browser's `Cookie` header as it came, or just `session_id=…`: only Latch's `session_id` and `latch_fed_pending` go on, the app's own cookies stay with the app. */
+  /** The browser's `Cookie` header as it came, or just `session_id=…`: only Latch's `session_id` and `__Host-latch_fed_pending` go on, the app's own cookies stay with the app. */
   cookie?: string;
   /** The bare `session_id` value, when the app's cookie parser already read it. */
   sessionId?: string;
@@ -64,8 +64,8 @@ export function forwardOfRequest(request: IncomingRequestLike, options: WithRequ
 export function forwardedCookies(forward: ForwardOptions): Partial<Record<LatchCookieName, string>> {
   const header = forward.cookie ?? "";
   const sessionId = forward.sessionId !== undefined && forward.sessionId !== "" ? forward.sessionId : cookieOfHeader(header, "session_id");
-  const pending = cookieOfHeader(header, "latch_fed_pending");
-  return { ...(sessionId !== undefined ? { session_id: sessionId } : {}), ...(pending !== undefined ? { latch_fed_pending: pending } : {}) };
+  const pending = cookieOfHeader(header, "__Host-latch_fed_pending");
+  return { ...(sessionId !== undefined ? { session_id: sessionId } : {}), ...(pending !== undefined ? { "__Host-latch_fed_pending": pending } : {}) };
 }
 
 const IPV4 = /^\d{1,3}(\.\d{1,3}){3}$/;

@@ -1,6 +1,6 @@
 /**
  * The step after a federated callback that needs one more proof, in the same browser (the
- * `latch_fed_pending` cookie, one use, FEDERATION_PENDING_LIFETIME_MS): the second factor of a 2FA
+ * `__Host-latch_fed_pending` cookie, one use, FEDERATION_PENDING_LIFETIME_MS): the second factor of a 2FA
  * member, checked as the second step of a password login is; or the proof of an existing account
  * before its email's identity is linked to it (decisions.md#federated-sign-in).
  */

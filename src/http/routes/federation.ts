@@ -23,9 +23,14 @@ import { contextOf, SESSION_COOKIE } from "../tenant.js";
 
 /** The start's cookie: state, nonce and PKCE verifier derive from it (security/flow-checks.ts). */
 export const FLOW_COOKIE = { name: "latch_fed", path: "/auth/federated" } as const;
-/** What waits after a callback (second factor, proof before a link): read by the pages and the API alike. */
-export const PENDING_COOKIE = { name: "latch_fed_pending", path: "/" } as const;
-const cookieFlags = { httpOnly: true, secure: true, sameSite: "lax" } as const;
+/**
+ * What waits after a callback (second factor, proof before a link): read by the pages and the API alike.
+ * `__Host-`: the browser takes it only from this host, Secure, Path=/, so no sibling subdomain can
+ * plant an attacker's step in a member's browser (decisions.md#federated-sign-in).
+ */
+export const PENDING_COOKIE = { name: "__Host-latch_fed_pending", path: "/" } as const;
+export const FEDERATION_COOKIE_FLAGS = { httpOnly: true, secure: true, sameSite: "lax" } as const;
+const cookieFlags = FEDERATION_COOKIE_FLAGS;
 
 const ConnectionParam = Type.String({ pattern: "^[a-z0-9-]{1,32}$", description: "The connection's id." });
 const ReturnTo = Type.String({
@@ -92,7 +97,7 @@ export const LinkStartAnswer = described(
 export const LinkConfirmAnswer = described(
   Type.Object({ success: Type.Literal(true), message: Type.String(), redirect: Type.String() }),
   "Linked; the member is sent a `security_alert` `identity_linked`.",
-  { "Set-Cookie": Type.String({ pattern: "^latch_fed_pending=;", description: "Clears `latch_fed_pending`: the step is used." }) },
+  { "Set-Cookie": Type.String({ pattern: "^__Host-latch_fed_pending=;", description: "Clears `__Host-latch_fed_pending`: the step is used." }) },
 );
 
 /** Where a callback's outcome sends the browser (never a token in the URL: cookies carry them). */
@@ -189,7 +194,7 @@ export const federationRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
       schema: {
         summary: "The provider's callback",
         description:
-          "Where the provider sends the browser back (register this URL at the provider: the connection's `redirectUri`). Checks `state` against the `latch_fed` cookie, which it uses up; openid-client exchanges the code (with the PKCE verifier) and checks the ID token (signature by the issuer's JWKS, `iss`, `aud`, `nonce`, `exp`). Always a 302: signed in (to `returnTo`), to `/ui/federated-second-factor` or `/ui/federated-link` with the `latch_fed_pending` cookie, or to `/ui/federated-error?code=federation_failed&reason=…`.",
+          "Where the provider sends the browser back (register this URL at the provider: the connection's `redirectUri`). Checks `state` against the `latch_fed` cookie, which it uses up; openid-client exchanges the code (with the PKCE verifier) and checks the ID token (signature by the issuer's JWKS, `iss`, `aud`, `nonce`, `exp`). Always a 302: signed in (to `returnTo`), to `/ui/federated-second-factor` or `/ui/federated-link` with the `__Host-latch_fed_pending` cookie, or to `/ui/federated-error?code=federation_failed&reason=…`.",
         tags: ["federation"],
         operationId: "federatedCallback",
         params: Type.Object({ connection: ConnectionParam }),
@@ -204,7 +209,7 @@ export const federationRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
           { additionalProperties: Type.String({ maxLength: 4096 }), description: "What the provider sends back (RFC 6749 4.1.2, RFC 9207 `iss`)." },
         ),
         response: {
-          302: RedirectAnswer("See the description.", "The session cookie, or `latch_fed_pending`; `latch_fed` is cleared."),
+          302: RedirectAnswer("See the description.", "The session cookie, or `__Host-latch_fed_pending`; `latch_fed` is cleared."),
           ...errorResponses(...TENANT_ERRORS),
         },
       },
@@ -228,7 +233,7 @@ export const federationRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
     {
       schema: {
         summary: "Finish a federated sign-in with the second factor",
-        description: `For a member with 2FA after the callback: the \`latch_fed_pending\` cookie (${describeDuration(FEDERATION_PENDING_LIFETIME_MS)}) and a TOTP or recovery code, checked and counted as the second step of \`POST /auth/login\`. A wrong code leaves the step for another try. ${rateRules.federatedSecondFactorPerIp.limit} tries per IP per ${describeWindow(rateRules.federatedSecondFactorPerIp.windowMs)}.`,
+        description: `For a member with 2FA after the callback: the \`__Host-latch_fed_pending\` cookie (${describeDuration(FEDERATION_PENDING_LIFETIME_MS)}) and a TOTP or recovery code, checked and counted as the second step of \`POST /auth/login\`. A wrong code leaves the step for another try. ${rateRules.federatedSecondFactorPerIp.limit} tries per IP per ${describeWindow(rateRules.federatedSecondFactorPerIp.windowMs)}.`,
         tags: ["federation"],
         operationId: "finishFederatedSecondFactor",
         body: Type.Object({ twoFACode: SecondFactorCodeField }),
@@ -257,7 +262,7 @@ export const federationRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
       schema: {
         summary: "Link the identity that met this account's email",
         description:
-          "After a callback found an existing member with the provider's email, that member signs in (any way) in the same browser, then calls this with the `latch_fed_pending` cookie. The session must be younger than the callback. Links `(connection, subject)` to the member and sends a `security_alert` `identity_linked`; \"this wasn't me\" removes it.",
+          "After a callback found an existing member with the provider's email, that member signs in (any way) in the same browser, then calls this with the `__Host-latch_fed_pending` cookie. The session must be younger than the callback. Links `(connection, subject)` to the member and sends a `security_alert` `identity_linked`; \"this wasn't me\" removes it.",
         tags: ["federation"],
         operationId: "confirmFederatedLink",
         security: security.session,

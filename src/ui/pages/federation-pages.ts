@@ -11,7 +11,7 @@ import { AuthError } from "../../errors.js";
 import { listConnections } from "../../flows/federation/connections.js";
 import type { FederationFailure } from "../../flows/federation/outcomes.js";
 import { confirmFederatedLink, describePendingLink, finishFederatedSecondFactor } from "../../flows/federation/pending.js";
-import { PENDING_COOKIE } from "../../http/routes/federation.js";
+import { FEDERATION_COOKIE_FLAGS, PENDING_COOKIE } from "../../http/routes/federation.js";
 import { SecondFactorCodeField } from "../../http/schemas.js";
 import { setSessionCookie } from "../../http/session-cookie.js";
 import { contextOf } from "../../http/tenant.js";
@@ -26,7 +26,7 @@ import { findSession, handleForm, loginSuccessPath, page, type PageDeps } from "
 const hide = { schema: { hide: true } };
 const CODE_RULE: FieldRule = { name: "twoFACode", what: "the code", max: maxLengthOf(SecondFactorCodeField) };
 /** As http/routes/federation.ts sets the cookie: clearing needs the same path and flags. */
-export const FEDERATION_COOKIE_FLAGS = { httpOnly: true, secure: true, sameSite: "lax" } as const;
+export { FEDERATION_COOKIE_FLAGS };
 
 /** The page's `?returnTo=`, when it is a path on this site the start route also accepts (paths.ts returnToPath). */
 export function returnToOf(request: FastifyRequest): string | undefined {
