@@ -180,7 +180,7 @@ test("D27 pages: linked accounts are listed; linking re-authenticates and sends 
     h,
     idp,
     { email: "ada.elsewhere@example.com", verified: false },
-    { started: { authorizationUrl: refresh, flowCookie } },
+    { started: { authorizationUrl: refresh, flowCookie }, session: cookie },
   );
   assert.equal(trip.callback.headers.location, "/ui/account/identities?notice=identity-linked");
   const list = assertPage(await getPage(h, "/ui/account/identities?notice=identity-linked", { cookie }));

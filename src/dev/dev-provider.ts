@@ -9,7 +9,7 @@ import type { FastifyPluginAsync } from "fastify";
 import { randomToken } from "../core/random.js";
 import type { Deps } from "../deps.js";
 import { AuthError } from "../errors.js";
-import { createConnection, connectionRedirectUri, updateConnection } from "../flows/federation/connections.js";
+import { createConnection, connectionRedirectUri } from "../flows/federation/connections.js";
 import type { Tenant } from "../model.js";
 import type { DevMode } from "./dev-mode.js";
 import { createDevIdp, devIdpRoutes } from "./idp.js";
@@ -55,6 +55,10 @@ export async function startDevProvider(deps: Deps, dev: DevMode, tenant: Tenant,
       if (!(err instanceof AuthError && err.code === "conflict")) throw err;
     }
   }
-  await updateConnection(deps, tenant, DEV_CONNECTION_ID, settings);
+  // Through the store, not updateConnection: an issuer change drops a connection's links (another
+  // provider's subjects), but this is the same provider at this run's port, its subjects a function
+  // of the email, so the links made in earlier runs stay (decisions.md#federated-connections).
+  const changes = { type: settings.type, issuer, clientId: DEV_IDP_CLIENT_ID, clientSecretSealed: deps.secrets.seal(clientSecret) };
+  await deps.store.connections.updateConnection(tenant.id, DEV_CONNECTION_ID, changes, deps.clock.now());
   return { started: true, issuer, connection: "updated" };
 }
