@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { assertError, ok } from "./support/assertions.js";
 import { alerts, call, EMAIL, events, member, secureLinkOf, sendAlertsAndEvents, signIn } from "./support/account.js";
-import { lockMember } from "./support/flows.js";
+import { lockMember, receiverSettings, registerPending, storeTenantSettings } from "./support/flows.js";
 import { createHarness, get, post, registerVerifiedMember, sessionCookieOf, STRONG_PASSWORD, type Harness } from "./support/harness.js";
 import { connectUpstream, failureReasonOf, federatedRoundTrip, setCookieValue } from "./support/federation.js";
 import { totpAt } from "./support/totp.js";
@@ -230,4 +230,20 @@ test("D27 returnTo must be a path on the tenant's site; an unknown connection is
   const logs = h.logs.join("\n");
   for (const secret of [code, trip.flowCookie, idp.client.client_secret, sessionCookieOf(trip.callback)!])
     assert.ok(!logs.includes(secret), "a secret in the logs");
+});
+
+test("D27 a pending account with the provider's confirmed email: its unproven registration is erased and the person signs up; with sign-up closed it is refused", async (t) => {
+  const { h, idp } = await tenantWithUpstream(t);
+  await storeTenantSettings(h, receiverSettings(h));
+  const pending = await registerPending(h, NEWCOMER);
+  const trip = await federatedRoundTrip(h, idp, { email: NEWCOMER, verified: true });
+  const me = ok<{ recordid: string; authentication_status: string }>(await call(h, "GET", "/auth/me", sessionCookieOf(trip.callback)!));
+  assert.notEqual(me.recordid, pending.recordId);
+  assert.equal(me.authentication_status, "Unlocked");
+  assertError(await post(h, "/auth/verify-email", { recordId: pending.recordId, token: pending.token }), 400, "invalid_token");
+
+  const closed = await tenantWithUpstream(t, { allowSignup: false });
+  await storeTenantSettings(closed.h, receiverSettings(closed.h));
+  await registerPending(closed.h, NEWCOMER);
+  assert.equal(failureReasonOf((await federatedRoundTrip(closed.h, closed.idp, { email: NEWCOMER, verified: true })).callback), "account_pending");
 });

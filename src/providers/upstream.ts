@@ -112,7 +112,7 @@ export class OpenIdUpstream implements UpstreamProvider {
   private async githubIdentity(configuration: oidc.Configuration, settings: UpstreamSettings, accessToken: string): Promise<UpstreamIdentity> {
     const api = settings.issuer === null ? GITHUB.api : `${settings.issuer.replace(/\/$/, "")}/api/v3`;
     const user = (await this.githubJson(configuration, accessToken, `${api}/user`)) as { id?: unknown; name?: unknown };
-    const emails = (await this.githubJson(configuration, accessToken, `${api}/user/emails`)) as Array<{
+    const emails = (await this.githubJson(configuration, accessToken, `${api}/user/emails?per_page=100`)) as Array<{
       email?: unknown;
       primary?: unknown;
       verified?: unknown;

@@ -18,7 +18,9 @@ export const CONNECTION_TYPES = ["oidc", "google", "microsoft", "apple", "gitlab
  */
 export const PRESET_ISSUERS: Partial<Record<ConnectionType, string>> = {
   google: "https://accounts.google.com",
-  microsoft: "https://login.microsoftonline.com/consumers/v2.0",
+  // Personal Microsoft accounts: the issuer their discovery names (`/consumers/v2.0` answers with
+  // this tenant id as `iss`, and openid-client requires the two to be equal).
+  microsoft: "https://login.microsoftonline.com/9188040d-6c67-4c5b-b112-36a304b66dad/v2.0",
   apple: "https://appleid.apple.com",
   gitlab: "https://gitlab.com",
 };
