@@ -237,7 +237,7 @@ test("D27 a pending account with the provider's confirmed email: its unproven re
   await storeTenantSettings(h, receiverSettings(h));
   const pending = await registerPending(h, NEWCOMER);
   const trip = await federatedRoundTrip(h, idp, { email: NEWCOMER, verified: true });
-  const me = ok<{ recordid: string; authentication_status: string }>(await call(h, "GET", "/auth/me", sessionCookieOf(trip.callback)!));
+  const me = ok<{ recordid: string; authentication_status: string }>(await call(h, "GET", "/auth/me", sessionCookieOf(trip.callback)));
   assert.notEqual(me.recordid, pending.recordId);
   assert.equal(me.authentication_status, "Unlocked");
   assertError(await post(h, "/auth/verify-email", { recordId: pending.recordId, token: pending.token }), 400, "invalid_token");
