@@ -68,7 +68,7 @@ test("GitHub sign-up: GitHub's verified primary email makes a member signed in, 
   const apiCalls = github.requests.filter((r) => r.path.startsWith("/api/v3/"));
   assert.deepEqual(
     apiCalls.map((r) => r.path),
-    ["/api/v3/user", "/api/v3/user/emails"],
+    ["/api/v3/user", "/api/v3/user/emails?per_page=100"],
   );
   for (const r of apiCalls) assert.equal(r.headers.authorization, `Bearer ${github.accessTokens[0]}`);
 });
