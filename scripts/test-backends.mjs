@@ -23,6 +23,9 @@ const STORE_INDEPENDENT = new Set([
   "webauthn-authenticator.test.ts",
   "package-imports.test.ts",
   "citations.test.ts",
+  "outbound-fetch.test.ts",
+  "upstream-idp.test.ts",
+  "upstream-discovery.test.ts",
 ]);
 
 const { TEST_DATABASE_URL, TEST_REDIS_URL } = process.env;
