@@ -24,6 +24,7 @@ import { passwordRoutes } from "./http/routes/password.js";
 import { registrationRoutes } from "./http/routes/registration.js";
 import { passkeyRoutes } from "./http/routes/passkeys.js";
 import { federationRoutes } from "./http/routes/federation.js";
+import { federationFormPostRoutes } from "./http/routes/federation-form-post.js";
 import { selfServiceRoutes } from "./http/routes/self-service.js";
 import { registerCorsPreflight } from "./http/cors.js";
 import { registerTenantResolution } from "./http/tenant.js";
@@ -173,6 +174,8 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     await scope.register(memberAdminRoutes, { deps });
     await scope.register(connectionAdminRoutes, { deps });
     await scope.register(federationRoutes, { deps });
+    // Its own scope: the one route that takes a form body (decisions.md#sign-in-with-apple).
+    await scope.register(federationFormPostRoutes, { deps });
   });
   // The hosted pages (/ui/ and the contract.md#spec-4-6 link pages): their own scope, HTML errors, form bodies.
   await app.register(hostedPageRoutes, { deps });

@@ -21,6 +21,13 @@ export interface UpstreamSettings {
   clientId: string;
   clientSecret: string;
   scopes: string[];
+  /**
+   * `form_post`: the provider POSTs code and state to the redirect URI (Apple, whenever a scope is
+   * asked); the form-post route turns that into the GET callback. Absent: the query, RFC 6749's default.
+   */
+  responseMode?: "form_post";
+  /** `post`: the secret in the token request's body (Apple accepts nothing else); absent: HTTP Basic. */
+  clientAuth?: "post";
 }
 
 /** What the flows get from the provider: the subject, and an email only with the provider's word on it. */
@@ -77,6 +84,7 @@ export class OpenIdUpstream implements UpstreamProvider {
       code_challenge_method: "S256",
     };
     if (settings.kind === "oidc") parameters.nonce = checks.nonce;
+    if (settings.responseMode) parameters.response_mode = settings.responseMode;
     return oidc.buildAuthorizationUrl(configuration, parameters);
   }
 
@@ -165,7 +173,8 @@ export class OpenIdUpstream implements UpstreamProvider {
       return response;
     };
     try {
-      const configuration = await oidc.discovery(new URL(settings.issuer!), settings.clientId, undefined, oidc.ClientSecretBasic(settings.clientSecret), {
+      const authentication = settings.clientAuth === "post" ? oidc.ClientSecretPost(settings.clientSecret) : oidc.ClientSecretBasic(settings.clientSecret);
+      const configuration = await oidc.discovery(new URL(settings.issuer!), settings.clientId, undefined, authentication, {
         [oidc.customFetch]: recordLifetime,
         timeout: this.options.timeoutSeconds,
         ...(this.options.allowInsecureRequests ? { execute: [oidc.allowInsecureRequests] } : {}),

@@ -534,7 +534,11 @@ export interface paths {
          */
         get: operations["federatedCallback"];
         put?: never;
-        post?: never;
+        /**
+         * The provider's callback by form post
+         * @description For a provider that answers with `response_mode=form_post` (Apple, whose `apple` connections ask for it): the provider's cross-site POST, which carries no cookie. Answers 303 to `GET /auth/federated/{connection}/callback` with `code`, `state`, `iss`, `error` and `error_description` (`id_token` and `user` dropped) and `Referrer-Policy: no-referrer`; that navigation brings the `latch_fed` cookie and does every check. Neither `code` nor `error`, another field, a repeated one, one too long, or a bad connection id: 303 to `/ui/federated-error?code=federation_failed&reason=invalid_response`. Only `application/x-www-form-urlencoded`: JSON answers 415.
+         */
+        post: operations["federatedFormPostCallback"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2621,7 +2625,7 @@ export interface operations {
                     id: string;
                     /** @description The OpenID issuer URL (https). Required for `oidc`; overrides a preset's (a company's Entra tenant); for `github`, a GitHub Enterprise Server's base URL (absent: github.com). */
                     issuer?: string;
-                    /** @description Default `openid email profile` (OpenID types, which must include `openid`) or `read:user user:email` (`github`). */
+                    /** @description Default `openid email profile` (OpenID types, which must include `openid`), `openid email name` (`apple`) or `read:user user:email` (`github`). */
                     scopes?: string[];
                     /**
                      * @description `oidc` (any issuer with discovery), a preset that fills the issuer (`google`, `microsoft`, `apple`, `gitlab`), or `github`.
@@ -2975,7 +2979,7 @@ export interface operations {
                     emailDomains?: string[] | null;
                     /** @description The issuer, as on create; null goes back to the preset's. */
                     issuer?: string | null;
-                    /** @description Default `openid email profile` (OpenID types, which must include `openid`) or `read:user user:email` (`github`). */
+                    /** @description Default `openid email profile` (OpenID types, which must include `openid`), `openid email name` (`apple`) or `read:user user:email` (`github`). */
                     scopes?: string[];
                     /**
                      * @description `oidc` (any issuer with discovery), a preset that fills the issuer (`google`, `microsoft`, `apple`, `gitlab`), or `github`.
@@ -5765,6 +5769,150 @@ export interface operations {
             };
             /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
             414: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    federatedFormPostCallback: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The tenant's hostname (lowercase, no port). Without it, the `Host` header names the tenant. */
+                "X-Tenant-Domain"?: components["parameters"]["TenantDomain"];
+            };
+            path: {
+                /** @description The connection's id. */
+                connection: string;
+            };
+            cookie?: never;
+        };
+        /** @description The provider's authorization response (OAuth 2.0 Form Post Response Mode): each name once. */
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    code?: string;
+                    error?: string;
+                    error_description?: string;
+                    /** @description Apple's ID token: dropped, the code exchange fetches it again and checks it (signature, `nonce`). */
+                    id_token?: string;
+                    iss?: string;
+                    state?: string;
+                    /** @description Apple's name and email on the first authorization: unsigned, dropped. */
+                    user?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description To the GET callback with the provider's parameters, or to `/ui/federated-error`. */
+            303: {
+                headers: {
+                    /** @description Where the browser goes next. */
+                    Location?: string;
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `origin_mismatch`: The request carries the session cookie and an `Origin` that is neither the tenant's nor in its `allowedOrigins`. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `unknown_tenant`: No tenant has this domain (`X-Tenant-Domain`, else `Host`). */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `payload_too_large`: The body is over 16 KiB. */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `unsupported_media_type`: The body is not `application/json`. */
+            415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;

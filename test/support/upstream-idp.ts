@@ -48,6 +48,8 @@ export interface UpstreamIdp {
    * Throws when the provider answers anything else (an error page, a redirect loop).
    */
   signIn(authorizationUrl: string | URL, person: Person): Promise<URL>;
+  /** The same for `response_mode=form_post`: the auto-submitting page's form, which the browser would POST to the client. */
+  signInByFormPost(authorizationUrl: string | URL, person: Person): Promise<FormPost>;
   close(): Promise<void>;
 }
 
@@ -99,6 +101,21 @@ export class CookieJar {
   }
 }
 
+/** What a form_post answer makes the browser POST to the client: the form's action and its hidden fields. */
+export interface FormPost {
+  action: URL;
+  fields: URLSearchParams;
+}
+
+/** oidc-provider's form_post page: its one form's action and hidden inputs, entities undone (html_safe.js escapes five). */
+function formPostOf(html: string, pageUrl: URL): FormPost {
+  const unescape = (text: string) =>
+    text.replaceAll("&lt;", "<").replaceAll("&gt;", ">").replaceAll("&quot;", '"').replaceAll("&#39;", "'").replaceAll("&amp;", "&");
+  const fields = new URLSearchParams();
+  for (const [, name, value] of html.matchAll(/<input type="hidden" name="([^"]*)" value="([^"]*)"\/>/g)) fields.append(unescape(name!), unescape(value!));
+  return { action: formAction(html, pageUrl), fields };
+}
+
 /**
  * A browser at the provider: follows its redirects from `authorizationUrl`, keeping its cookies,
  * fills the sign-in form with `person` (or presses "Deny") and returns the first URL outside the
@@ -107,6 +124,19 @@ export class CookieJar {
  * any other answer (an error page, a redirect loop).
  */
 export async function signInAtProvider(issuer: string, authorizationUrl: string | URL, person: Person, options: { deny?: boolean } = {}): Promise<URL> {
+  const back = await driveProvider(issuer, authorizationUrl, person, options);
+  if (back instanceof URL) return back;
+  throw new Error(`the provider answered by form_post to ${back.action.href}`);
+}
+
+/** As signInAtProvider, for `response_mode=form_post`: the page's form to the client (its answer is 200, or 400 for an error). */
+export async function signInAtProviderByFormPost(issuer: string, authorizationUrl: string | URL, person: Person, options: { deny?: boolean } = {}): Promise<FormPost> {
+  const back = await driveProvider(issuer, authorizationUrl, person, options);
+  if (back instanceof URL) throw new Error(`the provider redirected to the client instead of a form_post: ${back.href}`);
+  return back;
+}
+
+async function driveProvider(issuer: string, authorizationUrl: string | URL, person: Person, options: { deny?: boolean }): Promise<URL | FormPost> {
   const jar = new CookieJar();
   const base = issuer.replace(/\/$/, "");
   const atProvider = (url: URL) => url.href === base || url.href.startsWith(`${base}/`);
@@ -128,6 +158,8 @@ export async function signInAtProvider(issuer: string, authorizationUrl: string 
       continue;
     }
     const page = await response.text();
+    // form_post: the page's form goes back to the client (an error too, with status 400).
+    if ((response.status === 200 || response.status === 400) && page.includes("<title>Submitting Callback</title>")) return formPostOf(page, url);
     if (response.status !== 200) throw new Error(`the provider answered ${response.status}: ${page.slice(0, 500)}`);
     const action = formAction(page, url);
     form = new URLSearchParams({ email: person.email, name: person.name ?? "", action: options.deny ? "deny" : "sign-in" });
@@ -161,6 +193,11 @@ export async function startUpstreamIdp(options: UpstreamIdpOptions = {}): Promis
       const deny = denyNext;
       denyNext = false;
       return signInAtProvider(issuer, authorizationUrl, person, { deny });
+    },
+    async signInByFormPost(authorizationUrl, person) {
+      const deny = denyNext;
+      denyNext = false;
+      return signInAtProviderByFormPost(issuer, authorizationUrl, person, { deny });
     },
     async close() {
       server.closeAllConnections();

@@ -25,8 +25,11 @@ export const PRESET_ISSUERS: Partial<Record<ConnectionType, string>> = {
   gitlab: "https://gitlab.com",
 };
 
-/** `openid` is what makes the provider send an ID token; GitHub has none and reads the user and emails API. */
-export const DEFAULT_SCOPES = { oidc: ["openid", "email", "profile"], github: ["read:user", "user:email"] } as const;
+/**
+ * `openid` is what makes the provider send an ID token; GitHub has none and reads the user and emails
+ * API. Apple knows `name` and `email`, not `profile`.
+ */
+export const DEFAULT_SCOPES = { oidc: ["openid", "email", "profile"], apple: ["openid", "email", "name"], github: ["read:user", "user:email"] } as const;
 
 export const CONNECTION_ID_PATTERN = "^[a-z0-9-]{1,32}$";
 export const DISPLAY_NAME_MAX_LENGTH = 100;
@@ -58,7 +61,8 @@ const fields = {
   scopes: Type.Array(Type.String({ minLength: 1, maxLength: 100, pattern: PRINTABLE }), {
     minItems: 1,
     maxItems: 20,
-    description: "Default `openid email profile` (OpenID types, which must include `openid`) or `read:user user:email` (`github`).",
+    description:
+      "Default `openid email profile` (OpenID types, which must include `openid`), `openid email name` (`apple`) or `read:user user:email` (`github`).",
   }),
   allowSignup: Type.Boolean({ description: "Whether a new person may get an account by this connection (default true)." }),
   emailDomains: Type.Array(Type.String({ maxLength: 253, pattern: DOMAIN_PATTERN }), {
@@ -167,7 +171,7 @@ function githubServerOrigin(url: URL): string {
 
 /** The given scopes without repeats, or the type's defaults; an OpenID type must ask for `openid`. */
 export function resolveScopes(type: ConnectionType, given: readonly string[] | undefined): string[] {
-  if (given === undefined) return [...(type === "github" ? DEFAULT_SCOPES.github : DEFAULT_SCOPES.oidc)];
+  if (given === undefined) return [...(type === "github" ? DEFAULT_SCOPES.github : type === "apple" ? DEFAULT_SCOPES.apple : DEFAULT_SCOPES.oidc)];
   const scopes = [...new Set(given)];
   if (type !== "github" && !scopes.includes("openid"))
     throw refuse("An OpenID connection must ask for the openid scope.", [{ field: "scopes", rule: "openid", message: "must include openid" }]);

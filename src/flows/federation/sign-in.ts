@@ -48,6 +48,9 @@ export function upstreamSettingsOf(deps: Pick<Deps, "secrets">, tenant: Tenant, 
     clientId: connection.clientId,
     clientSecret: deps.secrets.open(connection.clientSecretSealed),
     scopes: connection.scopes,
+    // Apple answers by form_post whenever a scope is asked, and takes its secret (an ES256 JWT) only in
+    // the body (decisions.md#federated-connections).
+    ...(connection.type === "apple" ? { responseMode: "form_post" as const, clientAuth: "post" as const } : {}),
   };
 }
 

@@ -32,13 +32,13 @@ export const PENDING_COOKIE = { name: "__Host-latch_fed_pending", path: "/" } as
 export const FEDERATION_COOKIE_FLAGS = { httpOnly: true, secure: true, sameSite: "lax" } as const;
 const cookieFlags = FEDERATION_COOKIE_FLAGS;
 
-const ConnectionParam = Type.String({ pattern: "^[a-z0-9-]{1,32}$", description: "The connection's id." });
+export const ConnectionParam = Type.String({ pattern: "^[a-z0-9-]{1,32}$", description: "The connection's id." });
 const ReturnTo = Type.String({
   maxLength: 2048,
   pattern: "^/(?![/\\\\])[\\x21-\\x5b\\x5d-\\x7e]*$",
   description: "A path on the tenant's site to land on afterwards (`/…`, never another host); default the tenant's `loginSuccessRedirect`.",
 });
-const RedirectAnswer = (description: string, cookie?: string) =>
+export const RedirectAnswer = (description: string, cookie?: string) =>
   Type.Unsafe<undefined>({
     description,
     headers: {
