@@ -26,6 +26,8 @@ const TIME_EXCEPTIONS = new Set([
 const SPEC_NAMES = new Set(["recordid", "authentication_status", "authentication_type", "_2fa_status", "event_type", "two_factor_required"]);
 /** The spec's request field (spec 4.1 and on), kebab-case. */
 const SPEC_REQUEST_NAMES = new Set(["bot-challenge-response"]);
+/** OAuth's names in a provider's form post (RFC 6749 4.1.2, OpenID Connect's `id_token`), a request only. */
+const PROTOCOL_REQUEST_NAMES = new Set(["error_description", "id_token"]);
 const CAMEL_CASE = /^[a-z][a-zA-Z0-9]*$/;
 /** What a time's name looks like: `createdAt`, `at`, `lastSeen`, `iat`, `exp`, `expires`, `timestamp`. */
 const TIME_NAME = /(^at|At|^iat|^exp|Seen|^expires|[tT]imestamp|[tT]ime|[dD]ate)$/;
@@ -113,7 +115,12 @@ test("every time in an answer or a webhook is the shared Timestamp (ISO 8601 UTC
 test("every field name is camelCase but for the spec's own names, and the spec's two spellings of recordid/recordId are where it puts them", () => {
   const fields = documentFields();
   const wrong = fields
-    .filter((f) => !CAMEL_CASE.test(f.name) && !SPEC_NAMES.has(f.name) && !(f.side === "request" && SPEC_REQUEST_NAMES.has(f.name)))
+    .filter(
+      (f) =>
+        !CAMEL_CASE.test(f.name) &&
+        !SPEC_NAMES.has(f.name) &&
+        !(f.side === "request" && (SPEC_REQUEST_NAMES.has(f.name) || PROTOCOL_REQUEST_NAMES.has(f.name))),
+    )
     .map((f) => `${f.where} ${f.name}`);
   assert.deepEqual([...new Set(wrong)], [], "not camelCase and not a name the spec fixes (docs/api-conventions.md#names)");
   // Spec 2.1: `recordid` in answers and webhooks, `recordId` in requests and in session data (GET /auth/session).
@@ -126,5 +133,6 @@ test("every field name is camelCase but for the spec's own names, and the spec's
   // The naming table is complete: every name of an answer or a webhook is in it, with where it comes from.
   const unlisted = [...new Set(fields.filter((f) => f.side === "answer").map((f) => f.name))].filter((name) => !conventions.includes(`\`${name}\``));
   assert.deepEqual(unlisted, [], "add these names to the table of docs/api-conventions.md#names");
-  for (const name of SPEC_REQUEST_NAMES) assert.ok(conventions.includes(`\`${name}\``), `docs/api-conventions.md lists ${name}`);
+  for (const name of [...SPEC_REQUEST_NAMES, ...PROTOCOL_REQUEST_NAMES])
+    assert.ok(conventions.includes(`\`${name}\``), `docs/api-conventions.md lists ${name}`);
 });

@@ -22,7 +22,10 @@ const FORM = { "content-type": "application/x-www-form-urlencoded" };
 async function tenantWithApple(t: { after(fn: () => Promise<void>): void }): Promise<{ h: Harness; idp: UpstreamIdp; scopes: string[] }> {
   const h = await createHarness();
   t.after(() => h.close());
-  const idp = await startUpstreamIdp({ redirectUri: `https://${h.tenant.domain}/auth/federated/${APPLE}/callback`, tokenEndpointAuthMethod: "client_secret_post" });
+  const idp = await startUpstreamIdp({
+    redirectUri: `https://${h.tenant.domain}/auth/federated/${APPLE}/callback`,
+    tokenEndpointAuthMethod: "client_secret_post",
+  });
   t.after(() => idp.close());
   const body = { id: APPLE, type: "apple", displayName: "Apple", issuer: idp.issuer, clientId: idp.client.client_id, clientSecret: idp.client.client_secret };
   const res = await post(h, "/auth/admin/connections", body, { headers: adminHeaders(h) });
@@ -69,10 +72,7 @@ test("apple: the start asks for form_post and Apple's scopes; the provider's POS
   assert.equal(posted.headers["set-cookie"], undefined, "the POST neither reads nor spends the flow");
   const location = new URL(String(posted.headers.location), "https://x.invalid");
   assert.equal(location.pathname, `/auth/federated/${APPLE}/callback`);
-  assert.deepEqual(
-    [...location.searchParams.keys()].sort(),
-    [...form.fields.keys()].filter((k) => k !== "id_token" && k !== "user").sort(),
-  );
+  assert.deepEqual([...location.searchParams.keys()].sort(), [...form.fields.keys()].filter((k) => k !== "id_token" && k !== "user").sort());
   assert.equal(location.searchParams.get("code"), form.fields.get("code"));
 
   const callback = await follow(h, posted, flowCookie);

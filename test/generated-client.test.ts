@@ -408,6 +408,21 @@ test("federated sign-in through a real provider: connections, start, callback, s
     "unknown_tenant",
   );
 
+  // A provider's form post (Apple's response_mode=form_post): 303 to the GET callback; JSON is no provider's answer.
+  const posted = await browser().api.POST("/auth/federated/{connection}/callback", {
+    params: { path: { connection: "up" } },
+    body: { code: "a-code", state: "a-state" },
+    bodySerializer: (body) => new URLSearchParams(body as Record<string, string>).toString(),
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+  });
+  assert.equal(posted.response.status, 303);
+  assert.equal(posted.response.headers.get("location"), "/auth/federated/up/callback?code=a-code&state=a-state");
+  refused(
+    await browser().api.POST("/auth/federated/{connection}/callback", { params: { path: { connection: "up" } }, body: { code: "c" } }),
+    415,
+    "unsupported_media_type",
+  );
+
   /** Start, the provider's page, the callback: as a browser would. */
   async function roundTrip(who: ReturnType<typeof browser>, person: { email: string; verified: boolean }): Promise<Response> {
     const start = await who.api.GET("/auth/federated/{connection}/start", { params: { path: { connection: "up" } } });
@@ -466,7 +481,7 @@ test("every operation of the document was called, with a success and (health asi
   const missing: string[] = [];
   for (const operation of checker.operations) {
     const statuses = [...(checker.seen.get(operation.key) ?? [])];
-    // A success is a 2xx, or the 302 of a browser navigation (the federated start and callback).
+    // A success is a 2xx, or the 302/303 of a browser navigation (the federated start and callbacks).
     if (!statuses.some((s) => s < 400)) missing.push(`${operation.key}: no success`);
     if (!operation.path.startsWith("/healthz") && !operation.path.startsWith("/readyz") && !statuses.some((s) => s >= 400))
       missing.push(`${operation.key}: no error`);

@@ -126,8 +126,8 @@ test("the document is structurally valid OpenAPI 3.1", () => {
     const responses = operation.responses as Record<string, Json> | undefined;
     assert.ok(responses && Object.keys(responses).length > 0, `${label} has responses`);
     assert.ok(
-      // A browser navigation's success is its 302 (the federated start and callback).
-      Object.keys(responses).some((status) => /^2\d\d$/.test(status) || status === "302"),
+      // A browser navigation's success is its 302 (the federated start and callback), or the 303 of a provider's form post.
+      Object.keys(responses).some((status) => /^2\d\d$/.test(status) || status === "302" || status === "303"),
       `${label} documents its success`,
     );
     for (const [status, response] of Object.entries(responses)) {

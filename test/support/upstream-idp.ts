@@ -130,7 +130,12 @@ export async function signInAtProvider(issuer: string, authorizationUrl: string 
 }
 
 /** As signInAtProvider, for `response_mode=form_post`: the page's form to the client (its answer is 200, or 400 for an error). */
-export async function signInAtProviderByFormPost(issuer: string, authorizationUrl: string | URL, person: Person, options: { deny?: boolean } = {}): Promise<FormPost> {
+export async function signInAtProviderByFormPost(
+  issuer: string,
+  authorizationUrl: string | URL,
+  person: Person,
+  options: { deny?: boolean } = {},
+): Promise<FormPost> {
   const back = await driveProvider(issuer, authorizationUrl, person, options);
   if (back instanceof URL) throw new Error(`the provider redirected to the client instead of a form_post: ${back.href}`);
   return back;
