@@ -215,9 +215,9 @@ const NOT_FOR_THE_SDK_TAGS = ["health"];
 const CLIENT_HELPERS = ["setCookies", "withRequest", "federatedStartUrl"];
 /**
  * Operations a browser navigates to, never called with fetch (the answer is a redirect with a
- * cookie bound to that browser): the start has `federatedStartUrl`, the callback is the provider's.
+ * cookie bound to that browser): the start has `federatedStartUrl`, the callbacks (GET, and the form post) are the provider's.
  */
-const BROWSER_NAVIGATIONS = ["startFederatedSignIn", "federatedCallback"];
+const BROWSER_NAVIGATIONS = ["startFederatedSignIn", "federatedCallback", "federatedFormPostCallback"];
 
 /** Every operation of the document but the health ones: operationId -> "METHOD path". */
 function documentedOperations(): Map<string, string> {
