@@ -22,6 +22,7 @@ import * as twoFactorReauthentication from "./migrations/0014-two-factor-reauthe
 import * as alertOrder from "./migrations/0015-alert-order.js";
 import * as webhookSecretRotation from "./migrations/0016-webhook-secret-rotation.js";
 import * as federation from "./migrations/0017-federation.js";
+import * as oidcProvider from "./migrations/0018-oidc-provider.js";
 
 /** Listed in code, not read from a folder, so the build output and tsx behave alike. */
 const migrations: Record<string, Migration> = {
@@ -42,6 +43,7 @@ const migrations: Record<string, Migration> = {
   "0015-alert-order": alertOrder,
   "0016-webhook-secret-rotation": webhookSecretRotation,
   "0017-federation": federation,
+  "0018-oidc-provider": oidcProvider,
 };
 
 const staticMigrations: MigrationProvider = { getMigrations: async () => migrations };

@@ -64,6 +64,12 @@ export function isUniqueViolation(error: unknown): boolean {
   return code === "23505" || code === "SQLITE_CONSTRAINT_UNIQUE" || code === "SQLITE_CONSTRAINT_PRIMARYKEY";
 }
 
+/** A foreign key refused the write (PostgreSQL 23503, SQLite's FOREIGNKEY constraint): its parent row is gone. */
+export function isForeignKeyViolation(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === "23503" || code === "SQLITE_CONSTRAINT_FOREIGNKEY";
+}
+
 /**
  * The root handle's dialect with contract.md#issue-28's guard: every connection the root Kysely takes first
  * checks that no transaction's work is running in this async context (transaction-scope.ts). A

@@ -25,6 +25,7 @@ import { RegistrationStore } from "./registrations.js";
 import { PasskeyStore } from "./passkeys.js";
 import { FederationStore } from "./federation.js";
 import { ConnectionStore } from "./connections.js";
+import { OauthStore } from "./oauth.js";
 
 /** Retention (contract.md#d25): every number in rules.ts. */
 const DEFAULT_AUDIT_RETENTION_MS = DEFAULT_AUDIT_RETENTION_DAYS * DAY;
@@ -44,6 +45,7 @@ export class Store {
   readonly passkeys: PasskeyStore;
   readonly federation: FederationStore;
   readonly connections: ConnectionStore;
+  readonly oauth: OauthStore;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -69,6 +71,7 @@ export class Store {
     this.passkeys = new PasskeyStore(db);
     this.federation = new FederationStore(db);
     this.connections = new ConnectionStore(db);
+    this.oauth = new OauthStore(db);
   }
 
   /**
@@ -89,6 +92,7 @@ export class Store {
     await this.tokens.deleteExpiredTokens(now);
     await this.passkeys.deleteExpiredChallenges(now);
     await this.federation.deleteExpired(now);
+    await this.oauth.deleteExpired(now);
     await this.registrations.deleteExpiredRegistrations(now - REGISTRATION_MEMORY_MS);
     await this.limits.deleteExpiredCounters(now);
     await this.limits.deleteIdleLockouts(now - RETENTION_MS, now);

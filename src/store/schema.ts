@@ -249,6 +249,8 @@ export interface Database {
   federated_identities: FederatedIdentitiesTable;
   federation_flows: FederationFlowsTable;
   federation_pending: FederationPendingTable;
+  oauth_grants: OauthGrantsTable;
+  oauth_artifacts: OauthArtifactsTable;
 }
 
 /** The tables whose rows belong to one tenant (they carry tenant_id). A new such table that is not listed fails to compile. */
@@ -259,6 +261,8 @@ type TenantOwnedTable = { [K in keyof Database]: Database[K] extends { tenant_id
  * only foreign key to the tenant. The Record's keys are checked against the tables above.
  */
 const TENANT_OWNED: Record<TenantOwnedTable, number> = {
+  oauth_artifacts: -2,
+  oauth_grants: -1,
   sessions: 1,
   one_time_tokens: 2,
   registrations: 3,
@@ -347,4 +351,36 @@ export interface FederationPendingTable {
   return_to: string | null;
   created_at: number;
   expires_at: number;
+}
+
+/** decisions.md#openid-provider-storage (migration 0018): oidc-provider's Grant. */
+export interface OauthGrantsTable {
+  tenant_id: string;
+  /** SHA-256 of the grant's id; the id itself is never stored. */
+  id_hash: string;
+  client_id: string;
+  /** The provider's accountId (a member's recordId as a string). */
+  account_id: string;
+  member_id: number | null;
+  /** The Latch session it was given under (null until bound: not findable then); its deletion cascades here. */
+  session_id_hash: string | null;
+  expires_at: number;
+  /** JSON of the provider's payload without `jti`. */
+  payload: string;
+}
+
+/** decisions.md#openid-provider-storage (migration 0018): every other oidc-provider model. */
+export interface OauthArtifactsTable {
+  tenant_id: string;
+  model: string;
+  /** SHA-256 of the id (codes and refresh tokens are bearer secrets). */
+  id_hash: string;
+  /** SHA-256 of the grant's id: deleting the grant cascades here. */
+  grant_hash: string | null;
+  uid: string | null;
+  user_code_hash: string | null;
+  expires_at: number;
+  /** Set once by the one conditional update of `consume`. */
+  consumed_at: number | null;
+  payload: string;
 }

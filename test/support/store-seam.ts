@@ -45,6 +45,7 @@ const STORE_PARTS = new Set([
   "registrations",
   "emailRequests",
   "passkeys",
+  "oauth",
 ]);
 
 /** How many calls went through the seam since `count` was asked. */
