@@ -68,7 +68,11 @@ export interface OidcProviderModule {
       NO_NEED_TO_PROMPT: boolean;
     };
   };
-  errors: { SessionNotFound: new (...args: never[]) => Error; OIDCProviderError: new (...args: never[]) => Error };
+  errors: {
+    SessionNotFound: new (...args: never[]) => Error;
+    OIDCProviderError: new (...args: never[]) => Error;
+    InvalidGrant: new (description?: string) => Error;
+  };
 }
 
 /** The one line dropped, as oidc-provider 9 prints it (wrapped in colour codes when stderr is a terminal). */
