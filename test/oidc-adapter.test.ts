@@ -65,7 +65,7 @@ async function tenant(store: Store = made.store) {
     await adapter("Grant").upsert(grantId, { jti: grantId, kind: "Grant", clientId: "app", accountId: String(memberId) }, 3600);
     assert.ok(await store.oauth.bindGrant(id, sha256Hex(grantId), sessionIdHash, memberId));
   }
-  return { id, memberId, sessionIdHash, adapter, grant };
+  return { id, applicationId: `app_oidc_${n}`, memberId, sessionIdHash, adapter, grant };
 }
 
 describe(`oidc adapter (${TEST_STORE})`, () => {
@@ -211,6 +211,15 @@ describe(`oidc adapter (${TEST_STORE})`, () => {
     assert.equal((await grants(t.id)).length, 1, "only the unbound grant is left");
     assert.equal(await made.store.oauth.revokeMemberGrants(t.id, t.memberId), 0);
   });
+});
+
+test(`erasing a tenant empties its OpenID provider rows (${TEST_STORE})`, async () => {
+  const t = await tenant();
+  await t.grant("g");
+  await t.adapter("RefreshToken").upsert("rt", { kind: "RefreshToken", grantId: "g" }, 60);
+  await t.adapter("Interaction").upsert("i", { kind: "Interaction" }, 60);
+  assert.ok(await made.store.transaction((tx) => tx.tenants.deleteTenant(t.id, t.applicationId)));
+  assert.equal((await rows(t.id)).length + (await grants(t.id)).length, 0);
 });
 
 function rows(tenantId: string) {
