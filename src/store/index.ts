@@ -25,6 +25,7 @@ import { RegistrationStore } from "./registrations.js";
 import { PasskeyStore } from "./passkeys.js";
 import { FederationStore } from "./federation.js";
 import { ConnectionStore } from "./connections.js";
+import { SigningKeyStore } from "./signing-keys.js";
 
 /** Retention (contract.md#d25): every number in rules.ts. */
 const DEFAULT_AUDIT_RETENTION_MS = DEFAULT_AUDIT_RETENTION_DAYS * DAY;
@@ -44,6 +45,7 @@ export class Store {
   readonly passkeys: PasskeyStore;
   readonly federation: FederationStore;
   readonly connections: ConnectionStore;
+  readonly signingKeys: SigningKeyStore;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -69,6 +71,7 @@ export class Store {
     this.passkeys = new PasskeyStore(db);
     this.federation = new FederationStore(db);
     this.connections = new ConnectionStore(db);
+    this.signingKeys = new SigningKeyStore(db);
   }
 
   /**
@@ -96,6 +99,7 @@ export class Store {
     await this.loginOrigins.deleteOriginsNotSeenSince(now - ORIGIN_MEMORY_MS);
     await this.audit.deleteAuditEventsBefore(now - auditRetentionMs);
     await this.tenants.deleteExpiredPreviousWebhookSecrets(now);
+    await this.signingKeys.deleteExpiredKeys(now);
   }
 
   /** Readiness: the database answers and every migration has run. */
