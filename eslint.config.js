@@ -48,7 +48,7 @@ const layerPatterns = (layer, index) =>
 // contract.md#issue-28: the flows are feature slices over a shared kernel (docs/architecture.md). A slice
 // imports the kernel and itself, never another slice; the kernel imports no slice. So a change to
 // one feature stays in its folder (plus its route and page), and shared plumbing lives in one place.
-export const FLOW_SLICES = ["registration", "login", "password", "two-factor", "passkeys", "account", "admin", "tenants", "federation"];
+export const FLOW_SLICES = ["registration", "login", "password", "two-factor", "passkeys", "account", "admin", "tenants", "federation", "oidc"];
 const sliceImport = (slice) => ({
   regex: `^\\.\\./${escape(slice)}/`,
   message: `A flow slice imports the kernel and itself only: move what ${slice}/ shares into flows/kernel/.`,

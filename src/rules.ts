@@ -174,6 +174,13 @@ export const WEBHOOK_ATTEMPT_TIMEOUT_MS = 10 * SECOND;
  */
 export const WEBHOOK_SECRET_ROTATION_WINDOW_MS = WEBHOOK_RETRY_FOR_MS;
 
+/**
+ * contract.md#d28: the longest lifetime of a token a tenant's signing key signs. Access tokens and ID
+ * tokens live 10 minutes, the session token 5 (refresh tokens are opaque, not signed): a key a
+ * rotation retired stays in the JWKS this long, so every token it signed still verifies until it expires.
+ */
+export const MAX_TOKEN_LIFETIME_MS = 10 * MINUTE;
+
 /** contract.md#d25: how long what is kept is kept. */
 export const RETENTION_MS = 30 * DAY;
 /** contract.md#d25: audit events, AUDIT_RETENTION_DAYS, 365 by default (they hold IPs, user agents and places). */
@@ -388,6 +395,11 @@ export const RULE_TABLE: readonly RuleRow[] = /* @__PURE__ */ (() => [
   { rule: "Proof or second factor awaited after a federated callback", value: describeDuration(FEDERATION_PENDING_LIFETIME_MS), source: "contract.md#d27" },
   { rule: "Connections per tenant", value: String(MAX_CONNECTIONS_PER_TENANT), source: "contract.md#d27; the number is Latch's" },
   { rule: "Timeout of each call to an identity provider", value: describeDuration(FEDERATION_REQUEST_TIMEOUT_MS), source: "contract.md#d27" },
+  {
+    rule: "A rotated-out token signing key stays in the JWKS (the longest token lifetime)",
+    value: describeDuration(MAX_TOKEN_LIFETIME_MS),
+    source: "contract.md#d28",
+  },
   { rule: "Passkeys per member", value: String(MAX_PASSKEYS_PER_MEMBER), source: "contract.md#d26; the number is Latch's" },
   { rule: "Longest passkey credential id", value: `${MAX_CREDENTIAL_ID_BYTES} bytes`, source: "contract.md#d26; WebAuthn Level 3" },
   { rule: "A passkey's name", value: `1 to ${PASSKEY_NAME_MAX_LENGTH} characters`, source: "contract.md#d26; the number is Latch's" },

@@ -124,6 +124,7 @@ test("latch secrets reseal: counts per kind, never values; idempotent; unreadabl
     "outboxPayloads",
     "pendingTotpSecrets",
     "previousWebhookSecrets",
+    "signingKeys",
     "totpSecrets",
     "webhookSecrets",
   ]);

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * The operator CLI (contract.md#d3, contract.md#d23): `latch tenant list|create|show|update|delete|rotate-key|rotate-webhook-secret|deliveries`,
+ * The operator CLI (contract.md#d3, contract.md#d23): `latch tenant list|create|show|update|delete|rotate-key|rotate-webhook-secret|rotate-signing-key|deliveries`,
  * `latch connection add|list|update|remove` (decisions.md#federated-connections),
  * `latch secrets reseal` and `latch migrate`. It calls the same functions as the operator API, on the configured database.
  * stdout carries the result as JSON and nothing else (contract.md#d23), so `latch … | jq` works: for every command
@@ -26,8 +26,9 @@ import {
   showTenant,
   updateTenantSettings,
 } from "../flows/tenants/tenants.js";
+import { rotateTenantSigningKeys } from "../flows/oidc/signing-keys.js";
 import { createLogger } from "../logging.js";
-import { describeDuration, WEBHOOK_SECRET_ROTATION_WINDOW_MS } from "../rules.js";
+import { describeDuration, MAX_TOKEN_LIFETIME_MS, WEBHOOK_SECRET_ROTATION_WINDOW_MS } from "../rules.js";
 import { checkDatabaseLocation } from "../start-up.js";
 import { CONNECTION_OPTIONS, CONNECTION_USAGE, refuseSecretOnCommandLine, runConnectionCommand, type ConnectionValues } from "./connections.js";
 import { hasUnreadable, resealSecrets } from "./reseal.js";
@@ -42,6 +43,8 @@ const USAGE = `Usage:
   latch tenant rotate-key <applicationId>
   latch tenant rotate-webhook-secret <domain>
       (the old secret signs too for ${describeDuration(WEBHOOK_SECRET_ROTATION_WINDOW_MS)}, until the answer's previousSecretExpiresAt)
+  latch tenant rotate-signing-key <domain>
+      (new token signing keys at once; the old ones stay in the JWKS for ${describeDuration(MAX_TOKEN_LIFETIME_MS)}, until the answer's retiredKeys[].expiresAt)
   latch tenant deliveries <domain> [--limit <n>]
 ${CONNECTION_USAGE}
   latch secrets reseal
@@ -98,6 +101,8 @@ async function runTenantCommand(deps: Deps, command: string | undefined, arg: st
       return rotateApplicationKey(deps, need(arg, "<applicationId>"));
     case "rotate-webhook-secret":
       return rotateWebhookSecret(deps, need(arg, "<domain>"));
+    case "rotate-signing-key":
+      return rotateTenantSigningKeys(deps, need(arg, "<domain>"));
     case "deliveries":
       return listWebhookDeliveries(deps, need(arg, "<domain>"), limitOf(values));
     case undefined: // `latch tenant` alone

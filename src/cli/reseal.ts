@@ -22,7 +22,7 @@ export interface ResealCounts {
 }
 
 export type ResealKind =
-  "webhookSecrets" | "previousWebhookSecrets" | "botSecrets" | "totpSecrets" | "pendingTotpSecrets" | "outboxPayloads" | "connectionSecrets";
+  "webhookSecrets" | "previousWebhookSecrets" | "botSecrets" | "totpSecrets" | "pendingTotpSecrets" | "outboxPayloads" | "connectionSecrets" | "signingKeys";
 export type ResealReport = Record<ResealKind, ResealCounts>;
 
 type Swap = (from: string, to: string) => Promise<boolean>;
@@ -33,7 +33,7 @@ export async function resealSecrets(deps: Deps): Promise<ResealReport> {
   const reseal = async (kind: ResealKind, sealed: string, swap: Swap): Promise<void> => {
     report[kind][await resealValue(deps, sealed, swap)] += 1;
   };
-  const { tenants, twoFactor, outbox, connections } = deps.store;
+  const { tenants, twoFactor, outbox, connections, signingKeys } = deps.store;
   await forEachRow(
     "",
     (after) => tenants.listTenantSecrets(after, PAGE),
@@ -78,6 +78,15 @@ export async function resealSecrets(deps: Deps): Promise<ResealReport> {
           await reseal("connectionSecrets", connection.clientSecretSealed, (from, to) => connections.replaceSealedClientSecret(id, connection.id, from, to));
         },
       );
+      // decisions.md#openid-provider-signing-keys: current and retired private keys alike; one swept meanwhile is left to the sweeper.
+      await forEachRow(
+        "",
+        (after) => signingKeys.listSealedPrivateKeys(id, after, PAGE),
+        (k) => k.kid,
+        async (key) => {
+          await reseal("signingKeys", key.privateJwkSealed, (from, to) => signingKeys.replaceSealedPrivateKey(id, key.kid, from, to));
+        },
+      );
     },
   );
   return report;
@@ -116,6 +125,7 @@ function emptyReport(): ResealReport {
     pendingTotpSecrets: counts(),
     outboxPayloads: counts(),
     connectionSecrets: counts(),
+    signingKeys: counts(),
   };
 }
 

@@ -23,6 +23,7 @@ import * as alertOrder from "./migrations/0015-alert-order.js";
 import * as webhookSecretRotation from "./migrations/0016-webhook-secret-rotation.js";
 import * as federation from "./migrations/0017-federation.js";
 import * as oidcProvider from "./migrations/0018-oidc-provider.js";
+import * as oidcSigningKeys from "./migrations/0019-oidc-signing-keys.js";
 
 /** Listed in code, not read from a folder, so the build output and tsx behave alike. */
 const migrations: Record<string, Migration> = {
@@ -44,6 +45,8 @@ const migrations: Record<string, Migration> = {
   "0016-webhook-secret-rotation": webhookSecretRotation,
   "0017-federation": federation,
   "0018-oidc-provider": oidcProvider,
+  // After "0018-oidc-provider" (contract.md#d28, made alongside): the names order the migrations.
+  "0019-oidc-signing-keys": oidcSigningKeys,
 };
 
 const staticMigrations: MigrationProvider = { getMigrations: async () => migrations };

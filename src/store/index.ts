@@ -26,6 +26,7 @@ import { PasskeyStore } from "./passkeys.js";
 import { FederationStore } from "./federation.js";
 import { ConnectionStore } from "./connections.js";
 import { OauthStore } from "./oauth.js";
+import { SigningKeyStore } from "./signing-keys.js";
 
 /** Retention (contract.md#d25): every number in rules.ts. */
 const DEFAULT_AUDIT_RETENTION_MS = DEFAULT_AUDIT_RETENTION_DAYS * DAY;
@@ -46,6 +47,7 @@ export class Store {
   readonly federation: FederationStore;
   readonly connections: ConnectionStore;
   readonly oauth: OauthStore;
+  readonly signingKeys: SigningKeyStore;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -72,6 +74,7 @@ export class Store {
     this.federation = new FederationStore(db);
     this.connections = new ConnectionStore(db);
     this.oauth = new OauthStore(db);
+    this.signingKeys = new SigningKeyStore(db);
   }
 
   /**
@@ -100,6 +103,7 @@ export class Store {
     await this.loginOrigins.deleteOriginsNotSeenSince(now - ORIGIN_MEMORY_MS);
     await this.audit.deleteAuditEventsBefore(now - auditRetentionMs);
     await this.tenants.deleteExpiredPreviousWebhookSecrets(now);
+    await this.signingKeys.deleteExpiredKeys(now);
   }
 
   /** Readiness: the database answers and every migration has run. */

@@ -251,6 +251,7 @@ export interface Database {
   federation_pending: FederationPendingTable;
   oauth_grants: OauthGrantsTable;
   oauth_artifacts: OauthArtifactsTable;
+  oidc_signing_keys: OidcSigningKeysTable;
 }
 
 /** The tables whose rows belong to one tenant (they carry tenant_id). A new such table that is not listed fails to compile. */
@@ -280,7 +281,8 @@ const TENANT_OWNED: Record<TenantOwnedTable, number> = {
   federation_pending: 15,
   federated_identities: 16,
   connections: 17,
-  members: 18,
+  oidc_signing_keys: 18,
+  members: 19,
 };
 export const TENANT_OWNED_TABLES = (Object.keys(TENANT_OWNED) as TenantOwnedTable[]).sort((a, b) => TENANT_OWNED[a] - TENANT_OWNED[b]);
 
@@ -383,4 +385,22 @@ export interface OauthArtifactsTable {
   /** Set once by the one conditional update of `consume`. */
   consumed_at: number | null;
   payload: string;
+}
+
+/** decisions.md#openid-provider-signing-keys: a tenant's token signing keys (migration 0019). */
+export interface OidcSigningKeysTable {
+  tenant_id: string;
+  /** The RFC 7638 thumbprint of the public JWK. */
+  kid: string;
+  /** `ES256` or `RS256`. */
+  alg: string;
+  /** The private JWK as JSON, sealed under SECRETS_KEY (security/secret-box.ts); never returned, never logged. */
+  private_jwk_enc: string;
+  /** The public JWK as JSON, as the JWKS publishes it. */
+  public_jwk: string;
+  created_at: number;
+  /** Null while the key is current (signs); set when a rotation replaced it. */
+  retired_at: number | null;
+  /** When the last token a retired key signed has expired: it leaves the JWKS then. */
+  expires_at: number | null;
 }

@@ -1,0 +1,113 @@
+/**
+ * decisions.md#openid-provider-signing-keys: each tenant signs its ID and access tokens with keys of
+ * its own, one ES256 (the default) and one RS256 (for older clients) at a time. A rotation makes new
+ * current keys at once and keeps the old ones in the JWKS for MAX_TOKEN_LIFETIME_MS, so every token
+ * they signed verifies until it has expired. Private keys are stored sealed under SECRETS_KEY.
+ */
+import type { JWK } from "jose";
+import { toTimestamp } from "../../core/schema.js";
+import type { Deps } from "../../deps.js";
+import { AuthError } from "../../errors.js";
+import type { Tenant } from "../../model.js";
+import { MAX_TOKEN_LIFETIME_MS } from "../../rules.js";
+import { generateSigningKey, SIGNING_ALGS, type SigningAlg } from "../../security/signing-keys.js";
+import type { StoredSigningKey } from "../../store/signing-keys.js";
+
+type TenantRef = Pick<Tenant, "id">;
+
+/** Makes the key of each algorithm (generated outside any transaction: RSA is slow) and stores it unless another instance was first. */
+async function addCurrentKeys(deps: Deps, tenant: TenantRef, algs: readonly SigningAlg[], now: number): Promise<void> {
+  const generated = await Promise.all(algs.map((alg) => generateSigningKey(alg)));
+  for (const key of generated) {
+    const privateJwkSealed = deps.secrets.seal(JSON.stringify(key.privateJwk));
+    await deps.store.signingKeys.insertCurrentKey(tenant.id, { kid: key.kid, alg: key.alg, privateJwkSealed, publicJwk: key.publicJwk, createdAt: now });
+  }
+}
+
+function missingAlgs(keys: StoredSigningKey[]): SigningAlg[] {
+  return SIGNING_ALGS.filter((alg) => !keys.some((k) => k.alg === alg && k.retiredAt === null));
+}
+
+/**
+ * The tenant's keys that still verify, current ones first; makes the current ES256 and RS256 keys
+ * the first time. Two instances at once each generate a pair, the unique index keeps one per
+ * algorithm, and both return the keys that were kept.
+ */
+export async function ensureSigningKeys(deps: Deps, tenant: TenantRef): Promise<StoredSigningKey[]> {
+  const now = deps.clock.now();
+  const keys = await deps.store.signingKeys.listPublishedKeys(tenant.id, now);
+  const missing = missingAlgs(keys);
+  if (missing.length === 0) return keys;
+  await addCurrentKeys(deps, tenant, missing, now);
+  return deps.store.signingKeys.listPublishedKeys(tenant.id, now);
+}
+
+/**
+ * The private JWKs for oidc-provider's `jwks` option: the library signs with the first key of each
+ * algorithm, so the current ones come first; retired ones follow so it still recognises their kids.
+ */
+export async function signingKeySet(deps: Deps, tenant: TenantRef): Promise<{ keys: JWK[] }> {
+  const keys = await ensureSigningKeys(deps, tenant);
+  return { keys: keys.map((k) => JSON.parse(deps.secrets.open(k.privateJwkSealed)) as JWK) };
+}
+
+/** The public JWKS: current keys and retired ones whose tokens may not have expired yet. Never a private part. */
+export async function publicJwks(deps: Deps, tenant: TenantRef): Promise<{ keys: JWK[] }> {
+  const keys = await ensureSigningKeys(deps, tenant);
+  return { keys: keys.map((k) => k.publicJwk as JWK) };
+}
+
+export interface SigningKeyView {
+  kid: string;
+  alg: SigningAlg;
+  createdAt: string;
+}
+
+export interface RotatedSigningKeys {
+  domain: string;
+  /** The keys that sign from now on. */
+  keys: SigningKeyView[];
+  /** The keys replaced, still in the JWKS until `expiresAt` (docs/api-conventions.md#times). */
+  retiredKeys: (SigningKeyView & { expiresAt: string })[];
+}
+
+/**
+ * `latch tenant rotate-signing-key`: new current keys at once, the current ones retired and kept
+ * until the longest token they signed has expired. Retiring and adding happen in one transaction, so
+ * no instance ever finds the tenant without a current key; keys are generated before it.
+ */
+export async function rotateSigningKeys(deps: Deps, tenant: TenantRef): Promise<{ current: StoredSigningKey[]; retired: StoredSigningKey[] }> {
+  const now = deps.clock.now();
+  const generated = await Promise.all(SIGNING_ALGS.map((alg) => generateSigningKey(alg)));
+  const sealed = generated.map((key) => ({ ...key, privateJwkSealed: deps.secrets.seal(JSON.stringify(key.privateJwk)), createdAt: now }));
+  const retired = await deps.store.transaction(async (tx) => {
+    const old = await tx.signingKeys.retireCurrentKeys(tenant.id, now, now + MAX_TOKEN_LIFETIME_MS);
+    for (const key of sealed) {
+      await tx.signingKeys.insertCurrentKey(tenant.id, {
+        kid: key.kid,
+        alg: key.alg,
+        privateJwkSealed: key.privateJwkSealed,
+        publicJwk: key.publicJwk,
+        createdAt: now,
+      });
+    }
+    return old;
+  });
+  // A rotation racing this one may have won an algorithm: the keys current now are the answer.
+  const current = (await deps.store.signingKeys.listPublishedKeys(tenant.id, now)).filter((k) => k.retiredAt === null);
+  return { current, retired };
+}
+
+/** The answer of `latch tenant rotate-signing-key <domain>`: kids and times, never key material. */
+export async function rotateTenantSigningKeys(deps: Deps, domain: string): Promise<RotatedSigningKeys> {
+  // As tenants.ts's findTenantOrThrow: a slice does not import another slice (test/architecture.test.ts).
+  const tenant = await deps.store.tenants.findTenantByDomain(domain.trim().toLowerCase());
+  if (!tenant) throw new AuthError("unknown_tenant");
+  const { current, retired } = await rotateSigningKeys(deps, tenant);
+  const view = (k: StoredSigningKey): SigningKeyView => ({ kid: k.kid, alg: k.alg, createdAt: toTimestamp(k.createdAt) });
+  return {
+    domain: tenant.domain,
+    keys: current.map(view),
+    retiredKeys: retired.map((k) => ({ ...view(k), expiresAt: toTimestamp(k.expiresAt ?? k.createdAt) })),
+  };
+}
