@@ -10,6 +10,7 @@ import { lockSessionMember, reauthenticate, type Reauthentication } from "../ker
 import { enqueueMemberEvent } from "../kernel/member-events.js";
 import { enqueueSecurityAlert } from "../kernel/security-alerts.js";
 import type { ActiveSession } from "../kernel/sessions.js";
+import { UpstreamError } from "../../providers/upstream.js";
 import { startFederation, type StartedFederation } from "./sign-in.js";
 
 export interface IdentityView {
@@ -59,7 +60,11 @@ export async function startIdentityLink(
     memberId: session.memberId,
     sessionHash: session.idHash,
   };
-  return startFederation(deps, tenant, link, context);
+  // The provider's discovery failing is this call's answer (the start route redirects to the error page instead).
+  return startFederation(deps, tenant, link, context).catch((error: unknown) => {
+    if (error instanceof UpstreamError) throw new AuthError("federation_failed", { message: "The identity provider could not be reached. Please try again." });
+    throw error;
+  });
 }
 
 export async function unlinkIdentity(

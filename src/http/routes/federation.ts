@@ -8,7 +8,6 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyReply } from "fastify";
 import { Type } from "typebox";
 import type { Deps } from "../../deps.js";
-import { AuthError } from "../../errors.js";
 import { listConnections } from "../../flows/federation/connections.js";
 import { listIdentities, startIdentityLink, unlinkIdentity } from "../../flows/federation/identities.js";
 import { confirmFederatedLink, finishFederatedSecondFactor } from "../../flows/federation/pending.js";
@@ -17,9 +16,10 @@ import { UpstreamError } from "../../providers/upstream.js";
 import { FEDERATION_FLOW_LIFETIME_MS, FEDERATION_PENDING_LIFETIME_MS, rateRules, describeDuration, describeWindow } from "../../rules.js";
 import { pagePaths, safeRedirectPath } from "../../ui/paths.js";
 import { BODY_ERRORS, errorResponses, security, SetSessionCookieHeader, TENANT_ERRORS } from "../openapi.js";
-import { described, MessageBody, NoBodyNeeded, PasswordField, PublicIdField, SecondFactorCodeField, Timestamp, TwoFactorCodeField } from "../schemas.js";
+import { described, MessageBody, NoBodyNeeded, PublicIdField, SecondFactorCodeField, Timestamp } from "../schemas.js";
 import { requireSession, setSessionCookie } from "../session-cookie.js";
 import { contextOf, SESSION_COOKIE } from "../tenant.js";
+import { REAUTH_ERRORS, Reauthentication } from "./self-service.js";
 
 /** The start's cookie: state, nonce and PKCE verifier derive from it (security/flow-checks.ts). */
 export const FLOW_COOKIE = { name: "latch_fed", path: "/auth/federated" } as const;
@@ -46,10 +46,6 @@ export const RedirectAnswer = (description: string, cookie?: string) =>
       ...(cookie ? { "Set-Cookie": { type: "string", description: cookie } } : {}),
     },
   });
-const Reauthentication = {
-  password: Type.Optional(described(PasswordField, "Required when the member has a password.")),
-  twoFACode: Type.Optional(described(TwoFactorCodeField, "A TOTP or recovery code; required when 2FA is on.")),
-};
 export const ConnectionListBody = described(
   Type.Object({
     success: Type.Literal(true),
@@ -99,6 +95,11 @@ export const LinkConfirmAnswer = described(
   "Linked; the member is sent a `security_alert` `identity_linked`.",
   { "Set-Cookie": Type.String({ pattern: "^__Host-latch_fed_pending=;", description: "Clears `__Host-latch_fed_pending`: the step is used." }) },
 );
+
+/** Sets `latch_fed` for a flow just started (the start route, a link from the API or the pages). */
+export function setFlowCookie(reply: FastifyReply, flowCookie: string): FastifyReply {
+  return reply.setCookie(FLOW_COOKIE.name, flowCookie, { ...cookieFlags, path: FLOW_COOKIE.path, maxAge: FEDERATION_FLOW_LIFETIME_MS / 1000 });
+}
 
 /** Where a callback's outcome sends the browser (never a token in the URL: cookies carry them). */
 function answerCallback(reply: FastifyReply, fallback: string, outcome: FederatedOutcome): FastifyReply {
@@ -179,7 +180,7 @@ export const federationRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
       };
       try {
         const started = await startFederation(deps, request.tenant, input, contextOf(request));
-        void reply.setCookie(FLOW_COOKIE.name, started.flowCookie, { ...cookieFlags, path: FLOW_COOKIE.path, maxAge: FEDERATION_FLOW_LIFETIME_MS / 1000 });
+        setFlowCookie(reply, started.flowCookie);
         return reply.redirect(started.authorizationUrl, 302);
       } catch (error) {
         if (!(error instanceof UpstreamError)) throw error;
@@ -308,32 +309,15 @@ export const federationRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
         body: Type.Object({ ...Reauthentication, returnTo: Type.Optional(ReturnTo) }),
         response: {
           200: LinkStartAnswer,
-          ...errorResponses(
-            ...TENANT_ERRORS,
-            ...BODY_ERRORS,
-            "unauthorized",
-            "not_found",
-            "invalid_credentials",
-            "invalid_2fa_code",
-            "password_change_required",
-            "rate_limited",
-            "federation_failed",
-          ),
+          ...errorResponses(...TENANT_ERRORS, ...BODY_ERRORS, "unauthorized", "not_found", ...REAUTH_ERRORS, "federation_failed"),
         },
       },
     },
     async (request, reply) => {
       const session = await requireSession(deps, request);
       const input = { ...request.body, connectionId: request.params.connection, returnTo: request.body.returnTo ?? null };
-      let started;
-      try {
-        started = await startIdentityLink(deps, request.tenant, session, input, contextOf(request));
-      } catch (error) {
-        if (error instanceof UpstreamError)
-          throw new AuthError("federation_failed", { message: "The identity provider could not be reached. Please try again." });
-        throw error;
-      }
-      void reply.setCookie(FLOW_COOKIE.name, started.flowCookie, { ...cookieFlags, path: FLOW_COOKIE.path, maxAge: FEDERATION_FLOW_LIFETIME_MS / 1000 });
+      const started = await startIdentityLink(deps, request.tenant, session, input, contextOf(request));
+      setFlowCookie(reply, started.flowCookie);
       return { success: true as const, redirect: started.authorizationUrl };
     },
   );
@@ -354,16 +338,7 @@ export const federationRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
         }),
         response: {
           200: described(MessageBody, "Unlinked."),
-          ...errorResponses(
-            ...TENANT_ERRORS,
-            ...BODY_ERRORS,
-            "unauthorized",
-            "not_found",
-            "invalid_credentials",
-            "invalid_2fa_code",
-            "password_change_required",
-            "rate_limited",
-          ),
+          ...errorResponses(...TENANT_ERRORS, ...BODY_ERRORS, "unauthorized", "not_found", ...REAUTH_ERRORS),
         },
       },
     },

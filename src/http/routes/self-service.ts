@@ -38,7 +38,8 @@ export const MeBody = described(
   "The signed-in member.",
 );
 export const UpdateMeBody = Type.Object({ name: NameField });
-const Reauthentication = {
+/** contract.md#d24 re-authentication fields, shared by every route that re-authenticates. */
+export const Reauthentication = {
   password: Type.Optional(described(PasswordField, "Required when the member has a password.")),
   twoFACode: Type.Optional(described(TwoFactorCodeField, "A TOTP or recovery code; required when 2FA is on.")),
 };
@@ -60,7 +61,7 @@ export const SessionListBody = described(
 );
 export const SessionParams = Type.Object({ id: PublicIdField });
 const SESSION_ERRORS = [...TENANT_ERRORS, "unauthorized"] as const;
-const REAUTH_ERRORS = ["invalid_credentials", "invalid_2fa_code", "password_change_required", "rate_limited"] as const;
+export const REAUTH_ERRORS = ["invalid_credentials", "invalid_2fa_code", "password_change_required", "rate_limited"] as const;
 
 export const selfServiceRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.get(

@@ -25,9 +25,6 @@ import { findSession, handleForm, loginSuccessPath, page, type PageDeps } from "
 
 const hide = { schema: { hide: true } };
 const CODE_RULE: FieldRule = { name: "twoFACode", what: "the code", max: maxLengthOf(SecondFactorCodeField) };
-/** As http/routes/federation.ts sets the cookie: clearing needs the same path and flags. */
-export { FEDERATION_COOKIE_FLAGS };
-
 /** The page's `?returnTo=`, when it is a path on this site the start route also accepts (paths.ts returnToPath). */
 export function returnToOf(request: FastifyRequest): string | undefined {
   return returnToPath((request.query as { returnTo?: unknown } | undefined)?.returnTo);

@@ -5,21 +5,17 @@
  * list item would repeat the field's id on one page and ask for the password many times.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { AuthError } from "../../errors.js";
 import { getMe, type MeView } from "../../flows/account/self-service.js";
 import { listConnections, type ConnectionView } from "../../flows/federation/connections.js";
 import { listIdentities, startIdentityLink, unlinkIdentity, type IdentityView } from "../../flows/federation/identities.js";
 import type { ActiveSession } from "../../flows/kernel/sessions.js";
-import { FLOW_COOKIE } from "../../http/routes/federation.js";
+import { setFlowCookie } from "../../http/routes/federation.js";
 import { contextOf } from "../../http/tenant.js";
-import { UpstreamError } from "../../providers/upstream.js";
-import { FEDERATION_FLOW_LIFETIME_MS } from "../../rules.js";
 import { formValues } from "../forms.js";
 import { html, type Html } from "../html.js";
 import { form, hidden, sendPage, type FormError } from "../layout.js";
 import { pagePaths, withNotice } from "../paths.js";
 import { handleForm, noticeOf, page, withSession, type PageDeps } from "./common.js";
-import { FEDERATION_COOKIE_FLAGS } from "./federation-pages.js";
 import { readReauth, reauthFields, time } from "./self-service-pages.js";
 
 const hide = { schema: { hide: true } };
@@ -123,13 +119,8 @@ export async function identityPages(app: FastifyInstance, { deps }: PageDeps): P
       const render = (errors: FormError[]) => show(request, `Link ${connection.displayName}`, linkBody(me, connection, errors), errors);
       return handleForm(reply, REAUTH_FIELDS, render, async () => {
         const input = { ...readReauth(values, me), connectionId: connection.id, returnTo: null };
-        const started = await startIdentityLink(deps, request.tenant, session, input, contextOf(request)).catch((error: unknown) => {
-          if (error instanceof UpstreamError)
-            throw new AuthError("federation_failed", { message: "The identity provider could not be reached. Please try again." });
-          throw error;
-        });
-        const cookie = { ...FEDERATION_COOKIE_FLAGS, path: FLOW_COOKIE.path, maxAge: FEDERATION_FLOW_LIFETIME_MS / 1000 };
-        void reply.setCookie(FLOW_COOKIE.name, started.flowCookie, cookie).header("refresh", `0; url=${started.authorizationUrl}`);
+        const started = await startIdentityLink(deps, request.tenant, session, input, contextOf(request));
+        void setFlowCookie(reply, started.flowCookie).header("refresh", `0; url=${started.authorizationUrl}`);
         return sendPage(reply, 200, show(request, `Continue to ${connection.displayName}`, continueBody(connection, started.authorizationUrl)));
       });
     }),
