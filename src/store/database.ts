@@ -24,6 +24,8 @@ import * as webhookSecretRotation from "./migrations/0016-webhook-secret-rotatio
 import * as federation from "./migrations/0017-federation.js";
 import * as oidcProvider from "./migrations/0018-oidc-provider.js";
 import * as oidcSigningKeys from "./migrations/0019-oidc-signing-keys.js";
+import * as oauthClients from "./migrations/0020-oauth-clients.js";
+import * as sessionAmr from "./migrations/0021-session-amr.js";
 
 /** Listed in code, not read from a folder, so the build output and tsx behave alike. */
 const migrations: Record<string, Migration> = {
@@ -47,6 +49,8 @@ const migrations: Record<string, Migration> = {
   "0018-oidc-provider": oidcProvider,
   // After "0018-oidc-provider" (contract.md#d28, made alongside): the names order the migrations.
   "0019-oidc-signing-keys": oidcSigningKeys,
+  "0020-oauth-clients": oauthClients,
+  "0021-session-amr": sessionAmr,
 };
 
 const staticMigrations: MigrationProvider = { getMigrations: async () => migrations };

@@ -26,6 +26,7 @@ import { PasskeyStore } from "./passkeys.js";
 import { FederationStore } from "./federation.js";
 import { ConnectionStore } from "./connections.js";
 import { OauthStore } from "./oauth.js";
+import { OauthClientStore } from "./oauth-clients.js";
 import { SigningKeyStore } from "./signing-keys.js";
 
 /** Retention (contract.md#d25): every number in rules.ts. */
@@ -47,6 +48,7 @@ export class Store {
   readonly federation: FederationStore;
   readonly connections: ConnectionStore;
   readonly oauth: OauthStore;
+  readonly oauthClients: OauthClientStore;
   readonly signingKeys: SigningKeyStore;
 
   constructor(
@@ -74,6 +76,7 @@ export class Store {
     this.federation = new FederationStore(db);
     this.connections = new ConnectionStore(db);
     this.oauth = new OauthStore(db);
+    this.oauthClients = new OauthClientStore(db);
     this.signingKeys = new SigningKeyStore(db);
   }
 

@@ -78,6 +78,8 @@ export interface SessionsTable {
   country: string | null;
   /** contract.md#d26: opened by a passkey, which satisfies the tenant's require2FA (0/1). */
   by_passkey: Generated<number>;
+  /** decisions.md#authentication-methods: JSON array of RFC 8176 values (migration 0021). */
+  amr: Generated<string>;
 }
 
 export interface OneTimeTokensTable {
@@ -252,6 +254,7 @@ export interface Database {
   oauth_grants: OauthGrantsTable;
   oauth_artifacts: OauthArtifactsTable;
   oidc_signing_keys: OidcSigningKeysTable;
+  oauth_clients: OauthClientsTable;
 }
 
 /** The tables whose rows belong to one tenant (they carry tenant_id). A new such table that is not listed fails to compile. */
@@ -282,7 +285,8 @@ const TENANT_OWNED: Record<TenantOwnedTable, number> = {
   federated_identities: 16,
   connections: 17,
   oidc_signing_keys: 18,
-  members: 19,
+  oauth_clients: 19,
+  members: 20,
 };
 export const TENANT_OWNED_TABLES = (Object.keys(TENANT_OWNED) as TenantOwnedTable[]).sort((a, b) => TENANT_OWNED[a] - TENANT_OWNED[b]);
 
@@ -403,4 +407,24 @@ export interface OidcSigningKeysTable {
   retired_at: number | null;
   /** When the last token a retired key signed has expired: it leaves the JWKS then. */
   expires_at: number | null;
+}
+
+/** decisions.md#openid-provider-clients: a tenant's OAuth clients (migration 0020). */
+export interface OauthClientsTable {
+  tenant_id: string;
+  /** Random, public: the `client_id` of OAuth. */
+  client_id: string;
+  name: string;
+  /** `confidential` (has a secret) or `public` (PKCE only). */
+  type: string;
+  /** 1: the tenant's own application, no consent page (decisions.md#openid-provider-consent). */
+  first_party: number;
+  /** JSON array of exact URIs. */
+  redirect_uris: string;
+  /** JSON array of exact URIs. */
+  post_logout_redirect_uris: string;
+  /** SHA-256 (hex) of the secret, shown once at creation; null for a public client. */
+  secret_hash: string | null;
+  created_at: number;
+  updated_at: number;
 }

@@ -14,6 +14,8 @@ export interface SessionRecord {
   twoFactorStatus: TwoFactorStatus;
   /** contract.md#d26: opened by a passkey login. */
   byPasskey: boolean;
+  /** decisions.md#authentication-methods: RFC 8176 values, how the session was opened. */
+  amr: string[];
 }
 
 /** Where a session was opened (contract.md#d24): kept to show the member, never a secret. */
@@ -24,6 +26,8 @@ export interface SessionOrigin {
   country: string | null;
   /** contract.md#d26: a passkey login opened it. */
   byPasskey?: boolean;
+  /** decisions.md#authentication-methods: RFC 8176 values, how the session was opened. */
+  amr?: readonly string[];
 }
 
 /** A session as its member sees it (contract.md#d24): the public id, never the cookie or its hash. */
@@ -58,6 +62,7 @@ export class SessionStore {
         user_agent: origin.userAgent,
         country: origin.country,
         by_passkey: origin.byPasskey ? 1 : 0,
+        amr: JSON.stringify(origin.amr ?? []),
       })
       .execute();
   }
@@ -75,7 +80,7 @@ export class SessionStore {
     this.db
       .selectFrom("sessions as s")
       .innerJoin("members as m", (join) => join.onRef("m.tenant_id", "=", "s.tenant_id").onRef("m.id", "=", "s.member_id"))
-      .select(["s.member_id", "s.created_at", "s.expires_at", "s.last_seen_at", "s.by_passkey", "m.status", "m.two_factor_status"])
+      .select(["s.member_id", "s.created_at", "s.expires_at", "s.last_seen_at", "s.by_passkey", "s.amr", "m.status", "m.two_factor_status"])
       .where("s.tenant_id", "=", v.tenantId)
       .where("s.id_hash", "=", v.idHash)
       .where("s.expires_at", ">", v.now),
@@ -92,6 +97,7 @@ export class SessionStore {
         memberStatus: row.status as MemberStatus,
         twoFactorStatus: row.two_factor_status as TwoFactorStatus,
         byPasskey: Number(row.by_passkey) === 1,
+        amr: JSON.parse(row.amr) as string[],
       }
     );
   }

@@ -33,6 +33,8 @@ export interface ActiveSession {
   idHash: string;
   /** Milliseconds; contract.md#d24 lets a member without a password re-authenticate with a young session. */
   createdAt: number;
+  /** decisions.md#authentication-methods: how the session was opened (RFC 8176 values). */
+  amr: string[];
 }
 
 export function sessionTtlSeconds(tenant: Tenant): number {
@@ -46,7 +48,7 @@ export async function createSession(
   recordId: number,
   context: RequestContext,
   now: number,
-  options: { byPasskey?: boolean } = {},
+  options: { byPasskey?: boolean; amr?: readonly string[] } = {},
 ): Promise<IssuedSession> {
   const sessionId = randomToken(deps.random, 32);
   const maxAgeSeconds = sessionTtlSeconds(tenant);
@@ -56,6 +58,7 @@ export async function createSession(
     userAgent: context.userAgent?.slice(0, SESSION_USER_AGENT_MAX_LENGTH) ?? null,
     country: deps.geo.locate(context.ip).country ?? null,
     byPasskey: options.byPasskey === true,
+    amr: options.amr ?? (options.byPasskey === true ? ["hwk"] : []),
   };
   await tx.sessions.insertSession(tenant.id, sha256Hex(sessionId), recordId, origin, now, now + maxAgeSeconds * 1000);
   await tx.members.recordLogin(tenant.id, recordId, now);
@@ -80,6 +83,7 @@ export async function findActiveSession(deps: Deps, tenant: Tenant, sessionId: s
     memberId: record.memberId,
     idHash,
     createdAt: record.createdAt,
+    amr: record.amr,
     data: {
       recordId: String(record.memberId),
       hostname: tenant.domain,
