@@ -58,7 +58,7 @@ export async function createSession(
     userAgent: context.userAgent?.slice(0, SESSION_USER_AGENT_MAX_LENGTH) ?? null,
     country: deps.geo.locate(context.ip).country ?? null,
     byPasskey: options.byPasskey === true,
-    amr: options.amr ?? (options.byPasskey === true ? ["hwk"] : []),
+    amr: options.amr ?? (options.byPasskey === true ? ["hwk", "mfa"] : []),
   };
   await tx.sessions.insertSession(tenant.id, sha256Hex(sessionId), recordId, origin, now, now + maxAgeSeconds * 1000);
   await tx.members.recordLogin(tenant.id, recordId, now);
