@@ -54,6 +54,7 @@ export const linkPages = {
  */
 export const AUDIT_EVENTS = {
   registered: "A registration created a pending account.",
+  member_imported: "An admin import created the account with its old system's password hash (contract.md#d29); `details` names the hash format.",
   registration_repeated: "A registration named an email that already has an account (contract.md#d18): no account changed.",
   verification_resent: "A new verification link was sent (public resend or admin).",
   email_verified: "The member confirmed their email.",

@@ -219,6 +219,26 @@ export const MAX_PATH_PARAM_LENGTH = TENANT_DOMAIN_MAX_LENGTH;
  */
 export const MAX_BODY_DEPTH = 32;
 
+/**
+ * contract.md#d29, decisions.md#importing-members: the costliest foreign hash an import accepts, so one row
+ * can't stall logins. bcrypt, scrypt's N and PBKDF2 are the contract's; Argon2's and scrypt's memory are Latch's.
+ */
+export const FOREIGN_HASH_LIMITS = {
+  bcryptCost: 16,
+  scryptLogN: 20,
+  scryptParallelism: 16,
+  /** 128·N·r bytes: N = 2^20 with r = 8 (1 GiB) is the most. */
+  scryptMemoryBytes: 1024 * 1024 * 1024,
+  pbkdf2Iterations: 2_000_000,
+  argon2MemoryKiB: 262_144,
+  argon2Time: 16,
+  argon2Parallelism: 16,
+} as const;
+/** contract.md#d29: members per call of the admin import, and the CLI's batch (one transaction each). */
+export const IMPORT_MAX_MEMBERS = 1000;
+/** contract.md#d29: the import call's own body limit: 1,000 members of about 2 KiB each. */
+export const IMPORT_BODY_LIMIT_BYTES = 2 * 1024 * 1024;
+
 /** contract.md#d22: members per page of the admin's member list, by default and at most. */
 export const MEMBER_PAGE_DEFAULT = 50;
 export const MEMBER_PAGE_MAX = 100;
@@ -443,6 +463,16 @@ export const RULE_TABLE: readonly RuleRow[] = /* @__PURE__ */ (() => [
     source: "contract.md#d18; the number is Latch's",
   },
   { rule: "Largest request body (more: 413 payload_too_large)", value: `${BODY_LIMIT_BYTES / 1024} KiB`, source: "contract.md#d4" },
+  {
+    rule: "Members imported per call (more: 400 validation_failed); the import's body limit",
+    value: `${IMPORT_MAX_MEMBERS}; ${IMPORT_BODY_LIMIT_BYTES / 1024 / 1024} MiB`,
+    source: "contract.md#d29; the body limit is Latch's",
+  },
+  {
+    rule: "Costliest foreign hash imported (more: refused hash_cost_too_high)",
+    value: `bcrypt cost ${FOREIGN_HASH_LIMITS.bcryptCost}; scrypt N 2^${FOREIGN_HASH_LIMITS.scryptLogN}, 128·N·r ≤ 1 GiB; PBKDF2 ${FOREIGN_HASH_LIMITS.pbkdf2Iterations.toLocaleString("en")} iterations; Argon2 m ${FOREIGN_HASH_LIMITS.argon2MemoryKiB} KiB, t ${FOREIGN_HASH_LIMITS.argon2Time}, p ${FOREIGN_HASH_LIMITS.argon2Parallelism}`,
+    source: "contract.md#d29; Argon2's and scrypt's memory are Latch's (decisions.md#importing-members)",
+  },
   { rule: "Longest URL (more: 414)", value: `${MAX_URL_LENGTH} characters`, source: "contract.md#d21; the number is Latch's" },
   {
     rule: "Longest tenant domain, and so the longest path parameter (more: 414)",

@@ -26,6 +26,7 @@ import * as oidcProvider from "./migrations/0018-oidc-provider.js";
 import * as oidcSigningKeys from "./migrations/0019-oidc-signing-keys.js";
 import * as oauthClients from "./migrations/0020-oauth-clients.js";
 import * as sessionAmr from "./migrations/0021-session-amr.js";
+import * as importedMembers from "./migrations/0022-imported-members.js";
 
 /** Listed in code, not read from a folder, so the build output and tsx behave alike. */
 const migrations: Record<string, Migration> = {
@@ -51,6 +52,7 @@ const migrations: Record<string, Migration> = {
   "0019-oidc-signing-keys": oidcSigningKeys,
   "0020-oauth-clients": oauthClients,
   "0021-session-amr": sessionAmr,
+  "0022-imported-members": importedMembers,
 };
 
 const staticMigrations: MigrationProvider = { getMigrations: async () => migrations };

@@ -28,6 +28,7 @@ import { ConnectionStore } from "./connections.js";
 import { OauthStore } from "./oauth.js";
 import { OauthClientStore } from "./oauth-clients.js";
 import { SigningKeyStore } from "./signing-keys.js";
+import { ImportStore } from "./imports.js";
 
 /** Retention (contract.md#d25): every number in rules.ts. */
 const DEFAULT_AUDIT_RETENTION_MS = DEFAULT_AUDIT_RETENTION_DAYS * DAY;
@@ -50,6 +51,7 @@ export class Store {
   readonly oauth: OauthStore;
   readonly oauthClients: OauthClientStore;
   readonly signingKeys: SigningKeyStore;
+  readonly imports: ImportStore;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -78,6 +80,7 @@ export class Store {
     this.oauth = new OauthStore(db);
     this.oauthClients = new OauthClientStore(db);
     this.signingKeys = new SigningKeyStore(db);
+    this.imports = new ImportStore(db);
   }
 
   /**

@@ -61,6 +61,16 @@ export interface MembersTable {
   security_seq: Generated<number>;
   /** contract.md#d30: `security_seq` when 2FA was last turned on (null: before migration 0015, ordered by time). */
   two_factor_enabled_seq: number | null;
+  /** decisions.md#importing-members: the member's id in the system it was imported from (migration 0022). */
+  external_id: Generated<string | null>;
+}
+
+/** decisions.md#importing-members: a Firebase project's scrypt parameters, sealed (migration 0022). */
+export interface ImportedHashParamsTable {
+  tenant_id: string;
+  id: string;
+  params_sealed: string;
+  created_at: number;
 }
 
 export interface SessionsTable {
@@ -255,6 +265,7 @@ export interface Database {
   oauth_artifacts: OauthArtifactsTable;
   oidc_signing_keys: OidcSigningKeysTable;
   oauth_clients: OauthClientsTable;
+  imported_hash_params: ImportedHashParamsTable;
 }
 
 /** The tables whose rows belong to one tenant (they carry tenant_id). A new such table that is not listed fails to compile. */
@@ -286,6 +297,7 @@ const TENANT_OWNED: Record<TenantOwnedTable, number> = {
   connections: 17,
   oidc_signing_keys: 18,
   oauth_clients: 19,
+  imported_hash_params: 19.5,
   members: 20,
 };
 export const TENANT_OWNED_TABLES = (Object.keys(TENANT_OWNED) as TenantOwnedTable[]).sort((a, b) => TENANT_OWNED[a] - TENANT_OWNED[b]);

@@ -145,6 +145,7 @@ export type AccountStatusResponse = { success: true; recordid: string; authentic
  */
 export type AuditEventType =
   | "registered"
+  | "member_imported"
   | "registration_repeated"
   | "verification_resent"
   | "email_verified"

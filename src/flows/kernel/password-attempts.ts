@@ -9,7 +9,7 @@ import type { RequestContext, Tenant } from "../../model.js";
 import { finishFailedCheck, lockoutRemainingMs, nextTurnCheckInMs, noLockout, startPasswordCheck } from "../../security/lockout.js";
 import { CHECK_TURN_DEADLINE_MS, CHECK_TURN_RECHECK_MS, distinctIpRules, MAX_CHECKS_WAITING_PER_EMAIL, VELOCITY_LOCKOUT_MS } from "../../rules.js";
 import type { Store } from "../../store/index.js";
-import { normalizePassword } from "../../security/password.js";
+import { verifyStoredPassword } from "./stored-passwords.js";
 import { countDistinctIps } from "./guards.js";
 
 const LOCKED_OUT_MESSAGE = "Too many failed attempts. Please try again later.";
@@ -261,7 +261,7 @@ export async function checkCurrentPassword(
 ): Promise<void> {
   const attempt = await reservePasswordAttempt(deps, tenant, member.email, context, { trackVelocity: false });
   await holdingPlace(deps, tenant, attempt, async () => {
-    if (!member.passwordHash || !(await deps.hasher.verifyPassword(member.passwordHash, normalizePassword(password)))) {
+    if (!member.passwordHash || !(await verifyStoredPassword(deps, tenant, member.passwordHash, password))) {
       await recordFailedPasswordCheck(deps, tenant, attempt);
       await refusal.onWrong?.();
       throw new AuthError("invalid_credentials", { message: refusal.message });

@@ -12,7 +12,8 @@ import { normalizePassword } from "../../security/password.js";
 import { distinctIpRules } from "../../rules.js";
 import { verifyBotChallenge } from "../kernel/guards.js";
 import { holdingPlace, passwordCheckPassed, recordFailedPasswordCheck, reservePasswordAttempt, type PasswordAttempt } from "../kernel/password-attempts.js";
-import { hashNewPassword } from "../kernel/passwords.js";
+import { hashNewPassword, type HashedPassword } from "../kernel/passwords.js";
+import { needsNewHash, verifyStoredPassword } from "../kernel/stored-passwords.js";
 import { recordSuccessfulLogin } from "../kernel/login-context.js";
 import { secondFactorRequired, signedIn, type LoginOutcome } from "../kernel/login-outcome.js";
 import { createSession } from "../kernel/sessions.js";
@@ -58,7 +59,10 @@ async function attemptPasswordLogin(deps: Deps, tenant: Tenant, input: PasswordL
     }
     const password = normalizePassword(input.password);
     const passwordHash = await passwordHashToCheck(deps, tenant, member);
-    const matched = passwordHash ? await deps.hasher.verifyPassword(passwordHash, password) : await deps.hasher.verifyAgainstDummy(password).then(() => false);
+    // An imported hash is verified with its own algorithm (contract.md#d29); an unknown email still costs one Argon2id.
+    const matched = passwordHash
+      ? await verifyStoredPassword(deps, tenant, passwordHash, input.password)
+      : await deps.hasher.verifyAgainstDummy(password).then(() => false);
     if (!member || !matched) {
       await recordFailedPasswordCheck(deps, tenant, attempt);
       // The same write for a known and an unknown email (no member id then), after the answer: a
@@ -73,7 +77,7 @@ async function attemptPasswordLogin(deps: Deps, tenant: Tenant, input: PasswordL
       deps.background.run("login failure audit", () => deps.store.audit.insertAuditEvent(tenant.id, event, now));
       throw new AuthError("invalid_credentials");
     }
-    return completeLogin(deps, tenant, attempt, member, password, input.twoFACode, context, now);
+    return completeLogin(deps, tenant, attempt, member, { typed: input.password, normalized: password }, input.twoFACode, context, now);
   });
 }
 
@@ -88,7 +92,7 @@ async function completeLogin(
   tenant: Tenant,
   attempt: PasswordAttempt,
   member: Member,
-  password: string,
+  password: { typed: string; normalized: string },
   twoFACode: string | undefined,
   context: RequestContext,
   now: number,
@@ -97,7 +101,7 @@ async function completeLogin(
   for (let round = 0; round < 3; round++) {
     // The right password clears the lockout count (contract.md#d13). On the plain path that happens in the
     // session's transaction, one commit instead of two; every other path clears it here first.
-    const straightToSession = member.status === MemberStatus.unlocked && member.twoFactorStatus !== "Enabled" && !deps.hasher.needsRehash(member.passwordHash!);
+    const straightToSession = member.status === MemberStatus.unlocked && member.twoFactorStatus !== "Enabled" && !needsNewHash(deps, member.passwordHash!);
     if (!straightToSession) await passwordCheckPassed(deps.store, tenant, attempt);
 
     if (member.status === MemberStatus.locked) throw new AuthError("account_locked");
@@ -110,12 +114,20 @@ async function completeLogin(
       secondFactorChecked = true;
     }
 
-    if (deps.hasher.needsRehash(member.passwordHash!)) member = await rehashPassword(deps, tenant, member, password, now);
+    // contract.md#d12, contract.md#d29: an outdated or imported hash is replaced in the session's own transaction,
+    // computed before it (no hashing under the write lock), written only over the hash the login was decided on.
+    const rehash: HashedPassword | undefined = needsNewHash(deps, member.passwordHash!) ? await hashNewPassword(deps, password.normalized) : undefined;
     const decidedOn = member;
     const outcome = await deps.store.transaction(async (tx) => {
       const fresh = await tx.members.findMemberById(tenant.id, decidedOn.recordId, { lock: true });
       if (!fresh || !sameLoginState(fresh, decidedOn)) return { fresh };
       if (straightToSession) await tx.limits.clearLockout(tenant.id, fresh.email);
+      if (
+        rehash &&
+        !(await tx.members.replacePasswordHash(tenant.id, fresh.recordId, decidedOn.passwordHash!, rehash.passwordHash, rehash.passwordSalt, now))
+      ) {
+        throw new Error("the password hash changed under its row lock");
+      }
       const issued = await createSession(tx, deps, tenant, fresh.recordId, context, now);
       await recordSuccessfulLogin(tx, deps, tenant, fresh, "password", context, now);
       return { session: issued };
@@ -127,7 +139,10 @@ async function completeLogin(
     }
     // Decided again on the fresh row: its password must be the one given too.
     const fresh = outcome.fresh;
-    if (!fresh?.passwordHash || (fresh.passwordHash !== member.passwordHash && !(await deps.hasher.verifyPassword(fresh.passwordHash, password)))) {
+    if (
+      !fresh?.passwordHash ||
+      (fresh.passwordHash !== member.passwordHash && !(await verifyStoredPassword(deps, tenant, fresh.passwordHash, password.typed)))
+    ) {
       throw new AuthError("invalid_credentials");
     }
     member = fresh;
@@ -149,11 +164,4 @@ async function passwordHashToCheck(deps: Deps, tenant: Tenant, member: Member | 
   const newest = await deps.store.registrations.findNewestRegistration(tenant.id, member?.recordId ?? 0);
   if (member?.status === MemberStatus.pending) return newest?.passwordHash ?? null;
   return member?.passwordHash ?? null;
-}
-
-/** contract.md#d12: parameters live in the hash; a login with outdated ones stores a fresh hash, unless the password changed meanwhile. */
-async function rehashPassword(deps: Deps, tenant: Tenant, member: Member, password: string, now: number): Promise<Member> {
-  const { passwordHash, passwordSalt } = await hashNewPassword(deps, password);
-  const replaced = await deps.store.members.replacePasswordHash(tenant.id, member.recordId, member.passwordHash!, passwordHash, passwordSalt, now);
-  return replaced ? { ...member, passwordHash } : member;
 }
