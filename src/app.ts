@@ -12,6 +12,7 @@ import { AuthError } from "./errors.js";
 import { registerObservability } from "./http/observability.js";
 import { adminRoutes } from "./http/routes/admin.js";
 import { memberAdminRoutes } from "./http/routes/members.js";
+import { memberImportRoutes } from "./http/routes/import.js";
 import { connectionAdminRoutes } from "./http/routes/connections.js";
 import { botChallengeRoutes } from "./http/routes/bot-challenge.js";
 import { healthRoutes } from "./http/routes/health.js";
@@ -172,6 +173,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     await scope.register(passkeyRoutes, { deps });
     await scope.register(adminRoutes, { deps });
     await scope.register(memberAdminRoutes, { deps });
+    await scope.register(memberImportRoutes, { deps });
     await scope.register(connectionAdminRoutes, { deps });
     await scope.register(federationRoutes, { deps });
     // Its own scope: the one route that takes a form body (decisions.md#sign-in-with-apple).

@@ -2,7 +2,7 @@
 /**
  * The operator CLI (contract.md#d3, contract.md#d23): `latch tenant list|create|show|update|delete|rotate-key|rotate-webhook-secret|rotate-signing-key|deliveries`,
  * `latch connection add|list|update|remove` (decisions.md#federated-connections),
- * `latch secrets reseal` and `latch migrate`. It calls the same functions as the operator API, on the configured database.
+ * `latch import` (contract.md#d29), `latch secrets reseal` and `latch migrate`. It calls the same functions as the operator API, on the configured database.
  * stdout carries the result as JSON and nothing else (contract.md#d23), so `latch … | jq` works: for every command
  * it is the object the operator API answers for the same call. Every failure is the contract.md#d4 error body
  * (success, code, message, details) on one line of stderr (docs/api-conventions.md#cli), with exit 1, or 2 for a
@@ -31,6 +31,7 @@ import { createLogger } from "../logging.js";
 import { describeDuration, MAX_TOKEN_LIFETIME_MS, WEBHOOK_SECRET_ROTATION_WINDOW_MS } from "../rules.js";
 import { checkDatabaseLocation } from "../start-up.js";
 import { CONNECTION_OPTIONS, CONNECTION_USAGE, refuseSecretOnCommandLine, runConnectionCommand, type ConnectionValues } from "./connections.js";
+import { IMPORT_OPTIONS, IMPORT_USAGE, runImportCommand } from "./import.js";
 import { hasUnreadable, resealSecrets } from "./reseal.js";
 import { need, UsageError } from "./usage.js";
 
@@ -47,6 +48,7 @@ const USAGE = `Usage:
       (new token signing keys at once; the old ones stay in the JWKS for ${describeDuration(MAX_TOKEN_LIFETIME_MS)}, until the answer's retiredKeys[].expiresAt)
   latch tenant deliveries <domain> [--limit <n>]
 ${CONNECTION_USAGE}
+${IMPORT_USAGE}
   latch secrets reseal
   latch migrate
 Configuration comes from the environment (DATABASE_URL, SECRETS_KEY, ...), as for the server.
@@ -62,6 +64,8 @@ type Values = ConnectionValues & {
   limit?: string;
   cursor?: string;
   help?: boolean;
+  "dry-run"?: boolean;
+  "firebase-scrypt"?: string;
 };
 
 function settingsFrom(values: Values): unknown {
@@ -136,6 +140,7 @@ function parseCommandLine(argv: string[]): { values: Values; positionals: string
         cursor: { type: "string" },
         help: { type: "boolean", short: "h" },
         ...CONNECTION_OPTIONS,
+        ...IMPORT_OPTIONS,
       },
     });
   } catch (err) {
@@ -209,6 +214,11 @@ export async function runCli(argv: string[]): Promise<number> {
       return 0; // createDeps ran the migrations
     }
     if (group === "secrets") return await runSecretsCommand(deps, command);
+    if (group === "import") {
+      const report = await runImportCommand(deps, command, values, (line) => process.stderr.write(`${line}\n`));
+      process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+      return 0;
+    }
     if (group !== "tenant" && group !== "connection") throw new UsageError(`unknown command: ${group}`);
     const result = group === "connection" ? await runConnectionCommand(deps, command, arg, values) : await runTenantCommand(deps, command, arg, values);
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);

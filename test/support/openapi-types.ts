@@ -192,6 +192,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/auth/admin/members/import": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The tenant's hostname (lowercase, no port). Without it, the `Host` header names the tenant. */
+                "X-Tenant-Domain"?: components["parameters"]["TenantDomain"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import members with their old password hashes
+         * @description contract.md D29. Up to 1,000 members a call, each refused alone (with its index and why) or written whole; an email the tenant has is skipped, never overwritten, so a second run imports nothing new. Imported hashes are verified at login with their own algorithm, then replaced with Argon2id. No webhook or email is sent; each imported member gets the audit event `member_imported`. The body may be up to 2 MiB.
+         */
+        post: operations["importMembers"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/auth/admin/members/{recordId}": {
         parameters: {
             query?: never;
@@ -3255,6 +3278,205 @@ export interface operations {
             };
             /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
             414: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    importMembers: {
+        parameters: {
+            query?: {
+                /** @description Check and count everything, write nothing. */
+                dryRun?: boolean;
+            };
+            header?: {
+                /** @description The tenant's hostname (lowercase, no port). Without it, the `Host` header names the tenant. */
+                "X-Tenant-Domain"?: components["parameters"]["TenantDomain"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The Firebase project's password hash parameters, needed for `firebase-scrypt$` hashes. */
+                    firebaseScrypt?: {
+                        memCost: number;
+                        rounds: number;
+                        /** @description base64. */
+                        saltSeparator: string;
+                        /** @description base64, as the Firebase console shows it. */
+                        signerKey: string;
+                    };
+                    /** @description At most 1000 members. */
+                    members: {
+                        /** @description When the old system created the member: ISO 8601 or Unix milliseconds. */
+                        createdAt?: string | number;
+                        /** @description The member's email; checked per member (`invalid_email`). */
+                        email: string;
+                        /** @description false: a pending account that needs the usual verification link. */
+                        emailVerified: boolean;
+                        /** @description The member's id in the old system, kept with the member. */
+                        externalId?: string;
+                        /** @description 1 to 100 characters once trimmed; absent: the email's local part. */
+                        name?: string;
+                        /** @description The old system's hash: Argon2 (PHC), bcrypt (`$2a$`, `$2b$`, `$2y$`), scrypt (PHC), Firebase scrypt (`firebase-scrypt$<salt>$<hash>`), Django `pbkdf2_sha256$…` or ASP.NET Identity v3 (base64). Absent: a member without a password (magic link, passkey, federation). */
+                        passwordHash?: string;
+                        /** @description Base32 TOTP secret: the member is imported with 2FA on, sealed as Latch keeps its own. */
+                        totpSecret?: string;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description What the import did (or, in a dry run, would do). */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        dryRun: boolean;
+                        /** @description Members imported (in a dry run: that would be) per hash format; `none`: without a password. */
+                        formats: {
+                            argon2: number;
+                            bcrypt: number;
+                            "firebase-scrypt": number;
+                            none: number;
+                            "pbkdf2-aspnet": number;
+                            "pbkdf2-django": number;
+                            scrypt: number;
+                        };
+                        imported: number;
+                        refused: {
+                            /** @description The member's position in `members`, from 0. */
+                            index: number;
+                            /**
+                             * @description Why: docs/import.md lists each.
+                             * @enum {string}
+                             */
+                            reason: "not_an_object" | "invalid_email" | "invalid_name" | "invalid_email_verified" | "invalid_password_hash" | "invalid_created_at" | "invalid_external_id" | "invalid_totp_secret" | "unknown_hash_format" | "malformed_hash" | "hash_cost_too_high" | "firebase_params_missing";
+                        }[];
+                        /** @description Members whose email the tenant already has (or an earlier member of the call had): never overwritten. */
+                        skipped: number;
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `unauthorized`: No valid session, or a missing or unknown API key. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description - `origin_mismatch`: The request carries the session cookie and an `Origin` that is neither the tenant's nor in its `allowedOrigins`.
+             *     - `forbidden`: The internal API key is valid, but not for the application of this tenant.
+             */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `unknown_tenant`: No tenant has this domain (`X-Tenant-Domain`, else `Host`). */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `payload_too_large`: The body is over 16 KiB. */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `unsupported_media_type`: The body is not `application/json`. */
+            415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
