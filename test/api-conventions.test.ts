@@ -21,6 +21,7 @@ const TIME_EXCEPTIONS = new Set([
   "GET /auth/session exp",
   "GET /auth/bot-challenge exp", // altcha-lib's signed challenge: Unix milliseconds
   "GET /auth/bot-challenge expiresAt",
+  "POST /auth/admin/members/import createdAt", // the old system's time as its export writes it: ISO 8601 or Unix milliseconds
 ]);
 /** Names the spec fixes in answers and webhooks; everything Latch adds is camelCase. */
 const SPEC_NAMES = new Set(["recordid", "authentication_status", "authentication_type", "_2fa_status", "event_type", "two_factor_required"]);

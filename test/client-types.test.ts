@@ -39,6 +39,7 @@ import type {
   TwoFactorResetBody,
 } from "../src/http/routes/members.js";
 import type { ChallengeBody } from "../src/http/routes/bot-challenge.js";
+import type { ImportAnswer, ImportBody, ImportQuery } from "../src/http/routes/import.js";
 import type { LoginAnswer, LoginBody, SessionAnswer } from "../src/http/routes/login.js";
 import type {
   MagicLoginAnswer,
@@ -169,6 +170,7 @@ interface RouteShapes {
   deleteMember: [[recordId: S<typeof MemberParams>["recordId"]], S<typeof RecordIdBody>];
   revokeMemberSessions: [[body: S<typeof RevokeSessionsBody>], S<typeof RecordIdBody>];
   resetMemberTwoFactor: [[recordId: S<typeof MemberParams>["recordId"]], S<typeof TwoFactorResetBody>];
+  importMembers: [[body: S<typeof ImportBody>, query?: S<typeof ImportQuery>], S<typeof ImportAnswer>];
   createConnection: [[body: S<typeof CreateConnectionBody>], S<typeof ConnectionBody>];
   listConnections: [[], S<typeof ConnectionListBody>];
   updateConnection: [[id: S<typeof ConnectionParams>["id"], body: S<typeof UpdateConnectionBody>], S<typeof ConnectionBody>];

@@ -154,6 +154,15 @@ test("a member's whole journey goes through the SDK, with the session kept by th
   assert.deepEqual(await admin.deleteMember(registered.recordid), { success: true, recordid: registered.recordid });
   await rejection(admin.getMember(registered.recordid), "not_found", 404);
 
+  // D29 through the SDK: a dry run writes nothing, then the import; the old bcrypt password signs in.
+  const bcrypt = "$2b$05$0SCIlK2qOCGqqLsxqKIuj.859w8O7.0qEGM8iuWifZ.FThCYrcJMG"; // glibc's, test/fixtures/import
+  const toImport = { members: [{ email: "moved@example.org", emailVerified: true, passwordHash: bcrypt }] };
+  const dry = await admin.importMembers(toImport, { dryRun: true });
+  assert.deepEqual([dry.dryRun, dry.imported, dry.formats.bcrypt], [true, 1, 1]);
+  assert.equal((await admin.listMembers({ email: "moved@example.org" })).members.length, 0);
+  assert.equal((await admin.importMembers(toImport)).imported, 1);
+  assert.equal((await client.loginWithPassword({ email: "moved@example.org", password: "Old-Passw0rd!" })).authorized, true);
+
   assert.ok(
     sent.every((request) => request.headers.get("authorization") === null),
     "member calls never carry a key",

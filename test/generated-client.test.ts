@@ -293,6 +293,18 @@ test("admin calls with the internal API key", async () => {
   ok(await admin.api.POST("/auth/admin/members/{recordId}/reset-2fa", { params: { path: { recordId: fay } } }));
   refused(await admin.api.POST("/auth/admin/members/{recordId}/reset-2fa", { params: { path: { recordId: fay } } }), 409, "invalid_state");
 
+  // D29: members imported with another system's hash (bcrypt made by glibc, test/fixtures/import); too many is 400.
+  const bcrypt = "$2b$05$0SCIlK2qOCGqqLsxqKIuj.859w8O7.0qEGM8iuWifZ.FThCYrcJMG";
+  const importedMembers = ok(
+    await admin.api.POST("/auth/admin/members/import", {
+      params: { query: { dryRun: false } },
+      body: { members: [{ email: "gus@example.org", emailVerified: true, passwordHash: bcrypt }] },
+    }),
+  );
+  assert.equal(importedMembers.imported, 1);
+  const tooMany = Array.from({ length: 1001 }, (_, i) => ({ email: `m${i}@example.org`, emailVerified: true }));
+  refused(await admin.api.POST("/auth/admin/members/import", { body: { members: tooMany } }), 400, "validation_failed");
+
   // D27: connections to identity providers.
   const connection = { id: "google", type: "google", displayName: "Google", clientId: "cid", clientSecret: "connection-secret" } as const;
   ok(await admin.api.POST("/auth/admin/connections", { body: connection }));

@@ -76,11 +76,11 @@ const formats = [
   { email: "bcrypt2b@example.org", hash: F.bcrypt2b, password: F.password, format: "bcrypt" },
   { email: "bcrypt2y@example.org", hash: F.bcrypt2y, password: F.password, format: "bcrypt" },
   { email: "scrypt@example.org", hash: F.scrypt, password: F.password, format: "scrypt" },
-  { email: "django@example.org", hash: F.django, password: F.password, format: "pbkdf2-django" },
-  { email: "aspnet256@example.org", hash: F.aspnetSha256, password: F.password, format: "pbkdf2-aspnet" },
-  { email: "aspnet512@example.org", hash: F.aspnetSha512, password: F.password, format: "pbkdf2-aspnet" },
+  { email: "django@example.org", hash: F.django, password: F.password, format: "pbkdf2Django" },
+  { email: "aspnet256@example.org", hash: F.aspnetSha256, password: F.password, format: "pbkdf2AspNet" },
+  { email: "aspnet512@example.org", hash: F.aspnetSha512, password: F.password, format: "pbkdf2AspNet" },
   { email: "argon2@example.org", hash: F.argon2Published.hash, password: F.argon2Published.password, format: "argon2" },
-  { email: "firebase@example.org", hash: FIREBASE_HASH, password: F.firebasePublished.password, format: "firebase-scrypt" },
+  { email: "firebase@example.org", hash: FIREBASE_HASH, password: F.firebasePublished.password, format: "firebaseScrypt" },
 ];
 
 test("D29 every format signs in with its old password, is rehashed to Argon2id in the login, and signs in again; a wrong password is 401", async (t) => {
@@ -90,7 +90,7 @@ test("D29 every format signs in with its old password, is rehashed to Argon2id i
   const answer = await imported(h, { members, firebaseScrypt: F.firebasePublished.params });
   assert.deepEqual(answer.refused, []);
   assert.equal(answer.imported, formats.length);
-  assert.deepEqual(answer.formats, { argon2: 1, bcrypt: 3, scrypt: 1, "firebase-scrypt": 1, "pbkdf2-django": 1, "pbkdf2-aspnet": 2, none: 0 });
+  assert.deepEqual(answer.formats, { argon2: 1, bcrypt: 3, scrypt: 1, firebaseScrypt: 1, pbkdf2Django: 1, pbkdf2AspNet: 2, none: 0 });
   // The signer key is sealed, never stored in the clear.
   const params = await h.db
     .selectFrom("imported_hash_params")
@@ -176,7 +176,7 @@ test("D29 refusals: each member alone with its index and reason, cost limits inc
     { index: 12, reason: "invalid_name" },
   ]);
   assert.equal(answer.imported, 2);
-  assert.deepEqual(answer.formats, { argon2: 0, bcrypt: 1, scrypt: 0, "firebase-scrypt": 0, "pbkdf2-django": 0, "pbkdf2-aspnet": 0, none: 1 });
+  assert.deepEqual(answer.formats, { argon2: 0, bcrypt: 1, scrypt: 0, firebaseScrypt: 0, pbkdf2Django: 0, pbkdf2AspNet: 0, none: 1 });
   assert.equal(await memberCount(h), 2);
   // A member without a password is a magic-link member.
   const none = await h.db.selectFrom("members").selectAll().where("email", "=", "ok5@example.org").executeTakeFirstOrThrow();
@@ -212,7 +212,7 @@ test("D29 dry run writes nothing; a second run imports nothing new; an existing 
   assert.equal(dry.dryRun, true);
   assert.equal(dry.imported, 3);
   assert.equal(dry.skipped, 1);
-  assert.equal(dry.formats["pbkdf2-django"], 1);
+  assert.equal(dry.formats["pbkdf2Django"], 1);
   assert.equal(await memberCount(h), 0);
   assert.equal((await h.db.selectFrom("imported_hash_params").select("id").execute()).length, 0);
   assert.equal(
@@ -320,7 +320,7 @@ test("D29 latch import: JSON lines in batches, refusals by line number, Firebase
   );
 
   const progress: string[] = [];
-  const dry = await runImportCommand(h.deps, file, { tenant: h.tenant.domain, "dry-run": true, "firebase-scrypt": params }, (l) => progress.push(l));
+  const dry = await runImportCommand(h.deps, file, { tenant: h.tenant.domain, "dry-run": true, firebaseScrypt: params }, (l) => progress.push(l));
   assert.deepEqual(dry.refused, [
     { index: 5, reason: "invalid_json" },
     { index: 1101, reason: "unknown_hash_format" },
@@ -329,10 +329,10 @@ test("D29 latch import: JSON lines in batches, refusals by line number, Firebase
   assert.equal(await memberCount(h), 0);
   assert.ok(progress.length >= 2, progress.join("\n"));
 
-  const real = await runImportCommand(h.deps, file, { tenant: h.tenant.domain, "firebase-scrypt": params }, () => undefined);
-  assert.deepEqual([real.imported, real.skipped, real.refused.length, real.formats["firebase-scrypt"]], [1202, 0, 2, 1]);
+  const real = await runImportCommand(h.deps, file, { tenant: h.tenant.domain, firebaseScrypt: params }, () => undefined);
+  assert.deepEqual([real.imported, real.skipped, real.refused.length, real.formats["firebaseScrypt"]], [1202, 0, 2, 1]);
   assert.equal(await memberCount(h), 1202);
   assert.equal((await login(h, "firebase@example.org", F.firebasePublished.password)).statusCode, 200);
-  const again = await runImportCommand(h.deps, file, { tenant: h.tenant.domain, "firebase-scrypt": params }, () => undefined);
+  const again = await runImportCommand(h.deps, file, { tenant: h.tenant.domain, firebaseScrypt: params }, () => undefined);
   assert.deepEqual([again.imported, again.skipped], [0, 1202]);
 });

@@ -65,7 +65,7 @@ type Values = ConnectionValues & {
   cursor?: string;
   help?: boolean;
   "dry-run"?: boolean;
-  "firebase-scrypt"?: string;
+  "firebaseScrypt"?: string;
 };
 
 function settingsFrom(values: Values): unknown {

@@ -16,7 +16,7 @@ import { FOREIGN_HASH_LIMITS } from "../rules.js";
 
 export const FOREIGN_HASH_PREFIX = "foreign:";
 
-export const FOREIGN_FORMATS = ["argon2", "bcrypt", "scrypt", "firebase-scrypt", "pbkdf2-django", "pbkdf2-aspnet"] as const;
+export const FOREIGN_FORMATS = ["argon2", "bcrypt", "scrypt", "firebaseScrypt", "pbkdf2Django", "pbkdf2AspNet"] as const;
 export type ForeignFormat = (typeof FOREIGN_FORMATS)[number];
 
 /** A Firebase project's hash parameters, as its console shows them (base64 key and separator). */
@@ -82,21 +82,21 @@ export function parseForeignHash(hash: string, firebase: FirebaseScryptParams | 
     if (!firebase) return refused("firebase_params_missing");
     const salt = m[1]!;
     const derived = m[2]!;
-    return { ok: true, format: "firebase-scrypt", stored: (paramsId) => `${FOREIGN_HASH_PREFIX}firebase-scrypt$${paramsId!}$${salt}$${derived}` };
+    return { ok: true, format: "firebaseScrypt", stored: (paramsId) => `${FOREIGN_HASH_PREFIX}firebase-scrypt$${paramsId!}$${salt}$${derived}` };
   }
   if (hash.startsWith("pbkdf2_sha256$")) {
     if (!(m = DJANGO.exec(hash))) return refused("malformed_hash");
     const iterations = Number(m[1]);
     if (iterations < 1) return refused("malformed_hash");
     if (iterations > limits.pbkdf2Iterations) return refused("hash_cost_too_high");
-    return accepted("pbkdf2-django", hash);
+    return accepted("pbkdf2Django", hash);
   }
   if (ASPNET.test(hash)) {
     const decoded = decodeAspNet(Buffer.from(hash, "base64"));
     if (decoded === "unknown") return refused("unknown_hash_format");
     if (decoded === "malformed") return refused("malformed_hash");
     if (decoded.iterations > limits.pbkdf2Iterations) return refused("hash_cost_too_high");
-    return accepted("pbkdf2-aspnet", STORED_ASPNET + hash);
+    return accepted("pbkdf2AspNet", STORED_ASPNET + hash);
   }
   return refused("unknown_hash_format");
 }
@@ -191,15 +191,15 @@ export async function verifyForeignHash(stored: string, password: string, fireba
         const derived = await scryptAsync(password, Buffer.from(m[4]!, "base64"), expected.length, scryptOptions(ln, r, p));
         return sameBytes(derived, expected);
       }
-      case "pbkdf2-django": {
+      case "pbkdf2Django": {
         // Django: base64(PBKDF2-HMAC-SHA256(password, salt as its UTF-8 text, iterations, 32 bytes)).
         const m = DJANGO.exec(hash)!;
         const expected = Buffer.from(m[3]!, "base64");
         const derived = await pbkdf2Async(password, m[2]!, Number(m[1]), 32, "sha256");
         return sameBytes(derived, expected);
       }
-      case "firebase-scrypt":
-      case "pbkdf2-aspnet":
+      case "firebaseScrypt":
+      case "pbkdf2AspNet":
         return false; // their stored forms are read above
     }
   } catch {

@@ -206,7 +206,7 @@ export interface paths {
         put?: never;
         /**
          * Import members with their old password hashes
-         * @description contract.md D29. Up to 1,000 members a call, each refused alone (with its index and why) or written whole; an email the tenant has is skipped, never overwritten, so a second run imports nothing new. Imported hashes are verified at login with their own algorithm, then replaced with Argon2id. No webhook or email is sent; each imported member gets the audit event `member_imported`. The body may be up to 2 MiB.
+         * @description Up to 1000 members a call, each refused alone (with its index and why) or written whole; an email the tenant has is skipped, never overwritten, so a second run imports nothing new. Imported hashes are verified at login with their own algorithm, then replaced with Argon2id. No webhook or email is sent; each imported member gets the audit event `member_imported`. The body may be up to 2 MiB.
          */
         post: operations["importMembers"];
         delete?: never;
@@ -3379,10 +3379,10 @@ export interface operations {
                         formats: {
                             argon2: number;
                             bcrypt: number;
-                            "firebase-scrypt": number;
+                            firebaseScrypt: number;
                             none: number;
-                            "pbkdf2-aspnet": number;
-                            "pbkdf2-django": number;
+                            pbkdf2AspNet: number;
+                            pbkdf2Django: number;
                             scrypt: number;
                         };
                         imported: number;

@@ -180,6 +180,7 @@ function operationMethods(call: Call): LatchOperations {
     deleteMember: (recordId) => call("deleteMember", { pathParams: { recordId } }),
     revokeMemberSessions: (body) => call("revokeMemberSessions", { body }),
     resetMemberTwoFactor: (recordId) => call("resetMemberTwoFactor", { pathParams: { recordId } }),
+    importMembers: (body, query = {}) => call("importMembers", { body, query: { dryRun: query.dryRun === undefined ? undefined : String(query.dryRun) } }),
     createConnection: (body) => call("createConnection", { body }),
     listConnections: () => call("listConnections"),
     updateConnection: (id, body) => call("updateConnection", { pathParams: { id }, body }),

@@ -62,6 +62,7 @@ export const operations = {
   deleteMember: { method: "DELETE", path: "/auth/admin/members/{recordId}", admin: true },
   revokeMemberSessions: { method: "POST", path: "/auth/admin/revoke-sessions", admin: true },
   resetMemberTwoFactor: { method: "POST", path: "/auth/admin/members/{recordId}/reset-2fa", admin: true },
+  importMembers: { method: "POST", path: "/auth/admin/members/import", admin: true },
   createConnection: { method: "POST", path: "/auth/admin/connections", admin: true },
   listConnections: { method: "GET", path: "/auth/admin/connections", admin: true },
   updateConnection: { method: "PATCH", path: "/auth/admin/connections/{id}", admin: true },

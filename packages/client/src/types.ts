@@ -43,6 +43,49 @@ export type MemberStatus = "Email Verification Pending" | "Unlocked" | "Locked" 
 /** `email` exact, or a prefix ending in `*`; `limit` an integer 0–999, kept within 1–100 (default 50); `cursor` the previous page's `nextCursor`. */
 export type ListMembersQuery = { email?: string; status?: MemberStatus; limit?: number; cursor?: string };
 export type RevokeMemberSessionsRequest = { recordId: string };
+/** contract.md#d29: one member of `importMembers`, as the system it leaves knew it. */
+export type ImportedMember = {
+  email: string;
+  name?: string;
+  emailVerified: boolean;
+  /** Argon2 (PHC), bcrypt, scrypt (PHC), `firebase-scrypt$<salt>$<hash>`, Django `pbkdf2_sha256$…` or ASP.NET Identity v3. */
+  passwordHash?: string;
+  /** ISO 8601 or Unix milliseconds. */
+  createdAt?: string | number;
+  externalId?: string;
+  /** Base32: the member is imported with 2FA on. */
+  totpSecret?: string;
+};
+export type ImportMembersRequest = {
+  members: ImportedMember[];
+  /** The Firebase project's hash parameters, for `firebase-scrypt$` hashes. */
+  firebaseScrypt?: { signerKey: string; saltSeparator: string; rounds: number; memCost: number };
+};
+export type ImportMembersQuery = { dryRun?: boolean };
+export type ImportFormat = "argon2" | "bcrypt" | "scrypt" | "firebaseScrypt" | "pbkdf2Django" | "pbkdf2AspNet" | "none";
+/** Why a member was refused (the service's docs/import.md). */
+export type ImportRefusalReason =
+  | "not_an_object"
+  | "invalid_email"
+  | "invalid_name"
+  | "invalid_email_verified"
+  | "invalid_password_hash"
+  | "invalid_created_at"
+  | "invalid_external_id"
+  | "invalid_totp_secret"
+  | "unknown_hash_format"
+  | "malformed_hash"
+  | "hash_cost_too_high"
+  | "firebase_params_missing";
+/** contract.md#d29's answer: `refused[].index` is the member's position in `members`, from 0. */
+export type ImportMembersResponse = {
+  success: true;
+  dryRun: boolean;
+  imported: number;
+  skipped: number;
+  refused: { index: number; reason: ImportRefusalReason }[];
+  formats: Record<ImportFormat, number>;
+};
 /** contract.md#d30: `resetMemberTwoFactor`'s answer. */
 export type TwoFactorResetResponse = { success: true; recordid: string; _2fa_status: "Disabled" | "Enabled" };
 export type UpdateMeRequest = { name: string };
@@ -321,6 +364,8 @@ export interface LatchOperations extends LatchOperatorCalls, LatchConnectionCall
   revokeMemberSessions(body: RevokeMemberSessionsRequest): Promise<RecordIdResponse>;
   /** contract.md#d30: turns the member's 2FA off for support, ends their sessions and alerts them. */
   resetMemberTwoFactor(recordId: string): Promise<TwoFactorResetResponse>;
+  /** contract.md#d29: imports up to 1,000 members with their old password hashes; `{ dryRun: true }` writes nothing. */
+  importMembers(body: ImportMembersRequest, query?: ImportMembersQuery): Promise<ImportMembersResponse>;
 }
 
 export interface LatchClient extends LatchOperations {

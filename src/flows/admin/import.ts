@@ -134,7 +134,7 @@ export async function importMembers(deps: Deps, tenant: Tenant, input: ImportInp
   }
 
   const outcomes = await deps.store.transaction(async (tx) => {
-    if (firebase && paramsId && checked.some((c) => c.format === "firebase-scrypt")) {
+    if (firebase && paramsId && checked.some((c) => c.format === "firebaseScrypt")) {
       await tx.imports.saveHashParams(tenant.id, paramsId, deps.secrets.seal(JSON.stringify(firebase)), now);
     }
     const imported: boolean[] = [];

@@ -4,10 +4,10 @@
  * (IMPORT_BODY_LIMIT_BYTES): 1,000 members do not fit the 16 KiB of every other call.
  */
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
-import { Type } from "typebox";
+import { Type, type Static } from "typebox";
 import type { Deps } from "../../deps.js";
-import { IMPORT_FORMATS, IMPORT_REFUSALS, importMembers } from "../../flows/admin/import.js";
-import { IMPORT_BODY_LIMIT_BYTES, IMPORT_MAX_MEMBERS } from "../../rules.js";
+import { IMPORT_REFUSALS, importMembers, type ImportFormat } from "../../flows/admin/import.js";
+import { IMPORT_BODY_LIMIT_BYTES, IMPORT_MAX_MEMBERS, NAME_MAX_LENGTH } from "../../rules.js";
 import { ADMIN_ERRORS, BODY_ERRORS, errorResponses, security, TENANT_ERRORS } from "../openapi.js";
 import { described, EMAIL_FIELD_MAX_LENGTH, StringEnum } from "../schemas.js";
 import { contextOf } from "../tenant.js";
@@ -21,7 +21,7 @@ import { requireAdminKey } from "./admin.js";
 const ImportedMemberItem = Type.Object(
   {
     email: Type.String({ maxLength: EMAIL_FIELD_MAX_LENGTH + 1, description: "The member's email; checked per member (`invalid_email`)." }),
-    name: Type.Optional(Type.String({ maxLength: 400, description: "1 to 100 characters once trimmed; absent: the email's local part." })),
+    name: Type.Optional(Type.String({ maxLength: 400, description: `1 to ${NAME_MAX_LENGTH} characters once trimmed; absent: the email's local part.` })),
     emailVerified: Type.Boolean({ description: "false: a pending account that needs the usual verification link." }),
     passwordHash: Type.Optional(
       Type.String({
@@ -65,9 +65,18 @@ export const ImportQuery = Type.Object({
   dryRun: Type.Optional(Type.Boolean({ description: "Check and count everything, write nothing." })),
 });
 
-const countsPerFormat = Type.Object(Object.fromEntries(IMPORT_FORMATS.map((f) => [f, Type.Integer({ minimum: 0 })])), {
-  description: "Members imported (in a dry run: that would be) per hash format; `none`: without a password.",
-});
+const Count = Type.Integer({ minimum: 0 });
+const countsPerFormat = Type.Object(
+  { argon2: Count, bcrypt: Count, scrypt: Count, firebaseScrypt: Count, pbkdf2Django: Count, pbkdf2AspNet: Count, none: Count },
+  { description: "Members imported (in a dry run: that would be) per hash format; `none`: without a password." },
+);
+/** The answer's keys are the flow's formats, no more and no fewer. */
+const _sameFormats: [keyof Static<typeof countsPerFormat>] extends [ImportFormat]
+  ? [ImportFormat] extends [keyof Static<typeof countsPerFormat>]
+    ? true
+    : never
+  : never = true;
+void _sameFormats;
 
 export const ImportAnswer = described(
   Type.Object({
@@ -95,8 +104,7 @@ export const memberImportRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asy
       bodyLimit: IMPORT_BODY_LIMIT_BYTES,
       schema: {
         summary: "Import members with their old password hashes",
-        description:
-          "contract.md D29. Up to 1,000 members a call, each refused alone (with its index and why) or written whole; an email the tenant has is skipped, never overwritten, so a second run imports nothing new. Imported hashes are verified at login with their own algorithm, then replaced with Argon2id. No webhook or email is sent; each imported member gets the audit event `member_imported`. The body may be up to 2 MiB.",
+        description: `Up to ${IMPORT_MAX_MEMBERS} members a call, each refused alone (with its index and why) or written whole; an email the tenant has is skipped, never overwritten, so a second run imports nothing new. Imported hashes are verified at login with their own algorithm, then replaced with Argon2id. No webhook or email is sent; each imported member gets the audit event \`member_imported\`. The body may be up to ${IMPORT_BODY_LIMIT_BYTES / 1024 / 1024} MiB.`,
         tags: ["admin"],
         operationId: "importMembers",
         security: security.admin,
