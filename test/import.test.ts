@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import { runImportCommand } from "../src/cli/import.js";
+import { resealSecrets } from "../src/cli/reseal.js";
 import { FOREIGN_HASH_LIMITS } from "../src/rules.js";
 import { assertError } from "./support/assertions.js";
 import { adminRequest, changePassword, loginCookie, tenantIdOf } from "./support/flows.js";
@@ -99,6 +100,8 @@ test("D29 every format signs in with its old password, is rehashed to Argon2id i
     .execute();
   assert.equal(params.length, 1);
   assert.ok(!params[0]!.params_sealed.includes(F.firebasePublished.params.signerKey));
+  // `latch secrets reseal` visits them (already under the current key here).
+  assert.deepEqual((await resealSecrets(h.deps)).importedHashParams, { resealed: 0, current: 1, unreadable: 0, changedMeanwhile: 0 });
 
   for (const f of formats) {
     assert.ok((await storedHash(h, f.email))!.startsWith("foreign:"), f.email);

@@ -163,6 +163,7 @@ test("rotation: A sealed -> B with A previous still opens everything -> reseal -
     outboxPayloads: counts(1, 0),
     connectionSecrets: counts(1, 0),
     signingKeys: counts(0, 0), // test/oidc-signing-keys.test.ts reseals them
+    importedHashParams: counts(0, 0), // test/import.test.ts visits them
   });
   assert.ok(
     (await storedValues(h)).every((v) => v.startsWith(`v2.${keyId(KEY_B)}.`)),

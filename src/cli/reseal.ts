@@ -22,7 +22,15 @@ export interface ResealCounts {
 }
 
 export type ResealKind =
-  "webhookSecrets" | "previousWebhookSecrets" | "botSecrets" | "totpSecrets" | "pendingTotpSecrets" | "outboxPayloads" | "connectionSecrets" | "signingKeys";
+  | "webhookSecrets"
+  | "previousWebhookSecrets"
+  | "botSecrets"
+  | "totpSecrets"
+  | "pendingTotpSecrets"
+  | "outboxPayloads"
+  | "connectionSecrets"
+  | "signingKeys"
+  | "importedHashParams";
 export type ResealReport = Record<ResealKind, ResealCounts>;
 
 type Swap = (from: string, to: string) => Promise<boolean>;
@@ -33,7 +41,7 @@ export async function resealSecrets(deps: Deps): Promise<ResealReport> {
   const reseal = async (kind: ResealKind, sealed: string, swap: Swap): Promise<void> => {
     report[kind][await resealValue(deps, sealed, swap)] += 1;
   };
-  const { tenants, twoFactor, outbox, connections, signingKeys } = deps.store;
+  const { tenants, twoFactor, outbox, connections, signingKeys, imports } = deps.store;
   await forEachRow(
     "",
     (after) => tenants.listTenantSecrets(after, PAGE),
@@ -87,6 +95,15 @@ export async function resealSecrets(deps: Deps): Promise<ResealReport> {
           await reseal("signingKeys", key.privateJwkSealed, (from, to) => signingKeys.replaceSealedPrivateKey(id, key.kid, from, to));
         },
       );
+      // decisions.md#importing-members: a Firebase project's parameters (its signer key) for imported hashes.
+      await forEachRow(
+        "",
+        (after) => imports.listSealedHashParams(id, after, PAGE),
+        (p) => p.id,
+        async (params) => {
+          await reseal("importedHashParams", params.paramsSealed, (from, to) => imports.replaceSealedHashParams(id, params.id, from, to));
+        },
+      );
     },
   );
   return report;
@@ -126,6 +143,7 @@ function emptyReport(): ResealReport {
     outboxPayloads: counts(),
     connectionSecrets: counts(),
     signingKeys: counts(),
+    importedHashParams: counts(),
   };
 }
 
