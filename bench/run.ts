@@ -13,7 +13,7 @@
  *
  * BENCH_SECONDS (default 10) sets each run's length, BENCH_CONNECTIONS (default 20) the load,
  * BENCH_SPRAY_SECONDS (default 60) the memory spray; BENCH_ONLY=<groups> (session, peer, login,
- * writes, spray, growth, postgres) runs only some, for development.
+ * writes, import, spray, growth, postgres) runs only some, for development.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { availableParallelism, cpus, tmpdir, totalmem, type } from "node:os";
@@ -178,6 +178,12 @@ function latchRows(f: LatchFigures, peer: PeerFigures | undefined): Row[] {
       result: f.passkey,
       floor: vsFramework(f.passkey),
       note: login && `${ratio(f.passkey.rps, login.rps)} password login: no Argon2, one ECDSA verify`,
+    });
+  if (f.import)
+    rows.push({
+      scenario: `Import of ${f.import.members.toLocaleString("en")} members (\`latch import\`, bcrypt hashes, batches of 1,000)`,
+      value: `${f.import.seconds.toFixed(1)} s, ${Math.round(f.import.imported / f.import.seconds).toLocaleString("en")} members/s`,
+      note: f.import.imported === f.import.members ? "every line imported" : `only ${f.import.imported} imported`,
     });
   if (f.spray)
     rows.push({ scenario: `Spray of forgot-password and magic-link requests, ${SPRAY_SECONDS} s`, result: f.spray.result, note: memorySummary(f.spray).note });

@@ -5,12 +5,14 @@
  */
 import { spawn } from "node:child_process";
 import { once } from "node:events";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runLoad } from "./load-client.js";
 import type { LoadRequest, LoadResult, LoadSpec } from "./load-types.js";
 import { judge } from "./report.js";
 import * as requests from "./requests.js";
-import { BENCH_PASSWORD, type Seeded } from "./seed.js";
+import { BENCH_PASSWORD, BENCH_SECRETS_KEY, type Seeded } from "./seed.js";
 import {
   eventLoopDelay,
   log,
@@ -33,7 +35,7 @@ export const WARMUP = Math.min(3, Math.max(1, Math.round(SECONDS / 4)));
 export const ONLY = process.env.BENCH_ONLY?.split(",")
   .map((s) => s.trim())
   .filter(Boolean);
-export const GROUPS = ["session", "peer", "login", "writes", "spray", "growth", "postgres"] as const;
+export const GROUPS = ["session", "peer", "login", "writes", "import", "spray", "growth", "postgres"] as const;
 export const runs = (group: (typeof GROUPS)[number]) => ONLY === undefined || ONLY.includes(group);
 
 /** One run of the load generator, judged: every answer must have status `expect`. */
@@ -131,7 +133,20 @@ export interface LatchFigures {
   /** PostgreSQL: the session check on one instance and on two behind the generator, medians of 3. */
   instances?: { one: LoadResult[]; two: LoadResult[] };
   spray?: SprayFigures;
+  import?: ImportFigures;
 }
+
+/** contract.md#d29: `latch import` of IMPORT_MEMBERS lines on the running store, timed from the outside. */
+export interface ImportFigures {
+  members: number;
+  seconds: number;
+  imported: number;
+}
+
+/** Issue 32's row: a 50,000-member file, as a tenant leaving another system brings it. */
+export const IMPORT_MEMBERS = 50_000;
+/** One bcrypt hash (cost 5, glibc's: test/fixtures/import/hashes.json) for every line: verifying is login's cost, not the import's. */
+const IMPORT_HASH = "$2b$05$0SCIlK2qOCGqqLsxqKIuj.859w8O7.0qEGM8iuWifZ.FThCYrcJMG";
 
 const FLOOR_REQUEST: LoadRequest = { method: "GET", path: "/auth/session", headers: { cookie: "session_id=x" } };
 
@@ -178,6 +193,7 @@ export async function measureLatch(
   }
   if (runs("login")) await measureLogins(figures, latch, seeded, scenario);
   if (runs("writes")) await measureWrites(figures, latch, seeded, scenario);
+  if (runs("import")) figures.import = await measureImport(latchStore, seeded.domains[0]!);
   if (options.spray && runs("spray")) figures.spray = await sprayMemory(latch, seeded.domains[0]!, scenario("memory spray"));
   await latch.stop();
   return figures;
@@ -234,6 +250,41 @@ async function measureWrites(figures: LatchFigures, latch: Running, seeded: Seed
   const passkey = requests.passkeyLogins(seeded);
   if (passkey.length > 0)
     figures.passkey = await load(scenario("passkey login"), 200, latch.url, passkey, { ...eachOnce(passkey), seqStart: requests.SEQ_BLOCKS.passkey });
+}
+
+/**
+ * Writes IMPORT_MEMBERS JSON lines (new emails, a bcrypt hash, a name, a createdAt) and runs
+ * `latch import` from dist/ on the store the server uses, while it runs; the time is the process's,
+ * start to exit, so it includes Node's start and the migrations check.
+ */
+async function measureImport(latchStore: LatchStore, domain: string): Promise<ImportFigures> {
+  log(`import of ${IMPORT_MEMBERS} members (latch import)`);
+  const dir = mkdtempSync(join(tmpdir(), "latch-bench-import-"));
+  const file = join(dir, "members.jsonl");
+  const lines = Array.from({ length: IMPORT_MEMBERS }, (_, i) =>
+    JSON.stringify({
+      email: `imported-${i}@bench.example`,
+      emailVerified: true,
+      name: `Imported ${i}`,
+      passwordHash: IMPORT_HASH,
+      createdAt: "2024-01-01T00:00:00Z",
+    }),
+  );
+  writeFileSync(file, `${lines.join("\n")}\n`);
+  const started = performance.now();
+  const child = spawn(process.execPath, ["dist/cli/main.js", "import", "--tenant", domain, file], {
+    cwd: ROOT,
+    env: { ...process.env, DATABASE_URL: latchStore.databaseUrl, SECRETS_KEY: BENCH_SECRETS_KEY, LOG_LEVEL: "warn" },
+    stdio: ["ignore", "pipe", "ignore"],
+  });
+  let stdout = "";
+  child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));
+  const [code] = (await once(child, "exit")) as [number | null];
+  const seconds = (performance.now() - started) / 1000;
+  rmSync(dir, { recursive: true, force: true });
+  if (code !== 0) throw new Error(`latch import exited ${code}`);
+  const report = JSON.parse(stdout) as { imported: number };
+  return { members: IMPORT_MEMBERS, seconds, imported: report.imported };
 }
 
 export interface MemorySample {
