@@ -121,6 +121,7 @@ test("latch secrets reseal: counts per kind, never values; idempotent; unreadabl
   assert.deepEqual(Object.keys(report).sort(), [
     "botSecrets",
     "connectionSecrets",
+    "importedHashParams",
     "outboxPayloads",
     "pendingTotpSecrets",
     "previousWebhookSecrets",

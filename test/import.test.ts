@@ -6,10 +6,12 @@
  * Argon2's reference README), never by Latch's verifier.
  */
 import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
+import { promisify } from "node:util";
 import { runImportCommand } from "../src/cli/import.js";
 import { resealSecrets } from "../src/cli/reseal.js";
 import { FOREIGN_HASH_LIMITS } from "../src/rules.js";
@@ -32,6 +34,7 @@ interface Fixtures {
 }
 const F = JSON.parse(readFileSync(new URL("./fixtures/import/hashes.json", import.meta.url), "utf8")) as Fixtures;
 const FIREBASE_HASH = `firebase-scrypt$${F.firebasePublished.salt}$${F.firebasePublished.hash}`;
+const run = promisify(execFile);
 const TOTP_SECRET = "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP";
 
 type Answer = {
@@ -338,4 +341,35 @@ test("D29 latch import: JSON lines in batches, refusals by line number, Firebase
   assert.equal((await login(h, "firebase@example.org", F.firebasePublished.password)).statusCode, 200);
   const again = await runImportCommand(h.deps, file, { tenant: h.tenant.domain, firebaseScrypt: params }, () => undefined);
   assert.deepEqual([again.imported, again.skipped], [0, 1202]);
+});
+
+test("D29 latch import as a process: the answer on stdout, usage errors as exit 2, an unknown tenant exit 1", async (t) => {
+  const h = await createHarness();
+  t.after(() => h.close());
+  const dir = mkdtempSync(join(tmpdir(), "latch-import-cli-"));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, "members.jsonl");
+  writeFileSync(file, `${JSON.stringify({ email: "cli@example.org", emailVerified: true, passwordHash: F.scrypt })}\nnot json\n`);
+  const env = { ...process.env, DATABASE_URL: h.config.databaseUrl, SECRETS_KEY: "11".repeat(32), SECRETS_KEY_PREVIOUS: "", LOG_LEVEL: "warn" };
+  const latch = async (args: string[]) => {
+    try {
+      const { stdout, stderr } = await run(process.execPath, ["--import", "tsx", "src/cli/main.ts", ...args], { env });
+      return { code: 0, stdout, stderr };
+    } catch (err) {
+      return err as { code: number; stdout: string; stderr: string };
+    }
+  };
+  const dry = await latch(["import", "--tenant", h.tenant.domain, file, "--dry-run"]);
+  assert.equal(dry.code, 0, dry.stderr);
+  const dryReport = JSON.parse(dry.stdout) as Answer;
+  assert.deepEqual([dryReport.dryRun, dryReport.imported, dryReport.refused], [true, 1, [{ index: 2, reason: "invalid_json" }]]);
+  assert.equal(await memberCount(h), 0);
+  const real = await latch(["import", "--tenant", h.tenant.domain, file]);
+  assert.equal(real.code, 0, real.stderr);
+  assert.equal((JSON.parse(real.stdout) as Answer).imported, 1);
+  assert.equal((await login(h, "cli@example.org", F.password)).statusCode, 200);
+  assert.equal((await latch(["import", file])).code, 2, "no --tenant");
+  const unknown = await latch(["import", "--tenant", "nobody.example.com", file]);
+  assert.equal(unknown.code, 1);
+  assert.match(unknown.stderr, /not_found/);
 });
