@@ -13,6 +13,7 @@ import { registerObservability } from "./http/observability.js";
 import { adminRoutes } from "./http/routes/admin.js";
 import { memberAdminRoutes } from "./http/routes/members.js";
 import { connectionAdminRoutes } from "./http/routes/connections.js";
+import { oauthClientAdminRoutes } from "./http/routes/oauth-clients.js";
 import { botChallengeRoutes } from "./http/routes/bot-challenge.js";
 import { healthRoutes } from "./http/routes/health.js";
 import { loginRoutes } from "./http/routes/login.js";
@@ -173,6 +174,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     await scope.register(adminRoutes, { deps });
     await scope.register(memberAdminRoutes, { deps });
     await scope.register(connectionAdminRoutes, { deps });
+    await scope.register(oauthClientAdminRoutes, { deps });
     await scope.register(federationRoutes, { deps });
     // Its own scope: the one route that takes a form body (decisions.md#sign-in-with-apple).
     await scope.register(federationFormPostRoutes, { deps });

@@ -94,6 +94,15 @@ import type {
   DeletedConnectionBody,
   UpdateConnectionBody,
 } from "../src/http/routes/connections.js";
+import type {
+  CreatedOauthClientBody,
+  CreateOauthClientBody,
+  DeletedOauthClientBody,
+  OauthClientBody,
+  OauthClientListBody,
+  OauthClientParams,
+  UpdateOauthClientBody,
+} from "../src/http/routes/oauth-clients.js";
 import {
   ConnectionListBody as SignInConnectionListBody,
   FederatedLoginAnswer,
@@ -173,6 +182,11 @@ interface RouteShapes {
   listConnections: [[], S<typeof ConnectionListBody>];
   updateConnection: [[id: S<typeof ConnectionParams>["id"], body: S<typeof UpdateConnectionBody>], S<typeof ConnectionBody>];
   deleteConnection: [[id: S<typeof ConnectionParams>["id"]], S<typeof DeletedConnectionBody>];
+  createOauthClient: [[body: S<typeof CreateOauthClientBody>], S<typeof CreatedOauthClientBody>];
+  listOauthClients: [[], S<typeof OauthClientListBody>];
+  getOauthClient: [[clientId: S<typeof OauthClientParams>["clientId"]], S<typeof OauthClientBody>];
+  updateOauthClient: [[clientId: S<typeof OauthClientParams>["clientId"], body: S<typeof UpdateOauthClientBody>], S<typeof OauthClientBody>];
+  deleteOauthClient: [[clientId: S<typeof OauthClientParams>["clientId"]], S<typeof DeletedOauthClientBody>];
   // src/http/routes/federation.ts declares its bodies inline: rebuilt here from the same fields.
   listSignInConnections: [[], S<typeof SignInConnectionListBody>];
   listIdentities: [[], S<typeof IdentityListBody>];

@@ -5,6 +5,7 @@
  */
 import type { ForwardOptions, IncomingRequestLike, WithRequestOptions } from "./forward.js";
 import type { LatchConnectionCalls } from "./connection-types.js";
+import type { LatchOauthClientCalls } from "./oauth-client-types.js";
 import type { LatchFederationCalls } from "./federation-types.js";
 import type { LatchOperatorCalls } from "./operator-types.js";
 
@@ -171,6 +172,9 @@ export type AuditEventType =
   | "connection_created"
   | "connection_updated"
   | "connection_deleted"
+  | "oauth_client_created"
+  | "oauth_client_updated"
+  | "oauth_client_deleted"
   | "name_changed"
   | "email_change_requested"
   | "email_changed"
@@ -274,7 +278,7 @@ export interface LatchClientOptions {
 }
 
 /** One method per endpoint, named by its OpenAPI operationId; each rejects with LatchError. */
-export interface LatchOperations extends LatchOperatorCalls, LatchConnectionCalls, LatchFederationCalls {
+export interface LatchOperations extends LatchOperatorCalls, LatchConnectionCalls, LatchOauthClientCalls, LatchFederationCalls {
   registerWithPassword(body: RegisterWithPasswordRequest): Promise<RegistrationResponse>;
   registerWithMagicLink(body: RegisterWithMagicLinkRequest): Promise<RegistrationResponse>;
   verifyEmail(body: VerifyEmailRequest): Promise<VerifyEmailResponse>;
