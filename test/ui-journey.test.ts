@@ -151,7 +151,12 @@ test("email-only registration, resend, and a magic-link login", async () => {
   const verification = await linkFor("verify_email", "verificationLink", email);
   // D18: a resend link carries no password, so its page offers to choose one; left empty, the
   // member is verified without a password and lands on the magic-link page, not the password login.
-  assert.match(assertPage(await getPage(h, `/ui${verification.path}`)), /Choose a password \(optional\)/);
+  const confirmPage = assertPage(await getPage(h, `/ui${verification.path}`));
+  assert.match(confirmPage, /Choose a password \(optional\)/);
+  // Issue 34's blocker: an optional field the browser would not let through empty.
+  const passwordInput = /<input id="password"[^>]*>/.exec(confirmPage)?.[0] ?? "";
+  assert.match(passwordInput, /type="password"/);
+  assert.doesNotMatch(passwordInput, /\brequired\b/);
   assertSeeOther(await postForm(h, `/ui${verification.path}`, { password: "" }), "/ui/magic-link?notice=email-verified-no-password");
   assert.match(assertPage(await getPage(h, "/ui/magic-link?notice=email-verified-no-password")), /has no password/);
   assertSeeOther(await postForm(h, "/ui/magic-link", { email }, { ip: nextIp() }), "/ui/check-email?for=magic-link");

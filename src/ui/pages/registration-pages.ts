@@ -73,7 +73,7 @@ If you did not make it, do not press the button: <a href="${pagePaths.resendVeri
   const choosePassword =
     info && !info.setsPassword
       ? html`<p>This link does not set a password. Choose one now, or leave it empty to log in with links we email you.</p>
-${field({ name: "password", label: "Choose a password (optional)", type: "password", autocomplete: "new-password", hint: PASSWORD_HINT, errors })}`
+${field({ name: "password", label: "Choose a password (optional)", type: "password", autocomplete: "new-password", hint: PASSWORD_HINT, required: false, errors })}`
       : html``;
   return html`${madeBy}<p>Press the button to confirm your email address.</p>
 ${form({ operation: "verifyEmail", submit: "Confirm email address", content: choosePassword })}
