@@ -163,5 +163,12 @@ test("email-only registration, resend, and a magic-link login", async () => {
   const magic = await linkFor("magic_login", "magicLoginLink", email);
   const res = await postForm(h, magic.path, {});
   assertSeeOther(res, "/ui/account");
+  // Issue 34: a used link's page offers a new one, not a button that can only fail.
+  for (const used of [magic.path, `/ui${verification.path}`]) {
+    const usedPage = assertPage(await getPage(h, used), 400);
+    assert.match(usedPage, /invalid or has expired/);
+    assert.doesNotMatch(usedPage, /<button/);
+    assert.match(usedPage, /href="\/ui\/(magic-link|resend-verification)"/);
+  }
   assert.match(assertPage(await getPage(h, "/ui/account", { cookie: sessionCookieOf(res)! })), /Your account/);
 });

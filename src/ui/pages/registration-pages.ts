@@ -157,6 +157,8 @@ export async function registrationPages(app: FastifyInstance, { deps }: PageDeps
       errors,
     });
   tokenPageRoutes(app, "email-verified", {
+    // A used or expired link shows the way to a new one, never a button that can only fail (issue 34).
+    isLive: async (request, link) => (await describeVerificationLink(deps, request.tenant, link.recordId, link.token)) !== undefined,
     render: verifyPage,
     submit: async (request, reply) => {
       const link = readLinkParams(request);
