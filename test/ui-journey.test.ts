@@ -171,4 +171,9 @@ test("email-only registration, resend, and a magic-link login", async () => {
     assert.match(usedPage, /href="\/ui\/(magic-link|resend-verification)"/);
   }
   assert.match(assertPage(await getPage(h, "/ui/account", { cookie: sessionCookieOf(res)! })), /Your account/);
+  // Issue 34: without a password, the menu's password page offers to set one, not a current password to type.
+  const passwordPage = assertPage(await getPage(h, "/ui/change-password", { cookie: sessionCookieOf(res)! }));
+  assert.match(passwordPage, /<h1>Set a password<\/h1>/);
+  assert.match(passwordPage, /href="\/ui\/forgot-password"/);
+  assert.doesNotMatch(passwordPage, /name="currentPassword"/);
 });
