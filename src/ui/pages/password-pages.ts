@@ -15,7 +15,7 @@ import { botWidget, emailField, field, form, sendPage, type FormError } from "..
 import { PASSWORD_HINT } from "../form-errors.js";
 import { formValues, isInvalidToken, maxLengthOf, readFields, type FieldRule, type FormValues } from "../forms.js";
 import { checkEmailPath, pagePaths, withNotice } from "../paths.js";
-import { handleForm, page, withSession, type PageDeps } from "./common.js";
+import { handleForm, noticeOf, page, rememberedLoginEmail, withSession, type PageDeps } from "./common.js";
 import { readLinkParams, tokenPageRoutes } from "./token-page.js";
 
 const hide = { schema: { hide: true } };
@@ -63,7 +63,16 @@ export async function passwordPages(app: FastifyInstance, { deps }: PageDeps): P
   const forgotPage = (request: FastifyRequest, values: FormValues, errors: FormError[]) =>
     page(deps, request, { title: "Forgot your password?", body: forgotForm(request, values, errors), errors, botGuarded: true });
 
-  app.get(pagePaths.forgotPassword, hide, async (request, reply) => sendPage(reply, 200, forgotPage(request, {}, [])));
+  // After "This wasn't me" (issue 34): the notice says what happened, and the address the account has now is filled in.
+  app.get(pagePaths.forgotPassword, hide, async (request, reply) => {
+    const notice = noticeOf(request);
+    const email = notice === undefined ? undefined : rememberedLoginEmail(request, maxLengthOf(EmailField));
+    return sendPage(
+      reply,
+      200,
+      page(deps, request, { title: "Forgot your password?", body: forgotForm(request, email === undefined ? {} : { email }, []), notice, botGuarded: true }),
+    );
+  });
   app.post(pagePaths.forgotPassword, hide, async (request, reply) => {
     const values = formValues(request);
     return handleForm(
