@@ -24,7 +24,7 @@ export interface IssuedSessionToken {
 }
 
 /** `iss` of every token of the tenant: its issuer URL (contract.md#d28). */
-export function issuerOf(tenant: Pick<Tenant, "domain">): string {
+function issuerOf(tenant: Pick<Tenant, "domain">): string {
   return `https://${tenant.domain}`;
 }
 
