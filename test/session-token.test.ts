@@ -14,7 +14,8 @@ import { SESSION_TOKEN_TYPE } from "../src/flows/oidc/session-token.js";
 import { SESSION_TOKEN_LIFETIME_MS } from "../src/rules.js";
 import { assertError, ok } from "./support/assertions.js";
 import { addOtherTenant, adminHeaders, lockMember, loginCookie, magicLinkFor, nextIp, OTHER_DOMAIN, storeTenantSettings, tenantIdOf } from "./support/flows.js";
-import { createHarness, get, post, registerVerifiedMember, sessionCookieOf, type Harness, type PostOptions } from "./support/harness.js";
+import { createHarness, get, post, registerVerifiedMember, sessionCookieOf, STRONG_PASSWORD, type Harness, type PostOptions } from "./support/harness.js";
+import { SoftAuthenticator } from "./support/webauthn-authenticator.js";
 
 const EMAIL = "edge@example.org";
 
@@ -160,4 +161,21 @@ test("decisions.md#session-tokens: Password Change Pending gets 403 password_cha
   const pending = sessionCookieOf(byLink)!;
   assert.equal(ok<{ passwordChangePending: boolean }>(await get(h, "/auth/session", { cookie: pending })).passwordChangePending, true);
   assertError(await requestToken(h, pending), 403, "password_change_required");
+});
+
+test("under require2FA a passkey session gets a token (a passkey is both factors, contract.md#d26) with amr hwk, mfa", async (t) => {
+  const { h, cookie } = await signedIn(t);
+  const auth = new SoftAuthenticator();
+  const origin = `https://${h.tenant.domain}`;
+  const creation = ok<Parameters<SoftAuthenticator["createCredential"]>[0]>(
+    await post(h, "/auth/passkeys/register/options", { password: STRONG_PASSWORD }, { cookie }),
+  );
+  ok(await post(h, "/auth/passkeys/register/verify", { response: auth.createCredential(creation, origin) }, { cookie }));
+  await storeTenantSettings(h, { require2FA: true });
+  const request = ok<Parameters<SoftAuthenticator["getAssertion"]>[0]>(
+    await post(h, "/auth/passkeys/login/options", { "bot-challenge-response": "x" }, { ip: nextIp() }),
+  );
+  const byPasskey = sessionCookieOf(await post(h, "/auth/passkeys/login/verify", { response: auth.getAssertion(request, origin) }, { ip: nextIp() }))!;
+  assert.deepEqual((await verifyAsBackend(h, (await tokenOf(h, byPasskey)).token)).amr, ["hwk", "mfa"]);
+  assertError(await requestToken(h, cookie), 409, "invalid_state");
 });
