@@ -40,7 +40,7 @@ export function rememberLoginEmail(reply: FastifyReply, email: string): void {
   void reply.setCookie(LOGIN_EMAIL_COOKIE.name, email, { ...loginEmailCookieFlags, maxAge: LOGIN_EMAIL_COOKIE.maxAgeSeconds });
 }
 
-/** Issue 34: after "This wasn't me", the forgot-password page fills in the address the account has now. */
+/** hosted-pages.md#every-page-has-a-next-step: after "This wasn't me", the forgot-password page fills in the address the account has now. */
 export function rememberResetEmail(reply: FastifyReply, email: string): void {
   void reply.setCookie(LOGIN_EMAIL_COOKIE.name, email, { ...loginEmailCookieFlags, path: pagePaths.forgotPassword, maxAge: LOGIN_EMAIL_COOKIE.maxAgeSeconds });
 }

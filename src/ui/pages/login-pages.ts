@@ -192,7 +192,7 @@ export async function loginPages(app: FastifyInstance, { deps }: PageDeps): Prom
 
   // The magic link's page. GET renders the button (and the bot check: the endpoint is guarded).
   tokenPageRoutes(app, "verify-magic-link", {
-    // A used or expired link shows the way to a new one, never a button that can only fail (issue 34).
+    // A used or expired link shows the way to a new one, never a button that can only fail (hosted-pages.md#every-page-has-a-next-step).
     isLive: (request, link) => isLinkLive(deps, request.tenant, link, "magic_login"),
     render: (request, errors, alive) => page(deps, request, { title: "Log in with your link", body: magicLinkForm(request, !alive), errors, botGuarded: true }),
     submit: async (request, reply) => {

@@ -63,7 +63,7 @@ export async function passwordPages(app: FastifyInstance, { deps }: PageDeps): P
   const forgotPage = (request: FastifyRequest, values: FormValues, errors: FormError[]) =>
     page(deps, request, { title: "Forgot your password?", body: forgotForm(request, values, errors), errors, botGuarded: true });
 
-  // After "This wasn't me" (issue 34): the notice says what happened, and the address the account has now is filled in.
+  // After "This wasn't me" (hosted-pages.md#every-page-has-a-next-step): the notice says what happened, and the address the account has now is filled in.
   app.get(pagePaths.forgotPassword, hide, async (request, reply) => {
     const notice = noticeOf(request);
     const email = notice === undefined ? undefined : rememberedLoginEmail(request, maxLengthOf(EmailField));
@@ -106,7 +106,7 @@ export async function passwordPages(app: FastifyInstance, { deps }: PageDeps): P
   });
 
   // A member without a password (email-only, passkey or federated) has no current password to give: the page
-  // offers to set one instead of a form they cannot fill in (issue 34).
+  // offers to set one instead of a form they cannot fill in (hosted-pages.md#every-page-has-a-next-step).
   app.get(pagePaths.changePassword, hide, async (request, reply) =>
     withSession(deps, request, reply, async (session) => {
       const { hasPassword } = await getMe(deps, request.tenant, session);

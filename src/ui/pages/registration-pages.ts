@@ -157,7 +157,7 @@ export async function registrationPages(app: FastifyInstance, { deps }: PageDeps
       errors,
     });
   tokenPageRoutes(app, "email-verified", {
-    // A used or expired link shows the way to a new one, never a button that can only fail (issue 34).
+    // A used or expired link shows the way to a new one, never a button that can only fail (hosted-pages.md#every-page-has-a-next-step).
     isLive: async (request, link) => (await describeVerificationLink(deps, request.tenant, link.recordId, link.token)) !== undefined,
     render: verifyPage,
     submit: async (request, reply) => {
