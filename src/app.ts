@@ -27,6 +27,7 @@ import { passkeyRoutes } from "./http/routes/passkeys.js";
 import { federationRoutes } from "./http/routes/federation.js";
 import { federationFormPostRoutes } from "./http/routes/federation-form-post.js";
 import { selfServiceRoutes } from "./http/routes/self-service.js";
+import { sessionTokenRoutes } from "./http/routes/session-token.js";
 import { registerCorsPreflight } from "./http/cors.js";
 import { registerTenantResolution } from "./http/tenant.js";
 import { hostedPageRoutes } from "./ui/routes.js";
@@ -170,6 +171,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     await scope.register(magicLinkRoutes, { deps });
     await scope.register(twoFactorRoutes, { deps });
     await scope.register(selfServiceRoutes, { deps });
+    await scope.register(sessionTokenRoutes, { deps });
     await scope.register(passkeyRoutes, { deps });
     await scope.register(adminRoutes, { deps });
     await scope.register(memberAdminRoutes, { deps });

@@ -182,6 +182,8 @@ export const WEBHOOK_SECRET_ROTATION_WINDOW_MS = WEBHOOK_RETRY_FOR_MS;
  * rotation retired stays in the JWKS this long, so every token it signed still verifies until it expires.
  */
 export const MAX_TOKEN_LIFETIME_MS = 10 * MINUTE;
+/** contract.md#d28: a session token (`POST /auth/session/token`) lives this long, and never past its session. */
+export const SESSION_TOKEN_LIFETIME_MS = 5 * MINUTE;
 
 /** contract.md#d25: how long what is kept is kept. */
 export const RETENTION_MS = 30 * DAY;
@@ -401,6 +403,11 @@ export const RULE_TABLE: readonly RuleRow[] = /* @__PURE__ */ (() => [
   {
     rule: "A rotated-out token signing key stays in the JWKS (the longest token lifetime)",
     value: describeDuration(MAX_TOKEN_LIFETIME_MS),
+    source: "contract.md#d28",
+  },
+  {
+    rule: "Session token (`POST /auth/session/token`), at most until its session ends",
+    value: describeDuration(SESSION_TOKEN_LIFETIME_MS),
     source: "contract.md#d28",
   },
   { rule: "Passkeys per member", value: String(MAX_PASSKEYS_PER_MEMBER), source: "contract.md#d26; the number is Latch's" },

@@ -40,6 +40,7 @@ import type {
 } from "../src/http/routes/members.js";
 import type { ChallengeBody } from "../src/http/routes/bot-challenge.js";
 import type { LoginAnswer, LoginBody, SessionAnswer } from "../src/http/routes/login.js";
+import type { SessionTokenBody } from "../src/http/routes/session-token.js";
 import type {
   MagicLoginAnswer,
   RegisterMagicLinkBody,
@@ -133,6 +134,7 @@ interface RouteShapes {
   loginWithPassword: [[body: S<typeof LoginBody>], S<typeof LoginAnswer>];
   getSession: [[], S<typeof SessionAnswer>];
   logout: [[], Msg];
+  sessionToken: [[], S<typeof SessionTokenBody>];
   requestPasswordReset: [[body: S<typeof ForgotPasswordBody>], Msg];
   resetPassword: [[body: S<typeof ResetPasswordBody>], Msg];
   changePassword: [[body: S<typeof ChangePasswordBody>], Msg];

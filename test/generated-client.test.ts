@@ -156,6 +156,10 @@ test("the member's own account: profile, sessions, password, email, logout", asy
   assert.equal((await other.api.GET("/auth/session")).response.status, 401);
   ok(await ada.api.POST("/auth/sessions/revoke-others"));
   refused(await anyone.api.POST("/auth/sessions/revoke-others"), 401, "unauthorized");
+  const { token, expiresAt } = ok(await ada.api.POST("/auth/session/token"));
+  assert.equal(token.split(".").length, 3);
+  assert.equal(expiresAt, new Date(h.clock.now() + 5 * MINUTE).toISOString());
+  refused(await anyone.api.POST("/auth/session/token"), 401, "unauthorized");
 
   refused(
     await ada.api.POST("/auth/change-password", { body: { currentPassword: OTHER_STRONG_PASSWORD, newPassword: OTHER_STRONG_PASSWORD } }),

@@ -136,6 +136,7 @@ function operationMethods(call: Call): LatchOperations {
     loginWithPassword: (body) => call("loginWithPassword", { body }),
     getSession: () => call("getSession"),
     logout: () => call("logout"),
+    sessionToken: () => call("sessionToken"),
     requestPasswordReset: (body) => call("requestPasswordReset", { body }),
     resetPassword: (body) => call("resetPassword", { body }),
     changePassword: (body) => call("changePassword", { body }),

@@ -19,6 +19,7 @@ export const operations = {
   loginWithPassword: { method: "POST", path: "/auth/login" },
   getSession: { method: "GET", path: "/auth/session" },
   logout: { method: "POST", path: "/auth/logout" },
+  sessionToken: { method: "POST", path: "/auth/session/token" },
   requestPasswordReset: { method: "POST", path: "/auth/forgot-password" },
   resetPassword: { method: "POST", path: "/auth/reset-password" },
   changePassword: { method: "POST", path: "/auth/change-password" },

@@ -110,6 +110,12 @@ export type SessionResponse = {
   loginContext: null;
   attemptedPath: null;
 };
+/**
+ * A 5-minute JWT of the session for a backend that verifies it with the tenant's JWKS (`/oauth/jwks`):
+ * check the signature, `iss` (`https://{hostname}`), `aud` (the hostname), `typ` (`latch-session+jwt`) and `exp`.
+ * `expiresAt` is the token's `exp`, ISO 8601.
+ */
+export type SessionTokenResponse = { success: true; token: string; expiresAt: string };
 export type MagicLinkLoginResponse = { success: true; message: string; redirect: string } | { success: false; requires2FA: true; message: string };
 export type TwoFactorSetupResponse = { success: true; secret: string; otpauthUrl: string; qrCodeDataUrl: string };
 export type RecoveryCodesResponse = { success: true; recoveryCodes: string[] };
@@ -286,6 +292,7 @@ export interface LatchOperations extends LatchOperatorCalls, LatchConnectionCall
   loginWithPassword(body: LoginWithPasswordRequest): Promise<LoginResponse>;
   getSession(): Promise<SessionResponse>;
   logout(): Promise<MessageResponse>;
+  sessionToken(): Promise<SessionTokenResponse>;
   requestPasswordReset(body: RequestPasswordResetRequest): Promise<MessageResponse>;
   resetPassword(body: ResetPasswordRequest): Promise<MessageResponse>;
   changePassword(body: ChangePasswordRequest): Promise<MessageResponse>;
