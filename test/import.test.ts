@@ -326,7 +326,7 @@ test("D29 latch import: JSON lines in batches, refusals by line number, Firebase
   );
 
   const progress: string[] = [];
-  const dry = await runImportCommand(h.deps, file, { tenant: h.tenant.domain, "dry-run": true, firebaseScrypt: params }, (l) => progress.push(l));
+  const dry = await runImportCommand(h.deps, file, { tenant: h.tenant.domain, "dry-run": true, "firebase-scrypt": params }, (l) => progress.push(l));
   assert.deepEqual(dry.refused, [
     { index: 5, reason: "invalid_json" },
     { index: 1101, reason: "unknown_hash_format" },
@@ -335,11 +335,11 @@ test("D29 latch import: JSON lines in batches, refusals by line number, Firebase
   assert.equal(await memberCount(h), 0);
   assert.ok(progress.length >= 2, progress.join("\n"));
 
-  const real = await runImportCommand(h.deps, file, { tenant: h.tenant.domain, firebaseScrypt: params }, () => undefined);
+  const real = await runImportCommand(h.deps, file, { tenant: h.tenant.domain, "firebase-scrypt": params }, () => undefined);
   assert.deepEqual([real.imported, real.skipped, real.refused.length, real.formats["firebaseScrypt"]], [1202, 0, 2, 1]);
   assert.equal(await memberCount(h), 1202);
   assert.equal((await login(h, "firebase@example.org", F.firebasePublished.password)).statusCode, 200);
-  const again = await runImportCommand(h.deps, file, { tenant: h.tenant.domain, firebaseScrypt: params }, () => undefined);
+  const again = await runImportCommand(h.deps, file, { tenant: h.tenant.domain, "firebase-scrypt": params }, () => undefined);
   assert.deepEqual([again.imported, again.skipped], [0, 1202]);
 });
 
@@ -349,7 +349,10 @@ test("D29 latch import as a process: the answer on stdout, usage errors as exit 
   const dir = mkdtempSync(join(tmpdir(), "latch-import-cli-"));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const file = join(dir, "members.jsonl");
-  writeFileSync(file, `${JSON.stringify({ email: "cli@example.org", emailVerified: true, passwordHash: F.scrypt })}\nnot json\n`);
+  const fb = JSON.stringify({ email: "fb@example.org", emailVerified: true, passwordHash: FIREBASE_HASH });
+  writeFileSync(file, `${JSON.stringify({ email: "cli@example.org", emailVerified: true, passwordHash: F.scrypt })}\nnot json\n${fb}\n`);
+  const params = join(dir, "firebase.json");
+  writeFileSync(params, JSON.stringify(F.firebasePublished.params));
   const env = { ...process.env, DATABASE_URL: h.config.databaseUrl, SECRETS_KEY: "11".repeat(32), SECRETS_KEY_PREVIOUS: "", LOG_LEVEL: "warn" };
   const latch = async (args: string[]) => {
     try {
@@ -359,14 +362,17 @@ test("D29 latch import as a process: the answer on stdout, usage errors as exit 
       return err as { code: number; stdout: string; stderr: string };
     }
   };
-  const dry = await latch(["import", "--tenant", h.tenant.domain, file, "--dry-run"]);
+  const dry = await latch(["import", "--tenant", h.tenant.domain, file, "--dry-run", "--firebase-scrypt", params]);
   assert.equal(dry.code, 0, dry.stderr);
   const dryReport = JSON.parse(dry.stdout) as Answer;
-  assert.deepEqual([dryReport.dryRun, dryReport.imported, dryReport.refused], [true, 1, [{ index: 2, reason: "invalid_json" }]]);
+  assert.deepEqual([dryReport.dryRun, dryReport.imported, dryReport.refused], [true, 2, [{ index: 2, reason: "invalid_json" }]]);
   assert.equal(await memberCount(h), 0);
   const real = await latch(["import", "--tenant", h.tenant.domain, file]);
   assert.equal(real.code, 0, real.stderr);
-  assert.equal((JSON.parse(real.stdout) as Answer).imported, 1);
+  assert.deepEqual((JSON.parse(real.stdout) as Answer).refused, [
+    { index: 2, reason: "invalid_json" },
+    { index: 3, reason: "firebase_params_missing" },
+  ]);
   assert.equal((await login(h, "cli@example.org", F.password)).statusCode, 200);
   assert.equal((await latch(["import", file])).code, 2, "no --tenant");
   const unknown = await latch(["import", "--tenant", "nobody.example.com", file]);

@@ -20,7 +20,7 @@ export const IMPORT_USAGE = `  latch import --tenant <domain> <file.jsonl> [--dr
 
 export const IMPORT_OPTIONS = {
   "dry-run": { type: "boolean" },
-  "firebaseScrypt": { type: "string" },
+  "firebase-scrypt": { type: "string" },
 } as const;
 
 /** The CLI's answer: the API's, with `index` the line number and one more reason for a line that is not JSON. */
@@ -58,14 +58,14 @@ export function readFirebaseParams(path: string): FirebaseScryptParams {
 export async function runImportCommand(
   deps: Deps,
   file: string | undefined,
-  values: { tenant?: string; "dry-run"?: boolean; "firebaseScrypt"?: string },
+  values: { tenant?: string; "dry-run"?: boolean; "firebase-scrypt"?: string },
   progress: (line: string) => void,
 ): Promise<ImportFileReport> {
   if (!values.tenant) throw new UsageError("--tenant is required", "--tenant");
   if (!file) throw new UsageError("<file> is required", "<file>");
   const tenant = await deps.store.tenants.findTenantByDomain(values.tenant.trim().toLowerCase());
   if (!tenant) throw new AuthError("not_found", { message: "No tenant has this domain." });
-  const firebaseScrypt = values["firebaseScrypt"] === undefined ? undefined : readFirebaseParams(values["firebaseScrypt"]);
+  const firebaseScrypt = values["firebase-scrypt"] === undefined ? undefined : readFirebaseParams(values["firebase-scrypt"]);
   const dryRun = values["dry-run"] === true;
   const context = { ip: "", userAgent: "latch import" };
   const total: ImportFileReport = { ...emptyImportReport(), dryRun, refused: [] };

@@ -2,6 +2,7 @@
 /**
  * The operator CLI (contract.md#d3, contract.md#d23): `latch tenant list|create|show|update|delete|rotate-key|rotate-webhook-secret|rotate-signing-key|deliveries`,
  * `latch connection add|list|update|remove` (decisions.md#federated-connections),
+ * `latch oauth-client add|list|show|update|remove` (decisions.md#openid-provider-clients),
  * `latch import` (contract.md#d29), `latch secrets reseal` and `latch migrate`. It calls the same functions as the operator API, on the configured database.
  * stdout carries the result as JSON and nothing else (contract.md#d23), so `latch … | jq` works: for every command
  * it is the object the operator API answers for the same call. Every failure is the contract.md#d4 error body
@@ -32,6 +33,7 @@ import { describeDuration, MAX_TOKEN_LIFETIME_MS, WEBHOOK_SECRET_ROTATION_WINDOW
 import { checkDatabaseLocation } from "../start-up.js";
 import { CONNECTION_OPTIONS, CONNECTION_USAGE, refuseSecretOnCommandLine, runConnectionCommand, type ConnectionValues } from "./connections.js";
 import { IMPORT_OPTIONS, IMPORT_USAGE, runImportCommand } from "./import.js";
+import { OAUTH_CLIENT_OPTIONS, OAUTH_CLIENT_USAGE, runOauthClientCommand, type OauthClientValues } from "./oauth-clients.js";
 import { hasUnreadable, resealSecrets } from "./reseal.js";
 import { need, UsageError } from "./usage.js";
 
@@ -48,6 +50,7 @@ const USAGE = `Usage:
       (new token signing keys at once; the old ones stay in the JWKS for ${describeDuration(MAX_TOKEN_LIFETIME_MS)}, until the answer's retiredKeys[].expiresAt)
   latch tenant deliveries <domain> [--limit <n>]
 ${CONNECTION_USAGE}
+${OAUTH_CLIENT_USAGE}
 ${IMPORT_USAGE}
   latch secrets reseal
   latch migrate
@@ -65,8 +68,8 @@ type Values = ConnectionValues & {
   cursor?: string;
   help?: boolean;
   "dry-run"?: boolean;
-  "firebaseScrypt"?: string;
-};
+  "firebase-scrypt"?: string;
+} & OauthClientValues;
 
 function settingsFrom(values: Values): unknown {
   const text = values["settings-file"] !== undefined ? readFileSync(values["settings-file"], "utf8") : values.settings;
@@ -115,6 +118,13 @@ async function runTenantCommand(deps: Deps, command: string | undefined, arg: st
   }
 }
 
+async function runGroupCommand(deps: Deps, group: string, command: string | undefined, arg: string | undefined, values: Values): Promise<unknown> {
+  if (group === "tenant") return runTenantCommand(deps, command, arg, values);
+  if (group === "connection") return runConnectionCommand(deps, command, arg, values);
+  if (group === "oauth-client") return runOauthClientCommand(deps, command, arg, values);
+  throw new UsageError(`unknown command: ${group}`);
+}
+
 /** Prints counts per kind, never a value; exits 1 when something could not be opened. */
 async function runSecretsCommand(deps: Deps, command: string | undefined): Promise<number> {
   if (command !== "reseal") throw new UsageError(`unknown secrets command: ${command ?? "(none)"}`);
@@ -140,6 +150,7 @@ function parseCommandLine(argv: string[]): { values: Values; positionals: string
         cursor: { type: "string" },
         help: { type: "boolean", short: "h" },
         ...CONNECTION_OPTIONS,
+        ...OAUTH_CLIENT_OPTIONS,
         ...IMPORT_OPTIONS,
       },
     });
@@ -219,8 +230,7 @@ export async function runCli(argv: string[]): Promise<number> {
       process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
       return 0;
     }
-    if (group !== "tenant" && group !== "connection") throw new UsageError(`unknown command: ${group}`);
-    const result = group === "connection" ? await runConnectionCommand(deps, command, arg, values) : await runTenantCommand(deps, command, arg, values);
+    const result = await runGroupCommand(deps, group, command, arg, values);
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     return 0;
   } catch (err) {

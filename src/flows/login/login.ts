@@ -16,7 +16,7 @@ import { hashNewPassword, type HashedPassword } from "../kernel/passwords.js";
 import { needsNewHash, verifyStoredPassword } from "../kernel/stored-passwords.js";
 import { recordSuccessfulLogin } from "../kernel/login-context.js";
 import { secondFactorRequired, signedIn, type LoginOutcome } from "../kernel/login-outcome.js";
-import { createSession } from "../kernel/sessions.js";
+import { createSession, sessionAmr } from "../kernel/sessions.js";
 import { verifySecondFactor } from "../kernel/second-factor.js";
 
 export const TWO_FACTOR_REQUIRED_MESSAGE = "Enter the code from your authenticator app or a recovery code.";
@@ -128,7 +128,7 @@ async function completeLogin(
       ) {
         throw new Error("the password hash changed under its row lock");
       }
-      const issued = await createSession(tx, deps, tenant, fresh.recordId, context, now);
+      const issued = await createSession(tx, deps, tenant, fresh.recordId, context, now, { amr: sessionAmr("pwd", secondFactorChecked) });
       await recordSuccessfulLogin(tx, deps, tenant, fresh, "password", context, now);
       return { session: issued };
     });
