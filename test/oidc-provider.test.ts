@@ -9,7 +9,10 @@ import { createPublicKey } from "node:crypto";
 import { test } from "node:test";
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, SignJWT, base64url } from "jose";
 import * as client from "openid-client";
-import { publicJwks } from "../src/flows/oidc/signing-keys.js";
+import { OidcProviders, SIGNING_KEY_RECHECK_MS } from "../src/flows/oidc/provider.js";
+import { publicJwks, rotateSigningKeys } from "../src/flows/oidc/signing-keys.js";
+import type { Tenant } from "../src/model.js";
+import { oidcPageHooks } from "../src/ui/pages/consent-page.js";
 import { sha256Hex } from "../src/security/hashing.js";
 import { addOtherTenant, loginCookie, OTHER_DOMAIN, tenantIdOf } from "./support/flows.js";
 import { createHarness, registerVerifiedMember, STRONG_PASSWORD, TEST_STORE, type Harness } from "./support/harness.js";
@@ -366,4 +369,65 @@ test(`introspection answers confidential clients only (${TEST_STORE})`, async (t
   assert.equal(active.sub, s.recordId);
   const spa = await discover(s.h, SPA.id);
   assert.deepEqual(await client.tokenIntrospection(spa, tokens.refresh_token!), { active: false }, "a public client learns nothing");
+});
+
+test(`a confidential client is held to its secret, compared with the stored hash (${TEST_STORE})`, async (t) => {
+  const s = await setUp(t);
+  const wrong = await discover(s.h, WEB.id, `${WEB.secret}x`);
+  const config = await discover(s.h, WEB.id, WEB.secret);
+  const { tokens } = await signIn(s, config, WEB.redirect);
+  await assert.rejects(client.refreshTokenGrant(wrong, tokens.refresh_token!), (error: { status?: number }) => error.status === 401, "a wrong secret");
+  // The stored hash itself is no secret: presenting it does not authenticate.
+  const hashAsSecret = await discover(s.h, WEB.id, sha256Hex(WEB.secret));
+  await assert.rejects(client.refreshTokenGrant(hashAsSecret, tokens.refresh_token!), (error: { status?: number }) => error.status === 401, "the hash");
+  // client_secret_post is accepted too, as openid-client's default.
+  const post = await client.discovery(new URL(`https://${s.h.tenant.domain}`), WEB.id, WEB.secret, client.ClientSecretPost(WEB.secret), {
+    [client.customFetch]: injectFetch(s.h),
+  });
+  assert.ok((await client.refreshTokenGrant(post, tokens.refresh_token!)).access_token);
+});
+
+test(`providers are kept for at most MAX_CACHED_PROVIDERS tenants, and a key rotation reaches a cached one (${TEST_STORE})`, async (t) => {
+  const s = await setUp(t);
+  const registry = new OidcProviders(s.h.deps, oidcPageHooks, 2);
+  const tenants: Tenant[] = [];
+  for (const domain of ["a.example.com", "b.example.com", "c.example.com"]) {
+    await addOtherTenant(s.h, domain);
+    tenants.push((await s.h.deps.store.tenants.findTenantByDomain(domain))!);
+  }
+  const first = await registry.forTenant(tenants[0]!);
+  assert.equal(await registry.forTenant(tenants[0]!), first, "kept");
+  await registry.forTenant(tenants[1]!);
+  await registry.forTenant(tenants[2]!);
+  assert.equal(registry.size, 2, "bounded");
+  assert.notEqual(await registry.forTenant(tenants[0]!), first, "the least recently used was dropped, and is built again");
+
+  // A rotation: the cached provider is rebuilt with the new keys once SIGNING_KEY_RECHECK_MS has passed.
+  const config = await discover(s.h, WEB.id, WEB.secret);
+  const before = await signIn(s, config, WEB.redirect);
+  const oldKid = decodeProtectedHeader(before.tokens.id_token!).kid;
+  await rotateSigningKeys(s.h.deps, { id: s.tenantId });
+  s.h.clock.advance(SIGNING_KEY_RECHECK_MS);
+  const after = await signIn(s, config, WEB.redirect);
+  const newKid = decodeProtectedHeader(after.tokens.id_token!).kid;
+  assert.notEqual(newKid, oldKid, "signed with the new key");
+  assert.equal(decodeProtectedHeader(after.tokens.access_token).kid, newKid);
+  // openid-client validated the new ID token with the JWKS; the old access token still reads userinfo.
+  assert.equal((await client.fetchUserInfo(config, before.tokens.access_token, s.recordId)).sub, s.recordId);
+});
+
+test(`the provider's own session is reused only with the same Latch session: tokens follow the session that authorized them (${TEST_STORE})`, async (t) => {
+  const s = await setUp(t);
+  const config = await discover(s.h, WEB.id, WEB.secret);
+  const browser = signedInBrowser(s);
+  const first = await signIn(s, config, WEB.redirect, browser, "openid email");
+  // The member signs in again in this browser (a second Latch session; the first still lives), and the app asks again.
+  const second = await loginCookie(s.h, EMAIL);
+  browser.cookies.set("session_id", second);
+  s.h.clock.advance(1000);
+  const again = await signIn(s, config, WEB.redirect, browser, "openid email");
+  const logout = await s.h.app.inject({ method: "POST", url: "/auth/logout", headers: { host: s.h.tenant.domain, cookie: `session_id=${second}` } });
+  assert.equal(logout.statusCode, 200);
+  await assert.rejects(client.fetchUserInfo(config, again.tokens.access_token, s.recordId), "authorized under the second session, ended with it");
+  assert.equal((await client.fetchUserInfo(config, first.tokens.access_token, s.recordId)).sub, s.recordId, "the first session lives on");
 });

@@ -75,7 +75,7 @@ export interface OidcProviderModule {
   Provider: new (issuer: string, configuration: Record<string, unknown>) => OidcProvider;
   interactionPolicy: {
     base(): { get(name: string): OidcPrompt | undefined };
-    Check: (new (reason: string, description: string, check: (ctx: { oidc: { result?: InteractionResult } }) => boolean) => OidcCheck) & {
+    Check: (new (reason: string, description: string, check: (ctx: { oidc: { result?: InteractionResult } }) => boolean | Promise<boolean>) => OidcCheck) & {
       REQUEST_PROMPT: boolean;
       NO_NEED_TO_PROMPT: boolean;
     };

@@ -70,7 +70,7 @@ export interface OidcPageHooks {
 export interface LatchRequestContext {
   tenant: Tenant;
   /** The live Latch session of the request's cookie, read by the login prompt's check. */
-  session: { memberId: number; createdAt: number } | undefined;
+  session: { memberId: number; idHash: string } | undefined;
   endLatchSession(): Promise<void>;
 }
 
@@ -84,7 +84,7 @@ interface KoaLike {
     route?: string;
     params?: Record<string, unknown>;
     client?: { clientName?: string; clientId: string };
-    session?: { accountId?: string; loginTs?: number };
+    session?: { accountId?: string; grantIdFor?(clientId: string): string | undefined };
     result?: { login?: unknown };
   };
 }
@@ -196,16 +196,20 @@ function buildConfiguration(deps: Deps, entry: { tenant: Tenant }, module: OidcP
   const { Check, base } = module.interactionPolicy;
   const policy = base();
   // decisions.md#openid-provider-interaction: the Latch session decides every authorization. The
-  // provider's own session is reused only while the same Latch session (member and sign-in time) lives.
+  // provider's own session is reused for a client only while the grant it holds for that client is
+  // bound to the request's live Latch session; otherwise the interaction runs (and asks the Latch session).
   policy.get("login")?.checks.add(
-    new Check("latch_session", "the Latch session is required", (ctx) => {
+    new Check("latch_session", "the Latch session is required", async (ctx) => {
       const koa = ctx as unknown as KoaLike;
       if (koa.oidc?.result?.login) return Check.NO_NEED_TO_PROMPT;
       const latch = koa.req.latch?.session;
       const session = koa.oidc?.session;
-      if (!latch || !session?.accountId) return Check.REQUEST_PROMPT;
-      const same = session.accountId === String(latch.memberId) && session.loginTs === Math.floor(latch.createdAt / 1000);
-      return same ? Check.NO_NEED_TO_PROMPT : Check.REQUEST_PROMPT;
+      const clientId = koa.oidc?.client?.clientId;
+      if (!latch || !session?.accountId || session.accountId !== String(latch.memberId) || !clientId) return Check.REQUEST_PROMPT;
+      const grantId = session.grantIdFor?.(clientId);
+      if (!grantId) return Check.REQUEST_PROMPT;
+      const bound = await deps.store.oauth.grantSessionHash(entry.tenant.id, sha256Hex(grantId));
+      return bound === latch.idHash ? Check.NO_NEED_TO_PROMPT : Check.REQUEST_PROMPT;
     }),
   );
   const audience = accessTokenAudience(tenant);

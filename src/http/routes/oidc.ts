@@ -59,7 +59,7 @@ export async function oidcRoutes(app: FastifyInstance, { deps }: { deps: Deps })
     const raw = request.raw as LatchIncomingMessage;
     raw.latch = {
       tenant,
-      session: session && { memberId: session.memberId, createdAt: session.createdAt },
+      session: session && { memberId: session.memberId, idHash: session.idHash },
       endLatchSession: async () => {
         await logout(deps, tenant, cookie);
         // The reply is hijacked: the line goes onto the raw answer, beside the library's own cookies.
