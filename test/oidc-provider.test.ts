@@ -6,9 +6,13 @@
  */
 import assert from "node:assert/strict";
 import { createPublicKey } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { test } from "node:test";
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, SignJWT, base64url } from "jose";
 import * as client from "openid-client";
+import type { DevMode } from "../src/dev/dev-mode.js";
 import { OidcProviders, SIGNING_KEY_RECHECK_MS } from "../src/flows/oidc/provider.js";
 import { publicJwks, rotateSigningKeys } from "../src/flows/oidc/signing-keys.js";
 import type { Tenant } from "../src/model.js";
@@ -431,3 +435,29 @@ test(`the provider's own session is reused only with the same Latch session: tok
   await assert.rejects(client.fetchUserInfo(config, again.tokens.access_token, s.recordId), "authorized under the second session, ended with it");
   assert.equal((await client.fetchUserInfo(config, first.tokens.access_token, s.recordId)).sub, s.recordId, "the first session lives on");
 });
+
+test(
+  "dev mode's own tenant is an issuer at dev mode's http://localhost:{port}, and signs a member in",
+  { skip: TEST_STORE === "postgres" ? "dev mode is SQLite only" : false },
+  async (t) => {
+    const dataDir = mkdtempSync(join(tmpdir(), "latch-oidc-dev-"));
+    const h = await createHarness({ dataDir, domain: "localhost", env: { DEV_MODE: "true", DATABASE_URL: `sqlite:${join(dataDir, "dev.db")}` } });
+    t.after(async () => {
+      await h.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    });
+    (h.deps.dev as DevMode).linkBase = "http://localhost:3000";
+    const recordId = await registerVerifiedMember(h, EMAIL);
+    const cookie = await loginCookie(h, EMAIL);
+    const tenantId = await tenantIdOf(h, "localhost");
+    await insertClient(h, tenantId, WEB);
+    const config = await client.discovery(new URL("http://localhost:3000"), WEB.id, WEB.secret, client.ClientSecretBasic(WEB.secret), {
+      [client.customFetch]: injectFetch(h),
+      execute: [client.allowInsecureRequests],
+    });
+    assert.equal(config.serverMetadata().token_endpoint, "http://localhost:3000/oauth/token");
+    const { tokens } = await signIn({ h, recordId, cookie, tenantId }, config, WEB.redirect);
+    assert.equal(tokens.claims()!.sub, recordId);
+    assert.equal((await client.fetchUserInfo(config, tokens.access_token, recordId)).email, EMAIL);
+  },
+);

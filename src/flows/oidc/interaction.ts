@@ -43,7 +43,7 @@ export async function approveInteraction(
   // The access token's resource (decisions.md#openid-provider-access-tokens) gets the same scopes, so one visit grants both:
   // the login prompt, usually first, names no missing resource scopes.
   const resourceScopes = request.scopes.filter((scope) => scope !== "offline_access");
-  if (resourceScopes.length > 0) grant.addResourceScope(accessTokenAudience(tenant), resourceScopes.join(" "));
+  if (resourceScopes.length > 0) grant.addResourceScope(accessTokenAudience(deps, tenant), resourceScopes.join(" "));
   const grantId = await grant.save();
   // The session may have ended between reading it and now: then there is nothing to bind to, and no grant.
   if (!(await deps.store.oauth.bindGrant(tenant.id, sha256Hex(grantId), session.idHash, session.memberId))) {

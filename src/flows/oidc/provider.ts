@@ -44,13 +44,17 @@ export const OIDC_ROUTES = {
 export const DISCOVERY_PATH = "/.well-known/openid-configuration";
 export const INTERACTION_PATH = "/oauth/interaction";
 
-export function issuerOf(tenant: Pick<Tenant, "domain">): string {
-  return `https://${tenant.domain}`;
+/**
+ * `https://{domain}`; dev mode's own tenant (`localhost`, plain http) is served at dev mode's link
+ * base (`http://localhost:{port}`), as its emailed links are.
+ */
+export function issuerOf(deps: Pick<Deps, "dev">, tenant: Pick<Tenant, "domain">): string {
+  return deps.dev?.linkBaseFor(tenant.domain)?.replace(/\/$/, "") ?? `https://${tenant.domain}`;
 }
 
-/** decisions.md#openid-provider-access-tokens: the one resource (RFC 8707) the tenant's JWT access tokens are for. */
-export function accessTokenAudience(tenant: Pick<Tenant, "domain">): string {
-  return `https://${tenant.domain}`;
+/** decisions.md#openid-provider-access-tokens: the one resource (RFC 8707) the tenant's JWT access tokens are for: the issuer's URL. */
+export function accessTokenAudience(deps: Pick<Deps, "dev">, tenant: Pick<Tenant, "domain">): string {
+  return issuerOf(deps, tenant);
 }
 
 /** What the caller's HTTP layer supplies: the pages the library renders, and the end of a Latch session. */
@@ -126,8 +130,8 @@ async function verifiedAccessToken(deps: Deps, tenant: Tenant, jwt: string): Pro
   const jwks = createLocalJWKSet(await publicJwks(deps, tenant));
   try {
     const { payload } = await jwtVerify(jwt, jwks, {
-      issuer: issuerOf(tenant),
-      audience: accessTokenAudience(tenant),
+      issuer: issuerOf(deps, tenant),
+      audience: accessTokenAudience(deps, tenant),
       typ: "at+jwt",
       algorithms: [...TOKEN_ALGS],
       currentDate: new Date(deps.clock.now()),
@@ -156,7 +160,8 @@ async function verifiedAccessToken(deps: Deps, tenant: Tenant, jwt: string): Pro
 const GRANT_HASH_PREFIX = "latch-grant-sha256:";
 
 /** The adapter the library instantiates per model: OidcAdapter, with the Client model read from oauth_clients and access tokens verified as JWTs. */
-function adapterFor(deps: Deps, tenant: Tenant, module: OidcProviderModule) {
+function adapterFor(deps: Deps, entry: { tenant: Tenant }, module: OidcProviderModule) {
+  const tenant = entry.tenant;
   const invalidGrant = (description: string) => new module.errors.InvalidGrant(description);
   const Base = OidcAdapter.forTenant(tenant.id, () => deps.store, deps.clock, invalidGrant);
   return class LatchAdapter extends Base {
@@ -169,7 +174,8 @@ function adapterFor(deps: Deps, tenant: Tenant, module: OidcProviderModule) {
         const record = await deps.store.oauthClients.findClient(tenant.id, id);
         return record && clientMetadata(record);
       }
-      if (this.modelName === "AccessToken") return verifiedAccessToken(deps, tenant, id);
+      // A JWT is verified, never looked up; an opaque one (only for a request with no resource scope) is stored as other models.
+      if (this.modelName === "AccessToken" && id.includes(".")) return verifiedAccessToken(deps, entry.tenant, id);
       if (this.modelName === "Grant" && id.startsWith(GRANT_HASH_PREFIX)) {
         const row = await deps.store.oauth.findGrant(tenant.id, id.slice(GRANT_HASH_PREFIX.length), deps.clock.now());
         return row && { ...(JSON.parse(row.payload) as OidcPayload), jti: id };
@@ -184,7 +190,8 @@ function adapterFor(deps: Deps, tenant: Tenant, module: OidcProviderModule) {
     }
 
     override async destroy(id: string): Promise<void> {
-      if (this.modelName === "Client" || this.modelName === "AccessToken") return;
+      // A JWT access token is not stored: it lives until it expires (600 s), or until its grant is revoked (then userinfo refuses it).
+      if (this.modelName === "Client" || (this.modelName === "AccessToken" && id.includes("."))) return;
       if (this.modelName === "Grant" && id.startsWith(GRANT_HASH_PREFIX)) return deps.store.oauth.revokeGrant(tenant.id, id.slice(GRANT_HASH_PREFIX.length));
       return super.destroy(id);
     }
@@ -212,14 +219,15 @@ function buildConfiguration(deps: Deps, entry: { tenant: Tenant }, module: OidcP
       return bound === latch.idHash ? Check.NO_NEED_TO_PROMPT : Check.REQUEST_PROMPT;
     }),
   );
-  const audience = accessTokenAudience(tenant);
+  const audience = accessTokenAudience(deps, tenant);
+  const secure = issuerOf(deps, tenant).startsWith("https:");
   return {
-    adapter: adapterFor(deps, tenant, module),
+    adapter: adapterFor(deps, entry, module),
     jwks,
     cookies: {
       keys: [deps.secrets.deriveSecret(`oidc-provider-cookies:${tenant.id}`)],
-      long: { signed: true, secure: true, sameSite: "lax" },
-      short: { signed: true, secure: true, sameSite: "lax" },
+      long: { signed: true, secure, sameSite: "lax" },
+      short: { signed: true, secure, sameSite: "lax" },
     },
     routes: OIDC_ROUTES,
     scopes: [...SCOPES],
@@ -351,7 +359,7 @@ export class OidcProviders {
   async forTenant(tenant: Tenant): Promise<CachedProvider> {
     const now = this.deps.clock.now();
     const cached = this.entries.get(tenant.id);
-    if (cached && cached.provider.issuer === issuerOf(tenant)) {
+    if (cached && cached.provider.issuer === issuerOf(this.deps, tenant)) {
       cached.tenant = tenant;
       this.entries.delete(tenant.id);
       this.entries.set(tenant.id, cached);
@@ -381,7 +389,7 @@ export class OidcProviders {
     const jwks = await signingKeySet(this.deps, tenant);
     const kids = kidsOf(jwks);
     const holder = { tenant };
-    const provider = new module.Provider(issuerOf(tenant), buildConfiguration(this.deps, holder, module, jwks, this.hooks));
+    const provider = new module.Provider(issuerOf(this.deps, tenant), buildConfiguration(this.deps, holder, module, jwks, this.hooks));
     // The route rewrites X-Forwarded-Proto/Host from the resolved tenant (never the client's), so the
     // library writes https://{domain}/… behind the TLS-terminating proxy.
     provider.proxy = true;

@@ -9,7 +9,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Deps } from "../../deps.js";
 import { findActiveSession, logout } from "../../flows/kernel/sessions.js";
-import { DISCOVERY_PATH, OIDC_ROUTES, oidcProviders, type LatchIncomingMessage } from "../../flows/oidc/provider.js";
+import { DISCOVERY_PATH, issuerOf, OIDC_ROUTES, oidcProviders, type LatchIncomingMessage } from "../../flows/oidc/provider.js";
 import { publicJwks } from "../../flows/oidc/signing-keys.js";
 import { oidcPageHooks } from "../../ui/pages/consent-page.js";
 import { clearedSessionCookieLine } from "../session-cookie.js";
@@ -66,8 +66,9 @@ export async function oidcRoutes(app: FastifyInstance, { deps }: { deps: Deps })
         reply.raw.appendHeader("set-cookie", clearedSessionCookieLine(app));
       },
     };
-    raw.headers["x-forwarded-proto"] = "https";
-    raw.headers["x-forwarded-host"] = tenant.domain;
+    const issuer = new URL(issuerOf(deps, tenant));
+    raw.headers["x-forwarded-proto"] = issuer.protocol.slice(0, -1);
+    raw.headers["x-forwarded-host"] = issuer.host;
     raw.headers["x-forwarded-for"] = request.ip;
     if (raw.url?.startsWith(`${OIDC_ROUTES.authorization}?`) && request.method === "GET") raw.url = withOfflineConsent(raw.url);
     reply.raw.setHeader("x-request-id", request.id);
