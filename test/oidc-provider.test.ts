@@ -362,6 +362,22 @@ test(`RP-initiated logout ends the Latch session too; an unregistered post_logou
   assert.equal(session.statusCode, 401, "the Latch session ended");
   assert.ok(!browser.cookies.has("session_id"), "and its cookie is cleared");
   await assert.rejects(client.refreshTokenGrant(config, tokens.refresh_token!), isInvalidGrant);
+
+  // Logout CSRF: a link to /oauth/end-session in a browser whose provider session is not the member's gets the library's
+  // self-submitting confirmation; it must not end the Latch session.
+  const victim = await loginCookie(s.h, EMAIL);
+  const other = new Browser(s.h);
+  other.cookies.set("session_id", victim);
+  const page = await other.request(new URL(`https://${s.h.tenant.domain}/oauth/end-session`));
+  assert.equal(page.statusCode, 200);
+  const autoXsrf = /name="xsrf" value="([^"]+)"/.exec(page.body)![1]!;
+  const autoOut = await other.request(new URL(`https://${s.h.tenant.domain}/oauth/end-session/confirm`), {
+    method: "POST",
+    form: { xsrf: autoXsrf, logout: "yes" },
+  });
+  assert.ok(autoOut.statusCode < 400, autoOut.body);
+  const still = await s.h.app.inject({ method: "GET", url: "/auth/session", headers: { host: s.h.tenant.domain, cookie: `session_id=${victim}` } });
+  assert.equal(still.statusCode, 200, "the Latch session lives on");
 });
 
 test(`introspection answers confidential clients only (${TEST_STORE})`, async (t) => {
@@ -461,3 +477,37 @@ test(
     assert.equal((await client.fetchUserInfo(config, tokens.access_token, recordId)).email, EMAIL);
   },
 );
+
+test(`bad input at the provider's endpoints is a 4xx, never a 500 (${TEST_STORE})`, async (t) => {
+  const s = await setUp(t);
+  const host = s.h.tenant.domain;
+  const form = { "content-type": "application/x-www-form-urlencoded" };
+  const cases: { method: "GET" | "POST"; url: string; headers?: Record<string, string>; payload?: string }[] = [
+    { method: "GET", url: "/oauth/authorize" },
+    { method: "GET", url: "/oauth/authorize?client_id=web-app&response_type=token&redirect_uri=https%3A%2F%2Fapp.example.net%2Fcallback" },
+    { method: "GET", url: `/oauth/authorize?client_id=${"x".repeat(300)}&response_type=code&scope=openid` },
+    { method: "GET", url: "/oauth/authorize?client_id=web-app&client_id=spa&response_type=code" },
+    { method: "GET", url: "/oauth/authorize/not-an-interaction" },
+    { method: "POST", url: "/oauth/token", headers: form, payload: "grant_type=authorization_code&code=x" },
+    { method: "POST", url: "/oauth/token", headers: { "content-type": "application/json" }, payload: "{not json" },
+    { method: "POST", url: "/oauth/token", headers: form, payload: "grant_type=client_credentials&client_id=web-app&client_secret=x" },
+    { method: "POST", url: "/oauth/token", headers: { ...form, authorization: "Basic %%%" }, payload: "grant_type=refresh_token&refresh_token=x" },
+    { method: "GET", url: "/oauth/userinfo", headers: { authorization: "Bearer a.b.c" } },
+    { method: "GET", url: "/oauth/userinfo", headers: { authorization: "Bearer" } },
+    { method: "POST", url: "/oauth/revoke", headers: form, payload: "token=x" },
+    { method: "GET", url: "/oauth/end-session?id_token_hint=not.a.token" },
+    { method: "POST", url: "/oauth/end-session/confirm", headers: form, payload: "xsrf=x&logout=yes" },
+    { method: "GET", url: "/oauth/interaction/nope" },
+    { method: "POST", url: "/oauth/interaction/nope", headers: { ...form, origin: `https://${host}` }, payload: "decision=allow" },
+    { method: "GET", url: `/oauth/interaction/${"a".repeat(65)}` },
+  ];
+  for (const c of cases) {
+    const answer = await s.h.app.inject({ method: c.method, url: c.url, headers: { host, ...c.headers }, ...(c.payload ? { payload: c.payload } : {}) });
+    // A refusal the client can be told at its registered redirect URI is a 303 with `error` (RFC 6749 §4.1.2.1).
+    const refused = answer.statusCode === 303 ? /[#?&]error=/.test(String(answer.headers.location)) : answer.statusCode >= 400 && answer.statusCode < 500;
+    assert.ok(refused, `${c.method} ${c.url.slice(0, 80)}: ${answer.statusCode} ${answer.body.slice(0, 200)}`);
+  }
+  const unknownSite = await s.h.app.inject({ method: "GET", url: "/.well-known/openid-configuration", headers: { host: "nobody.example" } });
+  assert.equal(unknownSite.statusCode, 404);
+  assert.equal(unknownSite.json<{ code: string }>().code, "unknown_tenant");
+});

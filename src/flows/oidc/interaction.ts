@@ -51,7 +51,7 @@ export async function approveInteraction(
     throw new AuthError("unauthorized");
   }
   return {
-    login: { accountId, amr: session.amr.length > 0 ? [...session.amr] : undefined, ts: Math.floor(session.createdAt / 1000), remember: false },
+    login: { accountId, amr: session.amr.length > 0 ? [...session.amr] : undefined, ts: Math.floor(session.createdAt / 1000), remember: true },
     consent: { grantId },
   };
 }

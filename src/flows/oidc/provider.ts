@@ -399,8 +399,12 @@ export class OidcProviders {
     provider.use(async (ctx, next) => {
       const koa = ctx as unknown as KoaLike;
       await next();
-      // decisions.md#openid-provider-logout: the member confirmed RP-initiated logout: the Latch session ends too.
-      if (koa.oidc?.route === "end_session_confirm" && koa.oidc.params?.logout) await koa.req.latch?.endLatchSession();
+      // decisions.md#openid-provider-logout: the member confirmed RP-initiated logout of the provider session that is theirs: the
+      // Latch session ends too. Without a provider session the library confirms by itself (an auto-submitted form), so a
+      // link from anywhere must not end the Latch session then.
+      const latch = koa.req.latch;
+      const ended = koa.oidc?.route === "end_session_confirm" && Boolean(koa.oidc.params?.logout);
+      if (ended && latch?.session && koa.oidc?.session?.accountId === String(latch.session.memberId)) await latch.endLatchSession();
     });
     const callback = provider.callback();
     const entry: CachedProvider = {
