@@ -511,3 +511,21 @@ test(`bad input at the provider's endpoints is a 4xx, never a 500 (${TEST_STORE}
   assert.equal(unknownSite.statusCode, 404);
   assert.equal(unknownSite.json<{ code: string }>().code, "unknown_tenant");
 });
+
+test(`max_age: a Latch session older than the client allows sends the member to sign in again (${TEST_STORE})`, async (t) => {
+  const s = await setUp(t);
+  const config = await discover(s.h, WEB.id, WEB.secret);
+  const browser = signedInBrowser(s);
+  s.h.clock.advance(60_000);
+  const started = await authorizationUrl(config, WEB.redirect, "openid", { max_age: "30" });
+  const atLogin = await browser.follow(started.url, (u) => u.href.startsWith(WEB.redirect));
+  assert.equal(atLogin.url.pathname, "/ui/login", "a minute-old session is too old for max_age=30");
+  const done = await browser.follow(atLogin.url, (u) => u.href.startsWith(WEB.redirect), { method: "POST", form: { email: EMAIL, password: STRONG_PASSWORD } });
+  const tokens = await client.authorizationCodeGrant(config, done.url, {
+    pkceCodeVerifier: started.verifier,
+    expectedState: started.state,
+    expectedNonce: started.nonce,
+  });
+  // (openid-client's own maxAge check compares with the real time, and this test's clock is Latch's ManualClock.)
+  assert.equal(tokens.claims()!.auth_time, Math.floor(s.h.clock.now() / 1000), "auth_time is the new sign-in's");
+});

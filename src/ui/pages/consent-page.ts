@@ -80,6 +80,11 @@ Signing out ends your session on ${tenant.domain} too.</p>
   },
 };
 
+function isTooOld(deps: Deps, createdAt: number, maxAge: unknown): boolean {
+  const seconds = typeof maxAge === "string" ? Number(maxAge) : typeof maxAge === "number" ? maxAge : NaN;
+  return Number.isInteger(seconds) && seconds >= 0 && deps.clock.now() - createdAt > seconds * 1000;
+}
+
 async function interactionOf(provider: OidcProvider, uid: string, req: IncomingMessage, res: ServerResponse) {
   try {
     const details = await provider.interactionDetails(req, res);
@@ -103,7 +108,10 @@ export async function consentPages(app: FastifyInstance, { deps }: PageDeps): Pr
       sendContinue(deps, request, reply, await provider.interactionResult(request.raw, reply.raw, result, { mergeWithLastSubmission: false }));
 
     const session = await findSession(deps, request);
-    if (!session) return reply.redirect(`${pagePaths.login}?returnTo=${encodeURIComponent(interactionPath(uid))}`, 303);
+    // No session, or one older than the client's max_age (OpenID Connect Core §3.1.2.1): the member signs in (again) and comes back.
+    if (!session || isTooOld(deps, session.createdAt, details.params.max_age)) {
+      return reply.redirect(`${pagePaths.login}?returnTo=${encodeURIComponent(interactionPath(uid))}`, 303);
+    }
     const consent = await consentRequestOf(deps, request.tenant, details);
     if (!consent.client.firstParty) {
       if (!post) return sendPage(reply, 200, page(deps, request, { title: `Allow ${consent.client.name}?`, body: consentBody(uid, consent), signedIn: true }));
