@@ -18,7 +18,7 @@ import { publicJwks, rotateSigningKeys } from "../src/flows/oidc/signing-keys.js
 import type { Tenant } from "../src/model.js";
 import { oidcPageHooks } from "../src/ui/pages/consent-page.js";
 import { sha256Hex } from "../src/security/hashing.js";
-import { addOtherTenant, loginCookie, OTHER_DOMAIN, tenantIdOf } from "./support/flows.js";
+import { addOtherTenant, lockMember, loginCookie, OTHER_DOMAIN, tenantIdOf } from "./support/flows.js";
 import { createHarness, registerVerifiedMember, STRONG_PASSWORD, TEST_STORE, type Harness } from "./support/harness.js";
 import { Browser, discover, injectFetch } from "./support/oidc-rp.js";
 
@@ -528,4 +528,13 @@ test(`max_age: a Latch session older than the client allows sends the member to 
   });
   // (openid-client's own maxAge check compares with the real time, and this test's clock is Latch's ManualClock.)
   assert.equal(tokens.claims()!.auth_time, Math.floor(s.h.clock.now() / 1000), "auth_time is the new sign-in's");
+});
+
+test(`locking the member revokes what the provider issued: refresh and userinfo are refused (${TEST_STORE})`, async (t) => {
+  const s = await setUp(t);
+  const config = await discover(s.h, WEB.id, WEB.secret);
+  const { tokens } = await signIn(s, config, WEB.redirect);
+  await lockMember(s.h, s.recordId);
+  await assert.rejects(client.refreshTokenGrant(config, tokens.refresh_token!), isInvalidGrant);
+  await assert.rejects(client.fetchUserInfo(config, tokens.access_token, s.recordId));
 });
