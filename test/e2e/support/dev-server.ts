@@ -14,6 +14,8 @@ export interface DevServer {
   baseURL: string;
   port: number;
   inboxURL: string;
+  /** The server's SQLite database (a suite that needs a row no API makes yet, e.g. an OAuth client). */
+  databaseFile: string;
   /** The dev tenant's admin API key, printed once at creation. */
   adminKey: string;
   process: ServerProcess;
@@ -49,6 +51,7 @@ export async function startDevServer(): Promise<DevServer> {
   return {
     baseURL: `http://localhost:${server.port}`,
     port: server.port,
+    databaseFile: join(dataDir, "dev.db"),
     inboxURL,
     adminKey,
     process: server,
