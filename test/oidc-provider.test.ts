@@ -538,3 +538,12 @@ test(`locking the member revokes what the provider issued: refresh and userinfo 
   await assert.rejects(client.refreshTokenGrant(config, tokens.refresh_token!), isInvalidGrant);
   await assert.rejects(client.fetchUserInfo(config, tokens.access_token, s.recordId));
 });
+
+test(`a client cannot revoke another client's token (${TEST_STORE})`, async (t) => {
+  const s = await setUp(t);
+  const config = await discover(s.h, WEB.id, WEB.secret);
+  const { tokens } = await signIn(s, config, WEB.redirect);
+  const partner = await discover(s.h, PARTNER.id, PARTNER.secret);
+  await client.tokenRevocation(partner, tokens.refresh_token!).catch(() => undefined);
+  assert.ok((await client.refreshTokenGrant(config, tokens.refresh_token!)).access_token, "still valid");
+});

@@ -257,7 +257,11 @@ function buildConfiguration(deps: Deps, entry: { tenant: Tenant }, module: OidcP
         // contract.md#d28: confidential clients only.
         allowedPolicy: (_ctx: unknown, client: { clientAuthMethod: string }) => client.clientAuthMethod !== "none",
       },
-      revocation: { enabled: true },
+      // A client revokes its own tokens only; another's are left alone, with the 200 RFC 7009 gives every revocation.
+      revocation: {
+        enabled: true,
+        allowedPolicy: (_ctx: unknown, client: { clientId: string }, token: { clientId?: string }) => token.clientId === client.clientId,
+      },
       userinfo: { enabled: true },
       jwtUserinfo: { enabled: false },
       rpInitiatedLogout: {
