@@ -31,6 +31,14 @@ export const sessionChecks = (seeded: Seeded): LoadRequest[] =>
     headers: { "x-tenant-domain": s.domain, cookie: `session_id=${s.cookie}`, "x-forwarded-for": clientIp(SEQ_BLOCKS.logins + i) },
   }));
 
+/** contract.md#d28: a session token per seeded session (no body, no Origin: a same-origin page's call). */
+export const sessionTokens = (seeded: Seeded): LoadRequest[] =>
+  seeded.sessions.map((s, i) => ({
+    method: "POST",
+    path: "/auth/session/token",
+    headers: { "x-tenant-domain": s.domain, cookie: `session_id=${s.cookie}`, "x-forwarded-for": clientIp(SEQ_BLOCKS.logins + i) },
+  }));
+
 /** One login per seeded member, each from its member's IP. */
 export const logins = (seeded: Seeded, password = BENCH_PASSWORD): LoadRequest[] =>
   seeded.logins.map((l, i) => post("/auth/login", l.domain, { email: l.email, password, "bot-challenge-response": "x" }, clientIp(SEQ_BLOCKS.logins + i)));

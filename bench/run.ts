@@ -130,6 +130,13 @@ function latchRows(f: LatchFigures, peer: PeerFigures | undefined): Row[] {
     });
     rows.push({ scenario: "Floor at the same paced rate", result: floor, note: "the machine's and the generator's own share of that latency" });
   }
+  if (f.sessionToken)
+    rows.push({
+      scenario: "Session token (`POST /auth/session/token`)",
+      result: f.sessionToken,
+      floor: framework && percent(f.sessionToken.rps, framework.rps),
+      note: session && `${ratio(f.sessionToken.rps, session.rps)} session check: the same check, the key read and one ES256 signature`,
+    });
   if (login) {
     rows.push({
       scenario: "Floor: Argon2id verify (19456 KiB, t=2, p=1), raw",
@@ -197,6 +204,7 @@ function comparisonPairs(sqlite: LatchFigures, pg: LatchFigures) {
     verify: f.verify,
     magic: f.magic,
     passkey: f.passkey,
+    sessionToken: f.sessionToken,
   });
   const s = pick(sqlite);
   const p = pick(pg);
@@ -204,6 +212,7 @@ function comparisonPairs(sqlite: LatchFigures, pg: LatchFigures) {
   const pairs = [
     { scenario: "Session check (median of 3)", sqlite: s.session, postgres: p.session },
     { scenario: "Session check at half its peak rate (each store's own peak)", sqlite: s.half, postgres: p.half, note: loop },
+    { scenario: "Session token", sqlite: s.sessionToken, postgres: p.sessionToken },
     { scenario: "Password login, distinct members, one IP each (median of 3)", sqlite: s.login, postgres: p.login },
     { scenario: "Ten concurrent logins of one member", sqlite: s.burstOne, postgres: p.burstOne },
     { scenario: "Ten concurrent logins of ten members", sqlite: s.burstTen, postgres: p.burstTen },

@@ -128,6 +128,8 @@ export interface LatchFigures {
   verify?: LoadResult;
   magic?: LoadResult;
   passkey?: LoadResult;
+  /** `POST /auth/session/token`: the session check, then an ES256 signature (contract.md#d28). */
+  sessionToken?: LoadResult;
   /** PostgreSQL: the session check on one instance and on two behind the generator, medians of 3. */
   instances?: { one: LoadResult[]; two: LoadResult[] };
   spray?: SprayFigures;
@@ -165,6 +167,8 @@ export async function measureLatch(
     const floor = await load("Floor at the same paced rate", 200, floorServer.url, [FLOOR_REQUEST], { rate });
     figures.halfRate = { result, rate, floor, loop };
     await floorServer.stop();
+    log(`${store}: session token`);
+    figures.sessionToken = await load(scenario("session token"), 200, latch.url, requests.sessionTokens(seeded));
   }
   if (runs("session") && options.twoInstances) {
     const second = await startLatch(latchStore);

@@ -206,7 +206,9 @@ export async function seedLatch(plan: SeedPlan): Promise<Seeded> {
         for (let s = start; s < Math.min(plan.sessions, start + BATCH); s++) {
           const tenant = tenants[s % tenants.length]!;
           const member = Math.floor(s / tenants.length) % plan.membersPerTenant;
-          const issued = await createSession(tx, deps, tenant, 100_000_000_000_000 + member, { ip: "198.51.100.7", userAgent: "bench" }, now);
+          const issued = await createSession(tx, deps, tenant, 100_000_000_000_000 + member, { ip: "198.51.100.7", userAgent: "bench" }, now, {
+            amr: ["pwd"],
+          });
           sessions.push({ domain: tenant.domain, cookie: issued.sessionId });
         }
       });

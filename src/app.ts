@@ -13,6 +13,7 @@ import { registerObservability } from "./http/observability.js";
 import { adminRoutes } from "./http/routes/admin.js";
 import { memberAdminRoutes } from "./http/routes/members.js";
 import { connectionAdminRoutes } from "./http/routes/connections.js";
+import { oauthClientAdminRoutes } from "./http/routes/oauth-clients.js";
 import { botChallengeRoutes } from "./http/routes/bot-challenge.js";
 import { healthRoutes } from "./http/routes/health.js";
 import { loginRoutes } from "./http/routes/login.js";
@@ -27,6 +28,7 @@ import { federationRoutes } from "./http/routes/federation.js";
 import { federationFormPostRoutes } from "./http/routes/federation-form-post.js";
 import { oidcRoutes } from "./http/routes/oidc.js";
 import { selfServiceRoutes } from "./http/routes/self-service.js";
+import { sessionTokenRoutes } from "./http/routes/session-token.js";
 import { registerCorsPreflight } from "./http/cors.js";
 import { registerTenantResolution } from "./http/tenant.js";
 import { hostedPageRoutes } from "./ui/routes.js";
@@ -170,10 +172,12 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     await scope.register(magicLinkRoutes, { deps });
     await scope.register(twoFactorRoutes, { deps });
     await scope.register(selfServiceRoutes, { deps });
+    await scope.register(sessionTokenRoutes, { deps });
     await scope.register(passkeyRoutes, { deps });
     await scope.register(adminRoutes, { deps });
     await scope.register(memberAdminRoutes, { deps });
     await scope.register(connectionAdminRoutes, { deps });
+    await scope.register(oauthClientAdminRoutes, { deps });
     await scope.register(federationRoutes, { deps });
     // Its own scope: the one route that takes a form body (decisions.md#sign-in-with-apple).
     await scope.register(federationFormPostRoutes, { deps });

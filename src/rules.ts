@@ -139,6 +139,8 @@ export const FEDERATION_FLOW_LIFETIME_MS = 10 * MINUTE;
 /** decisions.md#federated-connections: a bound on the providers one tenant's admin can make Latch call and cache. */
 export const MAX_CONNECTIONS_PER_TENANT = 20;
 export const FEDERATION_PENDING_LIFETIME_MS = 10 * MINUTE;
+/** decisions.md#openid-provider-clients: a bound on the applications one tenant's admin can register. */
+export const MAX_OAUTH_CLIENTS_PER_TENANT = 50;
 /** decisions.md#federated-sign-in: every call to a provider (discovery, JWKS, token, GitHub's API). */
 export const FEDERATION_REQUEST_TIMEOUT_MS = 10_000;
 
@@ -180,6 +182,8 @@ export const WEBHOOK_SECRET_ROTATION_WINDOW_MS = WEBHOOK_RETRY_FOR_MS;
  * rotation retired stays in the JWKS this long, so every token it signed still verifies until it expires.
  */
 export const MAX_TOKEN_LIFETIME_MS = 10 * MINUTE;
+/** contract.md#d28: a session token (`POST /auth/session/token`) lives this long, and never past its session. */
+export const SESSION_TOKEN_LIFETIME_MS = 5 * MINUTE;
 
 /** contract.md#d25: how long what is kept is kept. */
 export const RETENTION_MS = 30 * DAY;
@@ -394,10 +398,16 @@ export const RULE_TABLE: readonly RuleRow[] = /* @__PURE__ */ (() => [
   { rule: "Federated sign-in in flight (the `latch_fed` cookie)", value: describeDuration(FEDERATION_FLOW_LIFETIME_MS), source: "contract.md#d27" },
   { rule: "Proof or second factor awaited after a federated callback", value: describeDuration(FEDERATION_PENDING_LIFETIME_MS), source: "contract.md#d27" },
   { rule: "Connections per tenant", value: String(MAX_CONNECTIONS_PER_TENANT), source: "contract.md#d27; the number is Latch's" },
+  { rule: "OAuth clients per tenant", value: String(MAX_OAUTH_CLIENTS_PER_TENANT), source: "contract.md#d28; the number is Latch's" },
   { rule: "Timeout of each call to an identity provider", value: describeDuration(FEDERATION_REQUEST_TIMEOUT_MS), source: "contract.md#d27" },
   {
     rule: "A rotated-out token signing key stays in the JWKS (the longest token lifetime)",
     value: describeDuration(MAX_TOKEN_LIFETIME_MS),
+    source: "contract.md#d28",
+  },
+  {
+    rule: "Session token (`POST /auth/session/token`), at most until its session ends",
+    value: describeDuration(SESSION_TOKEN_LIFETIME_MS),
     source: "contract.md#d28",
   },
   { rule: "Passkeys per member", value: String(MAX_PASSKEYS_PER_MEMBER), source: "contract.md#d26; the number is Latch's" },

@@ -40,6 +40,7 @@ import type {
 } from "../src/http/routes/members.js";
 import type { ChallengeBody } from "../src/http/routes/bot-challenge.js";
 import type { LoginAnswer, LoginBody, SessionAnswer } from "../src/http/routes/login.js";
+import type { SessionTokenBody } from "../src/http/routes/session-token.js";
 import type {
   MagicLoginAnswer,
   RegisterMagicLinkBody,
@@ -94,6 +95,15 @@ import type {
   DeletedConnectionBody,
   UpdateConnectionBody,
 } from "../src/http/routes/connections.js";
+import type {
+  CreatedOauthClientBody,
+  CreateOauthClientBody,
+  DeletedOauthClientBody,
+  OauthClientBody,
+  OauthClientListBody,
+  OauthClientParams,
+  UpdateOauthClientBody,
+} from "../src/http/routes/oauth-clients.js";
 import {
   ConnectionListBody as SignInConnectionListBody,
   FederatedLoginAnswer,
@@ -124,6 +134,7 @@ interface RouteShapes {
   loginWithPassword: [[body: S<typeof LoginBody>], S<typeof LoginAnswer>];
   getSession: [[], S<typeof SessionAnswer>];
   logout: [[], Msg];
+  sessionToken: [[], S<typeof SessionTokenBody>];
   requestPasswordReset: [[body: S<typeof ForgotPasswordBody>], Msg];
   resetPassword: [[body: S<typeof ResetPasswordBody>], Msg];
   changePassword: [[body: S<typeof ChangePasswordBody>], Msg];
@@ -173,6 +184,11 @@ interface RouteShapes {
   listConnections: [[], S<typeof ConnectionListBody>];
   updateConnection: [[id: S<typeof ConnectionParams>["id"], body: S<typeof UpdateConnectionBody>], S<typeof ConnectionBody>];
   deleteConnection: [[id: S<typeof ConnectionParams>["id"]], S<typeof DeletedConnectionBody>];
+  createOauthClient: [[body: S<typeof CreateOauthClientBody>], S<typeof CreatedOauthClientBody>];
+  listOauthClients: [[], S<typeof OauthClientListBody>];
+  getOauthClient: [[clientId: S<typeof OauthClientParams>["clientId"]], S<typeof OauthClientBody>];
+  updateOauthClient: [[clientId: S<typeof OauthClientParams>["clientId"], body: S<typeof UpdateOauthClientBody>], S<typeof OauthClientBody>];
+  deleteOauthClient: [[clientId: S<typeof OauthClientParams>["clientId"]], S<typeof DeletedOauthClientBody>];
   // src/http/routes/federation.ts declares its bodies inline: rebuilt here from the same fields.
   listSignInConnections: [[], S<typeof SignInConnectionListBody>];
   listIdentities: [[], S<typeof IdentityListBody>];

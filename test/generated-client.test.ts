@@ -156,6 +156,10 @@ test("the member's own account: profile, sessions, password, email, logout", asy
   assert.equal((await other.api.GET("/auth/session")).response.status, 401);
   ok(await ada.api.POST("/auth/sessions/revoke-others"));
   refused(await anyone.api.POST("/auth/sessions/revoke-others"), 401, "unauthorized");
+  const { token, expiresAt } = ok(await ada.api.POST("/auth/session/token"));
+  assert.equal(token.split(".").length, 3);
+  assert.equal(expiresAt, new Date(h.clock.now() + 5 * MINUTE).toISOString());
+  refused(await anyone.api.POST("/auth/session/token"), 401, "unauthorized");
 
   refused(
     await ada.api.POST("/auth/change-password", { body: { currentPassword: OTHER_STRONG_PASSWORD, newPassword: OTHER_STRONG_PASSWORD } }),
@@ -303,6 +307,29 @@ test("admin calls with the internal API key", async () => {
   refused(await admin.api.PATCH("/auth/admin/connections/{id}", { params: { path: { id: "nope" } }, body: { allowSignup: false } }), 404, "not_found");
   ok(await admin.api.DELETE("/auth/admin/connections/{id}", { params: { path: { id: "google" } } }));
   refused(await admin.api.DELETE("/auth/admin/connections/{id}", { params: { path: { id: "google" } } }), 404, "not_found");
+
+  // D28: OAuth clients; the secret comes back in the creation's answer only.
+  const oauthClient = { name: "Shop", type: "confidential" as const, redirectUris: ["https://shop.example.com/cb"] };
+  const { client } = ok(await admin.api.POST("/auth/admin/oauth-clients", { body: oauthClient }));
+  assert.equal(typeof client.clientSecret, "string");
+  refused(
+    await admin.api.POST("/auth/admin/oauth-clients", { body: { ...oauthClient, redirectUris: ["http://shop.example.com/cb"] } }),
+    400,
+    "validation_failed",
+  );
+  ok(await admin.api.GET("/auth/admin/oauth-clients"));
+  refused(await keyless.api.GET("/auth/admin/oauth-clients"), 401, "unauthorized");
+  const clientPath = { params: { path: { clientId: client.clientId } } };
+  ok(await admin.api.GET("/auth/admin/oauth-clients/{clientId}", clientPath));
+  ok(await admin.api.PATCH("/auth/admin/oauth-clients/{clientId}", { ...clientPath, body: { firstParty: false } }));
+  refused(
+    await admin.api.PATCH("/auth/admin/oauth-clients/{clientId}", { params: { path: { clientId: "nope" } }, body: { firstParty: false } }),
+    404,
+    "not_found",
+  );
+  ok(await admin.api.DELETE("/auth/admin/oauth-clients/{clientId}", clientPath));
+  refused(await admin.api.GET("/auth/admin/oauth-clients/{clientId}", clientPath), 404, "not_found");
+  refused(await admin.api.DELETE("/auth/admin/oauth-clients/{clientId}", clientPath), 404, "not_found");
 
   await registerVerified("dan@example.org");
   const dan = await loggedIn("dan@example.org");

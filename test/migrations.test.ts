@@ -82,3 +82,30 @@ test("0016: tenants from before have no previous webhook secret; a rotation then
     }
   }
 });
+
+test("0021: a session opened by a passkey before it gets amr hwk, mfa; any other gets [], never a guess", async () => {
+  for (const { name, url, dispose } of await databases()) {
+    const opened = openDatabase(url, { poolSize: 2, statementTimeoutMs: 5000 });
+    try {
+      await migrateUpTo(opened.db, "0020-oauth-clients");
+      for (const [idHash, byPasskey] of [
+        ["a".repeat(64), 1],
+        ["b".repeat(64), 0],
+      ] as const) {
+        await sql`insert into sessions (tenant_id, id_hash, member_id, created_at, expires_at, last_seen_at, public_id, by_passkey)
+          values ('ten_x', ${idHash}, 1, 1000, 2000, 1000, ${idHash.slice(0, 32)}, ${byPasskey})`.execute(opened.db);
+      }
+      await migrateToLatest(opened.db);
+      const rows = await opened.db.selectFrom("sessions").select(["id_hash", "amr"]).orderBy("id_hash").execute();
+      assert.deepEqual(
+        rows.map((row) => JSON.parse(row.amr) as string[]),
+        [["hwk", "mfa"], []],
+        name,
+      );
+    } finally {
+      await opened.db.destroy();
+      opened.reader?.close();
+      await dispose();
+    }
+  }
+});

@@ -140,6 +140,21 @@ test("a full flow leaves no secret in the logs, the audit log or the deliveries 
       "unlock",
     );
     const session3 = keep("session 3", sessionCookieOf(ok(await post(h, "/auth/login", { email, password: THIRD_PASSWORD, ...bot }), "login after unlock")));
+    // D28: an OAuth client's secret, returned once by its creation, then the client read back and removed.
+    const oauthClientAnswer = ok(
+      await h.app.inject({
+        method: "POST",
+        url: "/auth/admin/oauth-clients",
+        payload: { name: "Shop", type: "confidential", redirectUris: ["https://shop.example.com/cb"] },
+        headers: adminRequestHeaders(h, { key: apiKey }),
+      }),
+      "oauth client",
+      201,
+    ).json<{ client: { clientId: string; clientSecret: string } }>().client;
+    keep("oauth client secret", oauthClientAnswer.clientSecret);
+    const oauthClientUrl = `/auth/admin/oauth-clients/${oauthClientAnswer.clientId}`;
+    ok(await h.app.inject({ method: "GET", url: oauthClientUrl, headers: adminRequestHeaders(h, { key: apiKey }) }), "oauth client shown");
+    ok(await h.app.inject({ method: "DELETE", url: oauthClientUrl, headers: adminRequestHeaders(h, { key: apiKey }) }), "oauth client removed");
 
     // A magic link: its token travels in the URL path, which the logs mask and the route binding never holds.
     ok(await post(h, "/auth/request-magic-link", { email, ...bot }), "request magic link");

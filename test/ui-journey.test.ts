@@ -151,12 +151,29 @@ test("email-only registration, resend, and a magic-link login", async () => {
   const verification = await linkFor("verify_email", "verificationLink", email);
   // D18: a resend link carries no password, so its page offers to choose one; left empty, the
   // member is verified without a password and lands on the magic-link page, not the password login.
-  assert.match(assertPage(await getPage(h, `/ui${verification.path}`)), /Choose a password \(optional\)/);
+  const confirmPage = assertPage(await getPage(h, `/ui${verification.path}`));
+  assert.match(confirmPage, /Choose a password \(optional\)/);
+  // Issue 34's blocker: an optional field the browser would not let through empty.
+  const passwordInput = /<input id="password"[^>]*>/.exec(confirmPage)?.[0] ?? "";
+  assert.match(passwordInput, /type="password"/);
+  assert.doesNotMatch(passwordInput, /\brequired\b/);
   assertSeeOther(await postForm(h, `/ui${verification.path}`, { password: "" }), "/ui/magic-link?notice=email-verified-no-password");
   assert.match(assertPage(await getPage(h, "/ui/magic-link?notice=email-verified-no-password")), /has no password/);
   assertSeeOther(await postForm(h, "/ui/magic-link", { email }, { ip: nextIp() }), "/ui/check-email?for=magic-link");
   const magic = await linkFor("magic_login", "magicLoginLink", email);
   const res = await postForm(h, magic.path, {});
   assertSeeOther(res, "/ui/account");
+  // Issue 34: a used link's page offers a new one, not a button that can only fail.
+  for (const used of [magic.path, `/ui${verification.path}`]) {
+    const usedPage = assertPage(await getPage(h, used), 400);
+    assert.match(usedPage, /invalid or has expired/);
+    assert.doesNotMatch(usedPage, /<button/);
+    assert.match(usedPage, /href="\/ui\/(magic-link|resend-verification)"/);
+  }
   assert.match(assertPage(await getPage(h, "/ui/account", { cookie: sessionCookieOf(res)! })), /Your account/);
+  // Issue 34: without a password, the menu's password page offers to set one, not a current password to type.
+  const passwordPage = assertPage(await getPage(h, "/ui/change-password", { cookie: sessionCookieOf(res)! }));
+  assert.match(passwordPage, /<h1>Set a password<\/h1>/);
+  assert.match(passwordPage, /href="\/ui\/forgot-password"/);
+  assert.doesNotMatch(passwordPage, /name="currentPassword"/);
 });

@@ -10,7 +10,7 @@ import type { Challenge } from "altcha-lib";
 import { PAGE_CSP } from "../src/ui/layout.js";
 import { safeRedirectPath } from "../src/ui/paths.js";
 import { createHarness, deliverWebhooks, parseLink, post, registerVerifiedMember, sessionCookieOf, STRONG_PASSWORD, type Harness } from "./support/harness.js";
-import { enrolTwoFactor, lastWebhookFor, nextIp, sessionStatus } from "./support/flows.js";
+import { enrolTwoFactor, lastWebhookFor, nextIp, sessionStatus, storeTenantSettings } from "./support/flows.js";
 import { totpAt } from "./support/totp.js";
 import { assertErrorSummary, assertPage, assertSeeOther, getPage, inputValue, postForm, signInOnPage } from "./support/ui-forms.js";
 import { solveAltcha } from "./support/altcha.js";
@@ -40,8 +40,9 @@ test("every page renders 200 with its CSP, referrer policy, nosniff and no-store
     `/ui/${p}/123456789012345/${"A".repeat(43)}`,
   ]);
   for (const url of [...publicPages, ...linkPages]) {
-    // A reset link's page checks the link (issue 16): a made-up one is a dead-link page, 400.
-    const body = assertPage(await getPage(h, url), url.includes("reset-password") ? 400 : 200);
+    // The links that check themselves (issues 16 and 34): a made-up one is a dead-link page, 400.
+    const checked = ["reset-password", "email-verified", "verify-magic-link"].some((p) => url.includes(`/${p}/`));
+    const body = assertPage(await getPage(h, url), checked ? 400 : 200);
     assert.equal(body.match(/<h1>/g)?.length, 1, `${url}: one h1`);
     assert.match(body, /<main id="main"/, url);
     assert.match(body, /<a class="skip" href="#main">/, url);
@@ -221,8 +222,14 @@ test("a form post from another origin is refused, with the session cookie and on
 });
 
 test("the ALTCHA widget is on every guarded form of an ALTCHA tenant, and only there", async () => {
-  const altcha = await createHarness({ domain: "altcha.example.com", settings: { botProtection: { provider: "altcha" } } });
+  const altcha = await createHarness({ domain: "altcha.example.com" });
   try {
+    // A live magic link, made before the tenant turns ALTCHA on (a dead link's page has no form to guard).
+    await registerVerifiedMember(altcha, "al@example.org");
+    assertSeeOther(await postForm(altcha, "/ui/magic-link", { email: "al@example.org" }, { ip: nextIp() }), "/ui/check-email?for=magic-link");
+    await deliverWebhooks(altcha);
+    const magic = parseLink(lastWebhookFor(altcha, "magic_login", "al@example.org").body.magicLoginLink!);
+    await storeTenantSettings(altcha, { botProtection: { provider: "altcha" } });
     for (const url of [
       "/ui/register",
       "/ui/register-email-only",
@@ -230,7 +237,7 @@ test("the ALTCHA widget is on every guarded form of an ALTCHA tenant, and only t
       "/ui/magic-link",
       "/ui/forgot-password",
       "/ui/resend-verification",
-      "/verify-magic-link/123456789012345/abc",
+      `/verify-magic-link/${magic.recordId}/${magic.token}`,
       "/ui/check-email?for=magic-link",
     ]) {
       const body = (await getPage(altcha, url)).body;

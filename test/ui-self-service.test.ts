@@ -9,7 +9,7 @@ import { test } from "node:test";
 import { member } from "./support/account.js";
 import { deliverWebhooks, parseLink, STRONG_PASSWORD, type Harness } from "./support/harness.js";
 import { lastWebhookFor, sessionStatus, WRONG_PASSWORD } from "./support/flows.js";
-import { assertErrorSummary, assertPage, assertSeeOther, getPage, postForm, signInOnPage } from "./support/ui-forms.js";
+import { assertErrorSummary, assertPage, assertSeeOther, getPage, inputValue, postForm, signInOnPage } from "./support/ui-forms.js";
 
 const EMAIL = "page.member@example.org";
 
@@ -94,6 +94,13 @@ test("D24 pages: this wasn't me, from a security alert's link: GET explains, POS
   const secured = await postForm(h, path, {}, { cookie });
   assertSeeOther(secured, "/ui/forgot-password?notice=account-secured");
   assert.equal(await sessionStatus(h, cookie), 401);
+  // Issue 34: the page it lands on says what happened and fills in the address the account has now.
+  const remembered = secured.cookies.find((c) => c.name === "login_email");
+  assert.equal(remembered?.path, "/ui/forgot-password");
+  assert.equal(decodeURIComponent(remembered?.value ?? ""), EMAIL);
+  const landing = assertPage(await getPage(h, "/ui/forgot-password?notice=account-secured", { cookies: { login_email: EMAIL } }));
+  assert.match(landing, /Your account is secured/);
+  assert.equal(inputValue(landing, "email"), EMAIL);
   const row = await h.db.selectFrom("members").select("status").where("id", "=", Number(recordId)).executeTakeFirstOrThrow();
   assert.equal(row.status, "Password Change Pending");
   assertErrorSummary(assertPage(await postForm(h, path, {}), 400), /invalid or has expired/);

@@ -2,6 +2,7 @@
 /**
  * The operator CLI (contract.md#d3, contract.md#d23): `latch tenant list|create|show|update|delete|rotate-key|rotate-webhook-secret|rotate-signing-key|deliveries`,
  * `latch connection add|list|update|remove` (decisions.md#federated-connections),
+ * `latch oauth-client add|list|show|update|remove` (decisions.md#openid-provider-clients),
  * `latch secrets reseal` and `latch migrate`. It calls the same functions as the operator API, on the configured database.
  * stdout carries the result as JSON and nothing else (contract.md#d23), so `latch … | jq` works: for every command
  * it is the object the operator API answers for the same call. Every failure is the contract.md#d4 error body
@@ -31,6 +32,7 @@ import { createLogger } from "../logging.js";
 import { describeDuration, MAX_TOKEN_LIFETIME_MS, WEBHOOK_SECRET_ROTATION_WINDOW_MS } from "../rules.js";
 import { checkDatabaseLocation } from "../start-up.js";
 import { CONNECTION_OPTIONS, CONNECTION_USAGE, refuseSecretOnCommandLine, runConnectionCommand, type ConnectionValues } from "./connections.js";
+import { OAUTH_CLIENT_OPTIONS, OAUTH_CLIENT_USAGE, runOauthClientCommand, type OauthClientValues } from "./oauth-clients.js";
 import { hasUnreadable, resealSecrets } from "./reseal.js";
 import { need, UsageError } from "./usage.js";
 
@@ -47,6 +49,7 @@ const USAGE = `Usage:
       (new token signing keys at once; the old ones stay in the JWKS for ${describeDuration(MAX_TOKEN_LIFETIME_MS)}, until the answer's retiredKeys[].expiresAt)
   latch tenant deliveries <domain> [--limit <n>]
 ${CONNECTION_USAGE}
+${OAUTH_CLIENT_USAGE}
   latch secrets reseal
   latch migrate
 Configuration comes from the environment (DATABASE_URL, SECRETS_KEY, ...), as for the server.
@@ -62,7 +65,7 @@ type Values = ConnectionValues & {
   limit?: string;
   cursor?: string;
   help?: boolean;
-};
+} & OauthClientValues;
 
 function settingsFrom(values: Values): unknown {
   const text = values["settings-file"] !== undefined ? readFileSync(values["settings-file"], "utf8") : values.settings;
@@ -111,6 +114,13 @@ async function runTenantCommand(deps: Deps, command: string | undefined, arg: st
   }
 }
 
+async function runGroupCommand(deps: Deps, group: string, command: string | undefined, arg: string | undefined, values: Values): Promise<unknown> {
+  if (group === "tenant") return runTenantCommand(deps, command, arg, values);
+  if (group === "connection") return runConnectionCommand(deps, command, arg, values);
+  if (group === "oauth-client") return runOauthClientCommand(deps, command, arg, values);
+  throw new UsageError(`unknown command: ${group}`);
+}
+
 /** Prints counts per kind, never a value; exits 1 when something could not be opened. */
 async function runSecretsCommand(deps: Deps, command: string | undefined): Promise<number> {
   if (command !== "reseal") throw new UsageError(`unknown secrets command: ${command ?? "(none)"}`);
@@ -136,6 +146,7 @@ function parseCommandLine(argv: string[]): { values: Values; positionals: string
         cursor: { type: "string" },
         help: { type: "boolean", short: "h" },
         ...CONNECTION_OPTIONS,
+        ...OAUTH_CLIENT_OPTIONS,
       },
     });
   } catch (err) {
@@ -209,8 +220,7 @@ export async function runCli(argv: string[]): Promise<number> {
       return 0; // createDeps ran the migrations
     }
     if (group === "secrets") return await runSecretsCommand(deps, command);
-    if (group !== "tenant" && group !== "connection") throw new UsageError(`unknown command: ${group}`);
-    const result = group === "connection" ? await runConnectionCommand(deps, command, arg, values) : await runTenantCommand(deps, command, arg, values);
+    const result = await runGroupCommand(deps, group, command, arg, values);
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     return 0;
   } catch (err) {

@@ -135,7 +135,7 @@ const tags = [
   { name: "registration", description: "Registration by password or by email alone, email verification, and resending the verification email." },
   { name: "login", description: "Password login, with the second factor when the member has one." },
   { name: "magic-link", description: "Login by a one-time link sent through the tenant's `magicLoginWebhook`." },
-  { name: "sessions", description: "The `session_id` cookie: reading the session and logging out." },
+  { name: "sessions", description: "The `session_id` cookie: reading the session, a short-lived JWT of it for backends, and logging out." },
   { name: "passwords", description: "Forgot, reset and change password." },
   {
     name: "federation",
@@ -167,6 +167,7 @@ const OPTIONAL_BODY_OPERATIONS = new Set([
   "logout",
   "setUpTwoFactor",
   "revokeOtherSessions",
+  "sessionToken",
   "rotateApplicationKey",
   "rotateWebhookSecret",
   "resetMemberTwoFactor",

@@ -417,7 +417,7 @@ export interface OauthClientsTable {
   name: string;
   /** `confidential` (has a secret) or `public` (PKCE only). */
   type: string;
-  /** 1: the tenant's own application, no consent page (decisions.md#openid-provider-consent). */
+  /** 1: the tenant's own application, no consent page (decisions.md#openid-provider-clients). */
   first_party: number;
   /** JSON array of exact URIs. */
   redirect_uris: string;

@@ -53,6 +53,17 @@ export class TenantStore {
     return (await query.executeTakeFirst()) !== undefined;
   }
 
+  /**
+   * Whether the tenant exists. Inside a transaction on PostgreSQL its row stays locked until commit
+   * (SQLite has one writer), so writers that decide on a count of the tenant's rows (its OAuth
+   * clients' cap, decisions.md#openid-provider-clients) run one after the other.
+   */
+  async lockTenant(id: string): Promise<boolean> {
+    let query = this.db.selectFrom("tenants").select("id").where("id", "=", id);
+    query = lockingRead(query, this.dialect);
+    return (await query.executeTakeFirst()) !== undefined;
+  }
+
   /** The application whose key hashes to this value; the hash index makes it one lookup. */
   async findApplicationIdByKeyHash(apiKeyHash: string): Promise<string | undefined> {
     const row = await this.db.selectFrom("applications").select("id").where("api_key_hash", "=", apiKeyHash).executeTakeFirst();

@@ -156,7 +156,8 @@ function navigation(signedIn: boolean, devInbox: boolean): Html {
   const links = signedIn
     ? [
         html`<li><a href="${pagePaths.account}">Account</a></li>`,
-        html`<li><a href="${pagePaths.changePassword}">Change password</a></li>`,
+        // "Password", not "Change password": a member without one is offered to set one there.
+        html`<li><a href="${pagePaths.changePassword}">Password</a></li>`,
         html`<li><a href="${pagePaths.twoFactor}">Two-factor authentication</a></li>`,
       ]
     : [

@@ -70,7 +70,7 @@ export const notices = {
   "identity-linked": "The account is linked. You can now sign in with it.",
   "identity-unlinked": "The account is unlinked. It no longer signs you in here.",
   "account-secured":
-    "Your account is secured: every session has ended and every sign-in and reset link we sent is void. Choose a new password to log in again.",
+    "Your account is secured: every session has ended and every sign-in and reset link we sent is void. Choose a new password to log in again: we email a reset link to your account's address, filled in below.",
   "account-secured-email-kept":
     "Your account is secured: every session has ended and every sign-in and reset link we sent is void. " +
     "Your old email address could not be given back, because another account uses it now: contact the site's support.",

@@ -265,6 +265,64 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/auth/admin/oauth-clients": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The tenant's hostname (lowercase, no port). Without it, the `Host` header names the tenant. */
+                "X-Tenant-Domain"?: components["parameters"]["TenantDomain"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the OAuth clients
+         * @description Oldest first. Never a secret.
+         */
+        get: operations["listOauthClients"];
+        put?: never;
+        /**
+         * Register an OAuth client
+         * @description An application that signs the tenant's members in through its OpenID Provider. A `confidential` client gets a secret, in this answer only; a `public` one none (it must use PKCE S256). Redirect URIs are matched exactly. 409 `invalid_state` when the tenant has its maximum of clients.
+         */
+        post: operations["createOauthClient"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/admin/oauth-clients/{clientId}": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The tenant's hostname (lowercase, no port). Without it, the `Host` header names the tenant. */
+                "X-Tenant-Domain"?: components["parameters"]["TenantDomain"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Show an OAuth client
+         * @description Never its secret. 404 `not_found` for an id the tenant has no client by.
+         */
+        get: operations["getOauthClient"];
+        put?: never;
+        post?: never;
+        /**
+         * Remove an OAuth client
+         * @description Removes the client and every grant given to it: its authorization codes and refresh tokens stop working at once (an access token already issued is a JWT and lives out its 10 minutes at most). 404 `not_found` for an id the tenant has no client by.
+         */
+        delete: operations["deleteOauthClient"];
+        options?: never;
+        head?: never;
+        /**
+         * Change an OAuth client
+         * @description Its name, redirect URIs and first-party flag; its type and secret never change (register a new client instead). A list given replaces the stored one. 404 `not_found` for an id the tenant has no client by.
+         */
+        patch: operations["updateOauthClient"];
+        trace?: never;
+    };
     "/auth/admin/require-password-change": {
         parameters: {
             query?: never;
@@ -1053,6 +1111,29 @@ export interface paths {
         get: operations["getSession"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/session/token": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The tenant's hostname (lowercase, no port). Without it, the `Host` header names the tenant. */
+                "X-Tenant-Domain"?: components["parameters"]["TenantDomain"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Get a short-lived JWT of the session
+         * @description For a backend that verifies the session itself, with the tenant's JWKS at `/oauth/jwks`, instead of calling `GET /auth/session`. The token lives 5 minutes, and never past the session. It is signed with the tenant's current ES256 key; the header has `kid` and `typ: "latch-session+jwt"`. Claims: `iss` `https://{hostname}`, `aud` the tenant's hostname, `sub` the member's `recordid`, `sid` the session's public id (as in `GET /auth/sessions`), `amr` how the session was opened (`pwd`, `otp`, `mfa`, `hwk` for a passkey, `fed`, `email` for a magic link or emailed code), `auth_time`, `iat`, `exp`. A verifier checks the signature, `iss`, `aud`, `typ` and `exp`. A session in `Password Change Pending` gets 403 `password_change_required`, and one of a member who must turn on the tenant's required 2FA 409 `invalid_state`: a backend never sees those flags. Send no body (or a JSON one).
+         */
+        post: operations["sessionToken"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2342,7 +2423,7 @@ export interface operations {
                              * @description What happened (`src/model.ts` AUDIT_EVENT_TYPES).
                              * @enum {string}
                              */
-                            type: "registered" | "registration_repeated" | "verification_resent" | "email_verified" | "login_succeeded" | "login_failed" | "login_anomaly" | "suspicious_login_velocity" | "logout" | "two_factor_setup_started" | "two_factor_enabled" | "two_factor_disabled" | "two_factor_passed" | "two_factor_failed" | "recovery_code_used" | "recovery_codes_regenerated" | "password_reset_requested" | "password_reset" | "password_changed" | "password_change_failed" | "password_change_required" | "magic_link_requested" | "account_locked" | "account_unlocked" | "connection_created" | "connection_updated" | "connection_deleted" | "name_changed" | "email_change_requested" | "email_changed" | "email_restored" | "account_secured" | "session_revoked" | "sessions_revoked" | "member_deleted" | "passkey_added" | "passkey_removed" | "identity_linked" | "identity_unlinked" | "federated_login" | "passkey_counter_regressed";
+                            type: "registered" | "registration_repeated" | "verification_resent" | "email_verified" | "login_succeeded" | "login_failed" | "login_anomaly" | "suspicious_login_velocity" | "logout" | "two_factor_setup_started" | "two_factor_enabled" | "two_factor_disabled" | "two_factor_passed" | "two_factor_failed" | "recovery_code_used" | "recovery_codes_regenerated" | "password_reset_requested" | "password_reset" | "password_changed" | "password_change_failed" | "password_change_required" | "magic_link_requested" | "account_locked" | "account_unlocked" | "connection_created" | "connection_updated" | "connection_deleted" | "oauth_client_created" | "oauth_client_updated" | "oauth_client_deleted" | "name_changed" | "email_change_requested" | "email_changed" | "email_restored" | "account_secured" | "session_revoked" | "sessions_revoked" | "member_deleted" | "passkey_added" | "passkey_removed" | "identity_linked" | "identity_unlinked" | "federated_login" | "passkey_counter_regressed";
                             userAgent: string | null;
                         }[];
                         recordid: string;
@@ -3625,7 +3706,7 @@ export interface operations {
                              * @description What happened (`src/model.ts` AUDIT_EVENT_TYPES).
                              * @enum {string}
                              */
-                            type: "registered" | "registration_repeated" | "verification_resent" | "email_verified" | "login_succeeded" | "login_failed" | "login_anomaly" | "suspicious_login_velocity" | "logout" | "two_factor_setup_started" | "two_factor_enabled" | "two_factor_disabled" | "two_factor_passed" | "two_factor_failed" | "recovery_code_used" | "recovery_codes_regenerated" | "password_reset_requested" | "password_reset" | "password_changed" | "password_change_failed" | "password_change_required" | "magic_link_requested" | "account_locked" | "account_unlocked" | "connection_created" | "connection_updated" | "connection_deleted" | "name_changed" | "email_change_requested" | "email_changed" | "email_restored" | "account_secured" | "session_revoked" | "sessions_revoked" | "member_deleted" | "passkey_added" | "passkey_removed" | "identity_linked" | "identity_unlinked" | "federated_login" | "passkey_counter_regressed";
+                            type: "registered" | "registration_repeated" | "verification_resent" | "email_verified" | "login_succeeded" | "login_failed" | "login_anomaly" | "suspicious_login_velocity" | "logout" | "two_factor_setup_started" | "two_factor_enabled" | "two_factor_disabled" | "two_factor_passed" | "two_factor_failed" | "recovery_code_used" | "recovery_codes_regenerated" | "password_reset_requested" | "password_reset" | "password_changed" | "password_change_failed" | "password_change_required" | "magic_link_requested" | "account_locked" | "account_unlocked" | "connection_created" | "connection_updated" | "connection_deleted" | "oauth_client_created" | "oauth_client_updated" | "oauth_client_deleted" | "name_changed" | "email_change_requested" | "email_changed" | "email_restored" | "account_secured" | "session_revoked" | "sessions_revoked" | "member_deleted" | "passkey_added" | "passkey_removed" | "identity_linked" | "identity_unlinked" | "federated_login" | "passkey_counter_regressed";
                             userAgent: string | null;
                         }[];
                         loginHistory: {
@@ -3889,6 +3970,827 @@ export interface operations {
             };
             /** @description - `invalid_state`: The account is not in a state that allows this. */
             409: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `payload_too_large`: The body is over 16 KiB. */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `unsupported_media_type`: The body is not `application/json`. */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    listOauthClients: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The tenant's hostname (lowercase, no port). Without it, the `Host` header names the tenant. */
+                "X-Tenant-Domain"?: components["parameters"]["TenantDomain"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The tenant's OAuth clients, oldest first. Never a secret. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        clients: {
+                            /** @description The client's id: random, public, given by Latch at creation. */
+                            clientId: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC time (`2026-01-01T12:00:00.000Z`).
+                             */
+                            createdAt: string;
+                            /** @description Skips the consent page. */
+                            firstParty: boolean;
+                            name: string;
+                            postLogoutRedirectUris: string[];
+                            /** @description Matched exactly. */
+                            redirectUris: string[];
+                            /** @enum {string} */
+                            type: "confidential" | "public";
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC time (`2026-01-01T12:00:00.000Z`).
+                             */
+                            updatedAt: string;
+                        }[];
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            /** @description - `validation_failed`: A malformed URL (`/%`), or a NUL character in the URL. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `unauthorized`: No valid session, or a missing or unknown API key. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description - `origin_mismatch`: The request carries the session cookie and an `Origin` that is neither the tenant's nor in its `allowedOrigins`.
+             *     - `forbidden`: The internal API key is valid, but not for the application of this tenant.
+             */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `unknown_tenant`: No tenant has this domain (`X-Tenant-Domain`, else `Host`). */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    createOauthClient: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The tenant's hostname (lowercase, no port). Without it, the `Host` header names the tenant. */
+                "X-Tenant-Domain"?: components["parameters"]["TenantDomain"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A first-party client skips the consent page (default true). */
+                    firstParty?: boolean;
+                    /** @description The application's name, as the consent page shows it. */
+                    name: string;
+                    /** @description Where the provider may send the browser after a logout the client asked for; the same rules as `redirectUris`. */
+                    postLogoutRedirectUris?: string[];
+                    /** @description Where the provider may send the browser back, each matched exactly: an absolute URI in its canonical form, without fragment, wildcard or credentials; `https:`, `http:` only for a loopback host (`localhost`, `127.0.0.0/8`, `[::1]`), or a private-use scheme (`com.example.app:/callback`, RFC 8252) for a public client. */
+                    redirectUris: string[];
+                    /**
+                     * @description `confidential` (a server that keeps a secret: one is made and shown once) or `public` (a browser or native app: no secret, PKCE S256).
+                     * @enum {string}
+                     */
+                    type: "confidential" | "public";
+                };
+            };
+        };
+        responses: {
+            /** @description The new client, with its secret when it is confidential (the only time it is shown). */
+            201: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        client: {
+                            /** @description The client's id: random, public, given by Latch at creation. */
+                            clientId: string;
+                            /** @description A confidential client's secret, shown this once: Latch keeps only its SHA-256 and can't show it again. Absent for a public client. */
+                            clientSecret?: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC time (`2026-01-01T12:00:00.000Z`).
+                             */
+                            createdAt: string;
+                            /** @description Skips the consent page. */
+                            firstParty: boolean;
+                            name: string;
+                            postLogoutRedirectUris: string[];
+                            /** @description Matched exactly. */
+                            redirectUris: string[];
+                            /** @enum {string} */
+                            type: "confidential" | "public";
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC time (`2026-01-01T12:00:00.000Z`).
+                             */
+                            updatedAt: string;
+                        };
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `unauthorized`: No valid session, or a missing or unknown API key. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description - `origin_mismatch`: The request carries the session cookie and an `Origin` that is neither the tenant's nor in its `allowedOrigins`.
+             *     - `forbidden`: The internal API key is valid, but not for the application of this tenant.
+             */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `unknown_tenant`: No tenant has this domain (`X-Tenant-Domain`, else `Host`). */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `invalid_state`: The account is not in a state that allows this. */
+            409: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `payload_too_large`: The body is over 16 KiB. */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `unsupported_media_type`: The body is not `application/json`. */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getOauthClient: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The tenant's hostname (lowercase, no port). Without it, the `Host` header names the tenant. */
+                "X-Tenant-Domain"?: components["parameters"]["TenantDomain"];
+            };
+            path: {
+                /** @description The client's id: random, public, given by Latch at creation. */
+                clientId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The client. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        client: {
+                            /** @description The client's id: random, public, given by Latch at creation. */
+                            clientId: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC time (`2026-01-01T12:00:00.000Z`).
+                             */
+                            createdAt: string;
+                            /** @description Skips the consent page. */
+                            firstParty: boolean;
+                            name: string;
+                            postLogoutRedirectUris: string[];
+                            /** @description Matched exactly. */
+                            redirectUris: string[];
+                            /** @enum {string} */
+                            type: "confidential" | "public";
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC time (`2026-01-01T12:00:00.000Z`).
+                             */
+                            updatedAt: string;
+                        };
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `unauthorized`: No valid session, or a missing or unknown API key. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description - `origin_mismatch`: The request carries the session cookie and an `Origin` that is neither the tenant's nor in its `allowedOrigins`.
+             *     - `forbidden`: The internal API key is valid, but not for the application of this tenant.
+             */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description - `unknown_tenant`: No tenant has this domain (`X-Tenant-Domain`, else `Host`).
+             *     - `not_found`: The target does not exist, or the feature is off (see the operation's description).
+             */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    deleteOauthClient: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The tenant's hostname (lowercase, no port). Without it, the `Host` header names the tenant. */
+                "X-Tenant-Domain"?: components["parameters"]["TenantDomain"];
+            };
+            path: {
+                /** @description The client's id: random, public, given by Latch at creation. */
+                clientId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The client is gone, and with it every grant given to it (its codes and tokens). */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The client's id: random, public, given by Latch at creation. */
+                        clientId: string;
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `unauthorized`: No valid session, or a missing or unknown API key. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description - `origin_mismatch`: The request carries the session cookie and an `Origin` that is neither the tenant's nor in its `allowedOrigins`.
+             *     - `forbidden`: The internal API key is valid, but not for the application of this tenant.
+             */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description - `unknown_tenant`: No tenant has this domain (`X-Tenant-Domain`, else `Host`).
+             *     - `not_found`: The target does not exist, or the feature is off (see the operation's description).
+             */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `payload_too_large`: The body is over 16 KiB. */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `unsupported_media_type`: The body is not `application/json`. */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    updateOauthClient: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The tenant's hostname (lowercase, no port). Without it, the `Host` header names the tenant. */
+                "X-Tenant-Domain"?: components["parameters"]["TenantDomain"];
+            };
+            path: {
+                /** @description The client's id: random, public, given by Latch at creation. */
+                clientId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A first-party client skips the consent page (default true). */
+                    firstParty?: boolean;
+                    /** @description The application's name, as the consent page shows it. */
+                    name?: string;
+                    /** @description Where the provider may send the browser after a logout the client asked for; the same rules as `redirectUris`. */
+                    postLogoutRedirectUris?: string[];
+                    /** @description Where the provider may send the browser back, each matched exactly: an absolute URI in its canonical form, without fragment, wildcard or credentials; `https:`, `http:` only for a loopback host (`localhost`, `127.0.0.0/8`, `[::1]`), or a private-use scheme (`com.example.app:/callback`, RFC 8252) for a public client. */
+                    redirectUris?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description The client after the change. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        client: {
+                            /** @description The client's id: random, public, given by Latch at creation. */
+                            clientId: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC time (`2026-01-01T12:00:00.000Z`).
+                             */
+                            createdAt: string;
+                            /** @description Skips the consent page. */
+                            firstParty: boolean;
+                            name: string;
+                            postLogoutRedirectUris: string[];
+                            /** @description Matched exactly. */
+                            redirectUris: string[];
+                            /** @enum {string} */
+                            type: "confidential" | "public";
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC time (`2026-01-01T12:00:00.000Z`).
+                             */
+                            updatedAt: string;
+                        };
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `unauthorized`: No valid session, or a missing or unknown API key. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description - `origin_mismatch`: The request carries the session cookie and an `Origin` that is neither the tenant's nor in its `allowedOrigins`.
+             *     - `forbidden`: The internal API key is valid, but not for the application of this tenant.
+             */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description - `unknown_tenant`: No tenant has this domain (`X-Tenant-Domain`, else `Host`).
+             *     - `not_found`: The target does not exist, or the feature is off (see the operation's description).
+             */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -9647,6 +10549,170 @@ export interface operations {
             };
             /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
             414: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers are over 16 KiB (Node's limit); the connection is closed. */
+            431: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `internal_error`: Anything else. The log line with the `requestId` has the cause. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `unavailable`: The database or Redis is unavailable, the database is not migrated yet, the server is shutting down, or a password check could not get its turn in time (many correct logins of one account at once); try again (another instance, or later), after `Retry-After` when it is sent. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    sessionToken: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The tenant's hostname (lowercase, no port). Without it, the `Host` header names the tenant. */
+                "X-Tenant-Domain"?: components["parameters"]["TenantDomain"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Not needed: send no body, or any JSON object (ignored). */
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never> | null;
+            };
+        };
+        responses: {
+            /** @description The session token. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: date-time
+                         * @description The token's `exp`.
+                         */
+                        expiresAt: string;
+                        /** @enum {boolean} */
+                        success: true;
+                        /** @description A compact JWS (ES256, header `typ: "latch-session+jwt"` and `kid`). */
+                        token: string;
+                    };
+                };
+            };
+            /** @description - `validation_failed`: Malformed JSON, a missing or mistyped field, or an over-long value; `details` says what. Also a malformed URL (`/%`) or a NUL character in the URL or body. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `unauthorized`: No valid session, or a missing or unknown API key. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description - `origin_mismatch`: The request carries the session cookie and an `Origin` that is neither the tenant's nor in its `allowedOrigins`.
+             *     - `password_change_required`: An admin requires a password change: reset the password, or log in by magic link.
+             */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `unknown_tenant`: No tenant has this domain (`X-Tenant-Domain`, else `Host`). */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: The request line and headers did not arrive in time; the connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `invalid_state`: The account is not in a state that allows this. */
+            409: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `payload_too_large`: The body is over 16 KiB. */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `validation_failed`: A path parameter over 253 characters (the longest any schema allows, a tenant domain), or a URL over 2,048 characters. */
+            414: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description - `unsupported_media_type`: The body is not `application/json`. */
+            415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;

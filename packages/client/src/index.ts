@@ -8,5 +8,6 @@ export { operations, type Operation, type OperationId } from "./operations.js";
 export type * from "./types.js";
 export type * from "./operator-types.js";
 export type * from "./connection-types.js";
+export type * from "./oauth-client-types.js";
 export type * from "./federation-types.js";
 export type { ForwardOptions, IncomingRequestLike, WithRequestOptions } from "./forward.js";

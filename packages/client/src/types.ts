@@ -5,6 +5,7 @@
  */
 import type { ForwardOptions, IncomingRequestLike, WithRequestOptions } from "./forward.js";
 import type { LatchConnectionCalls } from "./connection-types.js";
+import type { LatchOauthClientCalls } from "./oauth-client-types.js";
 import type { LatchFederationCalls } from "./federation-types.js";
 import type { LatchOperatorCalls } from "./operator-types.js";
 
@@ -109,6 +110,12 @@ export type SessionResponse = {
   loginContext: null;
   attemptedPath: null;
 };
+/**
+ * A 5-minute JWT of the session for a backend that verifies it with the tenant's JWKS (`/oauth/jwks`):
+ * check the signature, `iss` (`https://{hostname}`), `aud` (the hostname), `typ` (`latch-session+jwt`) and `exp`.
+ * `expiresAt` is the token's `exp`, ISO 8601.
+ */
+export type SessionTokenResponse = { success: true; token: string; expiresAt: string };
 export type MagicLinkLoginResponse = { success: true; message: string; redirect: string } | { success: false; requires2FA: true; message: string };
 export type TwoFactorSetupResponse = { success: true; secret: string; otpauthUrl: string; qrCodeDataUrl: string };
 export type RecoveryCodesResponse = { success: true; recoveryCodes: string[] };
@@ -171,6 +178,9 @@ export type AuditEventType =
   | "connection_created"
   | "connection_updated"
   | "connection_deleted"
+  | "oauth_client_created"
+  | "oauth_client_updated"
+  | "oauth_client_deleted"
   | "name_changed"
   | "email_change_requested"
   | "email_changed"
@@ -274,7 +284,7 @@ export interface LatchClientOptions {
 }
 
 /** One method per endpoint, named by its OpenAPI operationId; each rejects with LatchError. */
-export interface LatchOperations extends LatchOperatorCalls, LatchConnectionCalls, LatchFederationCalls {
+export interface LatchOperations extends LatchOperatorCalls, LatchConnectionCalls, LatchOauthClientCalls, LatchFederationCalls {
   registerWithPassword(body: RegisterWithPasswordRequest): Promise<RegistrationResponse>;
   registerWithMagicLink(body: RegisterWithMagicLinkRequest): Promise<RegistrationResponse>;
   verifyEmail(body: VerifyEmailRequest): Promise<VerifyEmailResponse>;
@@ -282,6 +292,7 @@ export interface LatchOperations extends LatchOperatorCalls, LatchConnectionCall
   loginWithPassword(body: LoginWithPasswordRequest): Promise<LoginResponse>;
   getSession(): Promise<SessionResponse>;
   logout(): Promise<MessageResponse>;
+  sessionToken(): Promise<SessionTokenResponse>;
   requestPasswordReset(body: RequestPasswordResetRequest): Promise<MessageResponse>;
   resetPassword(body: ResetPasswordRequest): Promise<MessageResponse>;
   changePassword(body: ChangePasswordRequest): Promise<MessageResponse>;

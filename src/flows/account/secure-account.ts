@@ -33,7 +33,7 @@ export async function secureAccount(
   tenant: Tenant,
   input: LinkInput,
   context: RequestContext,
-): Promise<{ message: string; emailNotRestored: boolean }> {
+): Promise<{ message: string; emailNotRestored: boolean; email: string | undefined }> {
   const now = deps.clock.now();
   const { recordId, tokenHash } = await peekLink(deps.store, tenant, input, "secure_account", now);
   const link = { recordId, tokenHash };
@@ -51,7 +51,9 @@ export async function secureAccount(
   }
   deps.webhooks.notify();
   const emailNotRestored = restored === false;
-  return { message: emailNotRestored ? `${ACCOUNT_SECURED_MESSAGE} ${EMAIL_NOT_RESTORED_MESSAGE}` : ACCOUNT_SECURED_MESSAGE, emailNotRestored };
+  // The address the account has now (given back or kept), for the hosted page to fill in: the link's holder is its owner.
+  const email = (await deps.store.members.findMemberById(tenant.id, recordId))?.email;
+  return { message: emailNotRestored ? `${ACCOUNT_SECURED_MESSAGE} ${EMAIL_NOT_RESTORED_MESSAGE}` : ACCOUNT_SECURED_MESSAGE, emailNotRestored, email };
 }
 
 /** The lockdown and, when the link carries another address, the restore; undefined when there was nothing to restore. */

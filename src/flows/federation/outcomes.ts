@@ -21,7 +21,7 @@ import { recordSuccessfulLogin } from "../kernel/login-context.js";
 import { enqueueMemberEvent } from "../kernel/member-events.js";
 import { newRecordId } from "../kernel/record-ids.js";
 import { enqueueSecurityAlert } from "../kernel/security-alerts.js";
-import { createSession, type IssuedSession } from "../kernel/sessions.js";
+import { createSession, sessionAmr, type IssuedSession } from "../kernel/sessions.js";
 
 /** Why a callback failed, for the error page; never the provider's own words. */
 export type FederationFailure =
@@ -127,7 +127,7 @@ async function signInLinkedMember(
     if (!fresh || fresh.status === MemberStatus.locked) return failed("account_locked", returnTo);
     if (fresh.status === MemberStatus.pending) return failed("account_pending", returnTo);
     if (fresh.twoFactorStatus === "Enabled") return "code_required";
-    const session = await completeFederatedLogin(tx, deps, tenant, fresh, connection, identity, context, now);
+    const session = await completeFederatedLogin(tx, deps, tenant, fresh, connection, identity, context, now, { secondFactor: false });
     return { kind: "signed_in", recordId: fresh.recordId, session, returnTo };
   });
   if (outcome === "code_required") return awaitNextStep(deps, tenant, "second_factor", connection, identity, identity.email, member.recordId, returnTo);
@@ -139,6 +139,7 @@ async function signInLinkedMember(
  * The end of every federated login, inside the transaction holding the member's row: the identity's
  * use recorded, `Federated` in authentication_type, the password lockout cleared (the provider proved
  * the person, as a magic link proves the mailbox), the session, and the login's record and audit.
+ * `secondFactor`: the member's TOTP or recovery code was checked after the callback (pending.ts).
  */
 export async function completeFederatedLogin(
   tx: Store,
@@ -149,12 +150,13 @@ export async function completeFederatedLogin(
   identity: Pick<UpstreamIdentity, "subject" | "email">,
   context: RequestContext,
   now: number,
+  how: { secondFactor: boolean },
 ): Promise<IssuedSession> {
   const linked = await tx.federation.findIdentity(tenant.id, connection.id, identity.subject);
   if (linked) await tx.federation.recordIdentityUse(tenant.id, linked.id, identity.email, now);
   await tx.members.addFederatedAuthentication(tenant.id, member.recordId, now);
   await tx.limits.clearLockout(tenant.id, member.email);
-  const session = await createSession(tx, deps, tenant, member.recordId, context, now);
+  const session = await createSession(tx, deps, tenant, member.recordId, context, now, { amr: sessionAmr("fed", how.secondFactor) });
   await recordSuccessfulLogin(tx, deps, tenant, member, "federated", context, now);
   const where = { ip: context.ip, userAgent: context.userAgent };
   await tx.audit.insertAuditEvent(tenant.id, { memberId: member.recordId, type: "federated_login", ...where, details: { connection: connection.id } }, now);
@@ -210,7 +212,7 @@ async function signUp(
       }
       const member = await tx.members.findMemberById(tenant.id, recordId, { lock: true });
       await enqueueMemberEvent(tx, deps, tenant, "member.created", recordId, { method: "federated", connection: connection.id }, now);
-      const session = await completeFederatedLogin(tx, deps, tenant, member!, connection, identity, context, now);
+      const session = await completeFederatedLogin(tx, deps, tenant, member!, connection, identity, context, now, { secondFactor: false });
       return { kind: "signed_in", recordId, session, returnTo };
     })
     .catch((error: unknown) => {

@@ -52,7 +52,9 @@ export async function finishFederatedSecondFactor(
     // Returned, not thrown: the failed attempt's count and audit row must commit.
     if (!check.ok) return { kind: "refused", check };
     if (!(await tx.federation.consumePending(tenant.id, hash, "second_factor", now))) throw noPendingStep();
-    const session = await completeFederatedLogin(tx, deps, tenant, member, connection, { subject: step.subject, email: step.email }, context, now);
+    const session = await completeFederatedLogin(tx, deps, tenant, member, connection, { subject: step.subject, email: step.email }, context, now, {
+      secondFactor: true,
+    });
     return { kind: "done", session };
   });
   deps.webhooks.notify();

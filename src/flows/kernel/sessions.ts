@@ -37,6 +37,24 @@ export interface ActiveSession {
   amr: string[];
 }
 
+/**
+ * decisions.md#authentication-methods: the methods a session records, RFC 8176 values plus `email`
+ * (a magic link or its emailed code: RFC 8176 has no value for it, and its `otp` means an
+ * authenticator's code). The ID tokens and session tokens of the session carry exactly these.
+ */
+export type AuthenticationMethod = "pwd" | "otp" | "mfa" | "hwk" | "fed" | "email";
+
+/** A passkey: possession of the authenticator and its user verification, two factors in one (contract.md#d26). */
+export const PASSKEY_AMR: readonly AuthenticationMethod[] = ["hwk", "mfa"];
+
+/**
+ * The methods of a session opened by `first` (a password, an email link or code, a federated
+ * provider), followed by the TOTP or recovery code of the member's 2FA when it was asked for.
+ */
+export function sessionAmr(first: "pwd" | "email" | "fed", secondFactor: boolean): AuthenticationMethod[] {
+  return secondFactor ? [first, "otp", "mfa"] : [first];
+}
+
 export function sessionTtlSeconds(tenant: Tenant): number {
   return sessionTiers[tenant.settings.sessionTier] ?? sessionTiers["1d"];
 }
@@ -48,7 +66,8 @@ export async function createSession(
   recordId: number,
   context: RequestContext,
   now: number,
-  options: { byPasskey?: boolean; amr?: readonly string[] } = {},
+  // Required: every place that opens a session says how (decisions.md#authentication-methods).
+  options: { amr: readonly AuthenticationMethod[]; byPasskey?: boolean },
 ): Promise<IssuedSession> {
   const sessionId = randomToken(deps.random, 32);
   const maxAgeSeconds = sessionTtlSeconds(tenant);
@@ -58,7 +77,7 @@ export async function createSession(
     userAgent: context.userAgent?.slice(0, SESSION_USER_AGENT_MAX_LENGTH) ?? null,
     country: deps.geo.locate(context.ip).country ?? null,
     byPasskey: options.byPasskey === true,
-    amr: options.amr ?? (options.byPasskey === true ? ["hwk", "mfa"] : []),
+    amr: [...options.amr],
   };
   await tx.sessions.insertSession(tenant.id, sha256Hex(sessionId), recordId, origin, now, now + maxAgeSeconds * 1000);
   await tx.members.recordLogin(tenant.id, recordId, now);

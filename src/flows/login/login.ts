@@ -15,7 +15,7 @@ import { holdingPlace, passwordCheckPassed, recordFailedPasswordCheck, reservePa
 import { hashNewPassword } from "../kernel/passwords.js";
 import { recordSuccessfulLogin } from "../kernel/login-context.js";
 import { secondFactorRequired, signedIn, type LoginOutcome } from "../kernel/login-outcome.js";
-import { createSession } from "../kernel/sessions.js";
+import { createSession, sessionAmr } from "../kernel/sessions.js";
 import { verifySecondFactor } from "../kernel/second-factor.js";
 
 export const TWO_FACTOR_REQUIRED_MESSAGE = "Enter the code from your authenticator app or a recovery code.";
@@ -116,7 +116,7 @@ async function completeLogin(
       const fresh = await tx.members.findMemberById(tenant.id, decidedOn.recordId, { lock: true });
       if (!fresh || !sameLoginState(fresh, decidedOn)) return { fresh };
       if (straightToSession) await tx.limits.clearLockout(tenant.id, fresh.email);
-      const issued = await createSession(tx, deps, tenant, fresh.recordId, context, now);
+      const issued = await createSession(tx, deps, tenant, fresh.recordId, context, now, { amr: sessionAmr("pwd", secondFactorChecked) });
       await recordSuccessfulLogin(tx, deps, tenant, fresh, "password", context, now);
       return { session: issued };
     });

@@ -14,7 +14,7 @@ import { enqueueEmailRequest } from "../kernel/email-requests.js";
 import { recordSuccessfulLogin } from "../kernel/login-context.js";
 import { secondFactorRequired, signedIn, type LoginOutcome } from "../kernel/login-outcome.js";
 import { peekLink } from "../kernel/one-time-tokens.js";
-import { createSession, type IssuedSession } from "../kernel/sessions.js";
+import { createSession, sessionAmr, type IssuedSession } from "../kernel/sessions.js";
 import type { Store } from "../../store/index.js";
 import { checkSecondFactorIn, throwForFailedCheck, type SecondFactorCheck } from "../kernel/second-factor.js";
 
@@ -119,7 +119,8 @@ export async function finishMagicLogin(
   await tx.members.addMagicLinkAuthentication(tenant.id, member.recordId, now);
   // A magic link proves the mailbox: like any successful login it clears the password lockout (contract.md#d13).
   await tx.limits.clearLockout(tenant.id, member.email);
-  const session = await createSession(tx, deps, tenant, member.recordId, context, now);
+  const amr = sessionAmr("email", member.twoFactorStatus === "Enabled");
+  const session = await createSession(tx, deps, tenant, member.recordId, context, now, { amr });
   await recordSuccessfulLogin(tx, deps, tenant, member, method, context, now);
   return { kind: "session", recordId: member.recordId, session };
 }

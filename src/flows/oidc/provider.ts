@@ -10,7 +10,8 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { createLocalJWKSet, jwtVerify, type JWK } from "jose";
 import type { Deps } from "../../deps.js";
 import type { Tenant } from "../../model.js";
-import { constantTimeEqual, sha256Hex } from "../../security/hashing.js";
+import { clientSecretMatches } from "../../security/client-secrets.js";
+import { sha256Hex } from "../../security/hashing.js";
 import { OidcAdapter, type OidcPayload } from "../../store/oidc.js";
 import type { OauthClientRecord } from "../../store/oauth-clients.js";
 import { loadOidcProvider, type OidcProvider, type OidcProviderModule } from "../../providers/oidc-provider.js";
@@ -398,7 +399,7 @@ export class OidcProviders {
     // library writes https://{domain}/… behind the TLS-terminating proxy.
     provider.proxy = true;
     provider.Client.prototype.compareClientSecret = function compareClientSecret(this: { clientSecret?: string }, presented: unknown) {
-      return typeof presented === "string" && typeof this.clientSecret === "string" && constantTimeEqual(sha256Hex(presented), this.clientSecret);
+      return typeof presented === "string" && typeof this.clientSecret === "string" && clientSecretMatches(this.clientSecret, presented);
     };
     provider.use(async (ctx, next) => {
       const koa = ctx as unknown as KoaLike;

@@ -19,7 +19,7 @@ import { sha256Hex } from "../../security/hashing.js";
 import { enforceRateLimit, verifyBotChallenge } from "../kernel/guards.js";
 import { recordSuccessfulLogin } from "../kernel/login-context.js";
 import { signedIn, type SignedIn } from "../kernel/login-outcome.js";
-import { createSession } from "../kernel/sessions.js";
+import { createSession, PASSKEY_AMR } from "../kernel/sessions.js";
 import { PASSKEY_CHALLENGE_LIFETIME_MS, rateRules } from "../../rules.js";
 import { FRAMED_REFUSAL, ranInForeignFrame, relyingParty, useChallenge, userHandle } from "./ceremony.js";
 
@@ -106,7 +106,7 @@ async function loginWithPasskey(deps: Deps, tenant: Tenant, response: Authentica
     if (!(await tx.passkeys.recordUse(tenant.id, passkey.id, passkey.counter, newCounter, credentialBackedUp, now))) throw refused();
     // Like any successful login it clears the password lockout (contract.md#d13).
     await tx.limits.clearLockout(tenant.id, member.email);
-    const issued = await createSession(tx, deps, tenant, member.recordId, context, now, { byPasskey: true });
+    const issued = await createSession(tx, deps, tenant, member.recordId, context, now, { amr: PASSKEY_AMR, byPasskey: true });
     await recordSuccessfulLogin(tx, deps, tenant, member, "passkey", context, now);
     return issued;
   });

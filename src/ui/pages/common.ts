@@ -40,6 +40,11 @@ export function rememberLoginEmail(reply: FastifyReply, email: string): void {
   void reply.setCookie(LOGIN_EMAIL_COOKIE.name, email, { ...loginEmailCookieFlags, maxAge: LOGIN_EMAIL_COOKIE.maxAgeSeconds });
 }
 
+/** hosted-pages.md#every-page-has-a-next-step: after "This wasn't me", the forgot-password page fills in the address the account has now. */
+export function rememberResetEmail(reply: FastifyReply, email: string): void {
+  void reply.setCookie(LOGIN_EMAIL_COOKIE.name, email, { ...loginEmailCookieFlags, path: pagePaths.forgotPassword, maxAge: LOGIN_EMAIL_COOKIE.maxAgeSeconds });
+}
+
 export function forgetLoginEmail(reply: FastifyReply): void {
   void reply.clearCookie(LOGIN_EMAIL_COOKIE.name, loginEmailCookieFlags);
 }

@@ -9,6 +9,7 @@ import { AuthError } from "../../errors.js";
 import { loginWithPassword } from "../../flows/login/login.js";
 import { requestMagicLink, verifyMagicLink } from "../../flows/login/magic-link.js";
 import { logout } from "../../flows/kernel/sessions.js";
+import { isLinkLive } from "../../flows/kernel/one-time-tokens.js";
 import { EmailField, PasswordField, SecondFactorCodeField } from "../../http/schemas.js";
 import { clearSessionCookie, setSessionCookie } from "../../http/session-cookie.js";
 import { contextOf, SESSION_COOKIE } from "../../http/tenant.js";
@@ -191,6 +192,8 @@ export async function loginPages(app: FastifyInstance, { deps }: PageDeps): Prom
 
   // The magic link's page. GET renders the button (and the bot check: the endpoint is guarded).
   tokenPageRoutes(app, "verify-magic-link", {
+    // A used or expired link shows the way to a new one, never a button that can only fail (hosted-pages.md#every-page-has-a-next-step).
+    isLive: (request, link) => isLinkLive(deps, request.tenant, link, "magic_login"),
     render: (request, errors, alive) => page(deps, request, { title: "Log in with your link", body: magicLinkForm(request, !alive), errors, botGuarded: true }),
     submit: async (request, reply) => {
       const link = readLinkParams(request);

@@ -5,6 +5,7 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { AuthError } from "../../errors.js";
 import { changePassword } from "../../flows/password/password-change.js";
+import { getMe } from "../../flows/account/self-service.js";
 import { isLinkLive } from "../../flows/kernel/one-time-tokens.js";
 import { requestPasswordReset, resetPassword } from "../../flows/password/password-reset.js";
 import { EmailField, PasswordField } from "../../http/schemas.js";
@@ -14,7 +15,7 @@ import { botWidget, emailField, field, form, sendPage, type FormError } from "..
 import { PASSWORD_HINT } from "../form-errors.js";
 import { formValues, isInvalidToken, maxLengthOf, readFields, type FieldRule, type FormValues } from "../forms.js";
 import { checkEmailPath, pagePaths, withNotice } from "../paths.js";
-import { handleForm, page, withSession, type PageDeps } from "./common.js";
+import { handleForm, noticeOf, page, rememberedLoginEmail, withSession, type PageDeps } from "./common.js";
 import { readLinkParams, tokenPageRoutes } from "./token-page.js";
 
 const hide = { schema: { hide: true } };
@@ -54,11 +55,24 @@ ${newPasswordField(errors)}`,
 <p><a href="${pagePaths.account}">Back to your account</a></p>`;
 }
 
+const NO_PASSWORD_BODY = html`<p>Your account has no password yet: you sign in another way, such as with links we email you.</p>
+<p><a href="${pagePaths.forgotPassword}">Set a password</a>: we email you a link to choose one.</p>
+<p><a href="${pagePaths.account}">Back to your account</a></p>`;
+
 export async function passwordPages(app: FastifyInstance, { deps }: PageDeps): Promise<void> {
   const forgotPage = (request: FastifyRequest, values: FormValues, errors: FormError[]) =>
     page(deps, request, { title: "Forgot your password?", body: forgotForm(request, values, errors), errors, botGuarded: true });
 
-  app.get(pagePaths.forgotPassword, hide, async (request, reply) => sendPage(reply, 200, forgotPage(request, {}, [])));
+  // After "This wasn't me" (hosted-pages.md#every-page-has-a-next-step): the notice says what happened, and the address the account has now is filled in.
+  app.get(pagePaths.forgotPassword, hide, async (request, reply) => {
+    const notice = noticeOf(request);
+    const email = notice === undefined ? undefined : rememberedLoginEmail(request, maxLengthOf(EmailField));
+    return sendPage(
+      reply,
+      200,
+      page(deps, request, { title: "Forgot your password?", body: forgotForm(request, email === undefined ? {} : { email }, []), notice, botGuarded: true }),
+    );
+  });
   app.post(pagePaths.forgotPassword, hide, async (request, reply) => {
     const values = formValues(request);
     return handleForm(
@@ -91,10 +105,15 @@ export async function passwordPages(app: FastifyInstance, { deps }: PageDeps): P
     },
   });
 
+  // A member without a password (email-only, passkey or federated) has no current password to give: the page
+  // offers to set one instead of a form they cannot fill in (hosted-pages.md#every-page-has-a-next-step).
   app.get(pagePaths.changePassword, hide, async (request, reply) =>
-    withSession(deps, request, reply, async () =>
-      sendPage(reply, 200, page(deps, request, { title: "Change your password", body: changeForm([]), signedIn: true })),
-    ),
+    withSession(deps, request, reply, async (session) => {
+      const { hasPassword } = await getMe(deps, request.tenant, session);
+      return hasPassword
+        ? sendPage(reply, 200, page(deps, request, { title: "Change your password", body: changeForm([]), signedIn: true }))
+        : sendPage(reply, 200, page(deps, request, { title: "Set a password", body: NO_PASSWORD_BODY, signedIn: true }));
+    }),
   );
   app.post(pagePaths.changePassword, hide, async (request, reply) =>
     withSession(deps, request, reply, async (session) => {

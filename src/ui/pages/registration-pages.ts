@@ -73,7 +73,7 @@ If you did not make it, do not press the button: <a href="${pagePaths.resendVeri
   const choosePassword =
     info && !info.setsPassword
       ? html`<p>This link does not set a password. Choose one now, or leave it empty to log in with links we email you.</p>
-${field({ name: "password", label: "Choose a password (optional)", type: "password", autocomplete: "new-password", hint: PASSWORD_HINT, errors })}`
+${field({ name: "password", label: "Choose a password (optional)", type: "password", autocomplete: "new-password", hint: PASSWORD_HINT, required: false, errors })}`
       : html``;
   return html`${madeBy}<p>Press the button to confirm your email address.</p>
 ${form({ operation: "verifyEmail", submit: "Confirm email address", content: choosePassword })}
@@ -157,6 +157,8 @@ export async function registrationPages(app: FastifyInstance, { deps }: PageDeps
       errors,
     });
   tokenPageRoutes(app, "email-verified", {
+    // A used or expired link shows the way to a new one, never a button that can only fail (hosted-pages.md#every-page-has-a-next-step).
+    isLive: async (request, link) => (await describeVerificationLink(deps, request.tenant, link.recordId, link.token)) !== undefined,
     render: verifyPage,
     submit: async (request, reply) => {
       const link = readLinkParams(request);

@@ -18,7 +18,7 @@ import { html, type Html } from "../html.js";
 import { field, form, hidden, sendPage, type FormError } from "../layout.js";
 import { formValues, isInvalidToken, maxLengthOf, readFields, type FieldRule, type FormValues } from "../forms.js";
 import { checkEmailPath, pagePaths, withNotice } from "../paths.js";
-import { findSession, handleForm, noticeOf, page, withSession, type PageDeps } from "./common.js";
+import { findSession, handleForm, noticeOf, page, rememberResetEmail, withSession, type PageDeps } from "./common.js";
 import { readLinkParams, tokenPageRoutes } from "./token-page.js";
 import { describeDuration, FRESH_SESSION_MS } from "../../rules.js";
 
@@ -260,8 +260,9 @@ If you still think someone else uses your account, <a href="${pagePaths.forgotPa
         page(deps, request, { title: "This wasn't me", body: secureForm(errors, link !== undefined && !isInvalidToken(error)), errors });
       return handleForm(reply, [], render, async () => {
         if (!link) throw new AuthError("invalid_token");
-        const { emailNotRestored } = await secureAccount(deps, request.tenant, link, contextOf(request));
+        const { emailNotRestored, email } = await secureAccount(deps, request.tenant, link, contextOf(request));
         clearSessionCookie(reply);
+        if (email !== undefined) rememberResetEmail(reply, email);
         return reply.redirect(withNotice(pagePaths.forgotPassword, emailNotRestored ? "account-secured-email-kept" : "account-secured"), 303);
       });
     },

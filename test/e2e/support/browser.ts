@@ -41,6 +41,11 @@ export async function launchBrowser(): Promise<Browser> {
   return chromium.launch({ executablePath: requireChromium(), headless: true, args: CHROMIUM_ARGS, timeout: 60_000 });
 }
 
+export interface PageOptions {
+  /** False: the page as a browser without JavaScript gets it (the no-JavaScript forms). */
+  javaScriptEnabled?: boolean;
+}
+
 export interface TestPage {
   context: BrowserContext;
   page: Page;
@@ -51,8 +56,15 @@ export interface TestPage {
  * A fresh context and page for one test. When the test ends the context closes, and the test fails
  * if the page logged a console error, threw, or violated its CSP (see problems.ts).
  */
-export async function openTestPage(t: TestContext, browser: Browser, baseURL: string): Promise<TestPage> {
-  const context = await browser.newContext({ baseURL, viewport: { width: 1280, height: 800 }, locale: "en-GB", colorScheme: "light", reducedMotion: "reduce" });
+export async function openTestPage(t: TestContext, browser: Browser, baseURL: string, options: PageOptions = {}): Promise<TestPage> {
+  const context = await browser.newContext({
+    baseURL,
+    javaScriptEnabled: options.javaScriptEnabled ?? true,
+    viewport: { width: 1280, height: 800 },
+    locale: "en-GB",
+    colorScheme: "light",
+    reducedMotion: "reduce",
+  });
   context.setDefaultTimeout(15_000);
   const problems = await watchPageProblems(context);
   const page = await context.newPage();

@@ -6,14 +6,14 @@
 import { after, before, type TestContext } from "node:test";
 import type { Browser } from "playwright-core";
 import { startArtifacts } from "./artifacts.js";
-import { launchBrowser, openTestPage, requireChromium, type TestPage } from "./browser.js";
+import { launchBrowser, openTestPage, requireChromium, type PageOptions, type TestPage } from "./browser.js";
 import { startDevServer, type DevServer } from "./dev-server.js";
 
 export interface E2eSuite {
   readonly browser: Browser;
   readonly server: DevServer;
   /** A new context and page for this test, at the dev server's origin; closed, and checked for page problems, when the test ends. */
-  openPage(t: TestContext): Promise<TestPage>;
+  openPage(t: TestContext, options?: PageOptions): Promise<TestPage>;
 }
 
 export function useE2eSuite(name: string): E2eSuite {
@@ -46,6 +46,6 @@ export function useE2eSuite(name: string): E2eSuite {
     get server() {
       return ready(server, "dev server");
     },
-    openPage: (t) => openTestPage(t, ready(browser, "browser"), ready(server, "dev server").baseURL),
+    openPage: (t, options) => openTestPage(t, ready(browser, "browser"), ready(server, "dev server").baseURL, options),
   };
 }
