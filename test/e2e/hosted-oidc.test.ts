@@ -1,15 +1,13 @@
 /**
  * contract.md#d28 in a real headless Chromium: an app on another origin (a loopback server using
  * openid-client) signs a member of dev mode's tenant in through Latch's OpenID Provider and its
- * hosted login page, then a third-party app through the consent page. Every page passes axe-core;
+ * hosted login page, then a third-party app through the consent page; both registered by the admin API. Every page passes axe-core;
  * screenshots go to test-artifacts/e2e/hosted-oidc/.
  */
 import assert from "node:assert/strict";
 import { createServer, type Server } from "node:http";
 import { test } from "node:test";
-import Database from "better-sqlite3";
 import * as client from "openid-client";
-import { sha256Hex } from "../../src/security/hashing.js";
 import { listenOnLoopback } from "../support/local-servers.js";
 import { E2E_PASSWORD, verifiedDevMember } from "./support/dev-api.js";
 import { solveAltchaWidget } from "./support/altcha.js";
@@ -24,9 +22,11 @@ interface App {
   close(): void;
 }
 
-/** A relying party on its own origin: /login starts the code flow, /callback exchanges the code and shows who signed in. */
-async function startApp(clientId: string, secret: string): Promise<App> {
+/** A relying party on its own origin, registered by the admin API: /login starts the code flow, /callback exchanges the code and shows who signed in. */
+async function startApp(name: string, firstParty: boolean): Promise<App> {
   let config: client.Configuration | undefined;
+  let clientId = "";
+  let secret = "";
   const pending = new Map<string, string>();
   let origin = "";
   const server: Server = createServer((req, res) => {
@@ -59,27 +59,22 @@ async function startApp(clientId: string, secret: string): Promise<App> {
     });
   });
   origin = await listenOnLoopback(server);
+  const made = await fetch(`${suite.server.baseURL}/auth/admin/oauth-clients`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${suite.server.adminKey}`, "content-type": "application/json" },
+    body: JSON.stringify({ name, type: "confidential", firstParty, redirectUris: [`${origin}/callback`] }),
+  });
+  const answer = (await made.json()) as { client?: { clientId: string; clientSecret: string } };
+  assert.ok(made.ok && answer.client, JSON.stringify(answer));
+  ({ clientId, clientSecret: secret } = answer.client);
   return { origin, close: () => server.close() };
-}
-
-function registerClient(id: string, secret: string, redirectUri: string, firstParty: boolean): void {
-  const db = new Database(suite.server.databaseFile);
-  try {
-    const tenant = db.prepare("SELECT id FROM tenants WHERE domain = 'localhost'").get() as { id: string };
-    db.prepare(
-      "INSERT INTO oauth_clients (tenant_id, client_id, name, type, first_party, redirect_uris, post_logout_redirect_uris, secret_hash, created_at, updated_at) VALUES (?, ?, ?, 'confidential', ?, ?, '[]', ?, 0, 0)",
-    ).run(tenant.id, id, firstParty ? "Shop" : "Partner Analytics", firstParty ? 1 : 0, JSON.stringify([redirectUri]), sha256Hex(secret));
-  } finally {
-    db.close();
-  }
 }
 
 test("an app on another origin signs a member in through the hosted login page, and a third-party app through the consent page", FLOW_TIMEOUT, async (t) => {
   const email = "grace@example.org";
   await verifiedDevMember(suite.server, email, "Grace Hopper");
-  const shop = await startApp("shop", "shop-secret-0123456789abcdef0123456789");
+  const shop = await startApp("Shop", true);
   t.after(() => shop.close());
-  registerClient("shop", "shop-secret-0123456789abcdef0123456789", `${shop.origin}/callback`, true);
 
   const { page } = await suite.openPage(t);
   await page.goto(`${shop.origin}/login`);
@@ -92,9 +87,8 @@ test("an app on another origin signs a member in through the hosted login page, 
   await heading(page, `Signed in as ${email}`);
   assert.equal(await page.locator("#refresh").textContent(), "with a refresh token");
 
-  const partner = await startApp("partner", "partner-secret-0123456789abcdef0123456789");
+  const partner = await startApp("Partner Analytics", false);
   t.after(() => partner.close());
-  registerClient("partner", "partner-secret-0123456789abcdef0123456789", `${partner.origin}/callback`, false);
   await page.goto(`${partner.origin}/login`);
   await heading(page, "Allow Partner Analytics?");
   await step(page, "consent page");

@@ -14,8 +14,6 @@ export interface DevServer {
   baseURL: string;
   port: number;
   inboxURL: string;
-  /** The server's SQLite database (a suite that needs a row no API makes yet, e.g. an OAuth client). */
-  databaseFile: string;
   /** The dev tenant's admin API key, printed once at creation. */
   adminKey: string;
   process: ServerProcess;
@@ -51,7 +49,6 @@ export async function startDevServer(): Promise<DevServer> {
   return {
     baseURL: `http://localhost:${server.port}`,
     port: server.port,
-    databaseFile: join(dataDir, "dev.db"),
     inboxURL,
     adminKey,
     process: server,
