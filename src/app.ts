@@ -27,6 +27,7 @@ import { registrationRoutes } from "./http/routes/registration.js";
 import { passkeyRoutes } from "./http/routes/passkeys.js";
 import { federationRoutes } from "./http/routes/federation.js";
 import { federationFormPostRoutes } from "./http/routes/federation-form-post.js";
+import { oidcRoutes } from "./http/routes/oidc.js";
 import { selfServiceRoutes } from "./http/routes/self-service.js";
 import { sessionTokenRoutes } from "./http/routes/session-token.js";
 import { registerCorsPreflight } from "./http/cors.js";
@@ -183,6 +184,8 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     // Its own scope: the one route that takes a form body (decisions.md#sign-in-with-apple).
     await scope.register(federationFormPostRoutes, { deps });
   });
+  // contract.md#d28: each tenant's OpenID Provider, its own scope (the library reads its own bodies).
+  await app.register(oidcRoutes, { deps });
   // The hosted pages (/ui/ and the contract.md#spec-4-6 link pages): their own scope, HTML errors, form bodies.
   await app.register(hostedPageRoutes, { deps });
   return app;

@@ -10,7 +10,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import { after, before, test } from "node:test";
 import * as client from "openid-client";
 import { ManualClock } from "../src/core/clock.js";
-import { loadOidcProvider, type OidcProvider } from "../src/dev/oidc-provider-import.js";
+import { loadOidcProvider, type OidcProvider } from "../src/providers/oidc-provider.js";
 import type { TenantSettings } from "../src/model.js";
 import { sha256Hex } from "../src/security/hashing.js";
 import { OidcAdapter } from "../src/store/oidc.js";

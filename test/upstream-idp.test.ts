@@ -234,7 +234,7 @@ test("devIdpRoutes mounts the provider at /dev/idp in a Fastify app: discovery, 
 
 test("loadOidcProvider drops only the Node 20 'Unsupported runtime' line: other warnings still print", async () => {
   const script = [
-    'const { loadOidcProvider } = await import("./src/dev/oidc-provider-import.ts");',
+    'const { loadOidcProvider } = await import("./src/providers/oidc-provider.ts");',
     "const module = await loadOidcProvider();",
     'console.warn("a warning of our own");',
     "console.log(typeof module.Provider, typeof module.createMemoryAdapter);",

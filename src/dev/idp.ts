@@ -11,7 +11,7 @@ import { createHash, generateKeyPairSync, type JsonWebKey } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { cryptoRandom, randomToken, type Random } from "../core/random.js";
-import { loadOidcProvider, type InteractionDetails, type OidcProvider, type OidcProviderModule } from "./oidc-provider-import.js";
+import { loadOidcProvider, type InteractionDetails, type OidcProvider, type OidcProviderModule } from "../providers/oidc-provider.js";
 import { escapeHtml } from "../ui/html.js";
 
 export interface DevIdpClient {

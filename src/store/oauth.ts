@@ -82,6 +82,17 @@ export class OauthStore {
     return row && { payload: row.payload, consumedAt: null };
   }
 
+  /** The Latch session a grant is bound to (decisions.md#openid-provider-interaction: the provider's session is reused only with it); undefined when none. */
+  async grantSessionHash(tenantId: string, idHash: string): Promise<string | undefined> {
+    const row = await this.db
+      .selectFrom("oauth_grants")
+      .select("session_id_hash")
+      .where("tenant_id", "=", tenantId)
+      .where("id_hash", "=", idHash)
+      .executeTakeFirst();
+    return row?.session_id_hash ?? undefined;
+  }
+
   /** Deletes the grant; its artefacts follow by cascade. */
   async deleteGrant(tenantId: string, idHash: string): Promise<void> {
     await this.db.deleteFrom("oauth_grants").where("tenant_id", "=", tenantId).where("id_hash", "=", idHash).execute();

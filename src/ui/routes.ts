@@ -14,6 +14,7 @@ import { hostedAssetRoutes } from "./assets.js";
 import { renderErrorPage, sendPage } from "./layout.js";
 import { accountPages } from "./pages/account-pages.js";
 import { checkEmailPages } from "./pages/check-email-page.js";
+import { consentPages } from "./pages/consent-page.js";
 import { federationPages } from "./pages/federation-pages.js";
 import { identityPages } from "./pages/identities-page.js";
 import { loginPages } from "./pages/login-pages.js";
@@ -110,5 +111,6 @@ export async function hostedPageRoutes(app: FastifyInstance, { deps }: { deps: D
     await scope.register(passkeyPages, { deps });
     await scope.register(federationPages, { deps });
     await scope.register(identityPages, { deps });
+    await scope.register(consentPages, { deps });
   });
 }

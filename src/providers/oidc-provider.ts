@@ -1,25 +1,30 @@
 /**
- * Loads panva's `oidc-provider` for the dev identity provider (src/dev/idp.ts) and types the part of
+ * Loads panva's `oidc-provider` for the tenants' OpenID Providers (src/flows/oidc/provider.ts,
+ * decisions.md#openid-provider) and the dev identity provider (src/dev/idp.ts), and types the part of
  * it Latch uses: the package ships no type declarations.
  *
  * Why a loader: importing it on Node 20 prints "oidc-provider WARNING: Unsupported runtime…" through
  * console.warn, and Latch supports Node 20.19, where its start-up checks refuse any warning line
- * (dependencies.md#oidc-provider). The import is lazy, so only dev mode and the tests that want the
- * fake provider pay for it, and it drops exactly that one line, once, passing every other warning on.
+ * (dependencies.md#oidc-provider). The import is lazy, so only a process that serves a provider pays
+ * for it, and it drops exactly that one line, once, passing every other warning on.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 
 /** What `interactionDetails` answers: the pending prompt and the authorization request's parameters. */
 export interface InteractionDetails {
   uid: string;
-  prompt: { name: string; details: { missingOIDCScope?: string[]; missingOIDCClaims?: string[] } };
+  prompt: {
+    name: string;
+    reasons?: string[];
+    details: { missingOIDCScope?: string[]; missingOIDCClaims?: string[]; missingResourceScopes?: Record<string, string[]> };
+  };
   params: Record<string, unknown> & { client_id: string; scope?: string; login_hint?: string };
   grantId?: string;
   session?: { accountId?: string };
 }
 
 export interface InteractionResult {
-  login?: { accountId: string; remember?: boolean };
+  login?: { accountId: string; remember?: boolean; amr?: string[]; ts?: number };
   consent?: { grantId?: string };
   error?: string;
   error_description?: string;
@@ -28,6 +33,7 @@ export interface InteractionResult {
 export interface OidcGrant {
   addOIDCScope(scope: string): void;
   addOIDCClaims(claims: string[]): void;
+  addResourceScope(resource: string, scope: string): void;
   save(): Promise<string>;
 }
 
@@ -51,10 +57,16 @@ export interface OidcProvider {
   /** A node request handler for the whole provider (discovery, authorization, token, JWKS…), paths as the issuer's, without its path. */
   callback(): (req: IncomingMessage, res: ServerResponse) => void;
   interactionDetails(req: IncomingMessage, res: ServerResponse): Promise<InteractionDetails>;
+  /** Saves the result and answers where the browser resumes (the authorization endpoint's resume URL), without redirecting. */
+  interactionResult(req: IncomingMessage, res: ServerResponse, result: InteractionResult, options?: { mergeWithLastSubmission?: boolean }): Promise<string>;
   interactionFinished(req: IncomingMessage, res: ServerResponse, result: InteractionResult, options?: { mergeWithLastSubmission?: boolean }): Promise<void>;
   /** koa middleware around every request of the provider. */
   use(middleware: (ctx: OidcContext, next: () => Promise<void>) => Promise<void>): void;
   Grant: new (properties: { accountId: string; clientId: string }) => OidcGrant;
+  /** Koa's: trust X-Forwarded-Proto/Host (the tenant routes set them from the resolved tenant, never the client's). */
+  proxy: boolean;
+  /** The Client model; its prototype's compareClientSecret is replaced so a stored hash is compared (decisions.md#openid-provider). */
+  Client: { prototype: { compareClientSecret(presented: unknown): boolean | Promise<boolean> } };
 }
 
 export interface OidcProviderModule {
@@ -63,7 +75,7 @@ export interface OidcProviderModule {
   Provider: new (issuer: string, configuration: Record<string, unknown>) => OidcProvider;
   interactionPolicy: {
     base(): { get(name: string): OidcPrompt | undefined };
-    Check: (new (reason: string, description: string, check: (ctx: { oidc: { result?: InteractionResult } }) => boolean) => OidcCheck) & {
+    Check: (new (reason: string, description: string, check: (ctx: { oidc: { result?: InteractionResult } }) => boolean | Promise<boolean>) => OidcCheck) & {
       REQUEST_PROMPT: boolean;
       NO_NEED_TO_PROMPT: boolean;
     };
@@ -72,6 +84,7 @@ export interface OidcProviderModule {
     SessionNotFound: new (...args: never[]) => Error;
     OIDCProviderError: new (...args: never[]) => Error;
     InvalidGrant: new (description?: string) => Error;
+    InvalidTarget: new (description?: string) => Error;
   };
 }
 

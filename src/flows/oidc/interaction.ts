@@ -1,0 +1,61 @@
+/**
+ * decisions.md#openid-provider-interaction: what the provider's interaction decides, given the live
+ * Latch session. The login is the Latch session's (its member, its amr, its sign-in time); the
+ * consent is a new Grant of what was asked, bound to that Latch session (store.oauth.bindGrant), so
+ * ending the session revokes every token issued under it (decisions.md#openid-provider-storage).
+ */
+import type { Deps } from "../../deps.js";
+import { AuthError } from "../../errors.js";
+import type { Tenant } from "../../model.js";
+import type { InteractionDetails, InteractionResult, OidcProvider } from "../../providers/oidc-provider.js";
+import { sha256Hex } from "../../security/hashing.js";
+import type { OauthClientRecord } from "../../store/oauth-clients.js";
+import type { ActiveSession } from "../kernel/sessions.js";
+import { accessTokenAudience, SCOPES } from "./provider.js";
+
+export interface ConsentRequest {
+  client: Pick<OauthClientRecord, "clientId" | "name" | "firstParty">;
+  /** The scopes asked for, in SCOPES' order, each once. */
+  scopes: string[];
+}
+
+/** The client of an interaction and what it asks for; a client deleted meanwhile is refused. */
+export async function consentRequestOf(deps: Deps, tenant: Tenant, details: InteractionDetails): Promise<ConsentRequest> {
+  const client = await deps.store.oauthClients.findClient(tenant.id, details.params.client_id);
+  if (!client) throw new AuthError("not_found", { message: "This application is no longer registered." });
+  const asked = new Set(`${details.params.scope ?? ""} ${(details.prompt.details.missingOIDCScope ?? []).join(" ")}`.split(" "));
+  return { client, scopes: SCOPES.filter((scope) => asked.has(scope)) };
+}
+
+/** The member consented (or the client is first-party): a grant of what was asked, bound to this Latch session, and the login. */
+export async function approveInteraction(
+  deps: Deps,
+  tenant: Tenant,
+  provider: OidcProvider,
+  details: InteractionDetails,
+  request: ConsentRequest,
+  session: ActiveSession,
+): Promise<InteractionResult> {
+  const accountId = String(session.memberId);
+  const grant = new provider.Grant({ accountId, clientId: request.client.clientId });
+  if (request.scopes.length > 0) grant.addOIDCScope(request.scopes.join(" "));
+  if (details.prompt.details.missingOIDCClaims) grant.addOIDCClaims(details.prompt.details.missingOIDCClaims);
+  // The access token's resource (decisions.md#openid-provider-access-tokens) gets the same scopes, so one visit grants both:
+  // the login prompt, usually first, names no missing resource scopes.
+  const resourceScopes = request.scopes.filter((scope) => scope !== "offline_access");
+  if (resourceScopes.length > 0) grant.addResourceScope(accessTokenAudience(deps, tenant), resourceScopes.join(" "));
+  const grantId = await grant.save();
+  // The session may have ended between reading it and now: then there is nothing to bind to, and no grant.
+  if (!(await deps.store.oauth.bindGrant(tenant.id, sha256Hex(grantId), session.idHash, session.memberId))) {
+    await deps.store.oauth.revokeGrant(tenant.id, sha256Hex(grantId));
+    throw new AuthError("unauthorized");
+  }
+  return {
+    login: { accountId, amr: session.amr.length > 0 ? [...session.amr] : undefined, ts: Math.floor(session.createdAt / 1000), remember: true },
+    consent: { grantId },
+  };
+}
+
+export function denyInteraction(): InteractionResult {
+  return { error: "access_denied", error_description: "The member did not allow the application." };
+}
