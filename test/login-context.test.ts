@@ -83,7 +83,8 @@ test("with a GeoIP database: country and city are recorded; a new country is an 
   assert.equal(anomaly.details.newCountry, true);
   assert.equal(anomaly.details.country, "FR");
   const [alert] = await alerts(h);
-  assert.deepEqual(Object.keys(alert!).sort(), ["alert", "at", "country", "email", "event_type", "ip", "name", "recordid", "secureAccountLink"]);
+  assert.deepEqual(Object.keys(alert!).sort(), ["alert", "at", "country", "device", "email", "event_type", "ip", "name", "recordid", "secureAccountLink"]);
+  assert.equal(alert!.device, null, "Travel/1.0 names no browser bowser knows");
   assert.match(
     String(alert!.secureAccountLink),
     new RegExp(`^https://${h.tenant.domain.replace(/\./g, "\\.")}/secure-account/${recordId}/[A-Za-z0-9_-]{43}$`),
@@ -112,7 +113,13 @@ test("without a GeoIP database, a new network is the anomaly; magic-link logins 
   await post(h, "/auth/request-magic-link", { email: "net@example.org", "bot-challenge-response": "x" });
   await deliverWebhooks(h);
   const link = parseLink(h.receiver.last("magic_login").body.magicLoginLink!);
-  const magic = await post(h, `/auth/verify-magic-link/${link.recordId}/${link.token}`, { "bot-challenge-response": "x" }, { ip: PARIS });
+  const chrome = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36";
+  const magic = await post(
+    h,
+    `/auth/verify-magic-link/${link.recordId}/${link.token}`,
+    { "bot-challenge-response": "x" },
+    { ip: PARIS, headers: { "user-agent": chrome } },
+  );
   assert.equal(magic.statusCode, 200);
   const events = await auditEvents(h, recordId);
   const anomaly = events.find((e) => e.type === "login_anomaly")!;
@@ -120,6 +127,8 @@ test("without a GeoIP database, a new network is the anomaly; magic-link logins 
   const [alert] = await alerts(h);
   assert.equal(alert!.alert, "login_anomaly");
   assert.equal(alert!.country, null);
+  // hosted-pages.md#readable-devices: the alert names the device in words, not as a user-agent string.
+  assert.equal(alert!.device, "Chrome on Linux");
 });
 
 test("the alert webhook tells of password change and reset, 2FA enabled and disabled, and a recovery code used", async (t) => {

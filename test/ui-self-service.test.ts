@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { member } from "./support/account.js";
+import { member, signIn } from "./support/account.js";
 import { deliverWebhooks, parseLink, STRONG_PASSWORD, type Harness } from "./support/harness.js";
 import { lastWebhookFor, sessionStatus, WRONG_PASSWORD } from "./support/flows.js";
 import { assertErrorSummary, assertPage, assertSeeOther, getPage, inputValue, postForm, signInOnPage } from "./support/ui-forms.js";
@@ -56,11 +56,16 @@ test("D24 pages: sessions are listed and signed out one by one or all at once; t
   const { h, cookie } = await setUp(t);
   const other = await signInOnPage(h, EMAIL);
   const third = await signInOnPage(h, EMAIL);
+  // hosted-pages.md#readable-devices: a session is named by its browser and system, not its user-agent string.
+  const chrome = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36";
+  await signIn(h, EMAIL, STRONG_PASSWORD, chrome);
   const list = assertPage(await getPage(h, "/ui/account/sessions", { cookie }));
-  assert.equal(list.match(/<li>\n<p><strong>/g)?.length, 3);
+  assert.equal(list.match(/<li>\n<p><strong>/g)?.length, 4);
+  assert.match(list, /<strong>Chrome on Linux<\/strong>/);
+  assert.ok(!list.includes("AppleWebKit"), "the raw user-agent string is not shown when it is understood");
   assert.equal(list.match(/This browser/g)?.length, 1);
   const ids = [...list.matchAll(/name="id" value="([^"]+)"/g)].map((m) => m[1]!);
-  assert.equal(ids.length, 2, "no sign-out button for this browser's own session");
+  assert.equal(ids.length, 3, "no sign-out button for this browser's own session");
   assert.ok(!list.includes(cookie) && !list.includes(other));
 
   assertSeeOther(await postForm(h, "/ui/account/sessions/revoke", { id: ids[0]! }, { cookie }), "/ui/account/sessions?notice=session-ended");

@@ -70,6 +70,9 @@ export const WEBHOOK_BODIES = {
     at: Timestamp,
     ip: Type.String({ description: "The IP of the request that did it." }),
     country: Type.Union([Type.String(), Type.Null()], { description: "ISO 3166 country of `ip`; null without GeoIP." }),
+    device: Type.Union([Type.String(), Type.Null()], {
+      description: 'The browser and system of the request that did it, read from its User-Agent ("Chrome on Linux"); null when unknown.',
+    }),
     newEmail: Type.Optional(EmailAddress("`email_change_requested` only: the address asked for (trimmed and lowercased).")),
     passkeyName: Type.Optional(Type.String({ description: "`passkey_added` and `passkey_removed` only." })),
     connection: Type.Optional(Type.String({ description: "`identity_linked` and `identity_unlinked` only: the connection's display name." })),

@@ -13604,6 +13604,8 @@ export interface operations {
                     connection?: string;
                     /** @description ISO 3166 country of `ip`; null without GeoIP. */
                     country: string | null;
+                    /** @description The browser and system of the request that did it, read from its User-Agent ("Chrome on Linux"); null when unknown. */
+                    device: string | null;
                     /** @description The address to send the email to (trimmed and lowercased). */
                     email: string;
                     /** @constant */

@@ -4,6 +4,7 @@
  * by wrong codes (contract.md#d30), a recovery code used, an email change asked or made (contract.md#d24). Enqueued in the caller's transaction,
  * like every webhook. Every alert carries a `secureAccountLink` (contract.md#d24, "this wasn't me").
  */
+import { describeDevice } from "../../core/devices.js";
 import { toTimestamp } from "../../core/schema.js";
 import type { TransactionDeps } from "../../deps.js";
 import { SECURITY_ALERTS, type SecurityAlert, type WebhookPayload } from "../../core/webhook-payloads.js";
@@ -57,6 +58,7 @@ export async function enqueueSecurityAlert(
       at: toTimestamp(now),
       ip: context.ip,
       country: deps.geo.locate(context.ip).country,
+      device: describeDevice(context.userAgent) ?? null,
       ...options.fields,
       secureAccountLink,
     },

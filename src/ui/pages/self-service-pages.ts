@@ -4,6 +4,7 @@
  * address) and /secure-account/… ("this wasn't me"). Plain form posts: each calls the same flow as
  * the JSON route, then redirects (303) or shows the form again with the error.
  */
+import { describeDevice } from "../../core/devices.js";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { AuthError } from "../../errors.js";
 import { confirmEmailChange, requestEmailChange } from "../../flows/account/email-change.js";
@@ -92,7 +93,7 @@ function sessionItem(s: SessionView, i: number): Html {
     content: html`<span class="visually-hidden" id="session-${i}">Session ${i + 1}</span>${hidden("id", s.id)}`,
   });
   return html`<li>
-<p><strong>${s.userAgent ?? "Unknown browser"}</strong>${s.current ? html` <span class="badge">This browser</span>` : ""}</p>
+<p><strong>${describeDevice(s.userAgent) ?? s.userAgent ?? "Unknown browser"}</strong>${s.current ? html` <span class="badge">This browser</span>` : ""}</p>
 <p class="hint">From ${s.ip ?? "an unknown address"}${s.country ? html` (${s.country})` : ""}. \
 Logged in ${time(s.createdAt)}; last active ${time(s.lastSeenAt)}.</p>
 ${s.current ? "" : end}
