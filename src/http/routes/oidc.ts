@@ -72,6 +72,11 @@ export async function oidcRoutes(app: FastifyInstance, { deps }: { deps: Deps })
     raw.headers["x-forwarded-for"] = request.ip;
     if (raw.url?.startsWith(`${OIDC_ROUTES.authorization}?`) && request.method === "GET") raw.url = withOfflineConsent(raw.url);
     reply.raw.setHeader("x-request-id", request.id);
+    // The reply is hijacked, so sendPage's headers never reach the library's own pages (the logout confirmation, its
+    // error page): no site may frame them (clickjacking of "Sign out", docs/security.md). Only frame-ancestors: the
+    // pages' form-action 'self' would stop the logout's redirect to the client (Chrome applies it to the chain).
+    reply.raw.setHeader("x-frame-options", "DENY");
+    reply.raw.setHeader("content-security-policy", "frame-ancestors 'none'");
     reply.hijack();
     entry.handle(raw, reply.raw);
   };
