@@ -5,9 +5,11 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import * as client from "openid-client";
 import { sha256Hex } from "../src/security/hashing.js";
 import { loginCookie, tenantIdOf } from "./support/flows.js";
-import { createHarness, registerVerifiedMember, TEST_STORE, type Harness } from "./support/harness.js";
+import { createHarness, registerVerifiedMember, STRONG_PASSWORD, TEST_STORE, type Harness } from "./support/harness.js";
+import { Browser, discover } from "./support/oidc-rp.js";
 
 const EMAIL = "ada@example.org";
 const WEB = { id: "web-app", secret: "web-app-secret-0123456789abcdef0123456789", redirect: "https://app.example.net/callback" };
@@ -31,6 +33,46 @@ async function setUp(t: { after(fn: () => Promise<void>): void }): Promise<{ h: 
   });
   return { h, cookie, recordId };
 }
+
+async function start(config: client.Configuration, extra: Record<string, string> = {}) {
+  const verifier = client.randomPKCECodeVerifier();
+  const state = client.randomState();
+  const nonce = client.randomNonce();
+  const url = client.buildAuthorizationUrl(config, {
+    redirect_uri: WEB.redirect,
+    scope: "openid",
+    code_challenge: await client.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: "S256",
+    state,
+    nonce,
+    ...extra,
+  });
+  return { url, verifier, state, nonce };
+}
+
+test(`prompt=login: a signed-in member signs in again before the code is issued (${TEST_STORE})`, async (t) => {
+  const s = await setUp(t);
+  const config = await discover(s.h, WEB.id, WEB.secret);
+  const browser = new Browser(s.h);
+  browser.cookies.set("session_id", s.cookie);
+  s.h.clock.advance(5_000);
+  const started = await start(config, { prompt: "login" });
+  const atLogin = await browser.follow(started.url, (u) => u.href.startsWith(WEB.redirect));
+  assert.equal(atLogin.url.pathname, "/ui/login", "prompt=login is not answered with the existing session");
+  // Going back to the interaction with the old session does not skip the sign-in.
+  const returnTo = atLogin.url.searchParams.get("returnTo")!;
+  const back = await browser.follow(new URL(returnTo, atLogin.url), (u) => u.href.startsWith(WEB.redirect));
+  assert.equal(back.url.pathname, "/ui/login", "the old session still does not do");
+  s.h.clock.advance(5_000);
+  const done = await browser.follow(atLogin.url, (u) => u.href.startsWith(WEB.redirect), { method: "POST", form: { email: EMAIL, password: STRONG_PASSWORD } });
+  assert.equal(done.answer, undefined, `back at the client (stopped at ${done.url.pathname})`);
+  const tokens = await client.authorizationCodeGrant(config, done.url, {
+    pkceCodeVerifier: started.verifier,
+    expectedState: started.state,
+    expectedNonce: started.nonce,
+  });
+  assert.equal(tokens.claims()!.auth_time, Math.floor(s.h.clock.now() / 1000), "auth_time is the new sign-in's");
+});
 
 test(`the provider's own HTML pages (logout confirmation, error page) cannot be framed (${TEST_STORE})`, async (t) => {
   const s = await setUp(t);

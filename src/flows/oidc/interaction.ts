@@ -11,7 +11,7 @@ import type { InteractionDetails, InteractionResult, OidcProvider } from "../../
 import { sha256Hex } from "../../security/hashing.js";
 import type { OauthClientRecord } from "../../store/oauth-clients.js";
 import type { ActiveSession } from "../kernel/sessions.js";
-import { accessTokenAudience, SCOPES } from "./provider.js";
+import { accessTokenAudience, INTERACTION_TTL_S, SCOPES } from "./provider.js";
 
 export interface ConsentRequest {
   client: Pick<OauthClientRecord, "clientId" | "name" | "firstParty">;
@@ -25,6 +25,34 @@ export async function consentRequestOf(deps: Deps, tenant: Tenant, details: Inte
   if (!client) throw new AuthError("not_found", { message: "This application is no longer registered." });
   const asked = new Set(`${details.params.scope ?? ""} ${(details.prompt.details.missingOIDCScope ?? []).join(" ")}`.split(" "));
   return { client, scopes: SCOPES.filter((scope) => asked.has(scope)) };
+}
+
+/** The store's row that remembers when an interaction first asked for a new sign-in (keyed by its uid's hash, gone with its expiry). */
+const REAUTHENTICATION_MODEL = "LatchReauthentication";
+
+/**
+ * decisions.md#openid-provider-interaction: `prompt=login` (OpenID Connect Core §3.1.2.1) asks for a new sign-in,
+ * so a session opened before the interaction first came here does not do, however young. Answers that moment
+ * (kept in the store on the first visit, so going back to the interaction with the old session does not reset
+ * it), or undefined when the request did not say `prompt=login`.
+ */
+export async function reauthenticationSince(deps: Deps, tenant: Tenant, details: InteractionDetails): Promise<number | undefined> {
+  const prompt = details.params.prompt;
+  if (typeof prompt !== "string" || !prompt.split(" ").includes("login")) return undefined;
+  const now = deps.clock.now();
+  const idHash = sha256Hex(`${details.uid}`);
+  const row = await deps.store.oauth.findArtifact(tenant.id, REAUTHENTICATION_MODEL, "id_hash", idHash, now);
+  if (row) return (JSON.parse(row.payload) as { since: number }).since;
+  await deps.store.oauth.upsertArtifact(tenant.id, {
+    model: REAUTHENTICATION_MODEL,
+    idHash,
+    grantHash: null,
+    uid: null,
+    userCodeHash: null,
+    expiresAt: now + INTERACTION_TTL_S * 1000,
+    payload: JSON.stringify({ since: now }),
+  });
+  return now;
 }
 
 /** The member consented (or the client is first-party): a grant of what was asked, bound to this Latch session, and the login. */
