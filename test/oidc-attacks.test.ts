@@ -84,3 +84,27 @@ test(`the provider's own HTML pages (logout confirmation, error page) cannot be 
     assert.match(String(answer.headers["content-security-policy"]), /frame-ancestors 'none'/, url);
   }
 });
+
+test(`max_age=0 (a new sign-in, as prompt=login): the member who signed in again is let through, not sent back to the login page for ever (${TEST_STORE})`, async (t) => {
+  const s = await setUp(t);
+  const config = await discover(s.h, WEB.id, WEB.secret);
+  const browser = new Browser(s.h);
+  browser.cookies.set("session_id", s.cookie);
+  s.h.clock.advance(5_000);
+  const started = await start(config, { max_age: "0" });
+  const atLogin = await browser.follow(started.url, (u) => u.href.startsWith(WEB.redirect));
+  assert.equal(atLogin.url.pathname, "/ui/login");
+  const posted = await browser.request(atLogin.url, { method: "POST", form: { email: EMAIL, password: STRONG_PASSWORD } });
+  const next = posted.headers.location ?? /url=(.*)$/i.exec(String(posted.headers.refresh))?.[1];
+  assert.ok(typeof next === "string", `the login moves on (${posted.statusCode})`);
+  // The browser takes a moment to come back: the new session is then older than 0 seconds.
+  s.h.clock.advance(1_000);
+  const done = await browser.follow(new URL(next, atLogin.url), (u) => u.href.startsWith(WEB.redirect));
+  assert.equal(done.answer, undefined, `back at the client (stopped at ${done.url.pathname})`);
+  const tokens = await client.authorizationCodeGrant(config, done.url, {
+    pkceCodeVerifier: started.verifier,
+    expectedState: started.state,
+    expectedNonce: started.nonce,
+  });
+  assert.equal(tokens.claims()!.auth_time, Math.floor((s.h.clock.now() - 1_000) / 1000), "auth_time is the new sign-in's");
+});
