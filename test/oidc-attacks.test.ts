@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import * as client from "openid-client";
 import { sha256Hex } from "../src/security/hashing.js";
-import { loginCookie, tenantIdOf } from "./support/flows.js";
+import { lockMember, loginCookie, tenantIdOf } from "./support/flows.js";
 import { createHarness, registerVerifiedMember, STRONG_PASSWORD, TEST_STORE, type Harness } from "./support/harness.js";
 import { Browser, discover } from "./support/oidc-rp.js";
 
@@ -107,4 +107,55 @@ test(`max_age=0 (a new sign-in, as prompt=login): the member who signed in again
     expectedNonce: started.nonce,
   });
   assert.equal(tokens.claims()!.auth_time, Math.floor((s.h.clock.now() - 1_000) / 1000), "auth_time is the new sign-in's");
+});
+
+async function codeFor(s: { h: Harness; cookie: string }, config: client.Configuration, scope = "openid offline_access") {
+  const browser = new Browser(s.h);
+  browser.cookies.set("session_id", s.cookie);
+  const started = await start(config, { scope });
+  const done = await browser.follow(started.url, (u) => u.href.startsWith(WEB.redirect));
+  assert.equal(done.answer, undefined, `reached the callback (stopped at ${done.url.pathname})`);
+  return { callback: done.url, started };
+}
+
+test(`two refreshes with the same token at once: at most one wins, and the family is revoked (${TEST_STORE})`, async (t) => {
+  const s = await setUp(t);
+  const config = await discover(s.h, WEB.id, WEB.secret);
+  const { callback, started } = await codeFor(s, config);
+  const tokens = await client.authorizationCodeGrant(config, callback, {
+    pkceCodeVerifier: started.verifier,
+    expectedState: started.state,
+    expectedNonce: started.nonce,
+  });
+  const outcomes = await Promise.allSettled([client.refreshTokenGrant(config, tokens.refresh_token!), client.refreshTokenGrant(config, tokens.refresh_token!)]);
+  const won = outcomes.filter((o) => o.status === "fulfilled");
+  assert.ok(won.length <= 1, "never two winners");
+  for (const o of won) await assert.rejects(client.refreshTokenGrant(config, o.value.refresh_token!), "the winner's token died with the family");
+});
+
+test(`a code whose Latch session ended, or whose member was locked, after the interaction yields no tokens (${TEST_STORE})`, async (t) => {
+  const s = await setUp(t);
+  const config = await discover(s.h, WEB.id, WEB.secret);
+  const first = await codeFor(s, config);
+  const logout = await s.h.app.inject({ method: "POST", url: "/auth/logout", headers: { host: s.h.tenant.domain, cookie: `session_id=${s.cookie}` } });
+  assert.equal(logout.statusCode, 200);
+  await assert.rejects(
+    client.authorizationCodeGrant(config, first.callback, {
+      pkceCodeVerifier: first.started.verifier,
+      expectedState: first.started.state,
+      expectedNonce: first.started.nonce,
+    }),
+    (error: { error?: string }) => error.error === "invalid_grant",
+  );
+  s.cookie = await loginCookie(s.h, EMAIL);
+  const second = await codeFor(s, config);
+  await lockMember(s.h, s.recordId);
+  await assert.rejects(
+    client.authorizationCodeGrant(config, second.callback, {
+      pkceCodeVerifier: second.started.verifier,
+      expectedState: second.started.state,
+      expectedNonce: second.started.nonce,
+    }),
+    (error: { error?: string }) => error.error === "invalid_grant",
+  );
 });
