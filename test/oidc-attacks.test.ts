@@ -159,3 +159,33 @@ test(`a code whose Latch session ended, or whose member was locked, after the in
     (error: { error?: string }) => error.error === "invalid_grant",
   );
 });
+
+test(`a browser app's CORS preflight to userinfo, token and revocation reaches the library (the app is not cut off from userinfo) (${TEST_STORE})`, async (t) => {
+  const s = await setUp(t);
+  const tenantId = await tenantIdOf(s.h, s.h.tenant.domain);
+  await s.h.deps.store.oauthClients.insertClient(tenantId, {
+    clientId: "spa",
+    name: "The SPA",
+    type: "public",
+    firstParty: true,
+    redirectUris: ["http://127.0.0.1:5173/cb"],
+    postLogoutRedirectUris: [],
+    secretHash: null,
+    createdAt: s.h.clock.now(),
+    updatedAt: s.h.clock.now(),
+  });
+  for (const url of ["/oauth/userinfo", "/oauth/token", "/oauth/revoke"]) {
+    const preflight = await s.h.app.inject({
+      method: "OPTIONS",
+      url,
+      headers: {
+        host: s.h.tenant.domain,
+        origin: "http://127.0.0.1:5173",
+        "access-control-request-method": url === "/oauth/userinfo" ? "GET" : "POST",
+        "access-control-request-headers": "authorization",
+      },
+    });
+    assert.ok(preflight.statusCode < 300, `${url}: ${preflight.statusCode} ${preflight.body}`);
+    assert.ok(preflight.headers["access-control-allow-methods"], url);
+  }
+});
