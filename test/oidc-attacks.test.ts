@@ -189,3 +189,36 @@ test(`a browser app's CORS preflight to userinfo, token and revocation reaches t
     assert.ok(preflight.headers["access-control-allow-methods"], url);
   }
 });
+
+test(`no code, refresh token, access token, ID token or client secret reaches a log line, even on the error paths (${TEST_STORE})`, async (t) => {
+  const s = await setUp(t);
+  const config = await discover(s.h, WEB.id, WEB.secret);
+  const { callback, started } = await codeFor(s, config);
+  const code = callback.searchParams.get("code")!;
+  const tokens = await client.authorizationCodeGrant(config, callback, {
+    pkceCodeVerifier: started.verifier,
+    expectedState: started.state,
+    expectedNonce: started.nonce,
+  });
+  const rotated = await client.refreshTokenGrant(config, tokens.refresh_token!);
+  await client.fetchUserInfo(config, rotated.access_token, tokens.claims()!.sub);
+  // The error paths: a replayed code and refresh token, a wrong secret, the ID token in a logout URL.
+  await assert.rejects(client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: started.verifier, expectedState: started.state }));
+  await assert.rejects(client.refreshTokenGrant(config, tokens.refresh_token!));
+  const wrong = await discover(s.h, WEB.id, `${WEB.secret}x`);
+  await assert.rejects(client.refreshTokenGrant(wrong, rotated.refresh_token!));
+  await new Browser(s.h).request(client.buildEndSessionUrl(config, { id_token_hint: tokens.id_token! }));
+  const logs = s.h.logs.join("");
+  assert.match(logs, /oauth\/end-session\?id_token_hint=/, "the requests are logged, with their URLs");
+  const secrets = {
+    code,
+    refresh: tokens.refresh_token!,
+    rotated: rotated.refresh_token!,
+    access: tokens.access_token,
+    id: tokens.id_token!,
+    secret: WEB.secret,
+  };
+  for (const [name, value] of Object.entries(secrets)) assert.ok(!logs.includes(value), `${name} is in a log line`);
+  // A JWT's parts are not logged either (the signature alone is a third of the token).
+  for (const part of tokens.id_token!.split(".").slice(1)) assert.ok(!logs.includes(part), "a part of the ID token is in a log line");
+});
