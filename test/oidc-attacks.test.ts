@@ -222,3 +222,23 @@ test(`no code, refresh token, access token, ID token or client secret reaches a 
   // A JWT's parts are not logged either (the signature alone is a third of the token).
   for (const part of tokens.id_token!.split(".").slice(1)) assert.ok(!logs.includes(part), "a part of the ID token is in a log line");
 });
+
+test(`PKCE downgrade (RFC 9700 §4.8.2): a code issued without a challenge is refused with a code_verifier, and one with a challenge without it (${TEST_STORE})`, async (t) => {
+  const s = await setUp(t);
+  const config = await discover(s.h, WEB.id, WEB.secret);
+  const browser = new Browser(s.h);
+  browser.cookies.set("session_id", s.cookie);
+  const state = client.randomState();
+  const plain = client.buildAuthorizationUrl(config, { redirect_uri: WEB.redirect, scope: "openid", state });
+  const done = await browser.follow(plain, (u) => u.href.startsWith(WEB.redirect));
+  assert.equal(done.answer, undefined);
+  await assert.rejects(
+    client.authorizationCodeGrant(config, done.url, { pkceCodeVerifier: client.randomPKCECodeVerifier(), expectedState: state }),
+    (error: { error?: string }) => error.error === "invalid_grant",
+  );
+  const withChallenge = await codeFor(s, config, "openid");
+  await assert.rejects(
+    client.authorizationCodeGrant(config, withChallenge.callback, { expectedState: withChallenge.started.state, expectedNonce: withChallenge.started.nonce }),
+    (error: { error?: string }) => error.error === "invalid_grant",
+  );
+});
