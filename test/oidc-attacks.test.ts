@@ -242,3 +242,39 @@ test(`PKCE downgrade (RFC 9700 §4.8.2): a code issued without a challenge is re
     (error: { error?: string }) => error.error === "invalid_grant",
   );
 });
+
+test(`consent of a third-party app covers what the member allowed: more scopes ask again, and prompt=none does not take them (${TEST_STORE})`, async (t) => {
+  const s = await setUp(t);
+  const tenantId = await tenantIdOf(s.h, s.h.tenant.domain);
+  const PARTNER = { id: "partner", secret: "partner-secret-0123456789abcdef0123456789", redirect: "https://partner.example.org/cb" };
+  await s.h.deps.store.oauthClients.insertClient(tenantId, {
+    clientId: PARTNER.id,
+    name: "The partner",
+    type: "confidential",
+    firstParty: false,
+    redirectUris: [PARTNER.redirect],
+    postLogoutRedirectUris: [],
+    secretHash: sha256Hex(PARTNER.secret),
+    createdAt: s.h.clock.now(),
+    updatedAt: s.h.clock.now(),
+  });
+  const config = await discover(s.h, PARTNER.id, PARTNER.secret);
+  const browser = new Browser(s.h);
+  browser.cookies.set("session_id", s.cookie);
+  const ask = async (scope: string, extra: Record<string, string> = {}) => {
+    const url = client.buildAuthorizationUrl(config, { redirect_uri: PARTNER.redirect, scope, state: "st", ...extra });
+    return browser.follow(url, (u) => u.href.startsWith(PARTNER.redirect));
+  };
+  const consent = await ask("openid");
+  assert.match(consent.answer!.body, /Allow/);
+  const allowed = await browser.follow(consent.url, (u) => u.href.startsWith(PARTNER.redirect), { method: "POST", form: { decision: "allow" } });
+  assert.ok(allowed.url.searchParams.get("code"), "a code for openid");
+  const silent = await ask("openid", { prompt: "none" });
+  assert.ok(silent.url.searchParams.get("code"), "the same scope again needs no consent");
+  const more = await ask("openid email");
+  assert.equal(more.url.pathname.startsWith("/oauth/interaction/"), true, "email asks again");
+  assert.match(more.answer!.body, /email address/);
+  const sneaky = await ask("openid email", { prompt: "none" });
+  assert.equal(sneaky.url.searchParams.get("code"), null, "prompt=none does not take email");
+  assert.equal(sneaky.url.searchParams.get("error"), "consent_required");
+});
