@@ -11,7 +11,7 @@ import type { InteractionDetails, InteractionResult, OidcProvider } from "../../
 import { sha256Hex } from "../../security/hashing.js";
 import type { OauthClientRecord } from "../../store/oauth-clients.js";
 import type { ActiveSession } from "../kernel/sessions.js";
-import { accessTokenAudience, SCOPES } from "./provider.js";
+import { accessTokenAudience, INTERACTION_TTL_S, SCOPES } from "./provider.js";
 
 export interface ConsentRequest {
   client: Pick<OauthClientRecord, "clientId" | "name" | "firstParty">;
@@ -25,6 +25,41 @@ export async function consentRequestOf(deps: Deps, tenant: Tenant, details: Inte
   if (!client) throw new AuthError("not_found", { message: "This application is no longer registered." });
   const asked = new Set(`${details.params.scope ?? ""} ${(details.prompt.details.missingOIDCScope ?? []).join(" ")}`.split(" "));
   return { client, scopes: SCOPES.filter((scope) => asked.has(scope)) };
+}
+
+/** The store's row that remembers when an interaction first asked for a new sign-in (keyed by its uid's hash, gone with its expiry). */
+const REAUTHENTICATION_MODEL = "LatchReauthentication";
+
+function isTooOld(deps: Deps, createdAt: number, maxAge: unknown): boolean {
+  const seconds = typeof maxAge === "string" ? Number(maxAge) : typeof maxAge === "number" ? maxAge : NaN;
+  return Number.isInteger(seconds) && seconds >= 0 && deps.clock.now() - createdAt > seconds * 1000;
+}
+
+/**
+ * decisions.md#openid-provider-interaction: whether the member must sign in (again) before this interaction goes on.
+ * `prompt=login` asks for a new sign-in, and `max_age` for one no older than it (OpenID Connect Core §3.1.2.1), so a
+ * session opened before the interaction first sent the member to sign in does not do, however young; one opened
+ * after it does, however small `max_age` is (`max_age=0` would otherwise send the member back to the login page
+ * for ever). That moment is kept in the store on the first visit, so going back with the old session does not reset it.
+ */
+export async function mustSignInAgain(deps: Deps, tenant: Tenant, details: InteractionDetails, session: Pick<ActiveSession, "createdAt">): Promise<boolean> {
+  const prompt = details.params.prompt;
+  const promptsLogin = typeof prompt === "string" && prompt.split(" ").includes("login");
+  if (!promptsLogin && !isTooOld(deps, session.createdAt, details.params.max_age)) return false;
+  const now = deps.clock.now();
+  const idHash = sha256Hex(`${details.uid}`);
+  const row = await deps.store.oauth.findArtifact(tenant.id, REAUTHENTICATION_MODEL, "id_hash", idHash, now);
+  if (row) return session.createdAt < (JSON.parse(row.payload) as { since: number }).since;
+  await deps.store.oauth.upsertArtifact(tenant.id, {
+    model: REAUTHENTICATION_MODEL,
+    idHash,
+    grantHash: null,
+    uid: null,
+    userCodeHash: null,
+    expiresAt: now + INTERACTION_TTL_S * 1000,
+    payload: JSON.stringify({ since: now }),
+  });
+  return true;
 }
 
 /** The member consented (or the client is first-party): a grant of what was asked, bound to this Latch session, and the login. */

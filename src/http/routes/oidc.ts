@@ -17,14 +17,18 @@ import { registerTenantResolution, SESSION_COOKIE } from "../tenant.js";
 
 const hide = { schema: { hide: true } };
 
-/** The library's paths, with the methods it answers on them. */
-const PROVIDER_PATHS: [string, ("GET" | "POST")[]][] = [
+/**
+ * The library's paths, with the methods it answers on them. OPTIONS where a browser app (a public client) calls
+ * with a header that needs a CORS preflight (`Authorization: Bearer` at userinfo): the library answers it, and its
+ * `clientBasedCORS` then decides the actual request by the client's redirect URIs' origins.
+ */
+const PROVIDER_PATHS: [string, ("GET" | "POST" | "OPTIONS")[]][] = [
   [DISCOVERY_PATH, ["GET"]],
   [OIDC_ROUTES.authorization, ["GET", "POST"]],
   [`${OIDC_ROUTES.authorization}/:uid`, ["GET"]],
-  [OIDC_ROUTES.token, ["POST"]],
-  [OIDC_ROUTES.userinfo, ["GET", "POST"]],
-  [OIDC_ROUTES.revocation, ["POST"]],
+  [OIDC_ROUTES.token, ["POST", "OPTIONS"]],
+  [OIDC_ROUTES.userinfo, ["GET", "POST", "OPTIONS"]],
+  [OIDC_ROUTES.revocation, ["POST", "OPTIONS"]],
   [OIDC_ROUTES.introspection, ["POST"]],
   [OIDC_ROUTES.end_session, ["GET", "POST"]],
   [`${OIDC_ROUTES.end_session}/confirm`, ["POST"]],
@@ -72,6 +76,11 @@ export async function oidcRoutes(app: FastifyInstance, { deps }: { deps: Deps })
     raw.headers["x-forwarded-for"] = request.ip;
     if (raw.url?.startsWith(`${OIDC_ROUTES.authorization}?`) && request.method === "GET") raw.url = withOfflineConsent(raw.url);
     reply.raw.setHeader("x-request-id", request.id);
+    // The reply is hijacked, so sendPage's headers never reach the library's own pages (the logout confirmation, its
+    // error page): no site may frame them (clickjacking of "Sign out", docs/security.md). Only frame-ancestors: the
+    // pages' form-action 'self' would stop the logout's redirect to the client (Chrome applies it to the chain).
+    reply.raw.setHeader("x-frame-options", "DENY");
+    reply.raw.setHeader("content-security-policy", "frame-ancestors 'none'");
     reply.hijack();
     entry.handle(raw, reply.raw);
   };

@@ -13,7 +13,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Deps } from "../../deps.js";
 import { AuthError } from "../../errors.js";
-import { approveInteraction, consentRequestOf, denyInteraction, type ConsentRequest } from "../../flows/oidc/interaction.js";
+import { approveInteraction, consentRequestOf, denyInteraction, mustSignInAgain, type ConsentRequest } from "../../flows/oidc/interaction.js";
 import { INTERACTION_PATH, oidcProviders, type OidcPageHooks } from "../../flows/oidc/provider.js";
 import type { Tenant } from "../../model.js";
 import type { InteractionResult, OidcProvider } from "../../providers/oidc-provider.js";
@@ -80,11 +80,6 @@ Signing out ends your session on ${tenant.domain} too.</p>
   },
 };
 
-function isTooOld(deps: Deps, createdAt: number, maxAge: unknown): boolean {
-  const seconds = typeof maxAge === "string" ? Number(maxAge) : typeof maxAge === "number" ? maxAge : NaN;
-  return Number.isInteger(seconds) && seconds >= 0 && deps.clock.now() - createdAt > seconds * 1000;
-}
-
 async function interactionOf(provider: OidcProvider, uid: string, req: IncomingMessage, res: ServerResponse) {
   try {
     const details = await provider.interactionDetails(req, res);
@@ -108,8 +103,8 @@ export async function consentPages(app: FastifyInstance, { deps }: PageDeps): Pr
       sendContinue(deps, request, reply, await provider.interactionResult(request.raw, reply.raw, result, { mergeWithLastSubmission: false }));
 
     const session = await findSession(deps, request);
-    // No session, or one older than the client's max_age (OpenID Connect Core §3.1.2.1): the member signs in (again) and comes back.
-    if (!session || isTooOld(deps, session.createdAt, details.params.max_age)) {
+    // No session, or (prompt=login, max_age) one opened before this interaction asked for a new sign-in: the member signs in (again) and comes back.
+    if (!session || (await mustSignInAgain(deps, request.tenant, details, session))) {
       return reply.redirect(`${pagePaths.login}?returnTo=${encodeURIComponent(interactionPath(uid))}`, 303);
     }
     const consent = await consentRequestOf(deps, request.tenant, details);
