@@ -16,6 +16,7 @@ import { OidcAdapter, type OidcPayload } from "../../store/oidc.js";
 import type { OauthClientRecord } from "../../store/oauth-clients.js";
 import { loadOidcProvider, type OidcProvider, type OidcProviderModule } from "../../providers/oidc-provider.js";
 import { sessionTtlSeconds } from "../kernel/sessions.js";
+import { issuerOf } from "./issuer.js";
 import { publicJwks, signingKeySet } from "./signing-keys.js";
 
 /** contract.md#d28: the provider state for 1,000 tenants fits in bounded memory. */
@@ -45,13 +46,7 @@ export const OIDC_ROUTES = {
 export const DISCOVERY_PATH = "/.well-known/openid-configuration";
 export const INTERACTION_PATH = "/oauth/interaction";
 
-/**
- * `https://{domain}`; dev mode's own tenant (`localhost`, plain http) is served at dev mode's link
- * base (`http://localhost:{port}`), as its emailed links are.
- */
-export function issuerOf(deps: Pick<Deps, "dev">, tenant: Pick<Tenant, "domain">): string {
-  return deps.dev?.linkBaseFor(tenant.domain)?.replace(/\/$/, "") ?? `https://${tenant.domain}`;
-}
+export { issuerOf };
 
 /** decisions.md#openid-provider-access-tokens: the one resource (RFC 8707) the tenant's JWT access tokens are for: the issuer's URL. */
 export function accessTokenAudience(deps: Pick<Deps, "dev">, tenant: Pick<Tenant, "domain">): string {

@@ -4,6 +4,7 @@
  * instead of calling `GET /auth/session`. Signed by jose with the tenant's current ES256 key; its
  * `typ` (RFC 8725 section 3.11) sets it apart from ID and access tokens signed by the same keys.
  */
+import { issuerOf } from "./issuer.js";
 import { importJWK, SignJWT, type JWK } from "jose";
 import { toTimestamp } from "../../core/schema.js";
 import type { Deps } from "../../deps.js";
@@ -21,11 +22,6 @@ export interface IssuedSessionToken {
   token: string;
   /** When `exp` is (docs/api-conventions.md#times). */
   expiresAt: string;
-}
-
-/** `iss` of every token of the tenant: its issuer URL (contract.md#d28). */
-function issuerOf(tenant: Pick<Tenant, "domain">): string {
-  return `https://${tenant.domain}`;
 }
 
 /**
@@ -50,7 +46,7 @@ export async function issueSessionToken(deps: Deps, tenant: Tenant, session: Act
   const exp = Math.floor(Math.min(now + SESSION_TOKEN_LIFETIME_MS, session.data.exp * 1000) / 1000);
   const token = await new SignJWT({ sid, amr: session.amr, auth_time: Math.floor(session.createdAt / 1000) })
     .setProtectedHeader({ alg: SESSION_TOKEN_ALG, kid: key.kid, typ: SESSION_TOKEN_TYPE })
-    .setIssuer(issuerOf(tenant))
+    .setIssuer(issuerOf(deps, tenant))
     // The hostname, not the issuer URL (decisions.md#session-tokens): no access token's audience is a bare hostname.
     .setAudience(tenant.domain)
     .setSubject(String(session.memberId))
