@@ -6,48 +6,17 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import * as client from "openid-client";
-import { sha256Hex } from "../src/security/hashing.js";
-import { lockMember, loginCookie, tenantIdOf } from "./support/flows.js";
-import { createHarness, registerVerifiedMember, STRONG_PASSWORD, TEST_STORE, type Harness } from "./support/harness.js";
+import { lockMember, loginCookie } from "./support/flows.js";
+import { STRONG_PASSWORD, TEST_STORE, type Harness } from "./support/harness.js";
 import { Browser, discover } from "./support/oidc-rp.js";
+import { authorizationUrl, EMAIL, PARTNER, setUpProvider, WEB } from "./support/oidc-setup.js";
 
-const EMAIL = "ada@example.org";
-const WEB = { id: "web-app", secret: "web-app-secret-0123456789abcdef0123456789", redirect: "https://app.example.net/callback" };
+const setUp = setUpProvider;
 
-async function setUp(t: { after(fn: () => Promise<void>): void }): Promise<{ h: Harness; cookie: string; recordId: string }> {
-  const h = await createHarness();
-  t.after(() => h.close());
-  const recordId = await registerVerifiedMember(h, EMAIL);
-  const cookie = await loginCookie(h, EMAIL);
-  const tenantId = await tenantIdOf(h, h.tenant.domain);
-  await h.deps.store.oauthClients.insertClient(tenantId, {
-    clientId: WEB.id,
-    name: "The web application",
-    type: "confidential",
-    firstParty: true,
-    redirectUris: [WEB.redirect],
-    postLogoutRedirectUris: ["https://app.example.net/bye"],
-    secretHash: sha256Hex(WEB.secret),
-    createdAt: h.clock.now(),
-    updatedAt: h.clock.now(),
-  });
-  return { h, cookie, recordId };
-}
-
-async function start(config: client.Configuration, extra: Record<string, string> = {}) {
-  const verifier = client.randomPKCECodeVerifier();
-  const state = client.randomState();
-  const nonce = client.randomNonce();
-  const url = client.buildAuthorizationUrl(config, {
-    redirect_uri: WEB.redirect,
-    scope: "openid",
-    code_challenge: await client.calculatePKCECodeChallenge(verifier),
-    code_challenge_method: "S256",
-    state,
-    nonce,
-    ...extra,
-  });
-  return { url, verifier, state, nonce };
+/** An authorization request of the web app (scope `openid` unless `extra` says). */
+function start(config: client.Configuration, extra: Record<string, string> = {}) {
+  const { scope = "openid", ...rest } = extra;
+  return authorizationUrl(config, WEB.redirect, scope, rest);
 }
 
 test(`prompt=login: a signed-in member signs in again before the code is issued (${TEST_STORE})`, async (t) => {
@@ -162,18 +131,6 @@ test(`a code whose Latch session ended, or whose member was locked, after the in
 
 test(`a browser app's CORS preflight to userinfo, token and revocation reaches the library (the app is not cut off from userinfo) (${TEST_STORE})`, async (t) => {
   const s = await setUp(t);
-  const tenantId = await tenantIdOf(s.h, s.h.tenant.domain);
-  await s.h.deps.store.oauthClients.insertClient(tenantId, {
-    clientId: "spa",
-    name: "The SPA",
-    type: "public",
-    firstParty: true,
-    redirectUris: ["http://127.0.0.1:5173/cb"],
-    postLogoutRedirectUris: [],
-    secretHash: null,
-    createdAt: s.h.clock.now(),
-    updatedAt: s.h.clock.now(),
-  });
   for (const url of ["/oauth/userinfo", "/oauth/token", "/oauth/revoke"]) {
     const preflight = await s.h.app.inject({
       method: "OPTIONS",
@@ -245,19 +202,6 @@ test(`PKCE downgrade (RFC 9700 §4.8.2): a code issued without a challenge is re
 
 test(`consent of a third-party app covers what the member allowed: more scopes ask again, and prompt=none does not take them (${TEST_STORE})`, async (t) => {
   const s = await setUp(t);
-  const tenantId = await tenantIdOf(s.h, s.h.tenant.domain);
-  const PARTNER = { id: "partner", secret: "partner-secret-0123456789abcdef0123456789", redirect: "https://partner.example.org/cb" };
-  await s.h.deps.store.oauthClients.insertClient(tenantId, {
-    clientId: PARTNER.id,
-    name: "The partner",
-    type: "confidential",
-    firstParty: false,
-    redirectUris: [PARTNER.redirect],
-    postLogoutRedirectUris: [],
-    secretHash: sha256Hex(PARTNER.secret),
-    createdAt: s.h.clock.now(),
-    updatedAt: s.h.clock.now(),
-  });
   const config = await discover(s.h, PARTNER.id, PARTNER.secret);
   const browser = new Browser(s.h);
   browser.cookies.set("session_id", s.cookie);

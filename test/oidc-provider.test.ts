@@ -19,106 +19,11 @@ import type { Tenant } from "../src/model.js";
 import { oidcPageHooks } from "../src/ui/pages/consent-page.js";
 import { sha256Hex } from "../src/security/hashing.js";
 import { addOtherTenant, lockMember, loginCookie, OTHER_DOMAIN, tenantIdOf } from "./support/flows.js";
-import { createHarness, registerVerifiedMember, STRONG_PASSWORD, TEST_STORE, type Harness } from "./support/harness.js";
+import { createHarness, registerVerifiedMember, STRONG_PASSWORD, TEST_STORE } from "./support/harness.js";
 import { Browser, discover, injectFetch } from "./support/oidc-rp.js";
+import { authorizationUrl, EMAIL, insertClient, isInvalidGrant, PARTNER, setUpProvider, signedInBrowser, signIn, SPA, WEB } from "./support/oidc-setup.js";
 
-const EMAIL = "ada@example.org";
-const WEB = { id: "web-app", secret: "web-app-secret-0123456789abcdef0123456789", redirect: "https://app.example.net/callback" };
-const SPA = { id: "spa", redirect: "http://127.0.0.1:5173/cb" };
-const PARTNER = { id: "partner", secret: "partner-secret-0123456789abcdef0123456789", redirect: "https://partner.example.org/cb" };
-
-interface Setup {
-  h: Harness;
-  recordId: string;
-  cookie: string;
-  tenantId: string;
-}
-
-async function insertClient(
-  h: Harness,
-  tenantId: string,
-  c: { id: string; secret?: string; redirect: string },
-  options: { firstParty?: boolean; logout?: string[] } = {},
-): Promise<void> {
-  await h.deps.store.oauthClients.insertClient(tenantId, {
-    clientId: c.id,
-    name: `The ${c.id} application`,
-    type: c.secret ? "confidential" : "public",
-    firstParty: options.firstParty ?? true,
-    redirectUris: [c.redirect],
-    postLogoutRedirectUris: options.logout ?? [],
-    secretHash: c.secret ? sha256Hex(c.secret) : null,
-    createdAt: h.clock.now(),
-    updatedAt: h.clock.now(),
-  });
-}
-
-async function setUp(t: { after(fn: () => Promise<void>): void }): Promise<Setup> {
-  const h = await createHarness();
-  t.after(() => h.close());
-  const recordId = await registerVerifiedMember(h, EMAIL);
-  const cookie = await loginCookie(h, EMAIL);
-  const tenantId = await tenantIdOf(h, h.tenant.domain);
-  // The login sites record how a session was opened (decisions.md#authentication-methods); set here so this suite does not depend on which do yet.
-  await h.db
-    .updateTable("sessions")
-    .set({ amr: JSON.stringify(["pwd"]) })
-    .where("id_hash", "=", sha256Hex(cookie))
-    .execute();
-  await insertClient(h, tenantId, WEB, { logout: ["https://app.example.net/bye"] });
-  await insertClient(h, tenantId, SPA);
-  await insertClient(h, tenantId, PARTNER, { firstParty: false });
-  return { h, recordId, cookie, tenantId };
-}
-
-interface Started {
-  url: URL;
-  verifier: string;
-  state: string;
-  nonce: string;
-}
-
-async function authorizationUrl(
-  config: client.Configuration,
-  redirectUri: string,
-  scope = "openid email profile offline_access",
-  extra: Record<string, string> = {},
-): Promise<Started> {
-  const verifier = client.randomPKCECodeVerifier();
-  const state = client.randomState();
-  const nonce = client.randomNonce();
-  const url = client.buildAuthorizationUrl(config, {
-    redirect_uri: redirectUri,
-    scope,
-    code_challenge: await client.calculatePKCECodeChallenge(verifier),
-    code_challenge_method: "S256",
-    state,
-    nonce,
-    ...extra,
-  });
-  return { url, verifier, state, nonce };
-}
-
-function signedInBrowser(s: Setup): Browser {
-  const browser = new Browser(s.h);
-  browser.cookies.set("session_id", s.cookie);
-  return browser;
-}
-
-/** Authorize with a signed-in browser, up to the client's callback. */
-async function signIn(s: Setup, config: client.Configuration, redirectUri: string, browser = signedInBrowser(s), scope?: string) {
-  const started = await authorizationUrl(config, redirectUri, scope);
-  const { url, answer } = await browser.follow(started.url, (u) => u.href.startsWith(redirectUri));
-  assert.equal(answer, undefined, `reached the callback (stopped at ${url.pathname}: ${answer?.statusCode} ${answer?.body.slice(0, 300)})`);
-  const tokens = await client.authorizationCodeGrant(config, url, {
-    pkceCodeVerifier: started.verifier,
-    expectedState: started.state,
-    expectedNonce: started.nonce,
-  });
-  return { tokens, callback: url, started, browser };
-}
-
-const isInvalidGrant = (error: { error?: string }) => error.error === "invalid_grant";
+const setUp = setUpProvider;
 
 test(`a first-party app signs a member in, reads userinfo, refreshes with rotation and revokes (${TEST_STORE})`, async (t) => {
   const s = await setUp(t);
