@@ -15,13 +15,14 @@ import { sha256Hex } from "../../security/hashing.js";
 import { OidcAdapter, type OidcPayload } from "../../store/oidc.js";
 import type { OauthClientRecord } from "../../store/oauth-clients.js";
 import { loadOidcProvider, type OidcProvider, type OidcProviderModule } from "../../providers/oidc-provider.js";
+import { SIGNING_KEY_RECHECK_MS } from "../../rules.js";
 import { sessionTtlSeconds } from "../kernel/sessions.js";
 import { publicJwks, signingKeySet } from "./signing-keys.js";
 
 /** contract.md#d28: the provider state for 1,000 tenants fits in bounded memory. */
 export const MAX_CACHED_PROVIDERS = 1000;
-/** How often a cached provider asks the store whether its tenant's current signing keys changed (a rotation). */
-export const SIGNING_KEY_RECHECK_MS = 5_000;
+/** How often a cached provider asks the store whether its tenant's current signing keys changed (a rotation): rules.ts. */
+export { SIGNING_KEY_RECHECK_MS };
 /** contract.md#d28's lifetimes, in seconds. */
 export const ACCESS_TOKEN_TTL_S = 600;
 export const ID_TOKEN_TTL_S = 600;
@@ -391,6 +392,9 @@ export class OidcProviders {
 
   private async build(tenant: Tenant): Promise<CachedProvider> {
     const module = await loadOidcProvider();
+    // The keys are as of now, not as of the end of the build: the next recheck is counted from here,
+    // so a rotation during the build still reaches this provider within SIGNING_KEY_RECHECK_MS.
+    const keysReadAt = this.deps.clock.now();
     const jwks = await signingKeySet(this.deps, tenant);
     const kids = kidsOf(jwks);
     const holder = { tenant };
@@ -420,7 +424,7 @@ export class OidcProviders {
       },
       tenant,
       kids,
-      checkedAt: this.deps.clock.now(),
+      checkedAt: keysReadAt,
     };
     Object.defineProperty(entry, "tenant", {
       get: () => holder.tenant,
