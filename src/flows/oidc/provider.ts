@@ -17,6 +17,7 @@ import type { OauthClientRecord } from "../../store/oauth-clients.js";
 import { loadOidcProvider, type OidcProvider, type OidcProviderModule } from "../../providers/oidc-provider.js";
 import { SIGNING_KEY_RECHECK_MS } from "../../rules.js";
 import { sessionTtlSeconds } from "../kernel/sessions.js";
+import { isPrivateUseUri } from "./client-input.js";
 import { publicJwks, signingKeySet } from "./signing-keys.js";
 
 /** contract.md#d28: the provider state for 1,000 tenants fits in bounded memory. */
@@ -113,6 +114,8 @@ function clientMetadata(record: OauthClientRecord): Record<string, unknown> {
     post_logout_redirect_uris: record.postLogoutRedirectUris,
     grant_types: ["authorization_code", "refresh_token"],
     response_types: ["code"],
+    // decisions.md#openid-provider-clients: a private-use scheme is a native app's; the library refuses it on a web client.
+    application_type: [...record.redirectUris, ...record.postLogoutRedirectUris].some(isPrivateUseUri) ? "native" : "web",
     // client_secret_post is accepted as well: the library takes either form from a client with a secret.
     token_endpoint_auth_method: confidential ? "client_secret_basic" : "none",
     // Only the SHA-256 of the secret, compared by compareClientSecret below; the library never sees a plain secret.
