@@ -6,10 +6,19 @@
  * its own from a block of `{{ip}}` numbers (load-types.ts) that no other scenario uses.
  */
 import type { LoadRequest } from "./load-types.js";
-import { BENCH_PASSWORD, type Seeded } from "./seed.js";
+import { BENCH_PASSWORD, type BenchOidcClient, type Seeded } from "./seed.js";
 
 /** Where each scenario's `{{seq}}` (and so its `{{ip}}`) starts: blocks of 2^20 in 10.0.0.0/8. */
-export const SEQ_BLOCKS = { logins: 0, registration: 1 << 20, forgot: 2 << 20, verify: 3 << 20, magic: 4 << 20, passkey: 5 << 20, spray: 8 << 20 } as const;
+export const SEQ_BLOCKS = {
+  logins: 0,
+  registration: 1 << 20,
+  forgot: 2 << 20,
+  verify: 3 << 20,
+  magic: 4 << 20,
+  passkey: 5 << 20,
+  oidc: 6 << 20,
+  spray: 8 << 20,
+} as const;
 
 /** The client IP numbered n in 10.0.0.0/8, as load.ts fills `{{ip}}`. */
 export function clientIp(n: number): string {
@@ -71,3 +80,27 @@ export const verifyMagicLinks = (seeded: Seeded): LoadRequest[] =>
 
 export const passkeyLogins = (seeded: Seeded): LoadRequest[] =>
   seeded.passkeyLogins.map((p) => post("/auth/passkeys/login/verify", p.domain, p.body, "{{ip}}"));
+
+/** contract.md#d28: the PKCE verifier of every bench authorization (a client makes a new one each time; the cost is the same). */
+export const BENCH_PKCE_VERIFIER = "bench-pkce-verifier-0123456789abcdef0123456789abcdef";
+
+/** A token request of the bench's confidential client (client_secret_basic), from the client's own IP. */
+const tokenRequest = (c: BenchOidcClient, form: Record<string, string>, i: number): LoadRequest => ({
+  method: "POST",
+  path: "/oauth/token",
+  headers: {
+    "content-type": "application/x-www-form-urlencoded",
+    authorization: `Basic ${Buffer.from(`${encodeURIComponent(c.clientId)}:${encodeURIComponent(c.secret)}`).toString("base64")}`,
+    "x-tenant-domain": c.domain,
+    "x-forwarded-for": clientIp(SEQ_BLOCKS.oidc + i),
+  },
+  body: new URLSearchParams(form).toString(),
+});
+
+/** Each authorization code exchanged once (they are single-use and live 60 s). */
+export const codeExchanges = (c: BenchOidcClient, codes: string[]): LoadRequest[] =>
+  codes.map((code, i) => tokenRequest(c, { grant_type: "authorization_code", code, redirect_uri: c.redirectUri, code_verifier: BENCH_PKCE_VERIFIER }, i));
+
+/** Each refresh token used once (they rotate: a second use would revoke the family). */
+export const refreshes = (c: BenchOidcClient, refreshTokens: string[]): LoadRequest[] =>
+  refreshTokens.map((token, i) => tokenRequest(c, { grant_type: "refresh_token", refresh_token: token }, i));

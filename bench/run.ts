@@ -13,7 +13,7 @@
  *
  * BENCH_SECONDS (default 10) sets each run's length, BENCH_CONNECTIONS (default 20) the load,
  * BENCH_SPRAY_SECONDS (default 60) the memory spray; BENCH_ONLY=<groups> (session, peer, login,
- * writes, import, spray, growth, postgres) runs only some, for development.
+ * writes, import, spray, growth, postgres, oidc) runs only some, for development.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { availableParallelism, cpus, tmpdir, totalmem, type } from "node:os";
@@ -39,6 +39,7 @@ import {
   measureLatch,
   measurePeer,
   median,
+  OIDC_GRANTS,
   ONLY,
   runs,
   SECONDS,
@@ -137,6 +138,28 @@ function latchRows(f: LatchFigures, peer: PeerFigures | undefined): Row[] {
       floor: framework && percent(f.sessionToken.rps, framework.rps),
       note: session && `${ratio(f.sessionToken.rps, session.rps)} session check: the same check, the key read and one ES256 signature`,
     });
+  if (f.codeExchange)
+    rows.push({
+      scenario: "OpenID token endpoint, code exchange (`POST /oauth/token`, `authorization_code`)",
+      result: f.codeExchange,
+      floor: framework && percent(f.codeExchange.rps, framework.rps),
+      note: `${OIDC_GRANTS} codes made through the flow just before, each exchanged once: client secret, PKCE, ID token and access token (ES256), a refresh token stored`,
+    });
+  if (f.refresh)
+    rows.push({
+      scenario: "OpenID token endpoint, refresh (`POST /oauth/token`, `refresh_token`)",
+      result: f.refresh,
+      floor: framework && percent(f.refresh.rps, framework.rps),
+      note: `${OIDC_GRANTS} refresh tokens, each used once: rotation (the old one consumed, a new one stored), a new ID token and access token`,
+    });
+  if (f.edgeVerify)
+    rows.push({
+      scenario: "Session token verified at the edge (jose `jwtVerify`, the tenant's JWKS held locally)",
+      value: `${f.edgeVerify.verifiesPerSecond.toFixed(0)} verifies/s`,
+      note:
+        `one core of the bench's own process, ${f.edgeVerify.seconds.toFixed(0)} s, no request to Latch: what a backend pays instead of a round trip to \`GET /auth/session\`` +
+        (session ? `; ${ratio(f.edgeVerify.verifiesPerSecond, session.rps)} the session check's requests/s` : ""),
+    });
   if (login) {
     rows.push({
       scenario: "Floor: Argon2id verify (19456 KiB, t=2, p=1), raw",
@@ -211,6 +234,8 @@ function comparisonPairs(sqlite: LatchFigures, pg: LatchFigures) {
     magic: f.magic,
     passkey: f.passkey,
     sessionToken: f.sessionToken,
+    codeExchange: f.codeExchange,
+    refresh: f.refresh,
   });
   const s = pick(sqlite);
   const p = pick(pg);
@@ -219,6 +244,8 @@ function comparisonPairs(sqlite: LatchFigures, pg: LatchFigures) {
     { scenario: "Session check (median of 3)", sqlite: s.session, postgres: p.session },
     { scenario: "Session check at half its peak rate (each store's own peak)", sqlite: s.half, postgres: p.half, note: loop },
     { scenario: "Session token", sqlite: s.sessionToken, postgres: p.sessionToken },
+    { scenario: "OpenID token endpoint, code exchange", sqlite: s.codeExchange, postgres: p.codeExchange },
+    { scenario: "OpenID token endpoint, refresh", sqlite: s.refresh, postgres: p.refresh },
     { scenario: "Password login, distinct members, one IP each (median of 3)", sqlite: s.login, postgres: p.login },
     { scenario: "Ten concurrent logins of one member", sqlite: s.burstOne, postgres: p.burstOne },
     { scenario: "Ten concurrent logins of ten members", sqlite: s.burstTen, postgres: p.burstTen },

@@ -7,7 +7,9 @@ import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
+import { createHash } from "node:crypto";
 import { join } from "node:path";
+import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from "jose";
 import { runLoad } from "./load-client.js";
 import type { LoadRequest, LoadResult, LoadSpec } from "./load-types.js";
 import { judge } from "./report.js";
@@ -35,7 +37,7 @@ export const WARMUP = Math.min(3, Math.max(1, Math.round(SECONDS / 4)));
 export const ONLY = process.env.BENCH_ONLY?.split(",")
   .map((s) => s.trim())
   .filter(Boolean);
-export const GROUPS = ["session", "peer", "login", "writes", "import", "spray", "growth", "postgres"] as const;
+export const GROUPS = ["session", "peer", "login", "writes", "import", "spray", "growth", "postgres", "oidc"] as const;
 export const runs = (group: (typeof GROUPS)[number]) => ONLY === undefined || ONLY.includes(group);
 
 /** One run of the load generator, judged: every answer must have status `expect`. */
@@ -132,6 +134,11 @@ export interface LatchFigures {
   passkey?: LoadResult;
   /** `POST /auth/session/token`: the session check, then an ES256 signature (contract.md#d28). */
   sessionToken?: LoadResult;
+  /** contract.md#d28: the OpenID token endpoint, a code exchange and a refresh, each code or refresh token used once. */
+  codeExchange?: LoadResult;
+  refresh?: LoadResult;
+  /** contract.md#d28: a session token verified with the tenant's JWKS held locally (jose), as a backend at the edge does. */
+  edgeVerify?: EdgeVerifyFigures;
   /** PostgreSQL: the session check on one instance and on two behind the generator, medians of 3. */
   instances?: { one: LoadResult[]; two: LoadResult[] };
   spray?: SprayFigures;
@@ -195,12 +202,138 @@ export async function measureLatch(
     }
     await second.stop();
   }
+  if (runs("oidc")) await measureOidc(figures, latch, seeded, scenario);
   if (runs("login")) await measureLogins(figures, latch, seeded, scenario);
   if (runs("writes")) await measureWrites(figures, latch, seeded, scenario);
   if (runs("import")) figures.import = await measureImport(latchStore, seeded.domains[0]!);
   if (options.spray && runs("spray")) figures.spray = await sprayMemory(latch, seeded.domains[0]!, scenario("memory spray"));
   await latch.stop();
   return figures;
+}
+
+/** How many authorization codes (and as many refresh tokens) each token endpoint row spends. Codes live 60 s: they are made just before. */
+export const OIDC_GRANTS = 1000;
+
+export interface EdgeVerifyFigures {
+  verifiesPerSecond: number;
+  seconds: number;
+}
+
+/** Reads the Set-Cookie lines of an answer into a jar, as a browser would (a cleared cookie leaves it). */
+function keepCookies(jar: Map<string, string>, answer: Response): void {
+  for (const line of answer.headers.getSetCookie()) {
+    const pair = line.split(";")[0]!;
+    const eq = pair.indexOf("=");
+    const name = pair.slice(0, eq).trim();
+    const value = pair.slice(eq + 1).trim();
+    if (value === "" || /max-age=0\b/i.test(line)) jar.delete(name);
+    else jar.set(name, value);
+  }
+}
+
+/**
+ * contract.md#d28: one authorization code of the bench's first-party client, through the real flow
+ * as a signed-in browser goes: authorize → interaction (standing consent) → resume → the callback.
+ */
+async function authorizationCode(latch: Running, seeded: Seeded, i: number): Promise<string> {
+  const c = seeded.oidcClient;
+  const sessions = seeded.sessions.filter((s) => s.domain === c.domain);
+  const jar = new Map([["session_id", sessions[i % sessions.length]!.cookie]]);
+  const challenge = createHash("sha256").update(requests.BENCH_PKCE_VERIFIER).digest("base64url");
+  const query = new URLSearchParams({
+    client_id: c.clientId,
+    response_type: "code",
+    redirect_uri: c.redirectUri,
+    scope: "openid email profile offline_access",
+    code_challenge: challenge,
+    code_challenge_method: "S256",
+    state: `s${i}`,
+    nonce: `n${i}`,
+  });
+  let path = `/oauth/authorize?${query.toString()}`;
+  for (let hop = 0; hop < 10; hop++) {
+    const answer = await fetch(`${latch.url}${path}`, {
+      redirect: "manual",
+      headers: {
+        "x-tenant-domain": c.domain,
+        "x-forwarded-for": requests.clientIp(requests.SEQ_BLOCKS.oidc + i),
+        cookie: [...jar].map(([k, v]) => `${k}=${v}`).join("; "),
+      },
+    });
+    keepCookies(jar, answer);
+    const body = await answer.text();
+    const location = answer.headers.get("location") ?? /url=(.*)$/i.exec(answer.headers.get("refresh") ?? "")?.[1];
+    if (!location) throw new Error(`authorization stopped at ${path.split("?")[0]}: ${answer.status} ${body.slice(0, 200)}`);
+    const next = new URL(location, `https://${c.domain}`);
+    if (next.href.startsWith(c.redirectUri)) {
+      const code = next.searchParams.get("code");
+      if (!code) throw new Error(`no code at the callback: ${next.search}`);
+      return code;
+    }
+    path = next.pathname + next.search;
+  }
+  throw new Error("authorization: too many redirects");
+}
+
+/** `count` codes, a few authorizations at a time. */
+async function authorizationCodes(latch: Running, seeded: Seeded, count: number): Promise<string[]> {
+  const codes: string[] = [];
+  let next = 0;
+  const worker = async () => {
+    while (next < count) codes.push(await authorizationCode(latch, seeded, next++));
+  };
+  await Promise.all(Array.from({ length: 8 }, worker));
+  return codes;
+}
+
+/** Refresh tokens: codes exchanged here, each answer's refresh token kept for the row. */
+async function refreshTokens(latch: Running, seeded: Seeded, count: number): Promise<string[]> {
+  const exchanges = requests.codeExchanges(seeded.oidcClient, await authorizationCodes(latch, seeded, count));
+  const tokens: string[] = [];
+  for (const request of exchanges) {
+    const answer = await fetch(`${latch.url}${request.path}`, { method: "POST", headers: request.headers, body: request.body });
+    const body = (await answer.json()) as { refresh_token?: string };
+    if (!body.refresh_token) throw new Error(`code exchange gave no refresh token: ${answer.status} ${JSON.stringify(body)}`);
+    tokens.push(body.refresh_token);
+  }
+  return tokens;
+}
+
+/**
+ * What a backend pays to verify a session token itself (contract.md#d28) instead of calling
+ * `GET /auth/session`: jose's jwtVerify with the tenant's JWKS fetched once and held (createLocalJWKSet),
+ * iss, aud, typ and exp checked, for SECONDS in this process, one verify after another.
+ */
+async function edgeVerify(latch: Running, seeded: Seeded): Promise<EdgeVerifyFigures> {
+  const c = seeded.oidcClient;
+  const session = seeded.sessions.find((s) => s.domain === c.domain)!;
+  const headers = { "x-tenant-domain": c.domain, "x-forwarded-for": requests.clientIp(requests.SEQ_BLOCKS.logins) };
+  const issued = await fetch(`${latch.url}/auth/session/token`, { method: "POST", headers: { ...headers, cookie: `session_id=${session.cookie}` } });
+  const { token } = (await issued.json()) as { token: string };
+  const jwks = createLocalJWKSet((await (await fetch(`${latch.url}/oauth/jwks`, { headers })).json()) as JSONWebKeySet);
+  const options = { issuer: `https://${c.domain}`, audience: c.domain, typ: "latch-session+jwt", algorithms: ["ES256"] };
+  await jwtVerify(token, jwks, options); // throws if the recipe is wrong
+  const started = performance.now();
+  const until = started + SECONDS * 1000;
+  let count = 0;
+  while (performance.now() < until) {
+    for (let i = 0; i < 100; i++) await jwtVerify(token, jwks, options);
+    count += 100;
+  }
+  const seconds = (performance.now() - started) / 1000;
+  return { verifiesPerSecond: count / seconds, seconds };
+}
+
+async function measureOidc(figures: LatchFigures, latch: Running, seeded: Seeded, scenario: (name: string) => string): Promise<void> {
+  const store = figures.store;
+  log(`${store}: OpenID token endpoint, refresh (${OIDC_GRANTS} refresh tokens made through the flow first)`);
+  const refresh = requests.refreshes(seeded.oidcClient, await refreshTokens(latch, seeded, OIDC_GRANTS));
+  figures.refresh = await load(scenario("OpenID token endpoint, refresh"), 200, latch.url, refresh, eachOnce(refresh));
+  log(`${store}: OpenID token endpoint, code exchange (${OIDC_GRANTS} codes made through the flow first)`);
+  const exchanges = requests.codeExchanges(seeded.oidcClient, await authorizationCodes(latch, seeded, OIDC_GRANTS));
+  figures.codeExchange = await load(scenario("OpenID token endpoint, code exchange"), 200, latch.url, exchanges, eachOnce(exchanges));
+  log(`${store}: session token verified at the edge (jose, local JWKS)`);
+  figures.edgeVerify = await edgeVerify(latch, seeded);
 }
 
 async function measureLogins(figures: LatchFigures, latch: Running, seeded: Seeded, scenario: (name: string) => string): Promise<void> {

@@ -16,6 +16,7 @@ import { createLogger } from "../src/logging.js";
 import type { Tenant } from "../src/model.js";
 import { openDatabase } from "../src/store/database.js";
 import type { Database } from "../src/store/schema.js";
+import { hashClientSecret } from "../src/security/client-secrets.js";
 import { sha256Hex } from "../src/security/hashing.js";
 import { SoftAuthenticator } from "../test/support/webauthn-authenticator.js";
 import type { AuthenticationResponseJSON } from "@simplewebauthn/server";
@@ -52,6 +53,33 @@ export interface Seeded {
   magicTokens: Array<{ domain: string; recordId: string; token: string }>;
   /** Bodies for `POST /auth/passkeys/login/verify`, each usable once. */
   passkeyLogins: Array<{ domain: string; body: { response: AuthenticationResponseJSON } }>;
+  /** contract.md#d28: a first-party confidential OAuth client of the first tenant, for the token endpoint's rows. */
+  oidcClient: BenchOidcClient;
+}
+
+export interface BenchOidcClient {
+  domain: string;
+  clientId: string;
+  secret: string;
+  redirectUri: string;
+}
+
+/** Latch's own clients are made with a random secret; the bench's is fixed, and stored hashed as theirs. */
+const BENCH_OIDC_CLIENT = { clientId: "bench-app", secret: "bench-app-secret-0123456789abcdef0123456789", redirectUri: "https://app.bench.example/callback" };
+
+async function seedOidcClient(deps: Deps, tenant: Tenant, now: number): Promise<BenchOidcClient> {
+  await deps.store.oauthClients.insertClient(tenant.id, {
+    clientId: BENCH_OIDC_CLIENT.clientId,
+    name: "The bench's application",
+    type: "confidential",
+    firstParty: true,
+    redirectUris: [BENCH_OIDC_CLIENT.redirectUri],
+    postLogoutRedirectUris: [],
+    secretHash: hashClientSecret(BENCH_OIDC_CLIENT.secret),
+    createdAt: now,
+    updatedAt: now,
+  });
+  return { domain: tenant.domain, ...BENCH_OIDC_CLIENT };
 }
 
 const BATCH = 1000;
@@ -240,7 +268,8 @@ export async function seedLatch(plan: SeedPlan): Promise<Seeded> {
     const verifyTokens = await tokens(plan.verifyTokens ?? 0, "verify_email", 10_000_000);
     const magicTokens = await tokens(plan.magicTokens ?? 0, "magic_login", 20_000_000);
     const passkeyLogins = await seedPasskeyLogins(db, first, Math.min(50, plan.membersPerTenant), plan.passkeyLogins ?? 0, now);
-    return { databaseUrl, domains: tenants.map((t) => t.domain), logins, sessions, verifyTokens, magicTokens, passkeyLogins };
+    const oidcClient = await seedOidcClient(deps, first, now);
+    return { databaseUrl, domains: tenants.map((t) => t.domain), logins, sessions, verifyTokens, magicTokens, passkeyLogins, oidcClient };
   } finally {
     await db.destroy();
     reader?.close();

@@ -182,6 +182,14 @@ export const WEBHOOK_SECRET_ROTATION_WINDOW_MS = WEBHOOK_RETRY_FOR_MS;
  * rotation retired stays in the JWKS this long, so every token it signed still verifies until it expires.
  */
 export const MAX_TOKEN_LIFETIME_MS = 10 * MINUTE;
+/** decisions.md#openid-provider: how often a cached provider asks the store whether its tenant's signing keys changed (a rotation). */
+export const SIGNING_KEY_RECHECK_MS = 5 * SECOND;
+/**
+ * decisions.md#openid-provider-signing-keys: how long a retired signing key stays published. A cached
+ * provider may sign with it for up to SIGNING_KEY_RECHECK_MS after the rotation, and each token it
+ * signs then lives MAX_TOKEN_LIFETIME_MS.
+ */
+export const RETIRED_SIGNING_KEY_KEPT_MS = MAX_TOKEN_LIFETIME_MS + SIGNING_KEY_RECHECK_MS;
 /** contract.md#d28: a session token (`POST /auth/session/token`) lives this long, and never past its session. */
 export const SESSION_TOKEN_LIFETIME_MS = 5 * MINUTE;
 
@@ -421,8 +429,8 @@ export const RULE_TABLE: readonly RuleRow[] = /* @__PURE__ */ (() => [
   { rule: "OAuth clients per tenant", value: String(MAX_OAUTH_CLIENTS_PER_TENANT), source: "contract.md#d28; the number is Latch's" },
   { rule: "Timeout of each call to an identity provider", value: describeDuration(FEDERATION_REQUEST_TIMEOUT_MS), source: "contract.md#d27" },
   {
-    rule: "A rotated-out token signing key stays in the JWKS (the longest token lifetime)",
-    value: describeDuration(MAX_TOKEN_LIFETIME_MS),
+    rule: "A rotated-out token signing key stays in the JWKS (the longest token lifetime, plus the providers' key recheck)",
+    value: describeDuration(RETIRED_SIGNING_KEY_KEPT_MS),
     source: "contract.md#d28",
   },
   {

@@ -29,7 +29,7 @@ import {
 } from "../flows/tenants/tenants.js";
 import { rotateTenantSigningKeys } from "../flows/oidc/signing-keys.js";
 import { createLogger } from "../logging.js";
-import { describeDuration, MAX_TOKEN_LIFETIME_MS, WEBHOOK_SECRET_ROTATION_WINDOW_MS } from "../rules.js";
+import { describeDuration, RETIRED_SIGNING_KEY_KEPT_MS, WEBHOOK_SECRET_ROTATION_WINDOW_MS } from "../rules.js";
 import { checkDatabaseLocation } from "../start-up.js";
 import { CONNECTION_OPTIONS, CONNECTION_USAGE, refuseSecretOnCommandLine, runConnectionCommand, type ConnectionValues } from "./connections.js";
 import { IMPORT_OPTIONS, IMPORT_USAGE, runImportCommand } from "./import.js";
@@ -47,7 +47,7 @@ const USAGE = `Usage:
   latch tenant rotate-webhook-secret <domain>
       (the old secret signs too for ${describeDuration(WEBHOOK_SECRET_ROTATION_WINDOW_MS)}, until the answer's previousSecretExpiresAt)
   latch tenant rotate-signing-key <domain>
-      (new token signing keys at once; the old ones stay in the JWKS for ${describeDuration(MAX_TOKEN_LIFETIME_MS)}, until the answer's retiredKeys[].expiresAt)
+      (new token signing keys at once; the old ones stay in the JWKS for ${describeDuration(RETIRED_SIGNING_KEY_KEPT_MS)}, until the answer's retiredKeys[].expiresAt)
   latch tenant deliveries <domain> [--limit <n>]
 ${CONNECTION_USAGE}
 ${OAUTH_CLIENT_USAGE}

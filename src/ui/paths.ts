@@ -85,6 +85,20 @@ export type NoticeKey = keyof typeof notices;
  */
 export const LOGIN_EMAIL_COOKIE = { name: "login_email", path: pagePaths.checkEmail, maxAgeSeconds: TOKEN_LIFETIMES_MS.magic_login / SECOND } as const;
 
+/**
+ * hosted-pages.md#magic-link-returnto: the login page's `?returnTo=` (e.g. /oauth/interaction/{uid})
+ * when the member asked for a login link or code from there instead of a password, so the link's or
+ * the code's page sends them back as the password login does. A cookie, not the emailed link: the link
+ * stays the same for everyone, and a return path in it could be swapped by whoever forwards it. Sent
+ * only to the pages that finish the login (the code form, both link pages), for the link's lifetime,
+ * and read through returnToPath, so it is never more than a path on this site.
+ */
+export const LOGIN_RETURN_TO_COOKIE = {
+  name: "login_return_to",
+  paths: [pagePaths.checkEmail, "/verify-magic-link", `${UI}/verify-magic-link`],
+  maxAgeSeconds: TOKEN_LIFETIMES_MS.magic_login / SECOND,
+} as const;
+
 export function checkEmailPath(sentFor: EmailSentFor): string {
   return `${pagePaths.checkEmail}?for=${sentFor}`;
 }

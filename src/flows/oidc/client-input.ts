@@ -124,3 +124,34 @@ export function checkRedirectUris(uris: readonly string[], type: OauthClientType
   if (issues.length > 0) throw refuse(`A URI of ${field} can't be used.`, issues);
   return [...uris];
 }
+
+/** A redirect URI on a native app's private-use scheme (checked already by redirectUriProblem). */
+export function isPrivateUseUri(uri: string): boolean {
+  const url = URL.parse(uri);
+  return url !== null && PRIVATE_USE_SCHEME.test(url.protocol);
+}
+
+/**
+ * decisions.md#openid-provider-clients: a client with a private-use scheme is a native app to the
+ * provider (`application_type: native`), which refuses an https URI on a loopback host (RFC 8252 8.3:
+ * loopback is plain http); a web client refuses any private-use scheme. A public client can't list
+ * both kinds, in either list (the provider checks the logout URIs the same way): refused here, with
+ * the URI named, rather than by the provider when it maps the client at sign-in.
+ */
+export function checkApplicationType(redirectUris: readonly string[], postLogoutRedirectUris: readonly string[]): void {
+  const lists = { redirectUris, postLogoutRedirectUris };
+  if (![...redirectUris, ...postLogoutRedirectUris].some(isPrivateUseUri)) return;
+  const issues: ValidationIssue[] = [];
+  for (const [field, uris] of Object.entries(lists)) {
+    uris.forEach((uri, i) => {
+      const url = URL.parse(uri);
+      if (url?.protocol === "https:" && isLoopbackHost(url.hostname))
+        issues.push({
+          field: `${field}.${i}`,
+          rule: "redirectUri",
+          message: "may not be https on a loopback host beside a private-use scheme: a native app's loopback redirect is http (RFC 8252 8.3)",
+        });
+    });
+  }
+  if (issues.length > 0) throw refuse("A native app's URIs (a private-use scheme) can't include https on a loopback host.", issues);
+}

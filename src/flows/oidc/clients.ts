@@ -14,6 +14,7 @@ import type { Store } from "../../store/index.js";
 import {
   assertClientInput,
   checkClientName,
+  checkApplicationType,
   checkRedirectUris,
   NewOauthClientSchema,
   OauthClientChangesSchema,
@@ -74,6 +75,7 @@ export async function createOauthClient(deps: Deps, tenant: Tenant, input: NewOa
     createdAt: now,
     updatedAt: now,
   };
+  checkApplicationType(client.redirectUris, client.postLogoutRedirectUris);
   await deps.store.transaction(async (tx) => {
     // The tenant's row is held to the commit (PostgreSQL; SQLite has one writer), so clients made at
     // once can't all count below the cap and all be inserted (decisions.md#openid-provider-clients).
@@ -119,6 +121,7 @@ export async function updateOauthClient(
       }),
       ...(input.firstParty !== undefined && { firstParty: input.firstParty }),
     };
+    checkApplicationType(changes.redirectUris ?? current.redirectUris, changes.postLogoutRedirectUris ?? current.postLogoutRedirectUris);
     if (!(await tx.oauthClients.updateClient(tenant.id, clientId, changes, now))) return undefined;
     await auditClientChange(tx, tenant, "oauth_client_updated", clientId, context, now);
     return tx.oauthClients.findClient(tenant.id, clientId);

@@ -15,14 +15,16 @@ import { sha256Hex } from "../../security/hashing.js";
 import { OidcAdapter, type OidcPayload } from "../../store/oidc.js";
 import type { OauthClientRecord } from "../../store/oauth-clients.js";
 import { loadOidcProvider, type OidcProvider, type OidcProviderModule } from "../../providers/oidc-provider.js";
+import { SIGNING_KEY_RECHECK_MS } from "../../rules.js";
 import { sessionTtlSeconds } from "../kernel/sessions.js";
+import { isPrivateUseUri } from "./client-input.js";
 import { issuerOf } from "./issuer.js";
 import { publicJwks, signingKeySet } from "./signing-keys.js";
 
 /** contract.md#d28: the provider state for 1,000 tenants fits in bounded memory. */
 export const MAX_CACHED_PROVIDERS = 1000;
-/** How often a cached provider asks the store whether its tenant's current signing keys changed (a rotation). */
-export const SIGNING_KEY_RECHECK_MS = 5_000;
+/** How often a cached provider asks the store whether its tenant's current signing keys changed (a rotation): rules.ts. */
+export { SIGNING_KEY_RECHECK_MS };
 /** contract.md#d28's lifetimes, in seconds. */
 export const ACCESS_TOKEN_TTL_S = 600;
 export const ID_TOKEN_TTL_S = 600;
@@ -107,6 +109,8 @@ function clientMetadata(record: OauthClientRecord): Record<string, unknown> {
     post_logout_redirect_uris: record.postLogoutRedirectUris,
     grant_types: ["authorization_code", "refresh_token"],
     response_types: ["code"],
+    // decisions.md#openid-provider-clients: a private-use scheme is a native app's; the library refuses it on a web client.
+    application_type: [...record.redirectUris, ...record.postLogoutRedirectUris].some(isPrivateUseUri) ? "native" : "web",
     // client_secret_post is accepted as well: the library takes either form from a client with a secret.
     token_endpoint_auth_method: confidential ? "client_secret_basic" : "none",
     // Only the SHA-256 of the secret, compared by compareClientSecret below; the library never sees a plain secret.
@@ -386,6 +390,9 @@ export class OidcProviders {
 
   private async build(tenant: Tenant): Promise<CachedProvider> {
     const module = await loadOidcProvider();
+    // The keys are as of now, not as of the end of the build: the next recheck is counted from here,
+    // so a rotation during the build still reaches this provider within SIGNING_KEY_RECHECK_MS.
+    const keysReadAt = this.deps.clock.now();
     const jwks = await signingKeySet(this.deps, tenant);
     const kids = kidsOf(jwks);
     const holder = { tenant };
@@ -415,7 +422,7 @@ export class OidcProviders {
       },
       tenant,
       kids,
-      checkedAt: this.deps.clock.now(),
+      checkedAt: keysReadAt,
     };
     Object.defineProperty(entry, "tenant", {
       get: () => holder.tenant,

@@ -1,15 +1,16 @@
 /**
  * decisions.md#openid-provider-signing-keys: each tenant signs its ID and access tokens with keys of
  * its own, one ES256 (the default) and one RS256 (for older clients) at a time. A rotation makes new
- * current keys at once and keeps the old ones in the JWKS for MAX_TOKEN_LIFETIME_MS, so every token
- * they signed verifies until it has expired. Private keys are stored sealed under SECRETS_KEY.
+ * current keys at once and keeps the old ones in the JWKS for RETIRED_SIGNING_KEY_KEPT_MS (the longest
+ * token lifetime, plus the SIGNING_KEY_RECHECK_MS during which a cached provider may still sign with
+ * them), so every token they signed verifies until it has expired. Private keys are stored sealed under SECRETS_KEY.
  */
 import type { JWK } from "jose";
 import { toTimestamp } from "../../core/schema.js";
 import type { Deps } from "../../deps.js";
 import { AuthError } from "../../errors.js";
 import type { Tenant } from "../../model.js";
-import { MAX_TOKEN_LIFETIME_MS } from "../../rules.js";
+import { RETIRED_SIGNING_KEY_KEPT_MS } from "../../rules.js";
 import { generateSigningKey, SIGNING_ALGS, type SigningAlg } from "../../security/signing-keys.js";
 import type { StoredSigningKey } from "../../store/signing-keys.js";
 
@@ -81,7 +82,7 @@ export async function rotateSigningKeys(deps: Deps, tenant: TenantRef): Promise<
   const generated = await Promise.all(SIGNING_ALGS.map((alg) => generateSigningKey(alg)));
   const sealed = generated.map((key) => ({ ...key, privateJwkSealed: deps.secrets.seal(JSON.stringify(key.privateJwk)), createdAt: now }));
   const retired = await deps.store.transaction(async (tx) => {
-    const old = await tx.signingKeys.retireCurrentKeys(tenant.id, now, now + MAX_TOKEN_LIFETIME_MS);
+    const old = await tx.signingKeys.retireCurrentKeys(tenant.id, now, now + RETIRED_SIGNING_KEY_KEPT_MS);
     for (const key of sealed) {
       await tx.signingKeys.insertCurrentKey(tenant.id, {
         kid: key.kid,

@@ -52,6 +52,33 @@ function withOfflineConsent(url: string): string {
   return `${url.slice(0, query)}?${params.toString()}`;
 }
 
+/** The largest POSTed authorization request read (a GET's URL has a like bound at the HTTP parser). */
+const MAX_POSTED_AUTHORIZATION_BYTES = 64 * 1024;
+
+/**
+ * decisions.md#openid-provider: a POSTed authorization request (OpenID Connect Core 3.1.2.1) is
+ * handed to the library as the same request by GET, so withOfflineConsent applies to it as well. Only
+ * a form-encoded body of a bounded size; anything else goes to the library untouched, to be refused there.
+ */
+async function postedAuthorizationAsGet(request: FastifyRequest, raw: LatchIncomingMessage): Promise<boolean> {
+  const type = request.headers["content-type"]?.split(";")[0]?.trim().toLowerCase();
+  const length = Number(request.headers["content-length"] ?? NaN);
+  if (type !== "application/x-www-form-urlencoded" || !(length >= 0 && length <= MAX_POSTED_AUTHORIZATION_BYTES)) return false;
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of raw) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_POSTED_AUTHORIZATION_BYTES) return false;
+    chunks.push(chunk as Buffer);
+  }
+  raw.method = "GET";
+  raw.url = `${OIDC_ROUTES.authorization}?${Buffer.concat(chunks).toString("latin1")}`;
+  delete raw.headers["content-type"];
+  delete raw.headers["content-length"];
+  delete raw.headers["transfer-encoding"];
+  return true;
+}
+
 export async function oidcRoutes(app: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
   const providers = oidcProviders(deps, oidcPageHooks);
 
@@ -74,7 +101,8 @@ export async function oidcRoutes(app: FastifyInstance, { deps }: { deps: Deps })
     raw.headers["x-forwarded-proto"] = issuer.protocol.slice(0, -1);
     raw.headers["x-forwarded-host"] = issuer.host;
     raw.headers["x-forwarded-for"] = request.ip;
-    if (raw.url?.startsWith(`${OIDC_ROUTES.authorization}?`) && request.method === "GET") raw.url = withOfflineConsent(raw.url);
+    const posted = request.method === "POST" && request.url === OIDC_ROUTES.authorization && (await postedAuthorizationAsGet(request, raw));
+    if (raw.url?.startsWith(`${OIDC_ROUTES.authorization}?`) && (request.method === "GET" || posted)) raw.url = withOfflineConsent(raw.url);
     reply.raw.setHeader("x-request-id", request.id);
     // The reply is hijacked, so sendPage's headers never reach the library's own pages (the logout confirmation, its
     // error page): no site may frame them (clickjacking of "Sign out", docs/security.md). Only frame-ancestors: the

@@ -6,7 +6,7 @@
  */
 import { createLatchClient, isLatchError, type LatchClient } from "../../../packages/client/src/index.js";
 import { fieldForError, formErrorForCode, messageForError, TWO_FACTOR_CODE_HINT } from "../form-errors.js";
-import { checkEmailPath, LOGIN_EMAIL_COOKIE, pagePaths, returnToPath, safeRedirectPath, withNotice } from "../paths.js";
+import { checkEmailPath, LOGIN_EMAIL_COOKIE, LOGIN_RETURN_TO_COOKIE, pagePaths, returnToPath, safeRedirectPath, withNotice } from "../paths.js";
 import { clearErrors, showErrors } from "./error-display.js";
 import { addPasskey, offerPasskeyAutofill, PasskeyStepFailed, revealPasskeyForms, signInWithPasskey } from "./passkeys.js";
 
@@ -30,6 +30,24 @@ function writeLoginEmailCookie(email: string, maxAgeSeconds: number): void {
   document.cookie = `${name}=${encodeURIComponent(email)}; path=${path}; max-age=${maxAgeSeconds}; samesite=strict; secure`;
 }
 
+/** hosted-pages.md#magic-link-returnto: the page's returnTo, kept for the pages that finish a login by link or code, as the server path keeps it; or cleared. */
+function writeLoginReturnToCookie(returnTo: string | undefined): void {
+  const { name, paths, maxAgeSeconds } = LOGIN_RETURN_TO_COOKIE;
+  for (const path of paths)
+    document.cookie = `${name}=${encodeURIComponent(returnTo ?? "")}; path=${path}; max-age=${returnTo === undefined ? 0 : maxAgeSeconds}; samesite=strict; secure`;
+}
+
+/** Where a login by link or code goes: the remembered returnTo (a path on this site, checked again), else the API's redirect. Forgets it. */
+function magicLoginDestination(redirect: string | undefined): string {
+  const raw = document.cookie
+    .split("; ")
+    .find((c) => c.startsWith(`${LOGIN_RETURN_TO_COOKIE.name}=`))
+    ?.slice(LOGIN_RETURN_TO_COOKIE.name.length + 1);
+  const returnTo = returnToPath(raw === undefined ? undefined : decodeURIComponent(raw));
+  if (raw !== undefined) writeLoginReturnToCookie(undefined);
+  return returnTo ?? safeRedirectPath(redirect, pagePaths.account);
+}
+
 /** The login page's `?returnTo=` (a path on this site), where the server path would also go. */
 function pageReturnTo(): string | undefined {
   return returnToPath(new URLSearchParams(window.location.search).get("returnTo") ?? undefined);
@@ -45,6 +63,7 @@ const submitters: Record<string, (client: LatchClient, fields: Fields) => Promis
   requestMagicLink: async (c, f) => (
     await c.requestMagicLink(f as never),
     writeLoginEmailCookie((f.email ?? "").trim(), LOGIN_EMAIL_COOKIE.maxAgeSeconds),
+    writeLoginReturnToCookie(pageReturnTo()),
     checkEmailPath("magic-link")
   ),
   changePassword: async (c, f) => (await c.changePassword(f as never), withNotice(pagePaths.account, "password-changed")),
@@ -63,7 +82,7 @@ const submitters: Record<string, (client: LatchClient, fields: Fields) => Promis
   verifyMagicLink: async (c, f) => {
     const { recordId, token } = linkFromLocation();
     const result = await c.verifyMagicLink(recordId, token, f);
-    return result.success ? safeRedirectPath(result.redirect, pagePaths.account) : "code";
+    return result.success ? magicLoginDestination(result.redirect) : "code";
   },
   addPasskey,
   passkeyLogin: signInWithPasskey,
@@ -71,7 +90,7 @@ const submitters: Record<string, (client: LatchClient, fields: Fields) => Promis
     const result = await c.verifyLoginCode(f as never);
     if (!result.success) return "code";
     writeLoginEmailCookie("", 0);
-    return safeRedirectPath(result.redirect, pagePaths.account);
+    return magicLoginDestination(result.redirect);
   },
 };
 

@@ -17,7 +17,7 @@ import { html, type Html } from "../html.js";
 import { botWidget, emailField, field, form, hidden, sendPage, type FormError } from "../layout.js";
 import { checkEmailPath, pagePaths, type EmailSentFor } from "../paths.js";
 import { describeDuration, LOGIN_CODE_DIGITS, TOKEN_LIFETIMES_MS } from "../../rules.js";
-import { forgetLoginEmail, handleForm, loginSuccessPath, page, rememberedLoginEmail, type PageDeps } from "./common.js";
+import { forgetLoginEmail, handleForm, magicLoginSuccessPath, page, rememberedLoginEmail, type PageDeps } from "./common.js";
 import { CODE_RULE as SECOND_FACTOR_RULE, EMAIL_RULE, magicLoginSecondFactorPage, missingSecondFactorErrors, type MagicLoginCarried } from "./login-pages.js";
 
 const hide = { schema: { hide: true } };
@@ -115,7 +115,7 @@ export async function checkEmailPages(app: FastifyInstance, { deps }: PageDeps):
         return sendPage(reply, 200, magicLoginSecondFactorPage(deps, request, missingSecondFactorErrors(codeStep), carriedCode(values)));
       setSessionCookie(reply, result.session);
       forgetLoginEmail(reply);
-      return reply.redirect(loginSuccessPath(request), 303);
+      return reply.redirect(magicLoginSuccessPath(request, reply), 303);
     });
   });
 }

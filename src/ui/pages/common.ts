@@ -8,7 +8,7 @@ import { SESSION_COOKIE } from "../../http/tenant.js";
 import type { Html } from "../html.js";
 import { renderPage, sendPage, type FormError, type PageInput } from "../layout.js";
 import { formErrorsOf, statusOf } from "../forms.js";
-import { LOGIN_EMAIL_COOKIE, notices, pagePaths, safeRedirectPath, withNotice, type NoticeKey } from "../paths.js";
+import { LOGIN_EMAIL_COOKIE, LOGIN_RETURN_TO_COOKIE, notices, pagePaths, returnToPath, safeRedirectPath, withNotice, type NoticeKey } from "../paths.js";
 
 export interface PageDeps {
   deps: Deps;
@@ -47,6 +47,26 @@ export function rememberResetEmail(reply: FastifyReply, email: string): void {
 
 export function forgetLoginEmail(reply: FastifyReply): void {
   void reply.clearCookie(LOGIN_EMAIL_COOKIE.name, loginEmailCookieFlags);
+}
+
+const returnToCookieFlags = { secure: true, sameSite: "strict", httpOnly: false } as const;
+
+/**
+ * hosted-pages.md#magic-link-returnto: where a login by the link or code just asked for goes back to
+ * (the login page's returnTo), or none: a request without one clears an older one.
+ */
+export function rememberLoginReturnTo(reply: FastifyReply, returnTo: string | undefined): void {
+  for (const path of LOGIN_RETURN_TO_COOKIE.paths) {
+    if (returnTo === undefined) void reply.clearCookie(LOGIN_RETURN_TO_COOKIE.name, { ...returnToCookieFlags, path });
+    else void reply.setCookie(LOGIN_RETURN_TO_COOKIE.name, returnTo, { ...returnToCookieFlags, path, maxAge: LOGIN_RETURN_TO_COOKIE.maxAgeSeconds });
+  }
+}
+
+/** Where a login by link or emailed code lands: the remembered returnTo when it is a path on this site, else loginSuccessPath. Forgets it. */
+export function magicLoginSuccessPath(request: FastifyRequest, reply: FastifyReply): string {
+  const returnTo = returnToPath(request.cookies[LOGIN_RETURN_TO_COOKIE.name]);
+  if (request.cookies[LOGIN_RETURN_TO_COOKIE.name] !== undefined) rememberLoginReturnTo(reply, undefined);
+  return returnTo ?? loginSuccessPath(request);
 }
 
 /** The remembered address, if it can be one (it came from the browser: the page escapes it). */

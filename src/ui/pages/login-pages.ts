@@ -18,7 +18,17 @@ import { html, type Html } from "../html.js";
 import { botWidget, emailField, field, form, hidden, sendPage, type FormError } from "../layout.js";
 import { formValues, isInvalidToken, maxLengthOf, readFields, type FieldRule, type FormValues } from "../forms.js";
 import { checkEmailPath, pagePaths, withNotice } from "../paths.js";
-import { findSession, handleForm, loginSuccessPath, noticeOf, page, rememberLoginEmail, type PageDeps } from "./common.js";
+import {
+  findSession,
+  handleForm,
+  loginSuccessPath,
+  magicLoginSuccessPath,
+  noticeOf,
+  page,
+  rememberLoginEmail,
+  rememberLoginReturnTo,
+  type PageDeps,
+} from "./common.js";
 import { continueWithProviders, returnToOf, withReturnTo } from "./federation-pages.js";
 import { passkeyOnly } from "./passkey-pages.js";
 import { describeDuration, TOKEN_LIFETIMES_MS } from "../../rules.js";
@@ -66,7 +76,7 @@ ${form({
 ${providers}
 <ul>
 <li><a href="${pagePaths.forgotPassword}">Forgot your password?</a></li>
-<li><a href="${pagePaths.magicLink}">Email me a login link instead</a></li>
+<li><a href="${withReturnTo(pagePaths.magicLink, returnToOf(request))}">Email me a login link instead</a></li>
 <li><a href="${pagePaths.register}">Register</a></li>
 </ul>`;
 }
@@ -90,12 +100,12 @@ function magicLinkRequestForm(request: FastifyRequest, values: FormValues, error
   return html`<p>We will email you a link that logs you in once, within ${describeDuration(TOKEN_LIFETIMES_MS.magic_login)}.</p>
 ${form({
   operation: "requestMagicLink",
-  action: pagePaths.magicLink,
+  action: withReturnTo(pagePaths.magicLink, returnToOf(request)),
   submit: "Email me a login link",
   content: html`${emailField(values.email, errors)}${botWidget(request.tenant)}`,
 })}
 ${unverified ? html`<p><a href="${pagePaths.resendVerification}">Send the confirmation email again</a></p>` : ""}
-<p><a href="${pagePaths.login}">Log in with a password</a></p>`;
+<p><a href="${withReturnTo(pagePaths.login, returnToOf(request))}">Log in with a password</a></p>`;
 }
 
 /**
@@ -186,6 +196,7 @@ export async function loginPages(app: FastifyInstance, { deps }: PageDeps): Prom
       const { email } = readFields(values, [EMAIL_RULE]);
       await requestMagicLink(deps, request.tenant, { email: email!, botToken: values[BOT] }, contextOf(request));
       rememberLoginEmail(reply, email!);
+      rememberLoginReturnTo(reply, returnToOf(request));
       return reply.redirect(checkEmailPath("magic-link"), 303);
     });
   });
@@ -210,7 +221,7 @@ export async function loginPages(app: FastifyInstance, { deps }: PageDeps): Prom
         const result = await verifyMagicLink(deps, request.tenant, { ...link, botToken: values[BOT], twoFACode: twoFACode || undefined }, contextOf(request));
         if (result.kind !== "signed_in") return sendPage(reply, 200, magicLoginSecondFactorPage(deps, request, missingSecondFactorErrors(codeStep)));
         setSessionCookie(reply, result.session);
-        return reply.redirect(loginSuccessPath(request), 303);
+        return reply.redirect(magicLoginSuccessPath(request, reply), 303);
       });
     },
   });
