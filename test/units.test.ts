@@ -214,7 +214,9 @@ test("config: defaults, and one clear message per bad variable (D17)", () => {
 
 /** PHC strings made by the `argon2` package (node-argon2 0.45), which Latch hashed with before @node-rs/argon2 (dependencies.md#the-argon2id-binding). */
 const OLD_LIBRARY_HASHES = (
-  JSON.parse(readFileSync(new URL("./fixtures/argon2-node-argon2.json", import.meta.url), "utf8")) as { hashes: { note: string; password: string; phc: string }[] }
+  JSON.parse(readFileSync(new URL("./fixtures/argon2-node-argon2.json", import.meta.url), "utf8")) as {
+    hashes: { note: string; password: string; phc: string }[];
+  }
 ).hashes;
 const oldHash = (note: RegExp) => OLD_LIBRARY_HASHES.find((h) => note.test(h.note))!;
 
