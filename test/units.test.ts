@@ -1,13 +1,14 @@
 /** Pure pieces, tested directly: policy, normalisation, lockout steps, rate decision, crypto helpers, config. */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { hash as argon2Hash, argon2id } from "argon2";
+import { readFileSync } from "node:fs";
+import * as nodeArgon2 from "argon2";
 import { loadConfig, ConfigError } from "../src/config.js";
 import { HOUR, ManualClock, systemClock } from "../src/core/clock.js";
 import { randomIntBetween, seededRandom, cryptoRandom } from "../src/core/random.js";
 import { normalizeEmail, normalizeName, parseRecordId } from "../src/security/identity.js";
 import { finishFailedCheck, lockoutRemainingMs, nextTurnCheckInMs, noLockout, recordFailedLogin, startPasswordCheck } from "../src/security/lockout.js";
-import { failedPasswordRules, normalizePassword } from "../src/security/password.js";
+import { createPasswordHasher, DEFAULT_ARGON2, failedPasswordRules, normalizePassword, phcNeedsRehash, SALT_BYTES } from "../src/security/password.js";
 import { decideRateLimit } from "../src/security/rate-limit.js";
 import { CHECK_ABANDONED_AFTER_MS, rateRules } from "../src/rules.js";
 import { createSecretBox } from "../src/security/secret-box.js";
@@ -211,18 +212,66 @@ test("config: defaults, and one clear message per bad variable (D17)", () => {
   }
 });
 
+/** PHC strings made by the `argon2` package (node-argon2 0.45), which Latch hashed with before @node-rs/argon2 (dependencies.md#the-argon2id-binding). */
+const OLD_LIBRARY_HASHES = (
+  JSON.parse(readFileSync(new URL("./fixtures/argon2-node-argon2.json", import.meta.url), "utf8")) as {
+    hashes: { note: string; password: string; phc: string }[];
+  }
+).hashes;
+const oldHash = (note: RegExp) => OLD_LIBRARY_HASHES.find((h) => note.test(h.note))!;
+
+test("hashes stored by the argon2 package verify with Latch's hasher, and a wrong password does not", async () => {
+  const hasher = createPasswordHasher();
+  assert.equal(OLD_LIBRARY_HASHES.length, 5);
+  for (const { note, password, phc } of OLD_LIBRARY_HASHES) {
+    assert.equal(await hasher.verifyPassword(phc, password), true, note);
+    assert.equal(await hasher.verifyPassword(phc, `${password}x`), false, note);
+  }
+});
+
+test("hashes Latch makes now verify with the argon2 package, at Latch's parameters and 32-byte salt (D12)", async () => {
+  const hasher = createPasswordHasher();
+  const password = normalizePassword("Äpfel-und-Birnen-42-ﬁx");
+  const phc = await hasher.hashPassword(password, Buffer.alloc(SALT_BYTES, 9));
+  assert.match(phc, /^\$argon2id\$v=19\$m=19456,t=2,p=1\$CQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQk\$[A-Za-z0-9+/]{43}$/);
+  assert.equal(await nodeArgon2.verify(phc, password), true);
+  assert.equal(await nodeArgon2.verify(phc, "Äpfel-und-Birnen-42-fiy"), false);
+  // The same salt and parameters give the same digest in both libraries: only the order of m, t, p in the string differs.
+  const old = await nodeArgon2.hash(password, { type: nodeArgon2.argon2id, ...DEFAULT_ARGON2, salt: Buffer.alloc(SALT_BYTES, 9) });
+  assert.equal(old.split("$").pop(), phc.split("$").pop());
+  assert.equal(nodeArgon2.needsRehash(phc, DEFAULT_ARGON2), false);
+});
+
+test("needsRehash reads the PHC parameters: algorithm, version, m, t and p, in either order", () => {
+  const hasher = createPasswordHasher();
+  assert.equal(hasher.needsRehash(oldHash(/32-byte salt/).phc), false, "node-argon2's m,p,t order at Latch's cost");
+  assert.equal(hasher.needsRehash(oldHash(/16-byte salt/).phc), false, "the salt's length is not a parameter");
+  assert.equal(hasher.needsRehash(oldHash(/outdated cost/).phc), true);
+  assert.equal(hasher.needsRehash(oldHash(/Argon2i/).phc), true, "Argon2i at Latch's cost is still replaced by Argon2id");
+  const latch = oldHash(/32-byte salt/).phc.replace("m=19456,p=1,t=2", "m=19456,t=2,p=1");
+  assert.equal(hasher.needsRehash(latch), false);
+  assert.equal(hasher.needsRehash(latch.replace("v=19", "v=16")), true, "version 0x10");
+  assert.equal(hasher.needsRehash(latch.replace("t=2", "t=3")), true);
+  assert.equal(hasher.needsRehash(latch.replace("p=1", "p=2")), true);
+  assert.equal(hasher.needsRehash(latch.replace("m=19456", "m=65536")), true);
+  assert.equal(phcNeedsRehash(latch, { ...DEFAULT_ARGON2, memoryCost: 65536 }), true, "a raised policy replaces today's hashes");
+  assert.equal(hasher.needsRehash("$argon2id$v=19$m=19456,t=2,p=1$not-base64!$x"), true, "unparseable: replaced, never thrown");
+  assert.equal(hasher.needsRehash(""), true);
+});
+
 test("a hash with outdated Argon2 parameters is replaced on the next successful login (D12)", async (t) => {
   const h = await createHarness();
   t.after(() => h.close());
   const recordId = Number(await registerVerifiedMember(h, "old@example.org"));
-  const weak = await argon2Hash(STRONG_PASSWORD, { type: argon2id, memoryCost: 4096, timeCost: 1, parallelism: 1 });
+  const weak = oldHash(/outdated cost/);
+  assert.equal(weak.password, STRONG_PASSWORD);
   const tenantId = (await h.deps.store.tenants.findTenantByDomain(h.tenant.domain))!.id;
   const current = (await h.deps.store.members.findMemberById(tenantId, recordId))!.passwordHash!;
-  assert.equal(await h.deps.store.members.replacePasswordHash(tenantId, recordId, current, weak, "", h.clock.now()), true);
+  assert.equal(await h.deps.store.members.replacePasswordHash(tenantId, recordId, current, weak.phc, "", h.clock.now()), true);
   assert.match((await h.deps.store.members.findMemberById(tenantId, recordId))!.passwordHash!, /m=4096/);
   assert.equal((await login(h, "old@example.org")).statusCode, 200);
   const rehashed = (await h.deps.store.members.findMemberById(tenantId, recordId))!.passwordHash!;
-  assert.match(rehashed, /^\$argon2id\$v=19\$m=19456,p=1,t=2\$/);
+  assert.match(rehashed, /^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
   assert.equal((await login(h, "old@example.org")).statusCode, 200, "the new hash verifies");
 });
 

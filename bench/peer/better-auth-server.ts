@@ -16,14 +16,16 @@ process.env.UV_THREADPOOL_SIZE ??= String(Math.max(4, availableParallelism()));
 
 const { randomBytes } = await import("node:crypto");
 const { createServer } = await import("node:http");
-const { argon2id, hash, verify } = await import("argon2");
+const { hash, verify } = await import("@node-rs/argon2");
 const { default: Database } = await import("better-sqlite3");
 const { betterAuth } = await import("better-auth");
 const { getMigrations } = await import("better-auth/db/migration");
 const { toNodeHandler } = await import("better-auth/node");
 type BetterAuthOptions = import("better-auth").BetterAuthOptions;
 
-const ARGON2 = { type: argon2id, memoryCost: 19456, timeCost: 2, parallelism: 1 } as const;
+// The binding Latch hashes with (src/security/password.ts), so both pay the same hash cost; 2 is Argon2id
+// (the binding's `const enum`, which isolated modules can't read).
+const ARGON2 = { algorithm: 2 as import("@node-rs/argon2").Algorithm, memoryCost: 19456, timeCost: 2, parallelism: 1 };
 const SALT_BYTES = 32; // as Latch (src/security/password.ts)
 const BASE_PATH = "/api/auth";
 

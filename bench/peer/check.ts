@@ -18,8 +18,8 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 
-// Latch's Argon2id parameters. node-argon2 writes them in the order m,p,t
-// ("$argon2id$v=19$m=19456,p=1,t=2$..."), so compare them as a set, not as a fixed prefix.
+// Latch's Argon2id parameters. @node-rs/argon2 writes them in the order m,t,p and node-argon2 in the
+// order m,p,t ("$argon2id$v=19$m=19456,p=1,t=2$..."), so compare them as a set, not as a fixed prefix.
 const EXPECTED_HASH = { id: "argon2id", v: "19", params: "m=19456,p=1,t=2" };
 const COOKIE_NAME = "better-auth.session_token";
 const serverFile = fileURLToPath(new URL("./better-auth-server.ts", import.meta.url));

@@ -1,8 +1,10 @@
 /**
- * Password policy (contract.md#spec-5-3, contract.md#d12) and Argon2id hashing. argon2's hash and verify run on libuv's
- * thread pool, never on the event loop; main.ts sizes the pool to the cores.
+ * Password policy (contract.md#spec-5-3, contract.md#d12) and Argon2id hashing with `@node-rs/argon2`
+ * (dependencies.md#the-argon2id-binding). Its hash and verify run on libuv's
+ * thread pool, never on the event loop; main.ts sizes the pool to the cores. The PHC strings are the
+ * standard ones: hashes stored by the earlier `argon2` package verify unchanged (test/units.test.ts).
  */
-import { argon2id, hash, needsRehash, verify } from "argon2";
+import { hash, parseOptions, verify, type Algorithm, type Options, type Version } from "@node-rs/argon2";
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from "../rules.js";
 
 export const SALT_BYTES = 32;
@@ -46,8 +48,31 @@ export interface PasswordHasher {
   needsRehash(phc: string): boolean;
 }
 
+// The binding declares these as `const enum`s, which isolated modules can't read: their values, fixed by its index.d.ts.
+const ARGON2ID = 2 as Algorithm;
+const VERSION_19 = 1 as Version;
+
+/**
+ * Whether a PHC string was made with other parameters than `params` (algorithm, version, m, t, p): the
+ * login then stores a new hash. One that can't be parsed needs one too (it never verifies anyway).
+ */
+export function phcNeedsRehash(phc: string, params: Argon2Params): boolean {
+  try {
+    const parsed = parseOptions(phc);
+    return (
+      parsed.algorithm !== ARGON2ID ||
+      parsed.version !== VERSION_19 ||
+      parsed.memoryCost !== params.memoryCost ||
+      parsed.timeCost !== params.timeCost ||
+      parsed.parallelism !== params.parallelism
+    );
+  } catch {
+    return true;
+  }
+}
+
 export function createPasswordHasher(params: Argon2Params = DEFAULT_ARGON2): PasswordHasher {
-  const options = { type: argon2id as 0 | 1 | 2, ...params };
+  const options: Options = { algorithm: ARGON2ID, version: VERSION_19, ...params };
   let dummy: Promise<string> | undefined;
   return {
     hashPassword: (password, salt) => hash(password, { ...options, salt }),
@@ -62,6 +87,6 @@ export function createPasswordHasher(params: Argon2Params = DEFAULT_ARGON2): Pas
       dummy ??= hash("latch-dummy-password", { ...options, salt: Buffer.alloc(SALT_BYTES, 7) });
       await verify(await dummy, password).catch(() => false);
     },
-    needsRehash: (phc) => needsRehash(phc, options),
+    needsRehash: (phc) => phcNeedsRehash(phc, params),
   };
 }
