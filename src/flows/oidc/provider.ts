@@ -7,7 +7,7 @@
  * caller, so this file knows no page.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { createLocalJWKSet, jwtVerify, type JWK } from "jose";
+import { decodeProtectedHeader, jwtVerify, type JWK } from "jose";
 import type { Deps } from "../../deps.js";
 import type { Tenant } from "../../model.js";
 import { clientSecretMatches } from "../../security/client-secrets.js";
@@ -19,7 +19,7 @@ import { SIGNING_KEY_RECHECK_MS } from "../../rules.js";
 import { sessionTtlSeconds } from "../kernel/sessions.js";
 import { isPrivateUseUri } from "./client-input.js";
 import { issuerOf } from "./issuer.js";
-import { publicJwks, signingKeySet } from "./signing-keys.js";
+import { signingKeyCache, signingKeySet } from "./signing-keys.js";
 
 /** contract.md#d28: the provider state for 1,000 tenants fits in bounded memory. */
 export const MAX_CACHED_PROVIDERS = 1000;
@@ -127,9 +127,18 @@ function clientMetadata(record: OauthClientRecord): Record<string, unknown> {
  */
 async function verifiedAccessToken(deps: Deps, tenant: Tenant, jwt: string): Promise<OidcPayload | undefined> {
   if (jwt.split(".").length !== 3) return undefined;
-  const jwks = createLocalJWKSet(await publicJwks(deps, tenant));
+  let kid: string | undefined;
   try {
-    const { payload } = await jwtVerify(jwt, jwks, {
+    kid = decodeProtectedHeader(jwt).kid;
+  } catch {
+    return undefined;
+  }
+  // decisions.md#openid-provider-access-tokens: the tenant's cached key set; a kid it lacks reads the store again at once.
+  const cache = signingKeyCache(deps);
+  let keys = await cache.forTenant(tenant);
+  if (typeof kid === "string" && !keys.has(kid)) keys = await cache.forTenant(tenant, { recheck: true });
+  try {
+    const { payload } = await jwtVerify(jwt, keys.verifyKey, {
       issuer: issuerOf(deps, tenant),
       audience: accessTokenAudience(deps, tenant),
       typ: "at+jwt",
