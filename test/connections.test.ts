@@ -14,8 +14,8 @@ import { promisify } from "node:util";
 import type { LightMyRequestResponse } from "fastify";
 import { createTenant } from "../src/flows/tenants/tenants.js";
 import { assertError } from "./support/assertions.js";
-import { adminRequestHeaders, receiverSettings, tenantIdOf, type AdminOptions } from "./support/flows.js";
-import { createHarness, registerVerifiedMember, type Harness } from "./support/harness.js";
+import { adminRequest, receiverSettings, tenantIdOf } from "./support/flows.js";
+import { createHarness, registerVerifiedMember } from "./support/harness.js";
 
 const SECRET = "cs-Very-Secret-Value-0123456789";
 const SAME_APP_DOMAIN = "second.example.com";
@@ -35,30 +35,14 @@ interface ConnectionAnswer {
   updatedAt: string;
 }
 
-function call(
-  h: Harness,
-  method: "GET" | "POST" | "PATCH" | "DELETE",
-  url: string,
-  body?: object,
-  options: AdminOptions = {},
-): Promise<LightMyRequestResponse> {
-  return h.app.inject({
-    method,
-    url,
-    ...(body ? { payload: body as Record<string, unknown> } : {}),
-    remoteAddress: "198.51.100.7",
-    headers: adminRequestHeaders(h, options),
-  });
-}
-
 const google = { id: "google", type: "google", displayName: "Google", clientId: "client-google", clientSecret: SECRET };
 
 test("connections CRUD: presets fill the issuer, defaults, redirectUri; the secret is in no answer, log line or stored row in clear", async (t) => {
   const h = await createHarness();
   t.after(() => h.close());
   const answers: string[] = [];
-  const send = async (...args: Parameters<typeof call>) => {
-    const res = await call(...args);
+  const send = async (...args: Parameters<typeof adminRequest>) => {
+    const res = await adminRequest(...args);
     answers.push(res.body);
     return res;
   };
@@ -175,7 +159,7 @@ test("connections refuse bad input: slug, type, oidc without issuer, http issuer
   const h = await createHarness();
   t.after(() => h.close());
   const fieldOf = (res: LightMyRequestResponse) => (assertError(res, 400, "validation_failed").details as { field: string }[])[0]!.field;
-  const create = (body: object) => call(h, "POST", "/auth/admin/connections", { ...google, ...body });
+  const create = (body: object) => adminRequest(h, "POST", "/auth/admin/connections", { ...google, ...body });
 
   assert.equal(fieldOf(await create({ id: "Bad_Slug" })), "id");
   assert.equal(fieldOf(await create({ id: "x".repeat(33) })), "id");
@@ -191,16 +175,20 @@ test("connections refuse bad input: slug, type, oidc without issuer, http issuer
   assert.equal(fieldOf(await create({ emailDomains: ["not a domain"] })), "emailDomains.0");
   assert.equal((await create({ type: "oidc", issuer: "http://127.0.0.1:9/realm" })).statusCode, 201, "http where private networks are allowed (tests, dev)");
   assertError(await create({ type: "oidc", issuer: "http://127.0.0.1:9/realm" }), 409, "conflict");
-  assertError(await call(h, "PATCH", "/auth/admin/connections/google", { issuer: null }), 400, "validation_failed");
-  assert.equal(fieldOf(await call(h, "PATCH", "/auth/admin/connections/google", { issuer: null })), "issuer", "an oidc connection can't drop its issuer");
+  assertError(await adminRequest(h, "PATCH", "/auth/admin/connections/google", { issuer: null }), 400, "validation_failed");
+  assert.equal(
+    fieldOf(await adminRequest(h, "PATCH", "/auth/admin/connections/google", { issuer: null })),
+    "issuer",
+    "an oidc connection can't drop its issuer",
+  );
 
   const strict = await createHarness({ env: { WEBHOOK_ALLOW_PRIVATE_NETWORKS: "false" } });
   t.after(() => strict.close());
-  const refused = await call(strict, "POST", "/auth/admin/connections", { ...google, type: "oidc", issuer: "http://idp.example.net" });
+  const refused = await adminRequest(strict, "POST", "/auth/admin/connections", { ...google, type: "oidc", issuer: "http://idp.example.net" });
   assert.equal((assertError(refused, 400, "validation_failed").details as { field: string }[])[0]!.field, "issuer", "http refused in production");
-  assert.equal((await call(strict, "POST", "/auth/admin/connections", { ...google, type: "oidc", issuer: "https://idp.example.net" })).statusCode, 201);
+  assert.equal((await adminRequest(strict, "POST", "/auth/admin/connections", { ...google, type: "oidc", issuer: "https://idp.example.net" })).statusCode, 201);
   const ghes = { ...google, id: "ghes", type: "github" };
-  const plainGhes = await call(strict, "POST", "/auth/admin/connections", { ...ghes, issuer: "http://ghe.example.com" });
+  const plainGhes = await adminRequest(strict, "POST", "/auth/admin/connections", { ...ghes, issuer: "http://ghe.example.com" });
   assert.equal(
     (assertError(plainGhes, 400, "validation_failed").details as { field: string }[])[0]!.field,
     "issuer",
@@ -216,34 +204,40 @@ test("a github connection takes a GitHub Enterprise Server's base URL as issuer 
     return res.json<{ connection: ConnectionAnswer }>().connection.issuer;
   };
   const github = { id: "gh", type: "github", displayName: "GitHub", clientId: "Iv1.abc", clientSecret: "gh-secret-456" };
-  assert.equal(issuerOf(await call(h, "POST", "/auth/admin/connections", { ...github, issuer: "https://GHE.example.com/" })), "https://ghe.example.com");
-  assert.equal(issuerOf(await call(h, "PATCH", "/auth/admin/connections/gh", { issuer: "https://ghe2.example.com:8443" })), "https://ghe2.example.com:8443");
-  assert.equal(issuerOf(await call(h, "PATCH", "/auth/admin/connections/gh", { issuer: null })), null, "null goes back to github.com");
-  assert.equal(issuerOf(await call(h, "PATCH", "/auth/admin/connections/gh", { issuer: "https://ghe.example.com" })), "https://ghe.example.com");
-  const retyped = await call(h, "PATCH", "/auth/admin/connections/gh", { type: "oidc" });
+  assert.equal(
+    issuerOf(await adminRequest(h, "POST", "/auth/admin/connections", { ...github, issuer: "https://GHE.example.com/" })),
+    "https://ghe.example.com",
+  );
+  assert.equal(
+    issuerOf(await adminRequest(h, "PATCH", "/auth/admin/connections/gh", { issuer: "https://ghe2.example.com:8443" })),
+    "https://ghe2.example.com:8443",
+  );
+  assert.equal(issuerOf(await adminRequest(h, "PATCH", "/auth/admin/connections/gh", { issuer: null })), null, "null goes back to github.com");
+  assert.equal(issuerOf(await adminRequest(h, "PATCH", "/auth/admin/connections/gh", { issuer: "https://ghe.example.com" })), "https://ghe.example.com");
+  const retyped = await adminRequest(h, "PATCH", "/auth/admin/connections/gh", { type: "oidc" });
   assert.equal((assertError(retyped, 400, "validation_failed").details as { field: string }[])[0]!.field, "issuer", "a server URL is no OpenID issuer");
-  assert.equal(issuerOf(await call(h, "PATCH", "/auth/admin/connections/gh", { type: "gitlab" })), "https://gitlab.com");
-  assert.equal(issuerOf(await call(h, "PATCH", "/auth/admin/connections/gh", { type: "github" })), null, "back to github: github.com");
+  assert.equal(issuerOf(await adminRequest(h, "PATCH", "/auth/admin/connections/gh", { type: "gitlab" })), "https://gitlab.com");
+  assert.equal(issuerOf(await adminRequest(h, "PATCH", "/auth/admin/connections/gh", { type: "github" })), null, "back to github: github.com");
 });
 
 test("tenant isolation: another tenant of the same application sees and changes none of them; another application's key is 403", async (t) => {
   const h = await createHarness();
   t.after(() => h.close());
-  assert.equal((await call(h, "POST", "/auth/admin/connections", google)).statusCode, 201);
+  assert.equal((await adminRequest(h, "POST", "/auth/admin/connections", google)).statusCode, 201);
   await createTenant(h.deps, { domain: SAME_APP_DOMAIN, applicationId: h.tenant.applicationId, settings: receiverSettings(h) });
   const other = await createTenant(h.deps, { domain: OTHER_APP_DOMAIN, settings: receiverSettings(h) });
   const same = { domain: SAME_APP_DOMAIN };
 
-  assert.deepEqual((await call(h, "GET", "/auth/admin/connections", undefined, same)).json<{ connections: unknown[] }>().connections, []);
-  assertError(await call(h, "PATCH", "/auth/admin/connections/google", { displayName: "Hijacked" }, same), 404, "not_found");
-  assertError(await call(h, "DELETE", "/auth/admin/connections/google", undefined, same), 404, "not_found");
-  assertError(await call(h, "GET", "/auth/admin/connections", undefined, { key: other.internalApiKey! }), 403, "forbidden");
-  assertError(await call(h, "PATCH", "/auth/admin/connections/google", { displayName: "Hijacked" }, { key: other.internalApiKey! }), 403, "forbidden");
-  assertError(await call(h, "GET", "/auth/admin/connections", undefined, { key: null }), 401, "unauthorized");
+  assert.deepEqual((await adminRequest(h, "GET", "/auth/admin/connections", undefined, same)).json<{ connections: unknown[] }>().connections, []);
+  assertError(await adminRequest(h, "PATCH", "/auth/admin/connections/google", { displayName: "Hijacked" }, same), 404, "not_found");
+  assertError(await adminRequest(h, "DELETE", "/auth/admin/connections/google", undefined, same), 404, "not_found");
+  assertError(await adminRequest(h, "GET", "/auth/admin/connections", undefined, { key: other.internalApiKey! }), 403, "forbidden");
+  assertError(await adminRequest(h, "PATCH", "/auth/admin/connections/google", { displayName: "Hijacked" }, { key: other.internalApiKey! }), 403, "forbidden");
+  assertError(await adminRequest(h, "GET", "/auth/admin/connections", undefined, { key: null }), 401, "unauthorized");
   // The same id in the other tenant is its own connection.
-  assert.equal((await call(h, "POST", "/auth/admin/connections", google, same)).statusCode, 201);
-  assert.equal((await call(h, "DELETE", "/auth/admin/connections/google", undefined, same)).statusCode, 200);
-  const mine = (await call(h, "GET", "/auth/admin/connections")).json<{ connections: ConnectionAnswer[] }>().connections;
+  assert.equal((await adminRequest(h, "POST", "/auth/admin/connections", google, same)).statusCode, 201);
+  assert.equal((await adminRequest(h, "DELETE", "/auth/admin/connections/google", undefined, same)).statusCode, 200);
+  const mine = (await adminRequest(h, "GET", "/auth/admin/connections")).json<{ connections: ConnectionAnswer[] }>().connections;
   assert.deepEqual(
     mine.map((c) => [c.id, c.displayName]),
     [["google", "Google"]],
@@ -253,7 +247,7 @@ test("tenant isolation: another tenant of the same application sees and changes 
 test("removing a connection removes its members' links, flows and pending steps, not the members or another connection's links", async (t) => {
   const h = await createHarness();
   t.after(() => h.close());
-  for (const id of ["google", "gitlab"]) assert.equal((await call(h, "POST", "/auth/admin/connections", { ...google, id })).statusCode, 201);
+  for (const id of ["google", "gitlab"]) assert.equal((await adminRequest(h, "POST", "/auth/admin/connections", { ...google, id })).statusCode, 201);
   const recordId = Number(await registerVerifiedMember(h, "ada@example.org"));
   const tenantId = await tenantIdOf(h);
   const now = h.clock.now();
@@ -287,7 +281,7 @@ test("removing a connection removes its members' links, flows and pending steps,
   const { id: _id, linked_seq: _seq, last_used_at: _used, ...pendingRow } = pending;
   await h.db.insertInto("federation_pending").values(pendingRow).execute();
 
-  assert.equal((await call(h, "DELETE", "/auth/admin/connections/google")).statusCode, 200);
+  assert.equal((await adminRequest(h, "DELETE", "/auth/admin/connections/google")).statusCode, 200);
   assert.deepEqual(
     (await h.db.selectFrom("federated_identities").select("id").execute()).map((r) => r.id),
     ["i2"],

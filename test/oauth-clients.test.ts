@@ -18,7 +18,7 @@ import { MAX_OAUTH_CLIENTS_PER_TENANT } from "../src/rules.js";
 import { clientSecretMatches, hashClientSecret } from "../src/security/client-secrets.js";
 import { sha256Hex } from "../src/security/hashing.js";
 import { assertError } from "./support/assertions.js";
-import { adminRequestHeaders, receiverSettings, tenantIdOf, type AdminOptions } from "./support/flows.js";
+import { adminRequest, receiverSettings, tenantIdOf, type AdminOptions } from "./support/flows.js";
 import { createHarness, type Harness } from "./support/harness.js";
 
 const SAME_APP_DOMAIN = "second.example.com";
@@ -37,27 +37,11 @@ interface ClientAnswer {
   clientSecret?: string;
 }
 
-function call(
-  h: Harness,
-  method: "GET" | "POST" | "PATCH" | "DELETE",
-  url: string,
-  body?: object,
-  options: AdminOptions = {},
-): Promise<LightMyRequestResponse> {
-  return h.app.inject({
-    method,
-    url,
-    ...(body ? { payload: body as Record<string, unknown> } : {}),
-    remoteAddress: "198.51.100.7",
-    headers: adminRequestHeaders(h, options),
-  });
-}
-
 const webApp = { name: "Shop web", type: "confidential", redirectUris: ["https://shop.example.com/oauth/callback"] } as const;
 const spa = { name: "Shop SPA", type: "public", redirectUris: ["https://app.example.com/cb"] } as const;
 
 async function createClient(h: Harness, body: object = webApp, options: AdminOptions = {}): Promise<ClientAnswer> {
-  const res = await call(h, "POST", PATH, body, options);
+  const res = await adminRequest(h, "POST", PATH, body, options);
   assert.equal(res.statusCode, 201, res.body);
   return res.json<{ client: ClientAnswer }>().client;
 }
@@ -80,13 +64,13 @@ test("oauth clients CRUD: the secret is shown once and stored only as its SHA-25
   t.after(() => h.close());
   h.deps.log.level = "trace";
   const answers: string[] = [];
-  const send = async (...args: Parameters<typeof call>) => {
-    const res = await call(...args);
+  const send = async (...args: Parameters<typeof adminRequest>) => {
+    const res = await adminRequest(...args);
     answers.push(res.body);
     return res;
   };
 
-  const createdRes = await call(h, "POST", PATH, { ...webApp, postLogoutRedirectUris: ["https://shop.example.com/bye"] });
+  const createdRes = await adminRequest(h, "POST", PATH, { ...webApp, postLogoutRedirectUris: ["https://shop.example.com/bye"] });
   assert.equal(createdRes.statusCode, 201, createdRes.body);
   const created = createdRes.json<{ client: ClientAnswer }>().client;
   const secret = created.clientSecret!;
@@ -186,7 +170,7 @@ test("redirect URIs: absolute, canonical, no fragment, wildcard or credentials; 
   const h = await createHarness();
   t.after(() => h.close());
   const refusedOn = async (uri: string, type: "confidential" | "public" = "confidential") => {
-    const res = await call(h, "POST", PATH, { ...webApp, type, redirectUris: ["https://shop.example.com/ok", uri] });
+    const res = await adminRequest(h, "POST", PATH, { ...webApp, type, redirectUris: ["https://shop.example.com/ok", uri] });
     const details = assertError(res, 400, "validation_failed").details as { field: string; message: string }[];
     assert.deepEqual(
       details.map((d) => d.field),
@@ -196,7 +180,7 @@ test("redirect URIs: absolute, canonical, no fragment, wildcard or credentials; 
     return details[0]!.message;
   };
   const accepted = async (uri: string, type: "confidential" | "public" = "confidential") => {
-    const res = await call(h, "POST", PATH, { ...webApp, type, redirectUris: [uri] });
+    const res = await adminRequest(h, "POST", PATH, { ...webApp, type, redirectUris: [uri] });
     assert.equal(res.statusCode, 201, `${uri}: ${res.body}`);
     assert.deepEqual(res.json<{ client: ClientAnswer }>().client.redirectUris, [uri], "stored exactly as given");
   };
@@ -247,7 +231,7 @@ test("redirect URIs: absolute, canonical, no fragment, wildcard or credentials; 
   await accepted(`https://shop.example.com/${"a".repeat(2048 - "https://shop.example.com/".length)}`);
 
   // Counts and repeats, on both lists.
-  const create = (body: object) => call(h, "POST", PATH, { ...webApp, ...body });
+  const create = (body: object) => adminRequest(h, "POST", PATH, { ...webApp, ...body });
   assert.deepEqual(fieldsOf(await create({ redirectUris: [] })), ["redirectUris"]);
   const eleven = Array.from({ length: 11 }, (_, i) => `https://shop.example.com/cb${i}`);
   assert.deepEqual(fieldsOf(await create({ redirectUris: eleven })), ["redirectUris"]);
@@ -272,16 +256,16 @@ test("redirect URIs: absolute, canonical, no fragment, wildcard or credentials; 
   assert.deepEqual(fieldsOf(await create({ clientId: "chosen" })), ["clientId"], "the id is Latch's to give");
   assert.deepEqual(fieldsOf(await create({ clientSecret: "chosen-secret-0123456789" })), ["clientSecret"], "and so is the secret");
   const { redirectUris: _r, ...withoutUris } = webApp;
-  assert.deepEqual(fieldsOf(await call(h, "POST", PATH, withoutUris)), ["redirectUris"]);
+  assert.deepEqual(fieldsOf(await adminRequest(h, "POST", PATH, withoutUris)), ["redirectUris"]);
 
   // A change is checked against the stored type: a confidential client can't take an app scheme later.
   const confidential = await createClient(h);
-  assert.deepEqual(fieldsOf(await call(h, "PATCH", `${PATH}/${confidential.clientId}`, { redirectUris: ["com.example.app:/cb"] })), ["redirectUris.0"]);
-  assert.deepEqual(fieldsOf(await call(h, "PATCH", `${PATH}/${confidential.clientId}`, { postLogoutRedirectUris: ["http://example.com/"] })), [
+  assert.deepEqual(fieldsOf(await adminRequest(h, "PATCH", `${PATH}/${confidential.clientId}`, { redirectUris: ["com.example.app:/cb"] })), ["redirectUris.0"]);
+  assert.deepEqual(fieldsOf(await adminRequest(h, "PATCH", `${PATH}/${confidential.clientId}`, { postLogoutRedirectUris: ["http://example.com/"] })), [
     "postLogoutRedirectUris.0",
   ]);
   const publicClient = await createClient(h, spa);
-  assert.equal((await call(h, "PATCH", `${PATH}/${publicClient.clientId}`, { redirectUris: ["com.example.app:/cb"] })).statusCode, 200);
+  assert.equal((await adminRequest(h, "PATCH", `${PATH}/${publicClient.clientId}`, { redirectUris: ["com.example.app:/cb"] })).statusCode, 200);
 });
 
 test(`a tenant has at most ${MAX_OAUTH_CLIENTS_PER_TENANT} clients, also when they are made at once; removing one makes room`, async (t) => {
@@ -290,15 +274,15 @@ test(`a tenant has at most ${MAX_OAUTH_CLIENTS_PER_TENANT} clients, also when th
   const made: ClientAnswer[] = [];
   for (let i = 0; i < MAX_OAUTH_CLIENTS_PER_TENANT - 3; i++) made.push(await createClient(h, { ...spa, name: `App ${i}` }));
   // Five at once for the last three places: the tenant's row is locked while each counts (PostgreSQL).
-  const racing = await Promise.all(Array.from({ length: 5 }, (_, i) => call(h, "POST", PATH, { ...spa, name: `Racer ${i}` })));
+  const racing = await Promise.all(Array.from({ length: 5 }, (_, i) => adminRequest(h, "POST", PATH, { ...spa, name: `Racer ${i}` })));
   assert.deepEqual(racing.map((r) => r.statusCode).sort(), [201, 201, 201, 409, 409], racing.map((r) => r.body).join("\n"));
   for (const res of racing.filter((r) => r.statusCode === 409))
     assert.match(String(assertError(res, 409, "invalid_state").message), /at most 50 OAuth clients/);
-  assert.equal((await call(h, "GET", PATH)).json<{ clients: unknown[] }>().clients.length, MAX_OAUTH_CLIENTS_PER_TENANT);
+  assert.equal((await adminRequest(h, "GET", PATH)).json<{ clients: unknown[] }>().clients.length, MAX_OAUTH_CLIENTS_PER_TENANT);
   // The cap is per tenant.
   await createTenant(h.deps, { domain: SAME_APP_DOMAIN, applicationId: h.tenant.applicationId, settings: receiverSettings(h) });
   await createClient(h, spa, { domain: SAME_APP_DOMAIN });
-  assert.equal((await call(h, "DELETE", `${PATH}/${made[0]!.clientId}`)).statusCode, 200);
+  assert.equal((await adminRequest(h, "DELETE", `${PATH}/${made[0]!.clientId}`)).statusCode, 200);
   await createClient(h, spa);
 });
 
@@ -311,18 +295,18 @@ test("tenant isolation: another tenant of the same application neither sees, sho
   const same = { domain: SAME_APP_DOMAIN };
   const url = `${PATH}/${mine.clientId}`;
 
-  assert.deepEqual((await call(h, "GET", PATH, undefined, same)).json<{ clients: unknown[] }>().clients, []);
-  assertError(await call(h, "GET", url, undefined, same), 404, "not_found");
-  assertError(await call(h, "PATCH", url, { redirectUris: ["https://evil.example.net/cb"] }, same), 404, "not_found");
-  assertError(await call(h, "DELETE", url, undefined, same), 404, "not_found");
-  assertError(await call(h, "GET", url, undefined, { key: other.internalApiKey! }), 403, "forbidden");
-  assertError(await call(h, "DELETE", url, undefined, { key: other.internalApiKey! }), 403, "forbidden");
-  assertError(await call(h, "GET", PATH, undefined, { key: null }), 401, "unauthorized");
-  assertError(await call(h, "POST", PATH, { bad: true }, { key: null }), 401, "unauthorized"); // no key: nothing learnt from validation
+  assert.deepEqual((await adminRequest(h, "GET", PATH, undefined, same)).json<{ clients: unknown[] }>().clients, []);
+  assertError(await adminRequest(h, "GET", url, undefined, same), 404, "not_found");
+  assertError(await adminRequest(h, "PATCH", url, { redirectUris: ["https://evil.example.net/cb"] }, same), 404, "not_found");
+  assertError(await adminRequest(h, "DELETE", url, undefined, same), 404, "not_found");
+  assertError(await adminRequest(h, "GET", url, undefined, { key: other.internalApiKey! }), 403, "forbidden");
+  assertError(await adminRequest(h, "DELETE", url, undefined, { key: other.internalApiKey! }), 403, "forbidden");
+  assertError(await adminRequest(h, "GET", PATH, undefined, { key: null }), 401, "unauthorized");
+  assertError(await adminRequest(h, "POST", PATH, { bad: true }, { key: null }), 401, "unauthorized"); // no key: nothing learnt from validation
 
   const row = await h.db.selectFrom("oauth_clients").selectAll().where("client_id", "=", mine.clientId).executeTakeFirstOrThrow();
   assert.deepEqual(JSON.parse(row.redirect_uris), webApp.redirectUris, "unchanged");
-  assert.equal((await call(h, "GET", url)).statusCode, 200, "still there for its own tenant");
+  assert.equal((await adminRequest(h, "GET", url)).statusCode, 200, "still there for its own tenant");
 });
 
 test("removing a client removes every grant given to it and their codes and tokens; another client's grant stays", async (t) => {
@@ -342,7 +326,7 @@ test("removing a client removes every grant given to it and their codes and toke
   for (const [idHash, grantHash] of artifacts)
     await h.deps.store.oauth.upsertArtifact(tenantId, { model: "RefreshToken", idHash, grantHash, uid: null, userCodeHash: null, expiresAt, payload: "{}" });
 
-  assert.equal((await call(h, "DELETE", `${PATH}/${doomed.clientId}`)).statusCode, 200);
+  assert.equal((await adminRequest(h, "DELETE", `${PATH}/${doomed.clientId}`)).statusCode, 200);
   assert.deepEqual(
     (await h.db.selectFrom("oauth_grants").select("client_id").execute()).map((r) => r.client_id),
     [kept.clientId],

@@ -62,6 +62,8 @@ export interface OidcProvider {
   interactionFinished(req: IncomingMessage, res: ServerResponse, result: InteractionResult, options?: { mergeWithLastSubmission?: boolean }): Promise<void>;
   /** koa middleware around every request of the provider. */
   use(middleware: (ctx: OidcContext, next: () => Promise<void>) => Promise<void>): void;
+  /** The library's events (an EventEmitter), e.g. `introspection.error` with the request's context and the error. */
+  on(event: string, listener: (ctx: object, error: { error?: string }) => void): void;
   Grant: new (properties: { accountId: string; clientId: string }) => OidcGrant;
   /** Koa's: trust X-Forwarded-Proto/Host (the tenant routes set them from the resolved tenant, never the client's). */
   proxy: boolean;

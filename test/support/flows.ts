@@ -255,7 +255,7 @@ export function adminRequestHeaders(h: Harness, options: AdminOptions): Record<s
 /** An admin call with any method (a body only when given); it does not wait for the work the call left behind. */
 export function adminRequest(
   h: Harness,
-  method: "GET" | "POST" | "DELETE",
+  method: "GET" | "POST" | "PATCH" | "DELETE",
   url: string,
   body?: unknown,
   options: AdminOptions = {},

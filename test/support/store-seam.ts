@@ -46,6 +46,7 @@ const STORE_PARTS = new Set([
   "emailRequests",
   "passkeys",
   "oauth",
+  "signingKeys",
 ]);
 
 /** How many calls went through the seam since `count` was asked. */

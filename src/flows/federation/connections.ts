@@ -8,7 +8,7 @@ import type { Deps, TransactionDeps } from "../../deps.js";
 import { AuthError } from "../../errors.js";
 import type { AuditEventType, RequestContext, Tenant } from "../../model.js";
 import type { Connection, ConnectionChanges } from "../../store/connections.js";
-import type { Store } from "../../store/index.js";
+import { auditAdminChange, changeAudited, deleteAudited } from "../kernel/admin-changes.js";
 import {
   assertMatches,
   checkDisplayName,
@@ -54,24 +54,9 @@ function noSuchConnection(): AuthError {
   return new AuthError("not_found", { message: "No such connection for this tenant." });
 }
 
-/**
- * Who changed it: the admin API passes the request's context; the operator's CLI has none. The row
- * names the connection only (never its secret or client id) and no member.
- */
-async function auditConnectionChange(
-  tx: Store,
-  tenant: Tenant,
-  type: AuditEventType,
-  id: string,
-  context: RequestContext | undefined,
-  now: number,
-): Promise<void> {
-  const by = context === undefined ? "operator" : "admin";
-  await tx.audit.insertAuditEvent(
-    tenant.id,
-    { memberId: null, type, ip: context?.ip ?? null, userAgent: context?.userAgent ?? null, details: { connection: id, by } },
-    now,
-  );
+/** The audit row names the connection only (never its secret or client id) and no member. */
+function connectionChange(type: AuditEventType, id: string, context: RequestContext | undefined) {
+  return { type, details: { connection: id }, context, notFound: noSuchConnection };
 }
 
 export async function createConnection(deps: Deps, tenant: Tenant, input: NewConnectionInput, context?: RequestContext): Promise<ConnectionView> {
@@ -95,7 +80,7 @@ export async function createConnection(deps: Deps, tenant: Tenant, input: NewCon
       throw new AuthError("invalid_state", { message: `A tenant has at most ${MAX_CONNECTIONS_PER_TENANT} connections: remove one first.` });
     }
     if (!(await tx.connections.insertConnection(tenant.id, connection, now))) return undefined;
-    await auditConnectionChange(tx, tenant, "connection_created", connection.id, context, now);
+    await auditAdminChange(tx, tenant, connectionChange("connection_created", connection.id, context), now);
     return tx.connections.findConnection(tenant.id, connection.id);
   });
   if (!created) throw new AuthError("conflict", { message: "This tenant already has a connection with this id." });
@@ -140,8 +125,7 @@ export async function updateConnection(
   context?: RequestContext,
 ): Promise<ConnectionView> {
   assertMatches(ConnectionChangesSchema, input, "change");
-  const now = deps.clock.now();
-  const updated = await deps.store.transaction(async (tx) => {
+  const updated = await changeAudited(deps, tenant, connectionChange("connection_updated", id, context), async (tx, now) => {
     const current = await tx.connections.findConnection(tenant.id, id);
     if (!current) return undefined;
     const changes = changesFor(deps, current, input);
@@ -150,22 +134,13 @@ export async function updateConnection(
     if (changes.type !== current.type || (changes.issuer !== undefined && changes.issuer !== current.issuer)) {
       await tx.federation.deleteConnectionRows(tenant.id, id);
     }
-    const changed = await tx.connections.updateConnection(tenant.id, id, changes, now);
-    if (changed) await auditConnectionChange(tx, tenant, "connection_updated", id, context, now);
-    return changed;
+    return tx.connections.updateConnection(tenant.id, id, changes, now);
   });
-  if (!updated) throw noSuchConnection();
   return connectionView(deps, tenant, updated);
 }
 
 /** decisions.md#federated-connections: its identities go with it; their members stay, with their other ways to log in. */
 export async function deleteConnection(deps: Deps, tenant: Tenant, id: string, context?: RequestContext): Promise<{ id: string }> {
-  const now = deps.clock.now();
-  const deleted = await deps.store.transaction(async (tx) => {
-    if (!(await tx.connections.deleteConnection(tenant.id, id))) return false;
-    await auditConnectionChange(tx, tenant, "connection_deleted", id, context, now);
-    return true;
-  });
-  if (!deleted) throw noSuchConnection();
+  await deleteAudited(deps, tenant, connectionChange("connection_deleted", id, context), (tx) => tx.connections.deleteConnection(tenant.id, id));
   return { id };
 }

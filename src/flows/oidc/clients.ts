@@ -10,7 +10,7 @@ import type { AuditEventType, RequestContext, Tenant } from "../../model.js";
 import { MAX_OAUTH_CLIENTS_PER_TENANT } from "../../rules.js";
 import { generateClientSecret, hashClientSecret } from "../../security/client-secrets.js";
 import type { OauthClientChanges, OauthClientRecord } from "../../store/oauth-clients.js";
-import type { Store } from "../../store/index.js";
+import { auditAdminChange, changeAudited, deleteAudited } from "../kernel/admin-changes.js";
 import {
   assertClientInput,
   checkClientName,
@@ -40,24 +40,9 @@ function noSuchClient(): AuthError {
   return new AuthError("not_found", { message: "No such OAuth client for this tenant." });
 }
 
-/**
- * Who changed it: the admin API passes the request's context; the operator's CLI has none. The row
- * names the client id (public) and no member; never a secret or its hash.
- */
-async function auditClientChange(
-  tx: Store,
-  tenant: Tenant,
-  type: AuditEventType,
-  clientId: string,
-  context: RequestContext | undefined,
-  now: number,
-): Promise<void> {
-  const by = context === undefined ? "operator" : "admin";
-  await tx.audit.insertAuditEvent(
-    tenant.id,
-    { memberId: null, type, ip: context?.ip ?? null, userAgent: context?.userAgent ?? null, details: { clientId, by } },
-    now,
-  );
+/** The audit row names the client id (public) and no member; never a secret or its hash (decisions.md#openid-provider-clients). */
+function clientChange(type: AuditEventType, clientId: string, context: RequestContext | undefined) {
+  return { type, details: { clientId }, context, notFound: noSuchClient };
 }
 
 export async function createOauthClient(deps: Deps, tenant: Tenant, input: NewOauthClientInput, context?: RequestContext): Promise<CreatedOauthClient> {
@@ -84,7 +69,7 @@ export async function createOauthClient(deps: Deps, tenant: Tenant, input: NewOa
       throw new AuthError("invalid_state", { message: `A tenant has at most ${MAX_OAUTH_CLIENTS_PER_TENANT} OAuth clients: remove one first.` });
     }
     await tx.oauthClients.insertClient(tenant.id, client);
-    await auditClientChange(tx, tenant, "oauth_client_created", client.clientId, context, now);
+    await auditAdminChange(tx, tenant, clientChange("oauth_client_created", client.clientId, context), now);
   });
   return { ...oauthClientView(client), ...(secret !== undefined && { clientSecret: secret }) };
 }
@@ -108,8 +93,7 @@ export async function updateOauthClient(
   context?: RequestContext,
 ): Promise<OauthClientView> {
   assertClientInput(OauthClientChangesSchema, input);
-  const now = deps.clock.now();
-  const updated = await deps.store.transaction(async (tx) => {
+  const updated = await changeAudited(deps, tenant, clientChange("oauth_client_updated", clientId, context), async (tx, now) => {
     const current = await tx.oauthClients.findClient(tenant.id, clientId);
     if (!current) return undefined;
     // The URIs are checked against the stored type: a private-use scheme only for a public client.
@@ -123,21 +107,13 @@ export async function updateOauthClient(
     };
     checkApplicationType(changes.redirectUris ?? current.redirectUris, changes.postLogoutRedirectUris ?? current.postLogoutRedirectUris);
     if (!(await tx.oauthClients.updateClient(tenant.id, clientId, changes, now))) return undefined;
-    await auditClientChange(tx, tenant, "oauth_client_updated", clientId, context, now);
     return tx.oauthClients.findClient(tenant.id, clientId);
   });
-  if (!updated) throw noSuchClient();
   return oauthClientView(updated);
 }
 
 /** decisions.md#openid-provider-clients: every grant given to the client goes with it, and so its codes and tokens. */
 export async function deleteOauthClient(deps: Deps, tenant: Tenant, clientId: string, context?: RequestContext): Promise<{ clientId: string }> {
-  const now = deps.clock.now();
-  const deleted = await deps.store.transaction(async (tx) => {
-    if (!(await tx.oauthClients.deleteClient(tenant.id, clientId))) return false;
-    await auditClientChange(tx, tenant, "oauth_client_deleted", clientId, context, now);
-    return true;
-  });
-  if (!deleted) throw noSuchClient();
+  await deleteAudited(deps, tenant, clientChange("oauth_client_deleted", clientId, context), (tx) => tx.oauthClients.deleteClient(tenant.id, clientId));
   return { clientId };
 }

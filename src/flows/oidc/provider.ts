@@ -7,7 +7,7 @@
  * caller, so this file knows no page.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { createLocalJWKSet, jwtVerify, type JWK } from "jose";
+import { decodeJwt, decodeProtectedHeader, jwtVerify, type JWK } from "jose";
 import type { Deps } from "../../deps.js";
 import type { Tenant } from "../../model.js";
 import { clientSecretMatches } from "../../security/client-secrets.js";
@@ -19,7 +19,7 @@ import { SIGNING_KEY_RECHECK_MS } from "../../rules.js";
 import { sessionTtlSeconds } from "../kernel/sessions.js";
 import { isPrivateUseUri } from "./client-input.js";
 import { issuerOf } from "./issuer.js";
-import { publicJwks, signingKeySet } from "./signing-keys.js";
+import { signingKeyCache, signingKeySet } from "./signing-keys.js";
 
 /** contract.md#d28: the provider state for 1,000 tenants fits in bounded memory. */
 export const MAX_CACHED_PROVIDERS = 1000;
@@ -85,7 +85,7 @@ interface KoaLike {
   oidc?: {
     route?: string;
     params?: Record<string, unknown>;
-    client?: { clientName?: string; clientId: string };
+    client?: { clientName?: string; clientId: string; clientAuthMethod: string };
     session?: { accountId?: string; grantIdFor?(clientId: string): string | undefined };
     result?: { login?: unknown };
   };
@@ -127,9 +127,18 @@ function clientMetadata(record: OauthClientRecord): Record<string, unknown> {
  */
 async function verifiedAccessToken(deps: Deps, tenant: Tenant, jwt: string): Promise<OidcPayload | undefined> {
   if (jwt.split(".").length !== 3) return undefined;
-  const jwks = createLocalJWKSet(await publicJwks(deps, tenant));
+  let kid: string | undefined;
   try {
-    const { payload } = await jwtVerify(jwt, jwks, {
+    kid = decodeProtectedHeader(jwt).kid;
+  } catch {
+    return undefined;
+  }
+  // decisions.md#openid-provider-access-tokens: the tenant's cached key set; a kid it lacks reads the store again at once.
+  const cache = signingKeyCache(deps);
+  let keys = await cache.forTenant(tenant);
+  if (typeof kid === "string" && !keys.has(kid)) keys = await cache.forTenant(tenant, { recheck: true });
+  try {
+    const { payload } = await jwtVerify(jwt, keys.verifyKey, {
       issuer: issuerOf(deps, tenant),
       audience: accessTokenAudience(deps, tenant),
       typ: "at+jwt",
@@ -198,6 +207,78 @@ function adapterFor(deps: Deps, entry: { tenant: Tenant }, module: OidcProviderM
   };
 }
 
+/** contract.md#d28: introspection answers confidential clients only (a public client is told `active: false`). */
+function mayIntrospect(client: { clientAuthMethod: string }): boolean {
+  return client.clientAuthMethod !== "none";
+}
+
+/** The member behind `sub` in the tenant (another tenant's record id is not found), as the library's findAccount. */
+async function findAccount(deps: Deps, tenant: Tenant, sub: string) {
+  if (!/^\d{15,16}$/.test(sub)) return undefined;
+  const member = await deps.store.members.findMemberById(tenant.id, Number(sub));
+  if (!member) return undefined;
+  return {
+    accountId: sub,
+    claims: () => ({ sub, email: member.email, email_verified: member.emailVerified, ...(member.name ? { name: member.name } : {}) }),
+  };
+}
+
+/** What the library's models give introspectJwtAccessToken (the part of them it reads). */
+interface FoundToken {
+  isValid: boolean;
+  accountId?: string;
+  clientId?: string;
+  grantId?: string;
+  scope?: string;
+  iat?: number;
+  exp?: number;
+}
+interface FoundGrant {
+  isExpired: boolean;
+  clientId?: string;
+  accountId?: string;
+}
+interface ProviderModels {
+  issuer: string;
+  AccessToken: { find(value: string): Promise<FoundToken | undefined> };
+  Grant: { find(id: string, options: { ignoreExpiration: boolean }): Promise<FoundGrant | undefined> };
+}
+
+/**
+ * decisions.md#openid-provider-access-tokens: the RFC 7662 answer for one of the tenant's JWT access tokens, as userinfo
+ * judges it: the library's AccessToken model (the adapter verifies the JWT with the tenant's keys), then its grant as
+ * the library's userinfo checks it (gone once the Latch session ended, the member was locked or the grant revoked), then
+ * the member. `active: false` whenever any of them fails, and for a public client.
+ */
+async function introspectJwtAccessToken(
+  deps: Deps,
+  tenant: Tenant,
+  provider: ProviderModels,
+  client: { clientAuthMethod: string },
+  value: string,
+): Promise<Record<string, unknown>> {
+  const inactive = { active: false };
+  if (!mayIntrospect(client)) return inactive;
+  const token = await provider.AccessToken.find(value);
+  if (!token?.isValid || !token.grantId || !token.accountId || !token.clientId) return inactive;
+  const grant = await provider.Grant.find(token.grantId, { ignoreExpiration: true });
+  if (!grant || grant.isExpired || grant.clientId !== token.clientId || grant.accountId !== token.accountId) return inactive;
+  if (!(await findAccount(deps, tenant, token.accountId))) return inactive;
+  const jti = decodeJwt(value).jti;
+  return {
+    active: true,
+    sub: token.accountId,
+    client_id: token.clientId,
+    scope: token.scope || undefined,
+    token_type: "Bearer",
+    iss: provider.issuer,
+    aud: accessTokenAudience(deps, tenant),
+    iat: token.iat,
+    exp: token.exp,
+    ...(typeof jti === "string" ? { jti } : {}),
+  };
+}
+
 function buildConfiguration(deps: Deps, entry: { tenant: Tenant }, module: OidcProviderModule, jwks: { keys: JWK[] }, hooks: OidcPageHooks) {
   const tenant = entry.tenant;
   const { Check, base } = module.interactionPolicy;
@@ -255,7 +336,7 @@ function buildConfiguration(deps: Deps, entry: { tenant: Tenant }, module: OidcP
       introspection: {
         enabled: true,
         // contract.md#d28: confidential clients only.
-        allowedPolicy: (_ctx: unknown, client: { clientAuthMethod: string }) => client.clientAuthMethod !== "none",
+        allowedPolicy: (_ctx: unknown, client: { clientAuthMethod: string }) => mayIntrospect(client),
       },
       // A client revokes its own tokens only; another's are left alone, with the 200 RFC 7009 gives every revocation.
       revocation: {
@@ -296,15 +377,7 @@ function buildConfiguration(deps: Deps, entry: { tenant: Tenant }, module: OidcP
       },
     },
     interactions: { policy, url: (_ctx: unknown, interaction: { uid: string }) => `${INTERACTION_PATH}/${interaction.uid}` },
-    findAccount: async (_ctx: unknown, sub: string) => {
-      if (!/^\d{15,16}$/.test(sub)) return undefined;
-      const member = await deps.store.members.findMemberById(entry.tenant.id, Number(sub));
-      if (!member) return undefined;
-      return {
-        accountId: sub,
-        claims: () => ({ sub, email: member.email, email_verified: member.emailVerified, ...(member.name ? { name: member.name } : {}) }),
-      };
-    },
+    findAccount: (_ctx: unknown, sub: string) => findAccount(deps, entry.tenant, sub),
     // decisions.md#openid-provider: offline_access is honoured as if prompt=consent (the route adds it), so the code's scope decides.
     issueRefreshToken: (_ctx: unknown, client: { grantTypeAllowed(type: string): boolean }, code: { scopes: Set<string> }) =>
       client.grantTypeAllowed("refresh_token") && code.scopes.has("offline_access"),
@@ -412,6 +485,23 @@ export class OidcProviders {
       const latch = koa.req.latch;
       const ended = koa.oidc?.route === "end_session_confirm" && Boolean(koa.oidc.params?.logout);
       if (ended && latch?.session && koa.oidc?.session?.accountId === String(latch.session.memberId)) await latch.endLatchSession();
+    });
+    // decisions.md#openid-provider-access-tokens: the library introspects opaque tokens only, and answers a JWT
+    // `unsupported_token_type` after authenticating the client and reading the request. A JWT access token the
+    // client asked about is answered here instead, from the library's own parsed parameters and authenticated client.
+    const structured = new WeakSet<object>();
+    provider.on("introspection.error", (ctx: object, error: { error?: string }) => {
+      if (error.error === "unsupported_token_type") structured.add(ctx);
+    });
+    provider.use(async (ctx, next) => {
+      await next();
+      const koa = ctx as unknown as KoaLike & { status: number };
+      const value = koa.oidc?.params?.token;
+      const client = koa.oidc?.client;
+      if (koa.oidc?.route !== "introspection" || !structured.has(ctx) || typeof value !== "string" || !client) return;
+      koa.body = await introspectJwtAccessToken(this.deps, holder.tenant, provider as unknown as ProviderModels, client, value);
+      koa.type = "json";
+      koa.status = 200;
     });
     const callback = provider.callback();
     const entry: CachedProvider = {

@@ -5,14 +5,14 @@
  * `typ` (RFC 8725 section 3.11) sets it apart from ID and access tokens signed by the same keys.
  */
 import { issuerOf } from "./issuer.js";
-import { importJWK, SignJWT, type JWK } from "jose";
+import { SignJWT } from "jose";
 import { toTimestamp } from "../../core/schema.js";
 import type { Deps } from "../../deps.js";
 import { AuthError } from "../../errors.js";
 import type { Tenant } from "../../model.js";
 import { SESSION_TOKEN_LIFETIME_MS } from "../../rules.js";
 import type { ActiveSession } from "../kernel/sessions.js";
-import { ensureSigningKeys } from "./signing-keys.js";
+import { signingKeyCache } from "./signing-keys.js";
 
 /** The JOSE header `typ` of a session token: a verifier requires it, so no other token of the tenant passes as one. */
 export const SESSION_TOKEN_TYPE = "latch-session+jwt";
@@ -38,14 +38,13 @@ export async function issueSessionToken(deps: Deps, tenant: Tenant, session: Act
   const sid = await deps.store.sessions.findPublicId(tenant.id, session.idHash);
   if (sid === undefined) throw new AuthError("unauthorized"); // ended meanwhile
   const now = deps.clock.now();
-  const key = (await ensureSigningKeys(deps, tenant)).find((k) => k.alg === SESSION_TOKEN_ALG && k.retiredAt === null);
-  if (!key) throw new Error(`tenant ${tenant.id} has no current ${SESSION_TOKEN_ALG} signing key`);
-  const privateKey = await importJWK(JSON.parse(deps.secrets.open(key.privateJwkSealed)) as JWK, SESSION_TOKEN_ALG);
+  // The tenant's cached key set (decisions.md#session-tokens): its current ES256 key, imported once, and a rotation seen within SIGNING_KEY_RECHECK_MS.
+  const { kid, key: privateKey } = await (await signingKeyCache(deps).forTenant(tenant)).signingKey(SESSION_TOKEN_ALG);
   const iat = Math.floor(now / 1000);
   // Whole seconds, rounded down: the token never outlives its session.
   const exp = Math.floor(Math.min(now + SESSION_TOKEN_LIFETIME_MS, session.data.exp * 1000) / 1000);
   const token = await new SignJWT({ sid, amr: session.amr, auth_time: Math.floor(session.createdAt / 1000) })
-    .setProtectedHeader({ alg: SESSION_TOKEN_ALG, kid: key.kid, typ: SESSION_TOKEN_TYPE })
+    .setProtectedHeader({ alg: SESSION_TOKEN_ALG, kid, typ: SESSION_TOKEN_TYPE })
     .setIssuer(issuerOf(deps, tenant))
     // The hostname, not the issuer URL (decisions.md#session-tokens): no access token's audience is a bare hostname.
     .setAudience(tenant.domain)

@@ -5,12 +5,12 @@
  * token lifetime, plus the SIGNING_KEY_RECHECK_MS during which a cached provider may still sign with
  * them), so every token they signed verifies until it has expired. Private keys are stored sealed under SECRETS_KEY.
  */
-import type { JWK } from "jose";
+import { createLocalJWKSet, importJWK, type JWK } from "jose";
 import { toTimestamp } from "../../core/schema.js";
 import type { Deps } from "../../deps.js";
 import { AuthError } from "../../errors.js";
 import type { Tenant } from "../../model.js";
-import { RETIRED_SIGNING_KEY_KEPT_MS } from "../../rules.js";
+import { RETIRED_SIGNING_KEY_KEPT_MS, SIGNING_KEY_RECHECK_MS } from "../../rules.js";
 import { generateSigningKey, SIGNING_ALGS, type SigningAlg } from "../../security/signing-keys.js";
 import type { StoredSigningKey } from "../../store/signing-keys.js";
 
@@ -111,4 +111,116 @@ export async function rotateTenantSigningKeys(deps: Deps, domain: string): Promi
     keys: current.map(view),
     retiredKeys: retired.map((k) => ({ ...view(k), expiresAt: toTimestamp(k.expiresAt ?? k.createdAt) })),
   };
+}
+
+/** A private key as jose imports it, ready to sign. */
+type ImportedKey = Awaited<ReturnType<typeof importJWK>>;
+
+/** As many tenants' key sets as the providers (decisions.md#openid-provider): the least recently used are dropped. */
+export const MAX_CACHED_KEY_SETS = 1000;
+
+/**
+ * One tenant's keys as read from the store at `checkedAt`: the public set to verify with and, made on
+ * first use, the current key of an algorithm imported for signing.
+ */
+export class TenantKeySet {
+  readonly kids: string;
+  readonly verifyKey: ReturnType<typeof createLocalJWKSet>;
+  private readonly imported = new Map<SigningAlg, Promise<{ kid: string; key: ImportedKey }>>();
+
+  constructor(
+    private readonly deps: Deps,
+    readonly keys: StoredSigningKey[],
+    public checkedAt: number,
+  ) {
+    this.kids = keys.map((k) => k.kid).join(",");
+    this.verifyKey = createLocalJWKSet({ keys: keys.map((k) => k.publicJwk as JWK) });
+  }
+
+  has(kid: string): boolean {
+    return this.keys.some((k) => k.kid === kid);
+  }
+
+  /** The current key of `alg`, its private JWK opened and imported once for this set. */
+  signingKey(alg: SigningAlg): Promise<{ kid: string; key: ImportedKey }> {
+    let pending = this.imported.get(alg);
+    if (!pending) {
+      const stored = this.keys.find((k) => k.alg === alg && k.retiredAt === null);
+      if (!stored) return Promise.reject(new Error(`the tenant has no current ${alg} signing key`));
+      pending = importJWK(JSON.parse(this.deps.secrets.open(stored.privateJwkSealed)) as JWK, alg).then((key) => ({ kid: stored.kid, key }));
+      this.imported.set(alg, pending);
+    }
+    return pending;
+  }
+}
+
+/**
+ * decisions.md#openid-provider-signing-keys: the tenants' key sets of one app, for what Latch signs and
+ * verifies itself (session tokens, access tokens at userinfo and introspection). As a cached provider, a
+ * set asks the store for the tenant's published kids at most every SIGNING_KEY_RECHECK_MS and is made
+ * again when they changed. A token naming a kid the set lacks (signed on another instance just after a
+ * rotation) makes it read the store at once; reads of one tenant at the same time share one.
+ */
+export class SigningKeyCache {
+  private readonly entries = new Map<string, TenantKeySet>();
+  private readonly loading = new Map<string, Promise<TenantKeySet>>();
+
+  constructor(
+    private readonly deps: Deps,
+    private readonly max = MAX_CACHED_KEY_SETS,
+  ) {}
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** The tenant's keys, read again when SIGNING_KEY_RECHECK_MS has passed, or at once with `recheck` (an unknown kid). */
+  async forTenant(tenant: TenantRef, options: { recheck?: boolean } = {}): Promise<TenantKeySet> {
+    const cached = this.entries.get(tenant.id);
+    if (cached) {
+      this.entries.delete(tenant.id);
+      this.entries.set(tenant.id, cached);
+      if (!options.recheck && this.deps.clock.now() - cached.checkedAt < SIGNING_KEY_RECHECK_MS) return cached;
+    }
+    let pending = this.loading.get(tenant.id);
+    if (!pending) {
+      pending = this.load(tenant).finally(() => this.loading.delete(tenant.id));
+      this.loading.set(tenant.id, pending);
+    }
+    return pending;
+  }
+
+  private async load(tenant: TenantRef): Promise<TenantKeySet> {
+    // As of before the read: the next recheck is counted from here.
+    const readAt = this.deps.clock.now();
+    const keys = await ensureSigningKeys(this.deps, tenant);
+    const cached = this.entries.get(tenant.id);
+    let entry: TenantKeySet;
+    if (cached && cached.kids === keys.map((k) => k.kid).join(",")) {
+      cached.checkedAt = readAt;
+      entry = cached;
+    } else {
+      entry = new TenantKeySet(this.deps, keys, readAt);
+    }
+    this.entries.delete(tenant.id);
+    this.entries.set(tenant.id, entry);
+    while (this.entries.size > this.max) {
+      const oldest = this.entries.keys().next().value;
+      if (oldest === undefined) break;
+      this.entries.delete(oldest);
+    }
+    return entry;
+  }
+}
+
+const keyCaches = new WeakMap<Deps, SigningKeyCache>();
+
+/** One key cache per app's Deps (the session token, userinfo and introspection share it). */
+export function signingKeyCache(deps: Deps): SigningKeyCache {
+  let cache = keyCaches.get(deps);
+  if (!cache) {
+    cache = new SigningKeyCache(deps);
+    keyCaches.set(deps, cache);
+  }
+  return cache;
 }
