@@ -120,7 +120,10 @@ test("Back from the recovery codes: no form-resubmission page, and the codes are
   assert.equal(back?.status(), 200, "Back loads the page again, without asking to send a form");
   await heading(page, "Recovery codes already shown");
   const main = await page.locator("main").innerText();
-  assert.ok(codes.every((code) => !main.includes(code)), "no code is shown again");
+  assert.ok(
+    codes.every((code) => !main.includes(code)),
+    "no code is shown again",
+  );
   await step(page, "back from the recovery codes");
   await page.getByRole("link", { name: "Get new recovery codes" }).click();
   await heading(page, "Two-factor authentication");
