@@ -11,8 +11,8 @@ import { after, before, test } from "node:test";
 import { SECOND } from "../src/core/clock.js";
 import { formErrorForCode, messageForError, PASSKEY_NOT_LINKED } from "../src/ui/form-errors.js";
 import { describeWait, refusalFor } from "../src/ui/refusals.js";
-import { createHarness, deliverWebhooks, type Harness } from "./support/harness.js";
-import { enrolTwoFactor, nextIp, signedInMember, WRONG_PASSWORD } from "./support/flows.js";
+import { createHarness, deliverWebhooks, registerVerifiedMember, STRONG_PASSWORD, type Harness } from "./support/harness.js";
+import { enrolTwoFactor, loginCookie, nextIp, registerPending, WRONG_PASSWORD } from "./support/flows.js";
 import { totpAt } from "./support/totp.js";
 import { assertErrorSummary, assertPage, assertSeeOther, getPage, postForm } from "./support/ui-forms.js";
 
@@ -23,6 +23,12 @@ before(async () => {
 after(() => h.close());
 
 const OLD_WORDS = /Please try again later/;
+
+/** A verified, signed-in member, each from its own address (the registrations per IP stay under their limit). */
+async function member(email: string): Promise<{ cookie: string }> {
+  await registerVerifiedMember(h, email, STRONG_PASSWORD, nextIp());
+  return { cookie: await loginCookie(h, email, STRONG_PASSWORD, { ip: nextIp() }) };
+}
 
 /** The error summary with the address typed taken out: what must read the same for every email. */
 function refusalOf(body: string, email: string): string {
@@ -78,7 +84,7 @@ test("a passkey the site does not know: not linked to an account here, with the 
 
 test("the magic link's cooldown: we already sent a link, the code form, the wait in words; the same page for a known and an unknown email", async () => {
   const known = "cooldown.known@example.org";
-  await signedInMember(h, known);
+  await member(known);
   const unknown = "cooldown.nobody@example.org";
   const pages: string[] = [];
   for (const email of [known, unknown]) {
@@ -111,7 +117,7 @@ test("'Check your email' after a link says when another can be asked, instead of
 
 test("a password lockout: the reason, the wait in words, the login link and the reset offered; the same for a known and an unknown email", async () => {
   const known = "lockout.known@example.org";
-  await signedInMember(h, known);
+  await member(known);
   const unknown = "lockout.nobody@example.org";
   const pages: string[] = [];
   for (const email of [known, unknown]) {
@@ -131,6 +137,39 @@ test("a password lockout: the reason, the wait in words, the login link and the 
   assert.equal(pages[0], pages[1], "the refusal reads the same for a known and an unknown email");
 });
 
+test("a second-factor lockout on the login's code step: the reason and the wait in words, not the password lockout's words", async () => {
+  const email = "codes.locked@example.org";
+  const { cookie } = await member(email);
+  await enrolTwoFactor(h, cookie);
+  let body = "";
+  for (let attempt = 0; attempt < 5 && !body; attempt++) {
+    const res = await postForm(h, "/ui/login", { email, password: STRONG_PASSWORD, twoFACode: "000000" }, { ip: nextIp() });
+    if (res.statusCode === 429) body = assertPage(res, 429);
+    else assertPage(res, 401);
+  }
+  assert.ok(body, "the code step is locked after a few wrong codes");
+  assertErrorSummary(body, /Too many incorrect authentication codes: codes for this account are paused for about 15 minutes/);
+  assert.doesNotMatch(body, /failed password attempts|Please try again later/);
+});
+
+test("the confirmation email's cooldown: one was sent, check the inbox, the wait; the same for a known and an unknown email", async () => {
+  await registerPending(h, "resend.pending@example.org", STRONG_PASSWORD, { ip: nextIp() });
+  const pages: string[] = [];
+  for (const email of ["resend.pending@example.org", "resend.nobody@example.org"]) {
+    const ip = nextIp();
+    assertSeeOther(await postForm(h, "/ui/resend-verification", { email }, { ip }), "/ui/check-email?for=verification");
+    const res = await postForm(h, "/ui/resend-verification", { email }, { ip });
+    const body = assertPage(res, 429);
+    assertErrorSummary(
+      body,
+      /a confirmation email was sent to it in the last few minutes\. Check your inbox and spam folder\. You can ask for another in about 5 minutes\./,
+    );
+    pages.push(refusalOf(body, email));
+  }
+  assert.equal(pages[0], pages[1]);
+  await deliverWebhooks(h);
+});
+
 test("a 6th registration from one network: the limits and the wait; no dev-mode setting outside dev mode", async () => {
   const ip = nextIp();
   for (let i = 0; i < 5; i++) {
@@ -144,7 +183,7 @@ test("a 6th registration from one network: the limits and the wait; no dev-mode 
 });
 
 test("recovery codes: post, redirect, get; shown once to this session, never in a URL; Back shows that they were shown", async () => {
-  const { cookie } = await signedInMember(h, "codes.once@example.org");
+  const { cookie } = await member("codes.once@example.org");
   const { secret } = await enrolTwoFactor(h, cookie);
   h.clock.advance(30 * SECOND);
   const res = await postForm(h, "/ui/two-factor/recovery-codes", { code: totpAt(secret, h.clock.now()) }, { cookie });
@@ -154,7 +193,7 @@ test("recovery codes: post, redirect, get; shown once to this session, never in 
   const view = decodeURIComponent(/recovery_codes_view=([^;]+)/.exec(setCookie)![1]!);
 
   // Another session with the cookie copied gets nothing.
-  const { cookie: other } = await signedInMember(h, "codes.other@example.org");
+  const { cookie: other } = await member("codes.other@example.org");
   assert.match(
     assertPage(await getPage(h, "/ui/two-factor/recovery-codes", { cookie: other, cookies: { recovery_codes_view: view } })),
     /Recovery codes already shown/,
@@ -180,7 +219,7 @@ test("recovery codes: post, redirect, get; shown once to this session, never in 
 });
 
 test("a recovery codes' view is over after 5 minutes, even unused", async () => {
-  const { cookie } = await signedInMember(h, "codes.late@example.org");
+  const { cookie } = await member("codes.late@example.org");
   const { secret } = await enrolTwoFactor(h, cookie);
   h.clock.advance(30 * SECOND);
   const res = await postForm(h, "/ui/two-factor/recovery-codes", { code: totpAt(secret, h.clock.now()) }, { cookie });
