@@ -128,3 +128,28 @@ test("Back from the recovery codes: no form-resubmission page, and the codes are
   await page.getByRole("link", { name: "Get new recovery codes" }).click();
   await heading(page, "Two-factor authentication");
 });
+
+// Last: it spends this address's registrations for the hour (the tests above register through the API from it too).
+test("dev mode refuses a registration past the limit with JavaScript: the limits, the wait, and the setting that lifts them", TIMEOUT, async (t) => {
+  const { page, problems } = await suite.openPage(t);
+  problems.allow(REFUSED);
+  let text = "";
+  for (let i = 0; i < 6 && !text; i++) {
+    await page.goto("/ui/register-email-only");
+    await page.getByLabel("Name").fill("Dorothy Test");
+    await page.getByLabel("Email address").fill(`dev.limit.${i}@example.org`);
+    await submitWithBotCheck(page, "Register");
+    // Whichever comes first; the other wait is dropped (its later timeout is caught, not left unhandled).
+    const sent = page.waitForURL(/\/ui\/check-email\?for=registration$/).then(() => "sent" as const);
+    const refused = page
+      .locator("#error-summary")
+      .waitFor({ state: "visible" })
+      .then(() => "refused" as const);
+    for (const wait of [sent, refused]) wait.catch(() => undefined);
+    const landed = await Promise.race([sent, refused]);
+    if (landed === "refused") text = await errorSummaryText(page);
+  }
+  assert.match(text, /at most 5 an hour from one network and 3 for one address\. You can register again in about an hour\./);
+  assert.match(text, /Dev mode: these are Latch's request limits; restart the server with RATE_LIMITS=off to lift them/);
+  await step(page, "dev mode registration refusal");
+});
