@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { SECOND } from "../src/core/clock.js";
 import { formErrorForCode, messageForError, PASSKEY_NOT_LINKED } from "../src/ui/form-errors.js";
+import { REFUSAL_OPERATIONS } from "../src/ui/pages/common.js";
 import { describeWait, refusalFor } from "../src/ui/refusals.js";
 import { createHarness, deliverWebhooks, registerVerifiedMember, STRONG_PASSWORD, type Harness } from "./support/harness.js";
 import { enrolTwoFactor, loginCookie, nextIp, registerPending, WRONG_PASSWORD } from "./support/flows.js";
@@ -61,6 +62,22 @@ test("no refusal of any operation keeps 'Too many requests. Please try again lat
     const words = refusalFor({ operation, retryAfterSeconds: 2773 });
     assert.doesNotMatch(words.message, OLD_WORDS, operation);
     assert.match(words.message, /about 45 minutes/, operation);
+  }
+});
+
+test("the server picks a refusal's words by the operation the page's own form names (the script goes by data-latch-form)", async () => {
+  for (const path of [
+    "/ui/login",
+    "/ui/magic-link",
+    "/ui/register",
+    "/ui/register-email-only",
+    "/ui/resend-verification",
+    "/resend-verification",
+    "/ui/forgot-password",
+  ]) {
+    const operation = REFUSAL_OPERATIONS[path];
+    assert.ok(operation, path);
+    assert.match(assertPage(await getPage(h, path)), new RegExp(`data-latch-form="${operation}"`), path);
   }
 });
 

@@ -31,7 +31,7 @@ export function page(deps: Deps, request: FastifyRequest, input: Omit<PageInput,
  * hosted-pages.md#refusals: the operation whose words a page's 429 takes, by the route that was
  * posted (the operation its form names in data-latch-form, which the script goes by).
  */
-const REFUSAL_OPERATIONS: Record<string, string> = {
+export const REFUSAL_OPERATIONS: Record<string, string> = {
   [pagePaths.login]: "loginWithPassword",
   [pagePaths.magicLink]: "requestMagicLink",
   [pagePaths.checkEmail]: "verifyLoginCode",
