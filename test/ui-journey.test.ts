@@ -76,7 +76,14 @@ test("register, verify, log in, change password, enrol 2FA, log out, log in with
   const injected = assertPage(await postForm(h, "/ui/two-factor/enable", { secret: "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", code: "000000" }, { cookie }), 401);
   assert.ok(injected.includes(secret) && !injected.includes("AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"), "a posted secret is never shown back");
   h.clock.advance(30 * SECOND);
-  const enabled = assertPage(await postForm(h, "/ui/two-factor/enable", { secret, code: totpAt(secret, h.clock.now()) }, { cookie }));
+  // hosted-pages.md#recovery-codes-once: post, redirect, get; the codes ride in a sealed one-time cookie, never the URL.
+  const codesView = async (res: Awaited<ReturnType<typeof postForm>>) => {
+    assertSeeOther(res, "/ui/two-factor/recovery-codes");
+    const view = /recovery_codes_view=([^;]+)/.exec(String(res.headers["set-cookie"]))?.[1];
+    assert.ok(view, "the codes' one-time view is in a cookie");
+    return assertPage(await getPage(h, "/ui/two-factor/recovery-codes", { cookie, cookies: { recovery_codes_view: decodeURIComponent(view) } }));
+  };
+  const enabled = await codesView(await postForm(h, "/ui/two-factor/enable", { secret, code: totpAt(secret, h.clock.now()) }, { cookie }));
   const shownCodes = (page: string) => [...page.matchAll(/<li><span class="code-number" aria-hidden="true">(\d+)\.<\/span> <code>([a-z0-9-]+)<\/code><\/li>/g)];
   assert.deepEqual(
     shownCodes(enabled).map((m) => m[1]),
@@ -87,7 +94,7 @@ test("register, verify, log in, change password, enrol 2FA, log out, log in with
   assert.match(assertPage(await getPage(h, "/ui/account", { cookie })), /<dd>On<\/dd>/);
   // Issue 16: new codes, in the same list; that page no longer claims other sessions were logged out (none are).
   h.clock.advance(30 * SECOND);
-  const regenerated = assertPage(await postForm(h, "/ui/two-factor/recovery-codes", { code: totpAt(secret, h.clock.now()) }, { cookie }));
+  const regenerated = await codesView(await postForm(h, "/ui/two-factor/recovery-codes", { code: totpAt(secret, h.clock.now()) }, { cookie }));
   assert.match(regenerated, /role="status">You have new recovery codes\. Your old ones no longer work\./);
   assert.doesNotMatch(regenerated, /sessions have been logged out/);
   const codes = shownCodes(regenerated).map((m) => m[2]!);

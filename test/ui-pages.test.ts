@@ -152,7 +152,7 @@ test("safeRedirectPath: same-origin printable paths only, anything else falls ba
 test("a form error comes back in the form: role=alert summary, field marked, email kept, password never", async () => {
   const res = await postForm(h, "/ui/register", { name: "Weak Pass", email: "weak@example.org", password: "short" }, { ip: nextIp() });
   const body = assertPage(res, 400);
-  assertErrorSummary(body, /<a href="#password">The password needs at least 8 characters/);
+  assertErrorSummary(body, /<a href="#password">The password needs all of these: at least 8 characters; /);
   assert.equal(inputValue(body, "email"), "weak@example.org");
   assert.equal(inputValue(body, "name"), "Weak Pass");
   assert.equal(inputValue(body, "password"), undefined, "the password is never written back");

@@ -3,6 +3,7 @@
  * server pages and the browser script (no Node imports), so both mark the same field.
  */
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, TOTP_PARAMETERS } from "../rules.js";
+import { pagePaths } from "./paths.js";
 
 /** Candidate fields per error code, first present one wins. */
 const FIELDS_BY_CODE: Record<string, string[]> = {
@@ -51,11 +52,41 @@ export const LOGIN_CODE_REFUSED = "That code is wrong or has expired. Check the 
  * Refusals that one form words its own way, picked by the form's operation and the error's code
  * (never by the API's message, which may change): the server page and the script show the same.
  */
-const ERRORS_BY_OPERATION = new Map<string, Map<string, { field?: string; message: string }>>([
+/**
+ * hosted-pages.md#refusals: a passkey the site does not know (its account deleted, or the passkey
+ * removed) or cannot verify. Said the same for every passkey, with the other ways to sign in; it
+ * names no account and no email.
+ */
+export const PASSKEY_NOT_LINKED =
+  "This passkey is not linked to an account here: it may have been removed, or its account deleted. Sign in another way, with your email address.";
+
+export interface OwnFormError {
+  field?: string;
+  message: string;
+  next?: { href: string; text: string }[];
+}
+
+const ERRORS_BY_OPERATION = new Map<string, Map<string, OwnFormError>>([
   ["verifyLoginCode", new Map([["invalid_token", { field: "code", message: LOGIN_CODE_REFUSED }]])],
+  [
+    "passkeyLogin",
+    new Map([
+      [
+        "invalid_credentials",
+        {
+          message: PASSKEY_NOT_LINKED,
+          next: [
+            { href: pagePaths.login, text: "Log in with your email and password" },
+            { href: pagePaths.magicLink, text: "Email me a login link" },
+            { href: pagePaths.register, text: "Register" },
+          ],
+        },
+      ],
+    ]),
+  ],
 ]);
 
-export function formErrorForCode(operation: string, code: string): { field?: string; message: string } | undefined {
+export function formErrorForCode(operation: string, code: string): OwnFormError | undefined {
   return ERRORS_BY_OPERATION.get(operation)?.get(code);
 }
 
@@ -63,7 +94,9 @@ export function formErrorForCode(operation: string, code: string): { field?: str
 export function messageForError(code: string, message: string, details: unknown): string {
   if (code === "weak_password" && Array.isArray(details)) {
     const missing = details.filter((d): d is string => typeof d === "string").map((rule) => RULE_TEXT[rule] ?? rule);
-    if (missing.length > 0) return `The password needs ${missing.join(", ")}.`;
+    // hosted-pages.md#refusals: every rule is needed, so more than one reads as a list of all of them, never as "any one of".
+    if (missing.length === 1) return `The password needs ${missing[0]}.`;
+    if (missing.length > 1) return `The password needs all of these: ${missing.join("; ")}.`;
   }
   return message;
 }

@@ -40,6 +40,10 @@ export interface FormError {
   field?: string;
   code?: ErrorCode;
   message: string;
+  /** What can be done now (hosted-pages.md#refusals): links shown under the message. */
+  next?: { href: string; text: string }[];
+  /** Added to the message in dev mode only (pages/common.ts page()). */
+  devNote?: string;
 }
 
 export interface PageInput {
@@ -75,7 +79,8 @@ export function sendPage(reply: FastifyReply, status: number, page: Html): Fasti
 }
 
 function errorItem(error: FormError): Html {
-  return error.field ? html`<li><a href="#${error.field}">${error.message}</a></li>` : html`<li>${error.message}</li>`;
+  const next = error.next?.length ? html`<ul class="next-steps">${error.next.map((step) => html`<li><a href="${step.href}">${step.text}</a></li>`)}</ul>` : "";
+  return error.field ? html`<li><a href="#${error.field}">${error.message}</a>${next}</li>` : html`<li>${error.message}${next}</li>`;
 }
 
 /** Always present, so the script can fill it; focused on load when the server found errors. */

@@ -6,6 +6,7 @@
  */
 import { createLatchClient, isLatchError, type LatchClient } from "../../../packages/client/src/index.js";
 import { fieldForError, formErrorForCode, messageForError, TWO_FACTOR_CODE_HINT } from "../form-errors.js";
+import { refusalFor } from "../refusals.js";
 import { checkEmailPath, LOGIN_EMAIL_COOKIE, LOGIN_RETURN_TO_COOKIE, pagePaths, returnToPath, safeRedirectPath, withNotice } from "../paths.js";
 import { clearErrors, showErrors } from "./error-display.js";
 import { addPasskey, offerPasskeyAutofill, PasskeyStepFailed, revealPasskeyForms, signInWithPasskey } from "./passkeys.js";
@@ -116,6 +117,16 @@ function askForCode(form: HTMLFormElement, summary: HTMLElement | null): void {
     (form.querySelector(".bot") ?? form.querySelector(".actions"))!.before(wrapper);
     input = wrapper.querySelector("input")!;
   }
+  // The step's page, as the server renders it: no notice of the page before (say, "You have been
+  // logged out"), no email and password fields (they stay in the form, hidden, and are sent again).
+  document.querySelector("main .notice")?.remove();
+  for (const name of ["email", "password"]) {
+    const wrapper = form.querySelector(`#${name}`)?.closest<HTMLElement>(".field");
+    if (wrapper) wrapper.hidden = true;
+  }
+  const title = document.querySelector("main h1");
+  if (title) title.textContent = "Enter your authentication code";
+  document.title = document.title.replace(/^(Error: )?[^·]*·/, "Enter your authentication code ·");
   const status = document.getElementById("form-status");
   if (status) status.textContent = "Your account uses two-factor authentication. Enter your code.";
   input.focus();
@@ -153,7 +164,9 @@ async function submitEnhanced(client: LatchClient, form: HTMLFormElement, submit
 /** A refusal of the API shown in the form: the page's own words for its code where it has them, else the service's. */
 function showRefusal(form: HTMLFormElement, summary: HTMLElement | null, refusal: unknown): void {
   if (!isLatchError(refusal)) return;
-  const own = formErrorForCode(form.dataset.latchForm ?? "", refusal.code);
+  const operation = form.dataset.latchForm ?? "";
+  if (refusal.code === "rate_limited") return showRateLimited(form, summary, operation, refusal.retryAfterSeconds);
+  const own = formErrorForCode(operation, refusal.code);
   if (own) return showErrors(form, summary, [own]);
   const fieldNames = [...form.elements].map((e) => (e as HTMLInputElement).name).filter(Boolean);
   const field = fieldForError(refusal.code, refusal.details, fieldNames);
@@ -162,6 +175,22 @@ function showRefusal(form: HTMLFormElement, summary: HTMLElement | null, refusal
       ? "The service could not be reached. Check your connection and try again."
       : messageForError(refusal.code, refusal.message, refusal.details);
   showErrors(form, summary, [{ ...(field ? { field } : {}), message }]);
+}
+
+/**
+ * hosted-pages.md#refusals: a 429 in the words the server page uses (refusals.ts), with the wait from
+ * Retry-After. Dev mode is read from the page: only a dev-mode page links to the dev inbox.
+ */
+function showRateLimited(form: HTMLFormElement, summary: HTMLElement | null, operation: string, retryAfterSeconds: number | undefined): void {
+  const secondFactorStep = form.querySelector("#twoFACode") !== null;
+  const words = refusalFor({ operation, retryAfterSeconds, secondFactorStep });
+  const devMode = document.querySelector('a[href="/dev/inbox"]') !== null;
+  // The cooldown's way on is the code form of the email already sent: it needs the address, as after a request.
+  if (operation === "requestMagicLink") {
+    const email = form.querySelector<HTMLInputElement>("#email")?.value.trim() ?? "";
+    if (email !== "") writeLoginEmailCookie(email, LOGIN_EMAIL_COOKIE.maxAgeSeconds);
+  }
+  showErrors(form, summary, [{ message: devMode && words.devNote ? `${words.message} ${words.devNote}` : words.message, next: words.next }]);
 }
 
 export function enhanceForms(root: Document): void {

@@ -5,6 +5,8 @@
 export interface ShownError {
   field?: string;
   message: string;
+  /** hosted-pages.md#refusals: what can be done now, as links under the message (as the server renders them). */
+  next?: { href: string; text: string }[];
 }
 
 export function clearErrors(form: HTMLFormElement, summary: HTMLElement | null): void {
@@ -55,6 +57,19 @@ export function showErrors(form: HTMLFormElement, summary: HTMLElement | null, e
       item.append(link);
     } else {
       item.textContent = error.message;
+    }
+    if (error.next && error.next.length > 0) {
+      const next = document.createElement("ul");
+      next.className = "next-steps";
+      for (const step of error.next) {
+        const link = document.createElement("a");
+        link.href = step.href;
+        link.textContent = step.text;
+        const stepItem = document.createElement("li");
+        stepItem.append(link);
+        next.append(stepItem);
+      }
+      item.append(next);
     }
     list.append(item);
   }

@@ -3,7 +3,9 @@
  * setup (QR code and the secret for manual entry) -> first code -> recovery codes shown once; and
  * the disable and new-recovery-codes forms. Secrets and codes appear only on no-store answers.
  */
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { MINUTE, SECOND } from "../../core/durations.js";
+import { randomToken } from "../../core/random.js";
 import type { Deps } from "../../deps.js";
 import {
   disableTwoFactor,
@@ -134,6 +136,61 @@ function recoveryCodeItem(code: string, i: number): Html {
   return html`<li><span class="code-number" aria-hidden="true">${i + 1}.</span> <code>${code}</code></li>`;
 }
 
+/**
+ * hosted-pages.md#recovery-codes-once: the codes just made are not the POST's answer (Back to it
+ * would ask to send the form again) but a one-time view: sealed with the secrets key into an
+ * HttpOnly cookie of this page alone, bound to the session, for at most CODES_VIEW_MS, and claimed
+ * once in the counters store, so a copy of the cookie shows nothing. The codes are never in a URL.
+ */
+const CODES_VIEW_COOKIE = { name: "recovery_codes_view", path: pagePaths.recoveryCodes } as const;
+const CODES_VIEW_MS = 5 * MINUTE;
+const CODES_VIEW_NOTICES = {
+  enabled: "Two-factor authentication is on. Your other sessions have been logged out.",
+  regenerated: "You have new recovery codes. Your old ones no longer work.",
+} as const;
+
+interface CodesView {
+  id: string;
+  session: string;
+  expiresAt: number;
+  kind: keyof typeof CODES_VIEW_NOTICES;
+  codes: string[];
+}
+
+const codesViewCookieFlags = { path: CODES_VIEW_COOKIE.path, httpOnly: true, secure: true, sameSite: "strict" } as const;
+
+/** Post, redirect, get: the codes go to the one-time view and the member to the page that shows them. */
+function redirectToCodesView(deps: Deps, reply: FastifyReply, session: ActiveSession, kind: CodesView["kind"], codes: string[]): FastifyReply {
+  const view: CodesView = { id: randomToken(deps.random, 16), session: session.idHash, expiresAt: deps.clock.now() + CODES_VIEW_MS, kind, codes };
+  void reply.setCookie(CODES_VIEW_COOKIE.name, deps.secrets.seal(JSON.stringify(view)), { ...codesViewCookieFlags, maxAge: CODES_VIEW_MS / SECOND });
+  return reply.redirect(pagePaths.recoveryCodes, 303);
+}
+
+/** The view's codes the first time this session asks within its lifetime; undefined after that, or for anything else. */
+async function takeCodesView(deps: Deps, request: FastifyRequest, reply: FastifyReply, session: ActiveSession): Promise<CodesView | undefined> {
+  const sealed = request.cookies[CODES_VIEW_COOKIE.name];
+  if (sealed === undefined) return undefined;
+  void reply.clearCookie(CODES_VIEW_COOKIE.name, codesViewCookieFlags);
+  let view: CodesView;
+  try {
+    view = JSON.parse(deps.secrets.open(sealed)) as CodesView;
+  } catch {
+    return undefined;
+  }
+  const now = deps.clock.now();
+  if (view.session !== session.idHash || !(view.expiresAt > now) || !Array.isArray(view.codes) || !Object.hasOwn(CODES_VIEW_NOTICES, view.kind))
+    return undefined;
+  return (await deps.counters.claimOnce(request.tenant.id, "recovery_codes_view", view.id, view.expiresAt, now)) ? view : undefined;
+}
+
+/** Back to the codes' page after they were shown, or a stale cookie: they are not shown again; new ones can be made. */
+const CODES_SHOWN_BODY = html`<p>Your recovery codes were shown once, when they were made, and are not shown again: they are stored only in a form that cannot be read back.</p>
+<p>If you did not save them, get new ones on the two-factor page (your old ones then stop working).</p>
+<ul>
+<li><a href="${pagePaths.twoFactor}">Get new recovery codes</a></li>
+<li><a href="${pagePaths.account}">Continue to your account</a></li>
+</ul>`;
+
 function recoveryCodesBody(codes: string[], notice: string): Html {
   return html`<p class="notice" role="status">${notice}</p>
 <p><strong>Save these recovery codes now. They are shown only this once.</strong> Each works once, to log in when you do not have your phone.</p>
@@ -198,11 +255,7 @@ export async function accountPages(app: FastifyInstance, { deps }: PageDeps): Pr
         const { code } = readFields(values, [CODE_RULE]);
         // The setup step re-authenticated this session (requireReauthentication): no password here.
         const codes = await enableTwoFactor(deps, request.tenant, session, { code: code! }, contextOf(request));
-        return sendPage(
-          reply,
-          200,
-          show(request, "Save your recovery codes", recoveryCodesBody(codes, "Two-factor authentication is on. Your other sessions have been logged out.")),
-        );
+        return redirectToCodesView(deps, reply, session, "enabled", codes);
       });
     }),
   );
@@ -218,13 +271,17 @@ export async function accountPages(app: FastifyInstance, { deps }: PageDeps): Pr
           const { code } = readFields(values, [CODE_RULE]);
           const codes = await regenerateRecoveryCodes(deps, request.tenant, session, code!, contextOf(request));
           // Regenerating ends no session (flows/two-factor/two-factor.ts), so the page says only what changed.
-          return sendPage(
-            reply,
-            200,
-            show(request, "Save your recovery codes", recoveryCodesBody(codes, "You have new recovery codes. Your old ones no longer work.")),
-          );
+          return redirectToCodesView(deps, reply, session, "regenerated", codes);
         },
       );
+    }),
+  );
+
+  app.get(pagePaths.recoveryCodes, hide, async (request, reply) =>
+    withSession(deps, request, reply, async (session) => {
+      const view = await takeCodesView(deps, request, reply, session);
+      if (!view) return sendPage(reply, 200, show(request, "Recovery codes already shown", CODES_SHOWN_BODY));
+      return sendPage(reply, 200, show(request, "Save your recovery codes", recoveryCodesBody(view.codes, CODES_VIEW_NOTICES[view.kind])));
     }),
   );
 

@@ -12,6 +12,7 @@ import { EmailField, LOGIN_CODE_PATTERN } from "../../http/schemas.js";
 import { setSessionCookie } from "../../http/session-cookie.js";
 import { contextOf } from "../../http/tenant.js";
 import { formErrorForCode } from "../form-errors.js";
+import { NEXT_LINK_AFTER } from "../refusals.js";
 import { formValues, FormInvalid, maxLengthOf, readFields, type FieldRule, type FormValues } from "../forms.js";
 import { html, type Html } from "../html.js";
 import { botWidget, emailField, field, form, hidden, sendPage, type FormError } from "../layout.js";
@@ -63,7 +64,7 @@ ${field({
 })}
 ${botWidget(request.tenant)}`,
 })}
-<p><a href="${pagePaths.magicLink}">Request a new login link</a></p>`;
+<p>${NEXT_LINK_AFTER} <a href="${pagePaths.magicLink}">Request a new login link</a></p>`;
 }
 
 /** The second-factor step after a right code: the email and code go back hidden with the 2FA code. */

@@ -7,8 +7,9 @@ import { logRefusalFields } from "../../http/errors.js";
 import { SESSION_COOKIE } from "../../http/tenant.js";
 import type { Html } from "../html.js";
 import { renderPage, sendPage, type FormError, type PageInput } from "../layout.js";
-import { formErrorsOf, statusOf } from "../forms.js";
-import { LOGIN_EMAIL_COOKIE, LOGIN_RETURN_TO_COOKIE, notices, pagePaths, returnToPath, safeRedirectPath, withNotice, type NoticeKey } from "../paths.js";
+import { formErrorsOf, formValues, statusOf } from "../forms.js";
+import { refusalFor } from "../refusals.js";
+import { LOGIN_EMAIL_COOKIE, UI, LOGIN_RETURN_TO_COOKIE, notices, pagePaths, returnToPath, safeRedirectPath, withNotice, type NoticeKey } from "../paths.js";
 
 export interface PageDeps {
   deps: Deps;
@@ -19,9 +20,47 @@ export function noticeOf(request: FastifyRequest): string | undefined {
   return typeof key === "string" && Object.hasOwn(notices, key) ? notices[key as NoticeKey] : undefined;
 }
 
-/** The page frame with what every page of this request shares (tenant, dev inbox link). */
+/** The page frame with what every page of this request shares (tenant, dev inbox link; in dev mode, a refusal's dev note). */
 export function page(deps: Deps, request: FastifyRequest, input: Omit<PageInput, "tenant">): Html {
-  return renderPage({ tenant: request.tenant, devInbox: deps.dev !== undefined, ...input });
+  const devMode = deps.dev !== undefined;
+  const errors = input.errors?.map(({ devNote, ...error }) => (devMode && devNote ? { ...error, message: `${error.message} ${devNote}` } : error));
+  return renderPage({ tenant: request.tenant, devInbox: devMode, ...input, errors });
+}
+
+/**
+ * hosted-pages.md#refusals: the operation whose words a page's 429 takes, by the route that was
+ * posted (the operation its form names in data-latch-form, which the script goes by).
+ */
+export const REFUSAL_OPERATIONS: Record<string, string> = {
+  [pagePaths.login]: "loginWithPassword",
+  [pagePaths.magicLink]: "requestMagicLink",
+  [pagePaths.checkEmail]: "verifyLoginCode",
+  [pagePaths.register]: "registerWithPassword",
+  [pagePaths.registerEmailOnly]: "registerWithMagicLink",
+  [pagePaths.resendVerification]: "resendVerification",
+  "/resend-verification": "resendVerification",
+  [pagePaths.forgotPassword]: "requestPasswordReset",
+  [pagePaths.changePassword]: "changePassword",
+  [pagePaths.accountEmail]: "changeEmail",
+  [pagePaths.federatedSecondFactor]: "finishFederatedSecondFactor",
+  [pagePaths.twoFactorSetup]: "setUpTwoFactor",
+  [pagePaths.twoFactorDisable]: "disableTwoFactor",
+  [pagePaths.recoveryCodes]: "regenerateRecoveryCodes",
+  [pagePaths.accountDelete]: "deleteAccount",
+  [pagePaths.accountIdentityLink]: "startIdentityLink",
+  [pagePaths.accountIdentityUnlink]: "unlinkIdentity",
+  "/verify-magic-link/:recordId/:token": "verifyMagicLink",
+  [`${UI}/verify-magic-link/:recordId/:token`]: "verifyMagicLink",
+};
+
+/** A 429 as the form's error: the reason, the wait from Retry-After, the ways on (the same words as the script's). */
+function refusalError(request: FastifyRequest, error: AuthError): FormError {
+  const words = refusalFor({
+    operation: REFUSAL_OPERATIONS[request.routeOptions.url ?? ""] ?? "",
+    retryAfterSeconds: error.retryAfterSeconds,
+    secondFactorStep: "twoFACode" in formValues(request),
+  });
+  return { code: error.code, message: words.message, next: words.next, ...(words.devNote ? { devNote: words.devNote } : {}) };
 }
 
 export async function findSession(deps: Deps, request: FastifyRequest): Promise<ActiveSession | undefined> {
@@ -100,7 +139,7 @@ export async function handleForm(
   try {
     return await submit();
   } catch (error) {
-    const errors = formErrorsOf(error, fieldsInForm);
+    const errors = error instanceof AuthError && error.code === "rate_limited" ? [refusalError(reply.request, error)] : formErrorsOf(error, fieldsInForm);
     if (error instanceof AuthError) logRefusalFields(reply.request, error);
     if (error instanceof AuthError && error.retryAfterSeconds !== undefined) void reply.header("retry-after", String(error.retryAfterSeconds));
     return sendPage(reply, statusOf(error), await render(errors, error));

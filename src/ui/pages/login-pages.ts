@@ -190,8 +190,11 @@ export async function loginPages(app: FastifyInstance, { deps }: PageDeps): Prom
   );
   app.post(pagePaths.magicLink, hide, async (request, reply) => {
     const values = formValues(request);
-    const render = (errors: FormError[]) =>
-      page(deps, request, { title: "Email me a login link", body: magicLinkRequestForm(request, values, errors), errors, botGuarded: true });
+    const render = (errors: FormError[], error: unknown) => {
+      // hosted-pages.md#refusals: the cooldown's way on is the code of the email already sent; its form needs the address.
+      if (error instanceof AuthError && error.code === "rate_limited" && values.email?.trim()) rememberLoginEmail(reply, values.email.trim());
+      return page(deps, request, { title: "Email me a login link", body: magicLinkRequestForm(request, values, errors), errors, botGuarded: true });
+    };
     return handleForm(reply, ["email"], render, async () => {
       const { email } = readFields(values, [EMAIL_RULE]);
       await requestMagicLink(deps, request.tenant, { email: email!, botToken: values[BOT] }, contextOf(request));
