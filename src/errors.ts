@@ -97,40 +97,91 @@ function listOfValues(values: readonly unknown[]): string {
 }
 
 /**
- * The issues of a JSON Schema validator's error list (ajv, TypeBox), said the way a person needs:
+ * The literals a schema allows at a JSON pointer (a union of `const`s, or an `enum`), or undefined.
+ * Walks `properties` and `items` only: enough for settings and request bodies, and a path it can't
+ * follow just leaves the list to the errors themselves.
+ */
+function allowedLiteralsAt(schema: unknown, instancePath: string): unknown[] | undefined {
+  let node = schema as { properties?: Record<string, unknown>; items?: unknown; anyOf?: unknown[]; enum?: unknown[] } | undefined;
+  for (const part of instancePath.split("/").slice(1)) {
+    const name = part.replace(/~1/g, "/").replace(/~0/g, "~");
+    node = (node?.properties?.[name] ?? (node?.items !== undefined && /^[0-9]+$/.test(name) ? node.items : undefined)) as typeof node;
+  }
+  if (Array.isArray(node?.enum)) return node.enum;
+  const branches = node?.anyOf;
+  if (!Array.isArray(branches) || branches.length === 0) return undefined;
+  if (!branches.every((branch) => typeof branch === "object" && branch !== null && "const" in branch)) return undefined;
+  return branches.map((branch) => branch.const);
+}
+
+/**
+ * Where a union of literals' errors start at `index`, how many there are: each refused literal is a
+ * `const` error, after a `type` error of its own when the value is not even of the literal's type
+ * (a number where strings are listed), and the union's `anyOf` ends them; all at one path. 0 when
+ * no such run starts here.
+ */
+function literalRunLength(errors: readonly SchemaError[], index: number): number {
+  const first = errors[index]!;
+  const startsRun = first.keyword === "const" || (first.keyword === "type" && errors[index + 1]?.keyword === "const");
+  if (!startsRun) return 0;
+  let end = index;
+  while (end < errors.length && errors[end]!.instancePath === first.instancePath && (errors[end]!.keyword === "const" || errors[end]!.keyword === "type"))
+    end++;
+  if (errors[end]?.instancePath === first.instancePath && errors[end]!.keyword === "anyOf") end++;
+  return end - index;
+}
+
+/**
+ * The issues of a JSON Schema validator's error list (ajv, TypeBox), said the way a person needs
+ * (docs/operations.md#cli-settings-errors):
  * - a value out of a list says the list once. An `enum` names its values; a union of literals
- *   (`anyOf` of `const`s) reports each refused literal and then the `anyOf`, which become one
- *   issue (rule `enum`) naming them all, instead of "must be equal to constant" once per value.
+ *   (`anyOf` of `const`s) reports each refused literal (each after a `type` error when the value's
+ *   type is wrong) and then the `anyOf`: one issue (rule `enum`) naming them all, instead of "must
+ *   be equal to constant" once per value. With `schema` the values come from it, since a
+ *   validator's error cap (TypeBox's 8) may cut the list short; otherwise from the errors.
  * - an email refused by the pattern of the one email rule (core/email-address.ts) has rule `email`,
  *   as the flows' own check says it, not the pattern's text.
+ * - a name `additionalProperties: false` refuses is one issue at that name (TypeBox says "schema is
+ *   false" there, then "must not have additional properties" at its object).
  */
-export function validationIssuesOf(errors: readonly SchemaError[], prefix = ""): ValidationIssue[] {
+export function validationIssuesOf(errors: readonly SchemaError[], prefix = "", schema?: unknown): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
-  let constants: SchemaError[] = [];
-  for (const error of errors) {
-    if (error.keyword === "const" && (constants.length === 0 || constants[0]!.instancePath === error.instancePath)) {
-      constants.push(error);
+  const unknown = new Set<string>();
+  for (let index = 0; index < errors.length;) {
+    const error = errors[index]!;
+    const run = literalRunLength(errors, index);
+    if (run > 0) {
+      const seen = errors.slice(index, index + run).flatMap((e) => (e.keyword === "const" ? [e.params?.allowedValue] : []));
+      const allowed = allowedLiteralsAt(schema, error.instancePath) ?? seen;
+      const issue = validationIssueOf(error, prefix);
+      issues.push(
+        allowed.length === 1
+          ? { ...issue, rule: "const", message: `must be ${listOfValues(allowed)}` }
+          : { ...issue, rule: "enum", message: `must be one of: ${listOfValues(allowed)}` },
+      );
+      index += run;
       continue;
     }
-    if (error.keyword === "anyOf" && constants.length > 0 && constants[0]!.instancePath === error.instancePath) {
-      const values = listOfValues(constants.map((constant) => constant.params?.allowedValue));
-      issues.push({ ...validationIssueOf(error, prefix), rule: "enum", message: `must be one of: ${values}` });
-      constants = [];
-      continue;
-    }
-    // Literals not followed by their `anyOf` stand as they are.
-    issues.push(...constants.map((constant) => validationIssueOf(constant, prefix)));
-    constants = error.keyword === "const" ? [error] : [];
-    if (error.keyword === "const") continue;
-    if (error.keyword === "enum" && Array.isArray(error.params?.allowedValues)) {
+    const unknownNames = error.params?.additionalProperties;
+    if (error.keyword === "boolean" && error.message === "schema is false") {
+      // TypeBox reports a name `additionalProperties: false` refuses at the name itself, then again at its object.
+      issues.push({ ...validationIssueOf(error, prefix), rule: "additionalProperties", message: "is not one of the names allowed here" });
+      unknown.add(error.instancePath);
+    } else if (
+      error.keyword === "additionalProperties" &&
+      Array.isArray(unknownNames) &&
+      unknownNames.every((name) => unknown.has(`${error.instancePath}/${String(name)}`))
+    ) {
+      // each name was an issue of its own above
+    } else if (error.keyword === "enum" && Array.isArray(error.params?.allowedValues)) {
       issues.push({ ...validationIssueOf(error, prefix), message: `must be one of: ${listOfValues(error.params.allowedValues)}` });
     } else if (error.keyword === "pattern" && error.params?.pattern === EMAIL_INPUT_PATTERN) {
       issues.push({ ...validationIssueOf(error, prefix), rule: "email", message: "must be an email address" });
     } else {
       issues.push(validationIssueOf(error, prefix));
     }
+    index++;
   }
-  issues.push(...constants.map((constant) => validationIssueOf(constant, prefix)));
   return issues;
 }
 

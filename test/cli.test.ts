@@ -1,14 +1,18 @@
 /** The `latch` CLI (D3) as a real child process on a real database, then used by the HTTP API. */
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { test, type TestContext } from "node:test";
+import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
+import { loadConfig } from "../src/config.js";
+import { cliCommandFor } from "../src/dev/start.js";
 import { describeDuration, WEBHOOK_SECRET_ROTATION_WINDOW_MS } from "../src/rules.js";
 import { operatorHeaders } from "./support/flows.js";
 import { createHarness, deliverWebhooks, post, registerVerifiedMember } from "./support/harness.js";
+import { createTestSchema, TEST_DATABASE_URL } from "./support/postgres.js";
 
 const run = promisify(execFile);
 const SECRETS_KEY = "11".repeat(32);
@@ -174,7 +178,9 @@ test("D23: latch tenant list|delete; stdout is JSON and nothing else, for result
   assert.deepEqual([unconfirmed.code, unconfirmed.stdout], [2, ""]);
   const mistyped = await latch(dataDir, ["tenant", "delete", "b.example.com", "--confirm", "c.example.com"]);
   assert.deepEqual([mistyped.code, mistyped.stdout], [1, ""]);
-  assert.equal((JSON.parse(mistyped.stderr) as { code: string }).code, "validation_failed", "errors are JSON too, on stderr");
+  const [databaseLine, errorLine, ...more] = mistyped.stderr.trim().split("\n");
+  assert.deepEqual([databaseLine, more], [`latch: database sqlite:${join(dataDir, "latch.db")}`, []], "the database it used, then the error");
+  assert.equal((JSON.parse(errorLine!) as { code: string }).code, "validation_failed", "errors are JSON too, on stderr, one line");
   const deleted = await latch(dataDir, ["tenant", "delete", "b.example.com", "--confirm", "b.example.com"]);
   assert.equal(deleted.code, 0, deleted.stderr);
   assert.deepEqual(JSON.parse(deleted.stdout), {
@@ -184,7 +190,7 @@ test("D23: latch tenant list|delete; stdout is JSON and nothing else, for result
     applicationDeleted: true,
   });
   const unknown = await latch(dataDir, ["tenant", "show", "b.example.com"]);
-  assert.deepEqual([unknown.code, unknown.stdout, (JSON.parse(unknown.stderr) as { code: string }).code], [1, "", "unknown_tenant"]);
+  assert.deepEqual([unknown.code, unknown.stdout, errorBodyOf(unknown.stderr).code], [1, "", "unknown_tenant"]);
 
   const help = await latch(dataDir, ["--help"]);
   assert.deepEqual([help.code, help.stdout], [0, ""]);
@@ -216,7 +222,7 @@ test("issue 29: every failure is the D4 error body on stderr, one line, nothing 
     { args: ["tenant", "list", "--bogus"], exit: 2, code: "validation_failed", field: "options" },
     { args: ["tenant", "list", "--limit", "many"], exit: 2, code: "validation_failed", field: "--limit" },
     { args: ["tenant", "show"], exit: 2, code: "validation_failed", field: "<domain>" },
-    { args: ["tenant", "create", "--domain", "x.example.com", "--settings", "{"], exit: 2, code: "validation_failed", field: "command" },
+    { args: ["tenant", "create", "--domain", "x.example.com", "--settings", "{"], exit: 2, code: "validation_failed", field: "--settings" },
     { args: ["tenant", "show", "nobody.example.com"], exit: 1, code: "unknown_tenant" },
     { args: ["tenant", "rotate-key", "app_unknown"], exit: 1, code: "not_found" },
     { args: ["tenant", "update", "shop.example.com", "--settings", '{"sessionTier":"2y"}'], exit: 1, code: "validation_failed" },
@@ -260,4 +266,205 @@ test("issue 29: each command prints what the operator API answers for the same c
   assert.deepEqual(await cli(["tenant", "deliveries", domain, "--limit", "1"]), await api(`/operator/tenants/${domain}/webhook-deliveries?limit=1`));
   assert.deepEqual(await cli(["tenant", "list"]), await api("/operator/tenants"));
   assert.deepEqual(await cli(["tenant", "show", domain]), await api(`/operator/tenants/${domain}`));
+});
+
+/** The CLI as a process in `cwd`, with exactly `env` on top of PATH: what a reader's shell runs, from any directory. */
+async function latchIn(cwd: string, args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+  const tsx = pathToFileURL(resolve("node_modules/tsx/dist/esm/index.mjs")).href;
+  const base = { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", LOG_LEVEL: "warn" };
+  try {
+    const { stdout, stderr } = await run(process.execPath, ["--import", tsx, resolve("src/cli/main.ts"), ...args], { cwd, env: { ...base, ...env } });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+test("issue 34 item 4: every command names its database on stderr, and an unknown tenant gets an operator's answer naming it", async (t) => {
+  const dataDir = tempDataDir(t);
+  const file = join(dataDir, "latch.db");
+  const settings = JSON.stringify({ ...HOOKS, botProtection: { provider: "none" } });
+  const commands = [
+    ["tenant", "create", "--domain", "shop.example.com", "--settings", settings],
+    ["tenant", "list"],
+    ["tenant", "show", "shop.example.com"],
+    ["tenant", "deliveries", "shop.example.com"],
+    ["connection", "list", "--tenant", "shop.example.com"],
+    ["oauth-client", "list", "--tenant", "shop.example.com"],
+    ["secrets", "reseal"],
+    ["migrate"],
+  ];
+  for (const args of commands) {
+    const result = await latch(dataDir, args);
+    assert.equal(result.code, 0, `latch ${args.join(" ")}: ${result.stderr}`);
+    assert.ok(result.stderr.split("\n").includes(`latch: database sqlite:${file}`), `latch ${args.join(" ")}: ${result.stderr}`);
+    JSON.parse(result.stdout); // stdout is still the result alone
+  }
+
+  const unknown = await latch(dataDir, ["tenant", "show", "Unknown.Example.com"]);
+  assert.deepEqual([unknown.code, unknown.stdout], [1, ""]);
+  const body = errorBodyOf(unknown.stderr);
+  assert.equal(body.code, "unknown_tenant", "the API's code is kept");
+  assert.equal(body.message, `No tenant with domain unknown.example.com in sqlite:${file}; list them with \`latch tenant list\`.`);
+  for (const args of [
+    ["tenant", "update", "gone.example.com", "--settings", "{}"],
+    ["tenant", "rotate-webhook-secret", "gone.example.com"],
+    ["connection", "list", "--tenant", "gone.example.com"],
+    ["oauth-client", "list", "--tenant", "gone.example.com"],
+  ]) {
+    const result = await latch(dataDir, args);
+    assert.equal(result.code, 1, result.stderr);
+    assert.match(
+      String(errorBodyOf(result.stderr).message),
+      /^No tenant with domain gone\.example\.com in sqlite:.*latch\.db; list them with `latch tenant list`\.$/,
+      args.join(" "),
+    );
+  }
+  const noApplication = errorBodyOf((await latch(dataDir, ["tenant", "rotate-key", "app_unknown"])).stderr);
+  assert.deepEqual(
+    [noApplication.code, noApplication.message],
+    ["not_found", `No application app_unknown in sqlite:${file}; \`latch tenant list\` shows each tenant's applicationId.`],
+  );
+
+  // The default, with DATABASE_URL unset, says it is the default and names dev mode's file.
+  const unset = await latchIn(dataDir, ["tenant", "list"], { SECRETS_KEY });
+  assert.match(
+    unset.stderr,
+    new RegExp(`^latch: database sqlite:${join(dataDir, "data", "latch.db")} \\(DATABASE_URL is unset: .*sqlite:\\./data/dev\\.db\\)$`, "m"),
+  );
+});
+
+test("issue 34 item 4: on PostgreSQL the database line and errors name the URL without its password or secret parameters", async (t) => {
+  const dataDir = tempDataDir(t);
+  // Nothing listens on port 1: the command fails as unavailable, after naming the database.
+  const url = "postgres://latch:hunter2-password@127.0.0.1:1/latch?sslmode=disable&sslpassword=hunter3-password";
+  const refused = await latch(dataDir, ["tenant", "list"], { SECRETS_KEY, DATABASE_URL: url });
+  assert.equal(refused.code, 1, refused.stderr);
+  assert.match(refused.stderr, /^latch: database postgres:\/\/latch@127\.0\.0\.1:1\/latch\?sslmode=disable&sslpassword=… \(password not shown\)$/m);
+  assert.doesNotMatch(refused.stderr, /hunter/);
+  assert.equal(errorBodyOf(refused.stderr).code, "unavailable");
+  if (TEST_DATABASE_URL === undefined) return; // the PostgreSQL pass (TEST_DATABASE_URL) runs the rest on a real database
+  const schema = await createTestSchema();
+  const env = { SECRETS_KEY, DATABASE_URL: schema.url };
+  assert.equal((await latch(dataDir, ["migrate"], env)).code, 0);
+  const unknown = await latch(dataDir, ["tenant", "show", "nobody.example.com"], env);
+  const named = new URL(schema.url);
+  const password = named.password;
+  named.password = "";
+  const shown = named.toString();
+  assert.ok(unknown.stderr.includes(`latch: database ${shown}`), unknown.stderr);
+  assert.ok(String(errorBodyOf(unknown.stderr).message).includes(`in ${shown}`), unknown.stderr);
+  if (password !== "") assert.ok(!unknown.stderr.includes(password));
+});
+
+test("issue 34 item 7: a value out of a list is one issue naming the field and every allowed value, whatever the wrong value's type", async (t) => {
+  const dataDir = tempDataDir(t);
+  const settings = JSON.stringify({ ...HOOKS, botProtection: { provider: "none" } });
+  assert.equal((await latch(dataDir, ["tenant", "create", "--domain", "shop.example.com", "--settings", settings])).code, 0);
+  const tiers = '"15m", "1h", "8h", "1d", "7d", "30d"';
+  for (const [patch, field, allowed] of [
+    ['{"sessionTier":"2y"}', "settings.sessionTier", tiers],
+    ['{"sessionTier":7}', "settings.sessionTier", tiers],
+    ['{"sessionTier":null}', "settings.sessionTier", tiers],
+    ['{"botProtection":{"provider":5}}', "settings.botProtection.provider", '"turnstile", "hcaptcha", "recaptcha", "altcha", "none"'],
+  ] as const) {
+    const result = await latch(dataDir, ["tenant", "update", "shop.example.com", "--settings", patch]);
+    assert.equal(result.code, 1, result.stderr);
+    const body = errorBodyOf(result.stderr);
+    assert.doesNotMatch(result.stderr, /equal to constant|must be string/, patch);
+    assert.deepEqual(body.details, [{ field, rule: "enum", message: `must be one of: ${allowed}` }], patch);
+    assert.equal(body.message, `The tenant settings are not valid: ${field} must be one of: ${allowed}.`, "one line says it all");
+  }
+  const unknownName = errorBodyOf((await latch(dataDir, ["tenant", "update", "shop.example.com", "--settings", '{"sessionTeir":"7d"}'])).stderr);
+  assert.deepEqual(unknownName.details, [{ field: "settings.sessionTeir", rule: "additionalProperties", message: "is not one of the names allowed here" }]);
+});
+
+test("issue 34 item 7: malformed settings JSON says where (line, column, character) and never repeats the text", async (t) => {
+  const dataDir = tempDataDir(t);
+  const file = join(dataDir, "settings.json");
+  writeFileSync(file, '{\n  "sessionTier": "7d",\n  "botProtection": {"provider": "turnstile", "secretKey": hunter2}\n}\n');
+  const cases = [
+    {
+      args: ["--settings", '{"sessionTier":"7d",}'],
+      field: "--settings",
+      where: "at line 1, column 21 (character 21): expected a double-quoted property name",
+    },
+    { args: ["--settings", "{'sessionTier':'7d'}"], field: "--settings", where: "at line 1, column 2 (character 2): expected a double-quoted property name" },
+    {
+      args: ["--settings", '{"sessionTier":"7d"'],
+      field: "--settings",
+      where: "at line 1, column 20 (character 20): expected ',' or '}' after the property value",
+    },
+    { args: ["--settings-file", file], field: "--settings-file", where: "at line 3, column 59 (character 84): expected a value" },
+  ];
+  for (const c of cases) {
+    const result = await latch(dataDir, ["tenant", "create", "--domain", "shop.example.com", ...c.args]);
+    assert.deepEqual([result.code, result.stdout], [2, ""], result.stderr);
+    const body = errorBodyOf(result.stderr);
+    assert.equal((body.details as { field: string }[])[0]!.field, c.field);
+    assert.ok(String(body.message).startsWith(`${c.field} is not valid JSON ${c.where}`), String(body.message));
+    assert.doesNotMatch(result.stderr, /hunter2|sessionTier/, "the text is never repeated: it may hold a secret");
+  }
+  const notObject = errorBodyOf((await latch(dataDir, ["tenant", "create", "--domain", "shop.example.com", "--settings", "[1]"])).stderr);
+  assert.match(String(notObject.message), /^--settings must be a JSON object .*, not an array/);
+});
+
+/** The words of a shell command as sh splits them: blanks apart, '…' and "…" quoting (across lines), backslash-newline joining. */
+function shellWords(command: string): string[] {
+  const words: string[] = [];
+  let word: string | undefined;
+  for (let i = 0; i < command.length; i++) {
+    const c = command[i]!;
+    if (c === "'" || c === '"') {
+      const end = command.indexOf(c, i + 1);
+      assert.ok(end > i, `unclosed ${c} in ${command}`);
+      word = (word ?? "") + command.slice(i + 1, end);
+      i = end;
+    } else if (c === "\\" && command[i + 1] === "\n") i++;
+    else if (/\s/.test(c)) {
+      if (word !== undefined) words.push(word);
+      word = undefined;
+    } else word = (word ?? "") + c;
+  }
+  if (word !== undefined) words.push(word);
+  return words;
+}
+
+/** The first ```sh block under a README heading. */
+function readmeCommand(heading: string): string {
+  const readme = readFileSync("README.md", "utf8");
+  const section = readme.slice(readme.indexOf(`\n${heading}\n`));
+  return /```sh\n([\s\S]*?)```/.exec(section)![1]!.trim();
+}
+
+test("issue 34 item 4: the README's onboarding command, run as written beside a dev server, creates the tenant in the dev server's database; without DATABASE_URL in npm start's", async (t) => {
+  const words = shellWords(readmeCommand("## Onboard a tenant"));
+  const assignments = words.slice(0, words.indexOf("npm"));
+  assert.deepEqual(assignments, ["DATABASE_URL=sqlite:./data/dev.db"], "the dev server's database, named");
+  assert.deepEqual(words.slice(assignments.length, assignments.length + 4), ["npm", "run", "latch", "--"]);
+  const args = words.slice(assignments.length + 4);
+  const env = Object.fromEntries(assignments.map((a) => [a.slice(0, a.indexOf("=")), a.slice(a.indexOf("=") + 1)]));
+  // What the dev server prints at start for its own database is the same DATABASE_URL.
+  assert.ok(readFileSync("README.md", "utf8").includes(cliCommandFor(loadConfig({ DEV_MODE: "true" }), "tenant list")));
+
+  // A checkout where `npm run dev` ran: its database exists (made here as its first start makes it) and ./data/latch.db does not.
+  const checkout = tempDataDir(t);
+  assert.equal((await latchIn(checkout, ["migrate"], { DATABASE_URL: "sqlite:./data/dev.db" })).code, 0);
+  const created = await latchIn(checkout, args, env);
+  assert.equal(created.code, 0, created.stderr);
+  assert.equal((JSON.parse(created.stdout) as { domain: string }).domain, "shop.example.com");
+  assert.match(created.stderr, new RegExp(`^latch: database sqlite:${join(checkout, "data", "dev.db")}$`, "m"));
+  const shown = await latchIn(checkout, ["tenant", "show", "shop.example.com"], env);
+  assert.equal(shown.code, 0, "the dev server's database has it");
+  const elsewhere = await latchIn(checkout, ["tenant", "show", "shop.example.com"], {});
+  assert.equal(elsewhere.code, 1, "the default database is another file");
+  assert.match(JSON.stringify(errorBodyOf(elsewhere.stderr).details), /Dev mode's database is .*dev\.db/, "and the refusal points at dev mode's");
+
+  // The production path: the same command without DATABASE_URL, in a checkout where only `npm start` ran.
+  const production = tempDataDir(t);
+  mkdirSync(join(production, "data"));
+  const started = await latchIn(production, args, {});
+  assert.equal(started.code, 0, started.stderr);
+  assert.match(started.stderr, new RegExp(`^latch: database sqlite:${join(production, "data", "latch.db")} \\(DATABASE_URL is unset`, "m"));
 });

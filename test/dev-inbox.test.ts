@@ -4,14 +4,17 @@
  * SQLite only, so these harnesses name a SQLite file even in the PostgreSQL pass.
  */
 import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test, type TestContext } from "node:test";
+import { promisify } from "node:util";
 import type { Challenge } from "altcha-lib";
 import { ConfigError, loadConfig } from "../src/config.js";
 import { DEV_TENANT_DOMAIN } from "../src/dev/dev-mode.js";
-import { DEV_INBOX_CAPACITY, DevInbox } from "../src/dev/inbox.js";
+import { SECURITY_ALERTS } from "../src/core/webhook-payloads.js";
+import { DEV_INBOX_CAPACITY, DevInbox, describeMessage } from "../src/dev/inbox.js";
 import { startDevMode, type DevModeStart } from "../src/dev/start.js";
 import { signWebhook } from "../src/events/webhook-sender.js";
 import { createTenant, rotateWebhookSecret } from "../src/flows/tenants/tenants.js";
@@ -160,6 +163,11 @@ test("the dev tenant exists after start: ALTCHA, every webhook at this process's
   assert.match(started.webhookUrl, /^http:\/\/127\.0\.0\.1:\d+\/dev\/inbox\/webhook$/);
   assert.match(dev.printed[0]!, /^Latch dev mode: open http:\/\/localhost:\d+\/ui\/register$/);
   assert.match(dev.printed[1]!, /^Dev inbox, where the emails arrive: http:\/\/localhost:\d+\/dev\/inbox$/);
+  // Issue 34 item 4: the CLI on this server's database, never its key.
+  assert.equal(
+    dev.printed[2],
+    `Operator CLI on this server's database: DATABASE_URL=sqlite:${join(h.dataDir, "dev.db")} npm run latch -- tenant list (with this server's SECRETS_KEY)`,
+  );
   assert.ok(
     dev.printed.some((line) => line.includes(started.internalApiKey!)),
     "the admin key is printed at creation",
@@ -458,6 +466,20 @@ test("`npm run dev`'s entry starts on a fresh data directory, prints the URL to 
     const page = await fetch(url);
     assert.equal(page.status, 200);
     assert.match(await page.text(), /Latch dev inbox/);
+    // Issue 34 item 4: the CLI command printed at start, pasted into a shell beside the running server, finds its tenant.
+    const command = /^Operator CLI on this server's database: (DATABASE_URL=\S+ npm run latch -- tenant list)$/.exec(
+      lines.find((l) => l.startsWith("Operator CLI")) ?? "",
+    )?.[1];
+    assert.ok(command, lines.join("\n"));
+    const cliEnv = { ...env };
+    delete cliEnv.DATABASE_URL;
+    const cli = await promisify(execFile)("sh", ["-c", command], { env: cliEnv });
+    const listed = JSON.parse(cli.stdout.slice(cli.stdout.indexOf("{"))) as { tenants: { domain: string }[] };
+    assert.deepEqual(
+      listed.tenants.map((tenant) => tenant.domain),
+      [DEV_TENANT_DOMAIN],
+    );
+    assert.ok(cli.stderr.includes(`latch: database sqlite:${dataDir}/dev.db`), cli.stderr);
     assert.equal(await server.stop(), 0);
     // Issue 29: dev mode is quiet on every Node the CI runs (docs/operations.md#supported-runtimes).
     assert.deepEqual(nodeWarnings(server.output()), [], server.output().join("\n"));
@@ -481,4 +503,50 @@ test("`npm run dev`'s entry starts on a fresh data directory, prints the URL to 
     second.lines.join("\n"),
   );
   assert.ok(!second.lines.some((l) => l.includes("shown this once")));
+});
+
+test("issue 34: every security alert's subject is words, not its code; a passkey's name and the device show", async (t) => {
+  for (const alert of SECURITY_ALERTS) {
+    const email = describeMessage({ id: "msg", site: "localhost", receivedAt: 0, payload: { event_type: "security_alert", alert } });
+    assert.match(email.subject, /^Security alert: [a-z]/, alert);
+    assert.ok(!email.subject.includes(alert), `${alert}: ${email.subject}`);
+  }
+  const { h } = await createDevHarness(t);
+  const body = JSON.stringify({
+    event_type: "security_alert",
+    recordid: "123456789012345",
+    email: "ada@example.org",
+    name: "Ada",
+    alert: "passkey_added",
+    at: "2026-01-01T00:00:00.000Z",
+    ip: "203.0.113.5",
+    country: null,
+    device: "Chrome on Linux",
+    passkeyName: "Ada's <YubiKey>",
+    secureAccountLink: "http://localhost:8080/secure-account/123456789012345/token",
+  });
+  assert.equal((await postToInbox(h, body, { secret: await devWebhookSecret(h) })).statusCode, 204);
+  const [alert] = await inbox(h);
+  assert.equal(alert!.subject, "Security alert: a passkey was added (“Ada's <YubiKey>”)");
+  const page = await inboxPage(h);
+  assert.ok(page.includes("Security alert: a passkey was added (“Ada&#39;s &lt;YubiKey&gt;”)"), "escaped, as every value");
+  assert.ok(page.includes("<dt>Passkey</dt><dd>Ada&#39;s &lt;YubiKey&gt;</dd>"), "the passkey's name has a line of its own");
+  assert.ok(page.includes("<dt>Device</dt><dd>Chrome on Linux</dd>"));
+  assert.ok(page.includes("<dt>What happened</dt><dd>a passkey was added</dd>"));
+});
+
+test("issue 34: the dev inbox links back to the dev tenant's hosted pages, at the address the pages answer on", async (t) => {
+  const { h, started } = await createDevHarness(t);
+  const page = await inboxPage(h);
+  const base = new URL(started.pagesUrl).origin;
+  for (const [path, label] of [
+    ["/ui/login", "Sign in"],
+    ["/ui/register", "Register"],
+    ["/ui/account", "Your account"],
+  ]) {
+    assert.ok(page.includes(`<a href="${base}${path}">${label}</a>`), `${label}: ${page}`);
+  }
+  assert.match(page, /<nav aria-label="Hosted pages">/);
+  const login = await h.app.inject({ method: "GET", url: "/ui/login", headers: { host: new URL(base).host } });
+  assert.equal(login.statusCode, 200, "the linked page answers for the dev tenant");
 });

@@ -15,7 +15,7 @@ import pino from "pino";
 import { ConfigError, loadConfig, StartError } from "../config.js";
 import { createDeps } from "../create-deps.js";
 import type { Deps } from "../deps.js";
-import { isAuthError, type ErrorCode, type ErrorDetails } from "../errors.js";
+import { AuthError, isAuthError, type ErrorCode, type ErrorDetails } from "../errors.js";
 import { isStorageUnavailable } from "../http/errors.js";
 import {
   createTenant,
@@ -35,6 +35,8 @@ import { CONNECTION_OPTIONS, CONNECTION_USAGE, refuseSecretOnCommandLine, runCon
 import { IMPORT_OPTIONS, IMPORT_USAGE, runImportCommand } from "./import.js";
 import { OAUTH_CLIENT_OPTIONS, OAUTH_CLIENT_USAGE, runOauthClientCommand, type OauthClientValues } from "./oauth-clients.js";
 import { hasUnreadable, resealSecrets } from "./reseal.js";
+import { databaseLine, databaseNameOf } from "./database.js";
+import { describeJsonProblem, parseJsonText } from "./json-text.js";
 import { need, UsageError } from "./usage.js";
 
 const USAGE = `Usage:
@@ -71,20 +73,69 @@ type Values = ConnectionValues & {
   "firebase-scrypt"?: string;
 } & OauthClientValues;
 
+/**
+ * The settings as a JSON object. Malformed JSON says where (docs/operations.md#cli-settings-errors), never
+ * the text: settings may hold a bot `secretKey`. The option named is the one the text came from.
+ */
 function settingsFrom(values: Values): unknown {
-  const text = values["settings-file"] !== undefined ? readFileSync(values["settings-file"], "utf8") : values.settings;
+  const option = values["settings-file"] !== undefined ? "--settings-file" : "--settings";
+  const text = values["settings-file"] !== undefined ? readSettingsFile(values["settings-file"]) : values.settings;
   if (text === undefined) throw new UsageError("--settings or --settings-file is required");
+  const parsed = parseJsonText(text);
+  if (!parsed.ok) throw new UsageError(`${option} is not valid JSON ${describeJsonProblem(parsed.problem)}`, option);
+  if (typeof parsed.value !== "object" || parsed.value === null || Array.isArray(parsed.value))
+    throw new UsageError(
+      `${option} must be a JSON object ({"sessionTier": "7d", …}), not ${Array.isArray(parsed.value) ? "an array" : describeJsonValue(parsed.value)}`,
+      option,
+    );
+  return parsed.value;
+}
+
+function readSettingsFile(path: string): string {
   try {
-    return JSON.parse(text);
-  } catch {
-    throw new UsageError("the settings are not valid JSON");
+    return readFileSync(path, "utf8");
+  } catch (err) {
+    throw new UsageError(`--settings-file: cannot read ${path} (${(err as { code?: string }).code ?? "unreadable"})`, "--settings-file");
   }
+}
+
+function describeJsonValue(value: unknown): string {
+  return value === null ? "null" : typeof value === "string" ? "a string" : `a ${typeof value}`;
 }
 
 function limitOf(values: Values): number | undefined {
   if (values.limit === undefined) return undefined;
   if (!/^[0-9]{1,3}$/.test(values.limit)) throw new UsageError("--limit must be a number", "--limit");
   return Number(values.limit);
+}
+
+/**
+ * The flows' refusals speak to a member ("This site is not known to the authentication service."); the
+ * operator needs what was looked for, where, and how to see what is there (docs/operations.md#which-database-the-cli-uses).
+ * The code stays the API's.
+ */
+function inOperatorTerms(err: unknown, database: string, group: string, command: string | undefined, arg: string | undefined, values: Values): unknown {
+  if (!isAuthError(err)) return err;
+  const domain = (group === "tenant" ? arg : values.tenant)?.trim().toLowerCase();
+  if (err.code === "unknown_tenant" && domain) {
+    return new AuthError("unknown_tenant", { message: `No tenant with domain ${domain} in ${database}; list them with \`latch tenant list\`.` });
+  }
+  const applicationId = command === "rotate-key" ? arg : command === "create" ? values["application-id"] : undefined;
+  if (err.code === "not_found" && group === "tenant" && applicationId) {
+    return new AuthError("not_found", {
+      message: `No application ${applicationId} in ${database}; \`latch tenant list\` shows each tenant's applicationId.`,
+    });
+  }
+  return err;
+}
+
+/**
+ * A validation failure's message with its issues in words ("settings.sessionTier must be one of: …"):
+ * one line an operator reads without unpacking `details` (docs/operations.md#cli-settings-errors).
+ */
+function withIssues(message: string, details: ErrorDetails | undefined): string {
+  const issues = (details ?? []).flatMap((detail) => (typeof detail === "string" ? [] : [`${detail.field || "the input"} ${detail.message}`]));
+  return issues.length === 0 ? message : `${message.replace(/\.$/, "")}: ${issues.join("; ")}.`;
 }
 
 /** The contract.md#d4 body, without a requestId (there is no request), on one line of stderr. */
@@ -179,7 +230,7 @@ async function reportFailure(err: unknown, deps: Deps | undefined): Promise<void
       err.problems.map((problem) => ({ field: "environment", rule: "config", message: problem })),
     );
   } else if (err instanceof StartError) writeError("unavailable", err.message);
-  else if (isAuthError(err)) writeError(err.code, err.message, err.details);
+  else if (isAuthError(err)) writeError(err.code, withIssues(err.message, err.details), err.details);
   else if (isStorageUnavailable(err as { code?: string; message?: string }))
     writeError("unavailable", "The database is busy or out of reach. Please try again.");
   else if (deps !== undefined && !(await deps.store.isReady().catch(() => false)))
@@ -207,15 +258,18 @@ export async function runCli(argv: string[]): Promise<number> {
     return 0;
   }
   let deps: Deps | undefined;
+  let database: string | undefined;
   try {
     if (!group) throw new UsageError("a command is required");
     const config = loadConfig();
+    database = databaseNameOf(config.databaseUrl);
+    process.stderr.write(`${databaseLine(config.databaseUrl, { fromEnvironment: Boolean(process.env.DATABASE_URL?.trim()), devMode: config.devMode })}\n`);
     // Only `latch migrate` and `tenant create` may create a database: another command on a file that is not there was meant for another one.
-    const database = checkDatabaseLocation(config.databaseUrl, {
+    const location = checkDatabaseLocation(config.databaseUrl, {
       mayCreate: group === "migrate" || (group === "tenant" && command === "create"),
       besideDevDatabase: false,
     });
-    if (database.isNew) process.stderr.write(`latch: creating a new, empty database: ${database.description}\n`);
+    if (location.isNew) process.stderr.write(`latch: creating a new, empty database: ${location.description}\n`);
     deps = await createDeps(config, {
       log: createLogger(config.logLevel === "info" ? "warn" : config.logLevel, pino.destination(2)),
       migrate: group === "migrate" || undefined,
@@ -234,7 +288,7 @@ export async function runCli(argv: string[]): Promise<number> {
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     return 0;
   } catch (err) {
-    await reportFailure(err, deps);
+    await reportFailure(database === undefined || !group ? err : inOperatorTerms(err, database, group, command, arg, values), deps);
     return err instanceof UsageError ? 2 : 1;
   } finally {
     await deps?.store.close();

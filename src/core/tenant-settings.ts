@@ -112,7 +112,7 @@ export function withDefaultSettings(settings: NewTenantSettings): TenantSettings
 /** Throws validation_failed with TypeBox's error list when the full settings are not valid. */
 export function assertValidSettings(settings: unknown): asserts settings is TenantSettings {
   if (!Value.Check(TenantSettingsSchema, settings)) {
-    const details = validationIssuesOf(Value.Errors(TenantSettingsSchema, settings), "settings");
+    const details = validationIssuesOf(Value.Errors(TenantSettingsSchema, settings), "settings", TenantSettingsSchema);
     throw new AuthError("validation_failed", { message: "The tenant settings are not valid.", details });
   }
 }

@@ -4,6 +4,7 @@
  * or a javascript: URL.
  */
 import { escapeHtml } from "../ui/html.js";
+import { pagePaths } from "../ui/paths.js";
 import type { DevInboxEmail } from "./inbox.js";
 import { DEV_TENANT_DOMAIN } from "./dev-mode.js";
 
@@ -61,11 +62,27 @@ ${link}${code}
 </article></li>`;
 }
 
+/** The hosted pages a reader of the inbox goes back to: after a link, to sign in or to see the account. */
+function pageLinks(base: string): string {
+  const pages = [
+    [pagePaths.login, "Sign in"],
+    [pagePaths.register, "Register"],
+    [pagePaths.account, "Your account"],
+  ] as const;
+  return pages.map(([path, label]) => `<li><a href="${escapeHtml(base + path)}">${label}</a></li>`).join("");
+}
+
 /** How often the inbox reloads itself when asked to (a dev convenience, not a rule of Latch). */
 const REFRESH_SECONDS = 5;
 
 export interface InboxPageOptions {
   autoRefresh: boolean;
+  /**
+   * Where the dev tenant's hosted pages are (http://localhost:<port>, dev-mode.ts `linkBase`): the way
+   * back from the inbox. The pages find their tenant by Host, so an inbox opened as 127.0.0.1 still
+   * links to localhost. Undefined: relative links.
+   */
+  pagesBase?: string;
 }
 
 /** The whole page; `emails` newest first. */
@@ -93,6 +110,7 @@ ${options.autoRefresh ? `<meta http-equiv="refresh" content="${REFRESH_SECONDS}"
 <h1>Latch dev inbox</h1>
 <p>This is a <strong>development inbox</strong>, not a mailbox. <strong>Latch never sends email itself</strong>: it calls each tenant's webhooks with what the email needs, and the tenant sends the email. In dev mode the webhooks of the <code>${DEV_TENANT_DOMAIN}</code> tenant come here, their signatures are checked, and each is shown as the email the tenant would send. They are kept in memory only (the last 200) and are gone after a restart.</p>
 <nav aria-label="Inbox"><ul>${refresh}<li><a href="/dev/inbox.json">The same list as JSON</a></li></ul></nav>
+<nav aria-label="Hosted pages"><p>Back to the <code>${DEV_TENANT_DOMAIN}</code> tenant's pages:</p><ul>${pageLinks(options.pagesBase ?? "")}</ul></nav>
 </header>
 <main id="messages" tabindex="-1">
 <h2>Messages (${emails.length}, newest first)</h2>

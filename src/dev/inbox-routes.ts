@@ -100,6 +100,6 @@ export const devInboxRoutes =
         .header("content-security-policy", INBOX_PAGE_CSP)
         .header("x-content-type-options", "nosniff")
         .header("referrer-policy", "no-referrer")
-        .send(renderInboxPage(dev.inbox.list().map(describeMessage), { autoRefresh: refresh === "on" }));
+        .send(renderInboxPage(dev.inbox.list().map(describeMessage), { autoRefresh: refresh === "on", pagesBase: dev.linkBase }));
     });
   };

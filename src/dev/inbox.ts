@@ -3,6 +3,8 @@
  * the way the tenant's email would read. Only dev mode creates one; nothing here is stored.
  */
 
+import type { SecurityAlert } from "../core/webhook-payloads.js";
+
 export const DEV_INBOX_CAPACITY = 200;
 
 export interface DevInboxMessage {
@@ -60,7 +62,11 @@ const emails: Record<string, { subject: string; linkField: string; action: strin
   email_change: { subject: "Confirm your new email address", linkField: "verificationLink", action: "Confirm new email address" },
 };
 
-const alertTexts: Record<string, string> = {
+/**
+ * What each security alert says, in words: the subject an email would carry, never the `alert` code
+ * (docs/operations.md#the-dev-inbox). Keyed by the contract's alert names, so a new alert fails to compile until it has words.
+ */
+const alertTexts: Record<SecurityAlert, string> = {
   login_anomaly: "new sign-in from an unfamiliar place",
   password_changed: "your password was changed",
   password_reset: "your password was reset",
@@ -72,7 +78,13 @@ const alertTexts: Record<string, string> = {
   recovery_code_used: "a recovery code was used",
   email_change_requested: "someone asked to change your email address",
   email_changed: "your email address was changed",
+  identity_linked: "a sign-in provider was linked to your account",
+  identity_unlinked: "a sign-in provider was unlinked from your account",
 };
+
+function alertText(alert: string): string {
+  return Object.hasOwn(alertTexts, alert) ? alertTexts[alert as SecurityAlert] : alert;
+}
 
 function textOf(value: unknown): string {
   return typeof value === "string" ? value : value === undefined || value === null ? "" : JSON.stringify(value);
@@ -107,18 +119,24 @@ export function describeMessage(message: DevInboxMessage): DevInboxEmail {
   }
   if (eventType === "security_alert") {
     const alert = textOf(payload.alert);
+    // What the alert is about, by name (contract.md#d26 passkeyName, contract.md#d27 connection): the subject says which.
+    const subjectOf = typeof payload.passkeyName === "string" ? payload.passkeyName : typeof payload.connection === "string" ? payload.connection : "";
     const details = [
-      { label: "Alert", value: alert },
+      { label: "What happened", value: alertText(alert) },
+      ...(typeof payload.passkeyName === "string" ? [{ label: "Passkey", value: payload.passkeyName }] : []),
+      ...(typeof payload.connection === "string" ? [{ label: "Provider", value: payload.connection }] : []),
+      ...(typeof payload.newEmail === "string" ? [{ label: "New address", value: payload.newEmail }] : []),
       { label: "At", value: textOf(payload.at) },
+      { label: "Device", value: textOf(payload.device) || "unknown" },
       { label: "IP address", value: textOf(payload.ip) },
       { label: "Country", value: textOf(payload.country) || "unknown" },
+      { label: "Alert", value: alert },
     ];
-    if (typeof payload.newEmail === "string") details.push({ label: "New address", value: payload.newEmail });
     // contract.md#d24: every alert offers "this wasn't me".
     const link = textOf(payload.secureAccountLink);
     return {
       ...base,
-      subject: `Security alert: ${alertTexts[alert] ?? alert}`,
+      subject: `Security alert: ${alertText(alert)}${subjectOf ? ` (“${subjectOf}”)` : ""}`,
       link: link || null,
       action: link ? "This wasn't me" : null,
       code: null,

@@ -30,6 +30,21 @@ function breachCheckLine(config: Config): string {
     : "Breached-password check: off (BREACH_CHECK_MODE=off).";
 }
 
+/** A word for a POSIX shell: as it is when nothing in it is special, else single-quoted. */
+function shellWord(word: string): string {
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, "'\\''")}'`;
+}
+
+/**
+ * The operator CLI on this server's database, as a command to paste (docs/operations.md#which-database-the-cli-uses):
+ * the CLI defaults to ./data/latch.db, `npm start`'s, so without DATABASE_URL it would look at another file.
+ * The key is never printed: with SECRETS_KEY set, the line asks for the same one.
+ */
+export function cliCommandFor(config: Config, args: string): string {
+  const key = config.secretsKey !== undefined ? " (with this server's SECRETS_KEY)" : "";
+  return `DATABASE_URL=${shellWord(config.databaseUrl)} npm run latch -- ${args}${key}`;
+}
+
 /** `print` writes plain lines, apart from the JSON log, so the URL to open is easy to spot. */
 export async function startDevMode(
   deps: Deps,
@@ -56,6 +71,7 @@ export async function startDevMode(
   const provider = await startDevProvider(deps, deps.dev, stored, linkBase);
   print(`Latch dev mode: open ${pagesUrl}`);
   print(`Dev inbox, where the emails arrive: ${inboxUrl}`);
+  print(`Operator CLI on this server's database: ${cliCommandFor(deps.config, "tenant list")}`);
   print(
     provider.started
       ? `Federated sign-in: the login page has "Continue with ${DEV_CONNECTION_DISPLAY_NAME}", a fake provider at ${provider.issuer} that signs in any email you type.`
@@ -66,7 +82,7 @@ export async function startDevMode(
     print(`Dev tenant "localhost" created (application ${tenant.applicationId}). Its admin API key, shown this once: ${tenant.internalApiKey}`);
   } else {
     print(
-      `Dev tenant "localhost" is ready (application ${tenant.applicationId}). Its admin API key was shown when it was created; for a new one: DATABASE_URL=${deps.config.databaseUrl} npm run latch -- tenant rotate-key ${tenant.applicationId}`,
+      `Dev tenant "localhost" is ready (application ${tenant.applicationId}). Its admin API key was shown when it was created; for a new one: ${cliCommandFor(deps.config, `tenant rotate-key ${tenant.applicationId}`)}`,
     );
   }
   return { ...tenant, pagesUrl, inboxUrl, webhookUrl, provider };

@@ -44,7 +44,7 @@ test("the dev inbox shows a registration's verification email, passes axe, and i
   // Following it is hosted-flow.test.ts's first step.
 });
 
-test("the dev inbox's navigation is reachable by keyboard and Enter follows a link", async (t) => {
+test("the dev inbox's navigation is reachable by keyboard and Enter follows a link, back to the hosted pages too", async (t) => {
   const { page } = await suite.openPage(t);
   await page.goto("/dev/inbox");
   const refresh = await tabTo(page, { role: "link", name: "Refresh every 5 seconds" });
@@ -57,6 +57,13 @@ test("the dev inbox's navigation is reachable by keyboard and Enter follows a li
   await activate(page, "Enter");
   await page.waitForURL(/\/dev\/inbox$/);
   assert.equal(await readFocus(page), null, "a new page starts with focus on the document");
+  // Issue 34: the way back from the inbox to the dev tenant's pages.
+  const signIn = await tabTo(page, { role: "link", name: "Sign in" });
+  assertVisibleFocus(signIn);
+  await activate(page, "Enter");
+  await page.waitForURL(/\/ui\/login$/);
+  await assert.doesNotReject(page.getByRole("heading", { level: 1 }).first().waitFor());
+  await saveStep(page, "back to the pages from the inbox");
 });
 
 /**
