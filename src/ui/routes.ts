@@ -13,6 +13,7 @@ import { describeDatabase } from "../store/database.js";
 import { hostedAssetRoutes } from "./assets.js";
 import { renderErrorPage, sendPage } from "./layout.js";
 import { accountPages } from "./pages/account-pages.js";
+import { markSignedIn } from "./pages/common.js";
 import { checkEmailPages } from "./pages/check-email-page.js";
 import { consentPages } from "./pages/consent-page.js";
 import { federationPages } from "./pages/federation-pages.js";
@@ -94,6 +95,7 @@ export async function hostedPageRoutes(app: FastifyInstance, { deps }: { deps: D
     scope.setErrorHandler(renderFailure(deps));
     registerTenantResolution(scope, deps, { cors: false });
     scope.addHook("onRequest", async (request) => refuseForeignFormPost(request));
+    scope.addHook("preHandler", async (request) => markSignedIn(deps, request));
     // A redirect after a form post may leave a link page whose address holds the token: the next
     // page (perhaps the tenant's own app, with analytics) must not get that address as Referer.
     scope.addHook("onSend", async (_request, reply, payload) => {

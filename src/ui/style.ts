@@ -57,6 +57,12 @@ footer{color:#4a4a4a;font-size:.9rem}
 ul.sessions{list-style:none;padding:0}
 ul.sessions>li{border:1px solid #a1a1aa;padding:.5rem 1rem;margin:0 0 .75rem;overflow-wrap:anywhere}
 ul.sessions p{margin:.25rem 0}
+details.rename{margin:.5rem 0}
+details.rename>summary{display:inline-block;list-style:none;font-weight:600;border:2px solid #1d4ed8;border-radius:4px;padding:.4rem 1rem;color:#1d4ed8;background:#fff;cursor:pointer}
+details.rename>summary::-webkit-details-marker{display:none}
+details.rename>summary::before{content:"\\25B8\\a0"/"";}
+details.rename[open]>summary::before{content:"\\25BE\\a0"/"";}
+details.rename>form{margin-top:.5rem}
 .badge{display:inline-block;background:#14532d;color:#fff;font-size:.85rem;padding:0 .4rem;border-radius:.25rem}
 @media (max-width:479.98px){
 .wrap{padding:.5rem}
