@@ -58,7 +58,7 @@ ul.sessions{list-style:none;padding:0}
 ul.sessions>li{border:1px solid #a1a1aa;padding:.5rem 1rem;margin:0 0 .75rem;overflow-wrap:anywhere}
 ul.sessions p{margin:.25rem 0}
 details.rename{margin:.5rem 0}
-details.rename>summary{display:inline-block;list-style:none;font-weight:600;border:2px solid #1d4ed8;border-radius:4px;padding:.4rem 1rem;color:#1d4ed8;background:#fff;cursor:pointer}
+details.rename>summary{display:inline-block;list-style:none;font-weight:600;border:2px solid #1d4ed8;border-radius:4px;padding:.6rem 1.1rem;color:#1d4ed8;background:#fff;cursor:pointer}
 details.rename>summary::-webkit-details-marker{display:none}
 details.rename>summary::before{content:"\\25B8\\a0"/"";}
 details.rename[open]>summary::before{content:"\\25BE\\a0"/"";}
@@ -70,5 +70,6 @@ main{padding:.75rem 1rem}
 nav ul{gap:.25rem 1rem}
 dl{grid-template-columns:minmax(0,1fr);gap:0}
 dt{margin-top:.5rem}dt:first-child{margin-top:0}
+.secret{font-size:.95rem;letter-spacing:0}
 }
 `;

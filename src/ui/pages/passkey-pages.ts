@@ -36,11 +36,12 @@ ${missing ? html`<p class="hint passkey-missing">${missing}</p>` : ""}`;
 function renameDisclosure(p: PasskeyView, i: number, errors: FormError[]): Html {
   const own = errors.filter((e) => e.field === `name-${i}`);
   return html`<details class="rename"${own.length > 0 ? html` open` : ""}>
-<summary>Rename<span class="visually-hidden"> ${p.name}</span></summary>
+<summary id="rename-${i}">Rename<span class="visually-hidden"> ${p.name}</span></summary>
 ${form({
   operation: "renamePasskey",
   action: pagePaths.accountPasskeyRename,
-  labelledBy: `passkey-${i}`,
+  // Named by the summary ("Rename <name>"): the remove form is named by the passkey, and two forms of one name are one landmark twice.
+  labelledBy: `rename-${i}`,
   submit: "Save the new name",
   content: html`${hidden("id", p.id)}${field({ name: `name-${i}`, label: `New name for ${p.name}`, autocomplete: "off", errors: own })}`,
 })}
