@@ -80,7 +80,12 @@ test("every page knows its reader is signed in: after an email change and on the
   for (const path of ["/ui/check-email?for=email-change", "/ui/login", "/ui/register", "/ui/forgot-password", "/ui/account"]) {
     assert.deepEqual(navigationOf(assertPage(await getPage(h, path, { cookie }))), memberMenu, `${path} with a session`);
   }
-  assert.deepEqual(navigationOf(assertPage(await getPage(h, "/ui/check-email?for=email-change"))), visitorMenu, "without a session");
+  const afterChange = assertPage(await getPage(h, "/ui/check-email?for=email-change", { cookie }));
+  assert.match(afterChange, /<a href="\/ui\/account">Back to your account<\/a>/, "the way back is the account, not the login page");
+  assert.doesNotMatch(afterChange, /Back to log in/);
+  const signedOut = assertPage(await getPage(h, "/ui/check-email?for=email-change"));
+  assert.deepEqual(navigationOf(signedOut), visitorMenu, "without a session");
+  assert.match(signedOut, /Back to log in/);
   assert.deepEqual(navigationOf(assertPage(await getPage(h, "/ui/login", { cookie: "not-a-session" }))), visitorMenu, "with a dead session cookie");
   assertSeeOther(await postForm(h, "/ui/logout", {}, { cookie }), "/ui/login?notice=logged-out");
   assert.deepEqual(navigationOf(assertPage(await getPage(h, "/ui/login", { cookie }))), visitorMenu, "after logging out");
@@ -118,4 +123,12 @@ test("each passkey's rename form is behind its own closed Rename disclosure, ope
     await postForm(h, "/ui/account/passkeys/rename", { id: second, "name-1": "Work phone" }, { cookie }),
     "/ui/account/passkeys?notice=passkey-renamed",
   );
+});
+
+test("an unknown page under /ui/ leads on to the sign-in pages instead of ending there", async (t) => {
+  const h = await createHarness();
+  t.after(() => h.close());
+  const missing = assertPage(await getPage(h, "/ui/acount"), 404);
+  assert.match(missing, /<h1>Page not found<\/h1>/);
+  assert.match(missing, /<a href="\/ui\/">Go to the sign-in pages<\/a>/);
 });

@@ -31,6 +31,11 @@ export async function markSignedIn(deps: Deps, request: FastifyRequest): Promise
   if (request.cookies[SESSION_COOKIE] !== undefined && (await findSession(deps, request)) !== undefined) signedInRequests.add(request);
 }
 
+/** The request came with a live session (markSignedIn ran in the pages' scope). */
+export function isSignedIn(request: FastifyRequest): boolean {
+  return signedInRequests.has(request);
+}
+
 /** The page frame with what every page of this request shares (tenant, dev inbox link, signed in or not). */
 export function page(deps: Deps, request: FastifyRequest, input: Omit<PageInput, "tenant">): Html {
   return renderPage({ tenant: request.tenant, devInbox: deps.dev !== undefined, signedIn: signedInRequests.has(request), ...input });
