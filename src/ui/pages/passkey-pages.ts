@@ -36,7 +36,7 @@ ${missing ? html`<p class="hint passkey-missing">${missing}</p>` : ""}`;
 function renameDisclosure(p: PasskeyView, i: number, errors: FormError[]): Html {
   const own = errors.filter((e) => e.field === `name-${i}`);
   return html`<details class="rename"${own.length > 0 ? html` open` : ""}>
-<summary id="rename-${i}">Rename<span class="visually-hidden"> ${p.name}</span></summary>
+<summary id="rename-${i}" aria-label="Rename ${p.name}">Rename</summary>
 ${form({
   operation: "renamePasskey",
   action: pagePaths.accountPasskeyRename,
