@@ -232,8 +232,11 @@ ${input.content}
 </form>`;
 }
 
-/** For answers with no tenant to frame them (unknown site, refused request, failure). */
-export function renderErrorPage(title: string, message: string, requestId: string): Html {
+/**
+ * For answers with no tenant to frame them (unknown site, refused request, failure). `next`: the
+ * way on, where there is one (hosted-pages.md#page-audit: an unknown page under /ui/ leads to /ui/).
+ */
+export function renderErrorPage(title: string, message: string, requestId: string, next?: { href: string; text: string }): Html {
   return html`<!doctype html>
 <html lang="en">
 <head>
@@ -247,7 +250,7 @@ export function renderErrorPage(title: string, message: string, requestId: strin
 <main id="main">
 <h1>${title}</h1>
 <p>${message}</p>
-<p class="hint">Reference: <code>${requestId}</code></p>
+${next ? html`<p><a href="${next.href}">${next.text}</a></p>` : ""}<p class="hint">Reference: <code>${requestId}</code></p>
 </main>
 </div>
 </body>

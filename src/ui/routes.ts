@@ -12,7 +12,9 @@ import { isOriginAllowed, registerTenantResolution, tenantDomainOf } from "../ht
 import { describeDatabase } from "../store/database.js";
 import { hostedAssetRoutes } from "./assets.js";
 import { renderErrorPage, sendPage } from "./layout.js";
+import { pagePaths } from "./paths.js";
 import { accountPages } from "./pages/account-pages.js";
+import { markSignedIn } from "./pages/common.js";
 import { checkEmailPages } from "./pages/check-email-page.js";
 import { consentPages } from "./pages/consent-page.js";
 import { federationPages } from "./pages/federation-pages.js";
@@ -86,7 +88,11 @@ export async function hostedPageRoutes(app: FastifyInstance, { deps }: { deps: D
   // A mistyped page address is a person's, not a program's: an HTML page, not the API's JSON 404.
   await app.register(
     async (scope) => {
-      scope.setNotFoundHandler((request, reply) => sendPage(reply, 404, renderErrorPage("Page not found", "There is no page at this address.", request.id)));
+      // /ui/ sends a member to their account, anyone else to the login page.
+      const next = { href: pagePaths.home, text: "Go to the sign-in pages" };
+      scope.setNotFoundHandler((request, reply) =>
+        sendPage(reply, 404, renderErrorPage("Page not found", "There is no page at this address.", request.id, next)),
+      );
     },
     { prefix: "/ui" },
   );
@@ -94,6 +100,7 @@ export async function hostedPageRoutes(app: FastifyInstance, { deps }: { deps: D
     scope.setErrorHandler(renderFailure(deps));
     registerTenantResolution(scope, deps, { cors: false });
     scope.addHook("onRequest", async (request) => refuseForeignFormPost(request));
+    scope.addHook("preHandler", async (request) => markSignedIn(deps, request));
     // A redirect after a form post may leave a link page whose address holds the token: the next
     // page (perhaps the tenant's own app, with analytics) must not get that address as Referer.
     scope.addHook("onSend", async (_request, reply, payload) => {

@@ -3,6 +3,8 @@
  * (no inline style). Kept in a TS string so `tsc` ships it in dist with the code that serves it.
  * Palette of the dev inbox; contrast (WCAG AA): #1b1b1b and #4a4a4a on white and on #f4f4f5,
  * white on #1d4ed8, #8a1c00 on white and on #fdf0ed, #14532d on #f0fdf4.
+ * Under 480 px every label goes above its value, and the frame gives the content more of the width
+ * (docs/hosted-pages.md#mobile-layout); the last rule of the sheet, so it wins over those above.
  */
 export const HOSTED_CSS = `
 *,*::before,*::after{box-sizing:border-box}
@@ -55,5 +57,19 @@ footer{color:#4a4a4a;font-size:.9rem}
 ul.sessions{list-style:none;padding:0}
 ul.sessions>li{border:1px solid #a1a1aa;padding:.5rem 1rem;margin:0 0 .75rem;overflow-wrap:anywhere}
 ul.sessions p{margin:.25rem 0}
+details.rename{margin:.5rem 0}
+details.rename>summary{display:inline-block;list-style:none;font-weight:600;border:2px solid #1d4ed8;border-radius:4px;padding:.6rem 1.1rem;color:#1d4ed8;background:#fff;cursor:pointer}
+details.rename>summary::-webkit-details-marker{display:none}
+details.rename>summary::before{content:"\\25B8\\a0"/"";}
+details.rename[open]>summary::before{content:"\\25BE\\a0"/"";}
+details.rename>form{margin-top:.5rem}
 .badge{display:inline-block;background:#14532d;color:#fff;font-size:.85rem;padding:0 .4rem;border-radius:.25rem}
+@media (max-width:479.98px){
+.wrap{padding:.5rem}
+main{padding:.75rem 1rem}
+nav ul{gap:.25rem 1rem}
+dl{grid-template-columns:minmax(0,1fr);gap:0}
+dt{margin-top:.5rem}dt:first-child{margin-top:0}
+.secret{font-size:.95rem;letter-spacing:0}
+}
 `;

@@ -23,7 +23,13 @@ export interface VerifyEmailInput {
 
 export const LINK_HAS_PASSWORD_MESSAGE = "This link keeps the password chosen at registration; send it without a password.";
 
-export async function verifyEmail(deps: Deps, tenant: Tenant, input: VerifyEmailInput, context: RequestContext): Promise<{ passwordSet: boolean }> {
+/** `email`: the address just confirmed, for the hosted login page to fill in (hosted-pages.md#login-email-after-verification); the API does not answer it. */
+export async function verifyEmail(
+  deps: Deps,
+  tenant: Tenant,
+  input: VerifyEmailInput,
+  context: RequestContext,
+): Promise<{ passwordSet: boolean; email: string }> {
   const now = deps.clock.now();
   const recordId = parseRecordId(input.recordId);
   const tokenHash = sha256Hex(input.token);
@@ -31,7 +37,7 @@ export async function verifyEmail(deps: Deps, tenant: Tenant, input: VerifyEmail
   const link = recordId === undefined ? undefined : await deps.store.tokens.findVerificationToken(tenant.id, recordId, tokenHash, now);
   if (recordId === undefined || !link) throw new AuthError("invalid_token");
   const chosen = input.password === undefined ? undefined : await hashChosenPassword(deps, tenant, recordId, link.registrationId, input.password);
-  const passwordSet = await deps.store.transaction(async (tx) => {
+  const { passwordSet, email } = await deps.store.transaction(async (tx) => {
     // The member row first (contract.md#d20), then the link: a link can't rewrite an account that is active.
     const member = await tx.members.findMemberById(tenant.id, recordId, { lock: true });
     if (!member || nextStatus("verifyEmail", member) === undefined) throw new AuthError("invalid_token");
@@ -56,10 +62,10 @@ export async function verifyEmail(deps: Deps, tenant: Tenant, input: VerifyEmail
       now,
     );
     await enqueueStatusEvent(tx, deps, tenant, recordId, member.status, MemberStatus.unlocked, now);
-    return passwordHash !== null;
+    return { passwordSet: passwordHash !== null, email: member.email };
   });
   deps.webhooks.notify();
-  return { passwordSet };
+  return { passwordSet, email };
 }
 
 /** A password may come only with a link that carries none; it passes the policy and breach checks (contract.md#d11, contract.md#d12). */

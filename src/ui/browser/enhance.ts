@@ -2,7 +2,8 @@
  * Progressive enhancement of the hosted pages' forms: a form marked data-latch-form="<operation>"
  * is sent through the JSON API with the SDK instead of a page load; a refusal shows in the page,
  * success goes where the server path would. Forms whose operation is not listed here (2FA
- * enrolment, logout) keep their plain post: the server renders what they show.
+ * enrolment, logout, the verification link's, whose post also tells the login page the address:
+ * hosted-pages.md#login-email-after-verification) keep their plain post: the server renders what they show.
  */
 import { createLatchClient, isLatchError, type LatchClient } from "../../../packages/client/src/index.js";
 import { fieldForError, formErrorForCode, messageForError, TWO_FACTOR_CODE_HINT } from "../form-errors.js";
@@ -68,10 +69,6 @@ const submitters: Record<string, (client: LatchClient, fields: Fields) => Promis
     checkEmailPath("magic-link")
   ),
   changePassword: async (c, f) => (await c.changePassword(f as never), withNotice(pagePaths.account, "password-changed")),
-  verifyEmail: async (c, f) => {
-    const { passwordSet } = await c.verifyEmail({ ...linkFromLocation(), ...(f.password ? { password: f.password } : {}) });
-    return passwordSet ? withNotice(pagePaths.login, "email-verified") : withNotice(pagePaths.magicLink, "email-verified-no-password");
-  },
   resetPassword: async (c, f) => (
     await c.resetPassword({ ...linkFromLocation(), newPassword: f.newPassword ?? "" }),
     withNotice(pagePaths.login, "password-reset")

@@ -18,7 +18,7 @@ import { html, type Html } from "../html.js";
 import { botWidget, emailField, field, form, hidden, sendPage, type FormError } from "../layout.js";
 import { checkEmailPath, pagePaths, type EmailSentFor } from "../paths.js";
 import { describeDuration, LOGIN_CODE_DIGITS, TOKEN_LIFETIMES_MS } from "../../rules.js";
-import { forgetLoginEmail, handleForm, magicLoginSuccessPath, page, rememberedLoginEmail, type PageDeps } from "./common.js";
+import { forgetLoginEmail, handleForm, isSignedIn, magicLoginSuccessPath, page, rememberedLoginEmail, type PageDeps } from "./common.js";
 import { CODE_RULE as SECOND_FACTOR_RULE, EMAIL_RULE, magicLoginSecondFactorPage, missingSecondFactorErrors, type MagicLoginCarried } from "./login-pages.js";
 
 const hide = { schema: { hide: true } };
@@ -86,7 +86,9 @@ export async function checkEmailPages(app: FastifyInstance, { deps }: PageDeps):
     const text = sentFor ? SENT_TEXT[sentFor] : "If the address is known to us, we have sent you an email.";
     const dev = deps.dev ? html`<p class="note">Dev mode: the email is not sent; it is in the <a href="/dev/inbox">dev inbox</a>.</p>` : html``;
     const codeForm = sentFor === "magic-link" ? emailedCodeForm(request, values, errors) : html``;
-    const body = html`<p>${text}</p>${dev}${codeForm}<p><a href="${pagePaths.login}">Back to log in</a></p>`;
+    // hosted-pages.md#signed-in-state: after an email change the member is still signed in; their way back is the account.
+    const back = isSignedIn(request) ? html`<a href="${pagePaths.account}">Back to your account</a>` : html`<a href="${pagePaths.login}">Back to log in</a>`;
+    const body = html`<p>${text}</p>${dev}${codeForm}<p>${back}</p>`;
     return page(deps, request, { title: "Check your email", body, errors, botGuarded: sentFor === "magic-link" });
   };
 

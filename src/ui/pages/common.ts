@@ -20,11 +20,28 @@ export function noticeOf(request: FastifyRequest): string | undefined {
   return typeof key === "string" && Object.hasOwn(notices, key) ? notices[key as NoticeKey] : undefined;
 }
 
-/** The page frame with what every page of this request shares (tenant, dev inbox link; in dev mode, a refusal's dev note). */
+/** The requests of the hosted pages that came with a live session (markSignedIn). */
+const signedInRequests = new WeakSet<FastifyRequest>();
+
+/**
+ * hosted-pages.md#signed-in-state: every page knows whether its reader is signed in, not only the
+ * pages behind the session (the "check your email" page after an email change, the login page after
+ * a login). A hook of the pages' scope; a request without the session cookie costs no store read.
+ */
+export async function markSignedIn(deps: Deps, request: FastifyRequest): Promise<void> {
+  if (request.cookies[SESSION_COOKIE] !== undefined && (await findSession(deps, request)) !== undefined) signedInRequests.add(request);
+}
+
+/** The request came with a live session (markSignedIn ran in the pages' scope). */
+export function isSignedIn(request: FastifyRequest): boolean {
+  return signedInRequests.has(request);
+}
+
+/** The page frame with what every page of this request shares (tenant, dev inbox link, signed in or not; in dev mode, a refusal's dev note). */
 export function page(deps: Deps, request: FastifyRequest, input: Omit<PageInput, "tenant">): Html {
   const devMode = deps.dev !== undefined;
   const errors = input.errors?.map(({ devNote, ...error }) => (devMode && devNote ? { ...error, message: `${error.message} ${devNote}` } : error));
-  return renderPage({ tenant: request.tenant, devInbox: devMode, ...input, errors });
+  return renderPage({ tenant: request.tenant, devInbox: devMode, signedIn: signedInRequests.has(request), ...input, errors });
 }
 
 /**
@@ -82,6 +99,16 @@ export function rememberLoginEmail(reply: FastifyReply, email: string): void {
 /** hosted-pages.md#every-page-has-a-next-step: after "This wasn't me", the forgot-password page fills in the address the account has now. */
 export function rememberResetEmail(reply: FastifyReply, email: string): void {
   void reply.setCookie(LOGIN_EMAIL_COOKIE.name, email, { ...loginEmailCookieFlags, path: pagePaths.forgotPassword, maxAge: LOGIN_EMAIL_COOKIE.maxAgeSeconds });
+}
+
+/**
+ * hosted-pages.md#login-email-after-verification: the address a verification link just confirmed,
+ * for the page the member goes to next (the login page, or the login-link page of an account
+ * without a password) to fill in. Set only by the verification form's successful post, never from
+ * the URL; HttpOnly, as only the server reads it; Strict and scoped to that one page, like login_email.
+ */
+export function rememberVerifiedEmail(reply: FastifyReply, path: string, email: string): void {
+  void reply.setCookie(LOGIN_EMAIL_COOKIE.name, email, { ...loginEmailCookieFlags, httpOnly: true, path, maxAge: LOGIN_EMAIL_COOKIE.maxAgeSeconds });
 }
 
 export function forgetLoginEmail(reply: FastifyReply): void {

@@ -25,6 +25,7 @@ import {
   magicLoginSuccessPath,
   noticeOf,
   page,
+  rememberedLoginEmail,
   rememberLoginEmail,
   rememberLoginReturnTo,
   type PageDeps,
@@ -151,6 +152,17 @@ ${form({ operation: "verifyMagicLink", submit: "Log in", content: botWidget(requ
 <p><a href="${pagePaths.magicLink}">Request a new login link</a></p>`;
 }
 
+/**
+ * hosted-pages.md#login-email-after-verification: right after the member confirmed their address
+ * (the notice says so), the form holds it, from the cookie the confirmation set, never from the URL.
+ */
+function verifiedEmailOf(request: FastifyRequest): FormValues {
+  const notice = (request.query as { notice?: unknown } | undefined)?.notice;
+  if (notice !== "email-verified" && notice !== "email-verified-no-password") return {};
+  const email = rememberedLoginEmail(request, maxLengthOf(EmailField));
+  return email === undefined ? {} : { email };
+}
+
 export async function loginPages(app: FastifyInstance, { deps }: PageDeps): Promise<void> {
   const loginPage = async (request: FastifyRequest, values: FormValues, errors: FormError[], notice?: string) => {
     const providers = await continueWithProviders(deps, request, returnToOf(request));
@@ -162,7 +174,7 @@ export async function loginPages(app: FastifyInstance, { deps }: PageDeps): Prom
   app.get(pagePaths.home, hide, async (request, reply) => reply.redirect((await findSession(deps, request)) ? pagePaths.account : pagePaths.login, 303));
   app.get("/ui", hide, async (_request, reply) => reply.redirect(pagePaths.home, 301));
 
-  app.get(pagePaths.login, hide, async (request, reply) => sendPage(reply, 200, await loginPage(request, {}, [], noticeOf(request))));
+  app.get(pagePaths.login, hide, async (request, reply) => sendPage(reply, 200, await loginPage(request, verifiedEmailOf(request), [], noticeOf(request))));
   app.post(pagePaths.login, hide, async (request, reply) => {
     const values = formValues(request);
     const codeStep = "twoFACode" in values;
@@ -185,7 +197,12 @@ export async function loginPages(app: FastifyInstance, { deps }: PageDeps): Prom
     sendPage(
       reply,
       200,
-      page(deps, request, { title: "Email me a login link", body: magicLinkRequestForm(request, {}, []), notice: noticeOf(request), botGuarded: true }),
+      page(deps, request, {
+        title: "Email me a login link",
+        body: magicLinkRequestForm(request, verifiedEmailOf(request), []),
+        notice: noticeOf(request),
+        botGuarded: true,
+      }),
     ),
   );
   app.post(pagePaths.magicLink, hide, async (request, reply) => {

@@ -29,25 +29,32 @@ export function passkeyOnly(content: Html, missing?: string): Html {
 ${missing ? html`<p class="hint passkey-missing">${missing}</p>` : ""}`;
 }
 
+/**
+ * hosted-pages.md#passkey-rename: the rename form of each passkey sits behind its own "Rename"
+ * disclosure (<details>, so it opens without JavaScript too), open only when its name was refused.
+ */
+function renameDisclosure(p: PasskeyView, i: number, errors: FormError[]): Html {
+  const own = errors.filter((e) => e.field === `name-${i}`);
+  return html`<details class="rename"${own.length > 0 ? html` open` : ""}>
+<summary id="rename-${i}" aria-label="Rename ${p.name}">Rename</summary>
+${form({
+  operation: "renamePasskey",
+  action: pagePaths.accountPasskeyRename,
+  // Named by the summary ("Rename <name>"): the remove form is named by the passkey, and two forms of one name are one landmark twice.
+  labelledBy: `rename-${i}`,
+  submit: "Save the new name",
+  content: html`${hidden("id", p.id)}${field({ name: `name-${i}`, label: `New name for ${p.name}`, autocomplete: "off", errors: own })}`,
+})}
+</details>`;
+}
+
 function passkeyList(passkeys: PasskeyView[], errors: FormError[]): Html {
   if (passkeys.length === 0) return html`<p>You have no passkeys yet.</p>`;
   return html`<ul class="sessions">${passkeys.map(
     (p, i) => html`<li>
 <p><strong id="passkey-${i}">${p.name}</strong>${p.backedUp ? html` <span class="badge">Synced</span>` : ""}</p>
 <p class="hint">Added ${time(p.createdAt)}; ${p.lastUsedAt ? html`last used ${time(p.lastUsedAt)}` : "not used yet"}.</p>
-${form({
-  operation: "renamePasskey",
-  action: pagePaths.accountPasskeyRename,
-  labelledBy: `passkey-${i}`,
-  submit: "Rename",
-  submitClass: "secondary",
-  content: html`${hidden("id", p.id)}${field({
-    name: `name-${i}`,
-    label: `New name for ${p.name}`,
-    autocomplete: "off",
-    errors: errors.filter((e) => e.field === `name-${i}`),
-  })}`,
-})}
+${renameDisclosure(p, i, errors)}
 ${form({
   operation: "deletePasskey",
   action: pagePaths.accountPasskeyRemove,

@@ -15,7 +15,7 @@ import { botWidget, emailField, field, form, sendPage, type FormError } from "..
 import { PASSWORD_HINT } from "../form-errors.js";
 import { formValues, isInvalidToken, maxLengthOf, readFields, type FieldRule, type FormValues } from "../forms.js";
 import { checkEmailPath, pagePaths, withNotice } from "../paths.js";
-import { handleForm, page, type PageDeps } from "./common.js";
+import { handleForm, page, rememberVerifiedEmail, type PageDeps } from "./common.js";
 import { continueWithProviders } from "./federation-pages.js";
 import { readLinkParams, tokenPageRoutes } from "./token-page.js";
 
@@ -170,7 +170,9 @@ export async function registrationPages(app: FastifyInstance, { deps }: PageDeps
         if (!link) throw new AuthError("invalid_token");
         const offered = info !== undefined && !info.setsPassword;
         const password = offered && values.password ? readFields(values, [PASSWORD_RULE]).password : undefined;
-        const { passwordSet } = await verifyEmail(deps, request.tenant, { ...link, password }, contextOf(request));
+        const { passwordSet, email } = await verifyEmail(deps, request.tenant, { ...link, password }, contextOf(request));
+        // hosted-pages.md#login-email-after-verification: the next page fills in the address just confirmed.
+        rememberVerifiedEmail(reply, passwordSet ? pagePaths.login : pagePaths.magicLink, email);
         return reply.redirect(passwordSet ? withNotice(pagePaths.login, "email-verified") : withNotice(pagePaths.magicLink, "email-verified-no-password"), 303);
       });
     },
