@@ -8,7 +8,7 @@
  */
 import type { Logger } from "pino";
 import { monitorEventLoopDelay } from "node:perf_hooks";
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+import { collectDefaultMetrics, Counter, Gauge, Registry, type Metric } from "prom-client";
 import { isAuthError, type ErrorCode } from "./errors.js";
 import { distinctIpRules, FAILURES_BEFORE_LOCKOUT, TWO_FACTOR_FAILURES_BEFORE_LOCKOUT } from "./rules.js";
 import type { BotProviderName } from "./providers/bot.js";
@@ -32,6 +32,97 @@ const REQUEST_SECONDS_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0
 export function loginOutcomeOfError(error: unknown): LoginOutcome {
   if (!isAuthError(error)) return "error";
   return error.code === "rate_limited" ? "locked_out" : error.code;
+}
+
+interface RequestSeries {
+  labels: { route: string; method: string; status_code: string };
+  /** Observations per bucket of REQUEST_SECONDS_BUCKETS, not cumulative; the last one is +Inf. */
+  counts: number[];
+  sum: number;
+  count: number;
+}
+
+/** A sample as prom-client's registry reads it from a metric. */
+interface ExportedValue {
+  metricName: string;
+  value: number;
+  labels: Record<string, string | number>;
+  sharedLabels?: Record<string, string>;
+}
+
+interface ExportedMetric {
+  name: string;
+  help: string;
+  type: "histogram";
+  aggregator: "sum";
+  values: ExportedValue[];
+}
+
+/**
+ * `latch_http_request_duration_seconds`: what a prom-client Histogram of route, method and status
+ * code exposes, line for line, but observed without its per-call work (a closure, a labels object
+ * validated and hashed into a string key, the status code made a string). Every request is
+ * observed, so that work was on the session check's path; here one observation is three Map
+ * lookups and a bucket loop (docs/performance.md#the-session-check). Registered in the app's
+ * registry through prom-client's metric interface (name, help, type, get).
+ */
+class RequestDurations {
+  readonly name = "latch_http_request_duration_seconds";
+  readonly help = "HTTP requests by route pattern, method and status code, and how long they took (its _count is the request count).";
+  readonly type = "histogram" as const;
+  readonly aggregator = "sum" as const;
+  private readonly series = new Map<string, Map<string, Map<number, RequestSeries>>>();
+
+  observe(route: string, method: string, statusCode: number, seconds: number): void {
+    let byMethod = this.series.get(route);
+    if (byMethod === undefined) this.series.set(route, (byMethod = new Map()));
+    let byStatus = byMethod.get(method);
+    if (byStatus === undefined) byMethod.set(method, (byStatus = new Map()));
+    let series = byStatus.get(statusCode);
+    if (series === undefined) {
+      series = {
+        labels: { route, method, status_code: String(statusCode) },
+        counts: new Array<number>(REQUEST_SECONDS_BUCKETS.length + 1).fill(0),
+        sum: 0,
+        count: 0,
+      };
+      byStatus.set(statusCode, series);
+    }
+    let bucket = 0;
+    while (bucket < REQUEST_SECONDS_BUCKETS.length && seconds > REQUEST_SECONDS_BUCKETS[bucket]!) bucket++;
+    series.counts[bucket]! += 1;
+    series.sum += seconds;
+    series.count += 1;
+  }
+
+  /** The text exposition's form (prom-client's getForPromString): `le` first, then the series' labels. */
+  getForPromString(): ExportedMetric {
+    const values: ExportedValue[] = [];
+    const bucketName = `${this.name}_bucket`;
+    for (const byMethod of this.series.values())
+      for (const byStatus of byMethod.values())
+        for (const { labels, counts, sum, count } of byStatus.values()) {
+          let cumulative = 0;
+          REQUEST_SECONDS_BUCKETS.forEach((le, i) => {
+            cumulative += counts[i]!;
+            values.push({ labels: { le }, sharedLabels: labels, value: cumulative, metricName: bucketName });
+          });
+          values.push({ labels: { le: "+Inf" }, sharedLabels: labels, value: count, metricName: bucketName });
+          values.push({ labels: {}, sharedLabels: labels, value: sum, metricName: `${this.name}_sum` });
+          values.push({ labels: {}, sharedLabels: labels, value: count, metricName: `${this.name}_count` });
+        }
+    return { name: this.name, help: this.help, type: this.type, values, aggregator: this.aggregator };
+  }
+
+  /** The object form (prom-client's get): the series' labels and `le` in one object. */
+  get(): ExportedMetric {
+    const exported = this.getForPromString();
+    return { ...exported, values: exported.values.map(({ sharedLabels, labels, ...value }) => ({ ...value, labels: { ...labels, ...sharedLabels } })) };
+  }
+
+  reset(): void {
+    this.series.clear();
+  }
 }
 
 let processRegistry: Registry | undefined;
@@ -59,7 +150,7 @@ export class Metrics {
   readonly contentType: string;
   private readonly registry = new Registry();
   private exposed: Registry | undefined;
-  private readonly requestSeconds: Histogram<"route" | "method" | "status_code">;
+  private readonly requestSeconds = new RequestDurations();
   private readonly logins: Counter<"method" | "outcome">;
   private readonly lockouts: Counter<"kind">;
   private readonly rateLimitRefusals: Counter<"rule">;
@@ -69,13 +160,8 @@ export class Metrics {
   constructor(options: MetricsOptions) {
     const registers = [this.registry];
     this.contentType = this.registry.contentType;
-    this.requestSeconds = new Histogram({
-      name: "latch_http_request_duration_seconds",
-      help: "HTTP requests by route pattern, method and status code, and how long they took (its _count is the request count).",
-      labelNames: ["route", "method", "status_code"],
-      buckets: REQUEST_SECONDS_BUCKETS,
-      registers,
-    });
+    // Not a prom-client Histogram: the same series, observed without its per-call work (RequestDurations).
+    this.registry.registerMetric(this.requestSeconds as unknown as Metric);
     this.logins = new Counter({
       name: "latch_logins_total",
       help: "Login attempts that reached the login flow, by method and outcome.",
@@ -127,7 +213,7 @@ export class Metrics {
 
   /** `route` is the route pattern (never the raw URL, which can carry a token). */
   observeRequest(route: string, method: string, statusCode: number, seconds: number): void {
-    this.requestSeconds.observe({ route, method, status_code: String(statusCode) }, seconds);
+    this.requestSeconds.observe(route, method, statusCode, seconds);
   }
 
   loginOutcome(method: LoginMethod, outcome: LoginOutcome): void {

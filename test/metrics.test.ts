@@ -4,7 +4,10 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { Challenge } from "altcha-lib";
 import type { LightMyRequestResponse } from "fastify";
+import { pino } from "pino";
+import { Histogram, Registry } from "prom-client";
 import { ConfigError, loadConfig } from "../src/config.js";
+import { Metrics } from "../src/metrics.js";
 import { createTenant } from "../src/flows/tenants/tenants.js";
 import { solveAltcha } from "./support/altcha.js";
 import { assertError } from "./support/assertions.js";
@@ -208,4 +211,41 @@ test("a store that doesn't answer leaves the backlog NaN and the scrape whole", 
   assert.ok(Number.isNaN(sample(text, "latch_outbox_backlog")));
   assert.equal(sample(text, "latch_lockouts_total", { kind: "password" }), 0, "the other series are served");
   assert.ok(h.logs.some((l) => l.includes("metrics: the outbox backlog could not be counted")));
+});
+
+test("the request histogram exposes what a prom-client Histogram of the same observations does, line for line", async () => {
+  // src/metrics.ts counts requests without prom-client's Histogram (docs/performance.md#the-session-check);
+  // what a scrape reads must not change: same names, labels, cumulative buckets, +Inf, _sum and _count.
+  const metrics = new Metrics({ countOutboxBacklog: async () => 0, log: pino({ level: "silent" }) });
+  const registry = new Registry();
+  const reference = new Histogram({
+    name: "latch_http_request_duration_seconds",
+    help: "HTTP requests by route pattern, method and status code, and how long they took (its _count is the request count).",
+    labelNames: ["route", "method", "status_code"],
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+  // Bucket edges (a value on a bound counts in it), past the last bound, zero, and several series.
+  const observations: Array<[string, string, number, number]> = [
+    ["/auth/session", "GET", 200, 0.0003],
+    ["/auth/session", "GET", 200, 0.001],
+    ["/auth/session", "GET", 401, 0.0011],
+    ["/auth/login", "POST", 200, 0.4],
+    ["/auth/login", "POST", 200, 12],
+    ["/auth/login", "POST", 429, 0],
+    ["unmatched", "GET", 404, 0.025],
+    ["/auth/session", "GET", 200, 10],
+  ];
+  for (const [route, method, status, seconds] of observations) {
+    metrics.observeRequest(route, method, status, seconds);
+    reference.observe({ route, method, status_code: String(status) }, seconds);
+  }
+  const series = (text: string) =>
+    text
+      .split("\n")
+      .filter((line) => line.includes("latch_http_request_duration_seconds"))
+      .sort();
+  const ours = series(await metrics.render());
+  assert.equal(ours.length, 2 + 5 * (13 + 3), "HELP, TYPE, and 16 lines for each of the 5 series");
+  assert.deepEqual(ours, series(await registry.metrics()));
 });

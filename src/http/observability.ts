@@ -28,7 +28,8 @@ class LazyRequestLogger {
 
   constructor(
     private readonly parent: Logger,
-    private readonly bindings: Bindings,
+    /** Called once, when the child is made: the bindings (the tenant domain read from the headers) cost nothing until a line is written. */
+    private readonly bindings: () => Bindings,
     private readonly options: ChildLoggerOptions,
   ) {}
 
@@ -72,14 +73,14 @@ class LazyRequestLogger {
   }
 
   private child_(): Logger {
-    return (this.#child ??= this.parent.child(this.bindings, this.options));
+    return (this.#child ??= this.parent.child(this.bindings(), this.options));
   }
 }
 
 /** Lazy unless the route sets its own level or serializers (none does today): then a child at once, as Fastify would. */
-function requestLogger(parent: Logger, bindings: Bindings, options: ChildLoggerOptions): FastifyBaseLogger {
+function requestLogger(parent: Logger, bindings: () => Bindings, options: ChildLoggerOptions): FastifyBaseLogger {
   const ownLevel = options.level !== undefined && options.level !== parent.level;
-  if (ownLevel || options.serializers !== undefined) return parent.child(bindings, options);
+  if (ownLevel || options.serializers !== undefined) return parent.child(bindings(), options);
   return new LazyRequestLogger(parent, bindings, options);
 }
 
@@ -94,10 +95,11 @@ export function registerObservability(app: FastifyInstance, deps: Deps): void {
     if (route.childLoggerFactory) return;
     const pattern = route.url ?? route.path;
     const tenantScoped = pattern.startsWith("/auth/");
+    // The bindings are made when the first line is written, not per request (docs/performance.md#the-session-check).
     route.childLoggerFactory = (logger: FastifyBaseLogger, bindings, options, rawRequest) =>
       requestLogger(
         logger as Logger,
-        tenantScoped ? { ...bindings, route: pattern, tenant: tenantDomainOf(rawRequest) } : { ...bindings, route: pattern },
+        () => (tenantScoped ? { ...bindings, route: pattern, tenant: tenantDomainOf(rawRequest) } : { ...bindings, route: pattern }),
         options,
       );
   });

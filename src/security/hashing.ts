@@ -1,8 +1,12 @@
-import { createHash, createHmac, timingSafeEqual } from "node:crypto";
+import { createHash, createHmac, hash, timingSafeEqual } from "node:crypto";
 
-/** SHA-256 hex of a high-entropy secret (session id, token, API key) for storage and lookup. */
+/**
+ * SHA-256 hex of a high-entropy secret (session id, token, API key) for storage and lookup. Node's
+ * one-shot `hash` (Node 20.12+), not a Hash object per call: every session check hashes its cookie,
+ * and the object cost more than the digest (docs/performance.md#the-session-check).
+ */
 export function sha256Hex(value: string): string {
-  return createHash("sha256").update(value, "utf8").digest("hex");
+  return hash("sha256", value, "hex");
 }
 
 /** Constant-time equality of two strings, by comparing their SHA-256 digests (equal length). */

@@ -15,14 +15,18 @@ export class PreparedQuery<P extends Record<string, string | number>, R> {
     private readonly build: (values: P) => Compilable<R>,
   ) {}
 
-  /** Runs on the store's hot reader when given (outside transactions, dialects.ts), else through Kysely. */
+  /**
+   * Runs on the store's hot reader when given (outside transactions, dialects.ts), else through Kysely.
+   * SQLite's reader answers synchronously, and then so does this: no promise on the session check's
+   * path (docs/performance.md#the-session-check). A reader that throws (the transaction guard) throws here.
+   */
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any schema: the SQL is fixed
-  async execute(db: Kysely<any>, values: P, reader?: HotReader): Promise<R[]> {
+  execute(db: Kysely<any>, values: P, reader?: HotReader): R[] | Promise<R[]> {
     this.compiled ??= this.compile();
     const { sql, order } = this.compiled;
     const parameters = order.map((name) => values[name]);
-    if (reader) return await reader.all<R>(sql, parameters);
-    return (await db.executeQuery<R>(CompiledQuery.raw(sql, parameters))).rows;
+    if (reader) return reader.all<R>(sql, parameters);
+    return db.executeQuery<R>(CompiledQuery.raw(sql, parameters)).then((result) => result.rows);
   }
 
   private compile(): { sql: string; order: Array<keyof P> } {

@@ -87,7 +87,8 @@ export class SessionStore {
   );
 
   async findLiveSession(tenantId: string, idHash: string, now: number): Promise<SessionRecord | undefined> {
-    const [row] = await this.liveSession.execute(this.db, { tenantId, idHash, now }, this.reader);
+    const rows = this.liveSession.execute(this.db, { tenantId, idHash, now }, this.reader);
+    const [row] = Array.isArray(rows) ? rows : await rows;
     return (
       row && {
         memberId: Number(row.member_id),

@@ -20,6 +20,12 @@ export class TenantCache {
     private readonly clock: Clock,
   ) {}
 
+  /** The tenant while its entry is fresh, without a promise: the tenant hook's path on every request (docs/performance.md#the-session-check). */
+  cached(domain: string): Tenant | undefined {
+    const entry = this.entries.get(domain);
+    return entry && entry.expiresAt > this.clock.now() ? entry.tenant : undefined;
+  }
+
   async findByDomain(domain: string): Promise<Tenant | undefined> {
     const now = this.clock.now();
     const entry = this.entries.get(domain);
