@@ -12,7 +12,8 @@
  * timeout, is listed and the run exits 1 after writing the report.
  *
  * BENCH_SECONDS (default 10) sets each run's length, BENCH_CONNECTIONS (default 20) the load,
- * BENCH_SPRAY_SECONDS (default 60) the memory spray; BENCH_ONLY=<groups> (session, peer, login,
+ * BENCH_SPRAY_SECONDS (default 60) the memory spray, BENCH_IMPORT_MEMBERS (default 50,000) the
+ * lines of each `latch import` file (one per hash format); BENCH_ONLY=<groups> (session, peer, login,
  * writes, import, spray, growth, postgres, oidc) runs only some, for development.
  */
 import { mkdtempSync, rmSync } from "node:fs";
@@ -45,6 +46,7 @@ import {
   SECONDS,
   SPRAY_SECONDS,
   WARMUP,
+  type ImportFigures,
   type LatchFigures,
   type PeerFigures,
   type SprayFigures,
@@ -103,6 +105,15 @@ function memorySummary(spray: SprayFigures): { note: string; flat: boolean; meas
     flat,
     measured: `last third's peak / first third's: RSS ${growth("rssMiB").toFixed(2)}, heap ${growth("heapMiB").toFixed(2)}`,
   };
+}
+
+/** contract.md#d29: one row per hash format, members/s from the `latch import` process's start to its exit. */
+function importRows(figures: ImportFigures, store?: string): Row[] {
+  return figures.runs.map((run) => ({
+    scenario: `${store ? `${store}: ` : ""}Import of ${figures.members.toLocaleString("en")} members, ${run.format === "none" ? "no password" : `${run.format} hashes`} (\`latch import\`, batches of 1,000)`,
+    value: `${run.seconds.toFixed(1)} s, ${Math.round(run.imported / run.seconds).toLocaleString("en")} members/s`,
+    note: run.imported === figures.members ? "every line imported" : `only ${run.imported} imported`,
+  }));
 }
 
 function latchRows(f: LatchFigures, peer: PeerFigures | undefined): Row[] {
@@ -209,12 +220,7 @@ function latchRows(f: LatchFigures, peer: PeerFigures | undefined): Row[] {
       floor: vsFramework(f.passkey),
       note: login && `${ratio(f.passkey.rps, login.rps)} password login: no Argon2, one ECDSA verify`,
     });
-  if (f.import)
-    rows.push({
-      scenario: `Import of ${f.import.members.toLocaleString("en")} members (\`latch import\`, bcrypt hashes, batches of 1,000)`,
-      value: `${f.import.seconds.toFixed(1)} s, ${Math.round(f.import.imported / f.import.seconds).toLocaleString("en")} members/s`,
-      note: f.import.imported === f.import.members ? "every line imported" : `only ${f.import.imported} imported`,
-    });
+  if (f.import) rows.push(...importRows(f.import));
   if (f.spray)
     rows.push({ scenario: `Spray of forgot-password and magic-link requests, ${SPRAY_SECONDS} s`, result: f.spray.result, note: memorySummary(f.spray).note });
   return rows;
@@ -410,6 +416,7 @@ async function main(): Promise<void> {
     rows.push({ scenario: `Password login, ${g.label}`, result: g.login, note: login && `large/small ${ratio(g.login.rps, login.rps)}` });
   }
   rows.push(...memoryRows);
+  if (pg?.import) rows.push(...importRows(pg.import, "PostgreSQL"));
 
   const unexpected = unexpectedAnswers();
   const sections = [renderRows(rows)];

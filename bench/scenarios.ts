@@ -5,11 +5,12 @@
  */
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from "jose";
+import type { ImportFormat } from "../src/flows/admin/import.js";
 import { runLoad } from "./load-client.js";
 import type { LoadRequest, LoadResult, LoadSpec } from "./load-types.js";
 import { judge } from "./report.js";
@@ -145,17 +146,48 @@ export interface LatchFigures {
   import?: ImportFigures;
 }
 
-/** contract.md#d29: `latch import` of IMPORT_MEMBERS lines on the running store, timed from the outside. */
+/** contract.md#d29: `latch import` of IMPORT_MEMBERS lines on the running store, timed from the outside, once per hash format. */
 export interface ImportFigures {
   members: number;
+  runs: ImportRun[];
+}
+
+export interface ImportRun {
+  /** The answer's `formats` key: the hash every line of the file carries. */
+  format: ImportFormat;
   seconds: number;
   imported: number;
 }
 
 /** Issue 32's row: a 50,000-member file, as a tenant leaving another system brings it. */
-export const IMPORT_MEMBERS = 50_000;
-/** One bcrypt hash (cost 5, glibc's: test/fixtures/import/hashes.json) for every line: verifying is login's cost, not the import's. */
-const IMPORT_HASH = "$2b$05$0SCIlK2qOCGqqLsxqKIuj.859w8O7.0qEGM8iuWifZ.FThCYrcJMG";
+export const IMPORT_MEMBERS = Number(process.env.BENCH_IMPORT_MEMBERS ?? 50_000);
+
+/**
+ * One hash per format, the same on every line (verifying is login's cost, not the import's), from
+ * test/fixtures/import/hashes.json: made by other implementations or published vectors.
+ */
+function importHashes(): { hashes: Record<ImportFormat, string | undefined>; firebaseParams: unknown } {
+  const f = JSON.parse(readFileSync(join(ROOT, "test/fixtures/import/hashes.json"), "utf8")) as {
+    bcrypt2b: string;
+    scrypt: string;
+    django: string;
+    aspnetSha256: string;
+    argon2idPublished: { hash: string };
+    firebasePublished: { salt: string; hash: string; params: unknown };
+  };
+  return {
+    hashes: {
+      bcrypt: f.bcrypt2b,
+      argon2: f.argon2idPublished.hash,
+      scrypt: f.scrypt,
+      firebaseScrypt: `firebase-scrypt$${f.firebasePublished.salt}$${f.firebasePublished.hash}`,
+      pbkdf2Django: f.django,
+      pbkdf2AspNet: f.aspnetSha256,
+      none: undefined,
+    },
+    firebaseParams: f.firebasePublished.params,
+  };
+}
 
 const FLOOR_REQUEST: LoadRequest = { method: "GET", path: "/auth/session", headers: { cookie: "session_id=x" } };
 
@@ -205,7 +237,7 @@ export async function measureLatch(
   if (runs("oidc")) await measureOidc(figures, latch, seeded, scenario);
   if (runs("login")) await measureLogins(figures, latch, seeded, scenario);
   if (runs("writes")) await measureWrites(figures, latch, seeded, scenario);
-  if (runs("import")) figures.import = await measureImport(latchStore, seeded.domains[0]!);
+  if (runs("import")) figures.import = await measureImport(store, latchStore, seeded.domains[0]!);
   if (options.spray && runs("spray")) figures.spray = await sprayMemory(latch, seeded.domains[0]!, scenario("memory spray"));
   await latch.stop();
   return figures;
@@ -390,38 +422,52 @@ async function measureWrites(figures: LatchFigures, latch: Running, seeded: Seed
 }
 
 /**
- * Writes IMPORT_MEMBERS JSON lines (new emails, a bcrypt hash, a name, a createdAt) and runs
- * `latch import` from dist/ on the store the server uses, while it runs; the time is the process's,
- * start to exit, so it includes Node's start and the migrations check.
+ * For each hash format, writes IMPORT_MEMBERS JSON lines (new emails, that format's hash, a name, a
+ * createdAt) and runs `latch import` from dist/ on the store the server uses, while it runs; the time
+ * is the process's, start to exit, so it includes Node's start and the migrations check. The files go
+ * into one tenant one after the other, so the last meets 6 × IMPORT_MEMBERS members already there.
  */
-async function measureImport(latchStore: LatchStore, domain: string): Promise<ImportFigures> {
-  log(`import of ${IMPORT_MEMBERS} members (latch import)`);
+async function measureImport(store: string, latchStore: LatchStore, domain: string): Promise<ImportFigures> {
+  const { hashes, firebaseParams } = importHashes();
   const dir = mkdtempSync(join(tmpdir(), "latch-bench-import-"));
-  const file = join(dir, "members.jsonl");
-  const lines = Array.from({ length: IMPORT_MEMBERS }, (_, i) =>
-    JSON.stringify({
-      email: `imported-${i}@bench.example`,
-      emailVerified: true,
-      name: `Imported ${i}`,
-      passwordHash: IMPORT_HASH,
-      createdAt: "2024-01-01T00:00:00Z",
-    }),
-  );
-  writeFileSync(file, `${lines.join("\n")}\n`);
-  const started = performance.now();
-  const child = spawn(process.execPath, ["dist/cli/main.js", "import", "--tenant", domain, file], {
-    cwd: ROOT,
-    env: { ...process.env, DATABASE_URL: latchStore.databaseUrl, SECRETS_KEY: BENCH_SECRETS_KEY, LOG_LEVEL: "warn" },
-    stdio: ["ignore", "pipe", "ignore"],
-  });
-  let stdout = "";
-  child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));
-  const [code] = (await once(child, "exit")) as [number | null];
-  const seconds = (performance.now() - started) / 1000;
-  rmSync(dir, { recursive: true, force: true });
-  if (code !== 0) throw new Error(`latch import exited ${code}`);
-  const report = JSON.parse(stdout) as { imported: number };
-  return { members: IMPORT_MEMBERS, seconds, imported: report.imported };
+  const params = join(dir, "firebase-params.json");
+  writeFileSync(params, JSON.stringify(firebaseParams));
+  const runs: ImportRun[] = [];
+  try {
+    for (const [format, hash] of Object.entries(hashes) as [ImportFormat, string | undefined][]) {
+      log(`${store}: import of ${IMPORT_MEMBERS} members, ${format} (latch import)`);
+      const file = join(dir, `${format}.jsonl`);
+      const lines = Array.from({ length: IMPORT_MEMBERS }, (_, i) =>
+        JSON.stringify({
+          email: `imported-${format.toLowerCase()}-${i}@bench.example`,
+          emailVerified: true,
+          name: `Imported ${i}`,
+          passwordHash: hash,
+          createdAt: "2024-01-01T00:00:00Z",
+          externalId: `old|${i}`,
+        }),
+      );
+      writeFileSync(file, `${lines.join("\n")}\n`);
+      const args = ["dist/cli/main.js", "import", "--tenant", domain, file, ...(format === "firebaseScrypt" ? ["--firebase-scrypt", params] : [])];
+      const started = performance.now();
+      const child = spawn(process.execPath, args, {
+        cwd: ROOT,
+        env: { ...process.env, DATABASE_URL: latchStore.databaseUrl, SECRETS_KEY: BENCH_SECRETS_KEY, LOG_LEVEL: "warn" },
+        stdio: ["ignore", "pipe", "ignore"],
+      });
+      let stdout = "";
+      child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));
+      const [code] = (await once(child, "exit")) as [number | null];
+      const seconds = (performance.now() - started) / 1000;
+      rmSync(file, { force: true });
+      if (code !== 0) throw new Error(`latch import exited ${code}`);
+      const report = JSON.parse(stdout) as { imported: number; formats: Record<string, number> };
+      runs.push({ format, seconds, imported: report.formats[format] ?? 0 });
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return { members: IMPORT_MEMBERS, runs };
 }
 
 export interface MemorySample {

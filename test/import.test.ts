@@ -3,7 +3,7 @@
  * call and `latch import`, and logins against the imported hashes, on SQLite and (LATCH_TEST_STORE=postgres)
  * PostgreSQL. The hashes in fixtures/import/hashes.json were made by other implementations (Python's
  * hashlib and glibc's bcrypt, by fixtures/import/make-hashes.py) or are published vectors (Firebase's,
- * Argon2's reference README), never by Latch's verifier.
+ * Argon2's reference README and test.c), never by Latch's verifier.
  */
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
@@ -11,13 +11,16 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
+import { performance } from "node:perf_hooks";
 import { promisify } from "node:util";
 import { runImportCommand } from "../src/cli/import.js";
 import { resealSecrets } from "../src/cli/reseal.js";
 import { FOREIGN_HASH_LIMITS } from "../src/rules.js";
 import { assertError } from "./support/assertions.js";
-import { adminRequest, changePassword, loginCookie, tenantIdOf } from "./support/flows.js";
-import { createHarness, login, post, type Harness } from "./support/harness.js";
+import { KEEPS_IMPORTED_PASSWORD } from "../src/ui/pages/registration-pages.js";
+import { adminRequest, changePassword, lastWebhookFor, loginCookie, nextIp, tenantIdOf, verify } from "./support/flows.js";
+import { createHarness, deliverWebhooks, get, login, parseLink, post, registerVerifiedMember, type Harness } from "./support/harness.js";
+import { assertPage, getPage } from "./support/ui-forms.js";
 import { totpAt } from "./support/totp.js";
 
 interface Fixtures {
@@ -25,11 +28,14 @@ interface Fixtures {
   bcrypt2a: string;
   bcrypt2b: string;
   bcrypt2y: string;
+  bcrypt2bCost14: string;
   scrypt: string;
   django: string;
   aspnetSha256: string;
   aspnetSha512: string;
   argon2Published: { password: string; hash: string };
+  argon2idPublished: { password: string; hash: string };
+  argon2iV10Published: { password: string; hash: string };
   firebasePublished: { password: string; salt: string; hash: string; params: { signerKey: string; saltSeparator: string; rounds: number; memCost: number } };
 }
 const F = JSON.parse(readFileSync(new URL("./fixtures/import/hashes.json", import.meta.url), "utf8")) as Fixtures;
@@ -84,6 +90,8 @@ const formats = [
   { email: "aspnet256@example.org", hash: F.aspnetSha256, password: F.password, format: "pbkdf2AspNet" },
   { email: "aspnet512@example.org", hash: F.aspnetSha512, password: F.password, format: "pbkdf2AspNet" },
   { email: "argon2@example.org", hash: F.argon2Published.hash, password: F.argon2Published.password, format: "argon2" },
+  { email: "argon2id@example.org", hash: F.argon2idPublished.hash, password: F.argon2idPublished.password, format: "argon2" },
+  { email: "argon2v10@example.org", hash: F.argon2iV10Published.hash, password: F.argon2iV10Published.password, format: "argon2" },
   { email: "firebase@example.org", hash: FIREBASE_HASH, password: F.firebasePublished.password, format: "firebaseScrypt" },
 ];
 
@@ -94,7 +102,7 @@ test("D29 every format signs in with its old password, is rehashed to Argon2id i
   const answer = await imported(h, { members, firebaseScrypt: F.firebasePublished.params });
   assert.deepEqual(answer.refused, []);
   assert.equal(answer.imported, formats.length);
-  assert.deepEqual(answer.formats, { argon2: 1, bcrypt: 3, scrypt: 1, firebaseScrypt: 1, pbkdf2Django: 1, pbkdf2AspNet: 2, none: 0 });
+  assert.deepEqual(answer.formats, { argon2: 3, bcrypt: 3, scrypt: 1, firebaseScrypt: 1, pbkdf2Django: 1, pbkdf2AspNet: 2, none: 0 });
   // The signer key is sealed, never stored in the clear.
   const params = await h.db
     .selectFrom("imported_hash_params")
@@ -126,6 +134,28 @@ test("D29 every format signs in with its old password, is rehashed to Argon2id i
   assert.ok(!logs.includes(F.firebasePublished.params.signerKey));
 });
 
+test("D29 a bcrypt verify runs off the event loop: a cost-14 hash's login leaves the loop idle while it is checked", async (t) => {
+  const h = await createHarness();
+  t.after(() => h.close());
+  await imported(h, { members: [{ email: "slow@example.org", emailVerified: true, passwordHash: F.bcrypt2bCost14 }] });
+  await login(h, "warm-up@example.org", F.password); // the first request's one-time costs (routes, schemas) stay out of the measure
+  // bcryptjs ran the 2^14 rounds on the event loop, in 100 ms slices: utilization near 1 for the whole verify.
+  // On libuv's pool the loop only waits, so any other request is answered meanwhile.
+  let ticks = 0;
+  const timer = setInterval(() => (ticks += 1), 10);
+  const before = performance.eventLoopUtilization();
+  const started = performance.now();
+  const wrong = await login(h, "slow@example.org", "Wrong-Passw0rd!");
+  const busy = performance.eventLoopUtilization(before);
+  const elapsed = performance.now() - started;
+  clearInterval(timer);
+  assertError(wrong, 401, "invalid_credentials");
+  assert.ok(busy.utilization < 0.5, `event loop busy ${(busy.utilization * 100).toFixed(0)} % of ${elapsed.toFixed(0)} ms (${ticks} ticks of 10 ms)`);
+  const right = await login(h, "slow@example.org", F.password);
+  assert.equal(right.statusCode, 200, right.body);
+  assert.match((await storedHash(h, "slow@example.org"))!, /^\$argon2id\$/);
+});
+
 test("D29 two concurrent logins against one foreign hash both succeed and rehash it once", async (t) => {
   const h = await createHarness();
   t.after(() => h.close());
@@ -139,6 +169,33 @@ test("D29 two concurrent logins against one foreign hash both succeed and rehash
   assert.match((await storedHash(h, "race@example.org"))!, /^\$argon2id\$/);
   const updates = await h.db.selectFrom("members").select(["password_salt"]).where("email", "=", "race@example.org").executeTakeFirstOrThrow();
   assert.ok(updates.password_salt, "the rehash wrote its salt");
+});
+
+test("D29 a login decided again on a changed row computes the new Argon2id hash once, and writes it over the hash it finally matched", async (t) => {
+  const h = await createHarness();
+  t.after(() => h.close());
+  await imported(h, { members: [{ email: "redo@example.org", emailVerified: true, passwordHash: F.bcrypt2b }] });
+  // While the first new hash is computed, the member's hash becomes another foreign hash of the same password
+  // (bcrypt2a): the session's transaction sees a changed row and the login is decided again on it.
+  const hasher = h.deps.hasher;
+  const original = hasher.hashPassword.bind(hasher);
+  let hashes = 0;
+  hasher.hashPassword = async (password, salt) => {
+    hashes += 1;
+    if (hashes === 1) {
+      await h.db
+        .updateTable("members")
+        .set({ password_hash: `foreign:${F.bcrypt2a}` })
+        .where("email", "=", "redo@example.org")
+        .execute();
+    }
+    return original(password, salt);
+  };
+  t.after(() => (hasher.hashPassword = original));
+  const res = await login(h, "redo@example.org", F.password);
+  assert.equal(res.statusCode, 200, res.body);
+  assert.equal(hashes, 1, "one Argon2id hash for the whole login, not one per round");
+  assert.match((await storedHash(h, "redo@example.org"))!, /^\$argon2id\$/);
 });
 
 test("D29 refusals: each member alone with its index and reason, cost limits included; the others are imported whole", async (t) => {
@@ -261,6 +318,84 @@ test("D29 emailVerified false makes a pending account: the old password hears em
   assert.equal(row.password_hash, null);
   assertError(await login(h, "pending@example.org", F.password), 403, "email_not_verified");
   assertError(await login(h, "pending@example.org", "Wrong-Passw0rd!"), 401, "invalid_credentials");
+});
+
+/** POST /auth/resend-verification, delivered: the resend link's parts (it carries no password, contract.md#d18). */
+async function resendLink(h: Harness, email: string): Promise<{ recordId: string; token: string }> {
+  const res = await post(h, "/auth/resend-verification", { email, "bot-challenge-response": "x" }, { ip: nextIp() });
+  assert.equal(res.statusCode, 200, res.body);
+  await deliverWebhooks(h);
+  const link = parseLink(lastWebhookFor(h, "verify_email", email).body.verificationLink!);
+  return { recordId: link.recordId, token: link.token };
+}
+
+test("decisions.md#pending-imports: a pending imported member verifies with a resend link, weeks later, and signs in with the old password", async (t) => {
+  const h = await createHarness();
+  t.after(() => h.close());
+  await imported(h, {
+    members: [
+      { email: "keeps@example.org", emailVerified: false, passwordHash: F.django },
+      { email: "chooses@example.org", emailVerified: false, passwordHash: F.bcrypt2b },
+      { email: "nopassword@example.org", emailVerified: false },
+    ],
+  });
+  // Past any registration's link and its REGISTRATION_MEMORY_MS: the sweep keeps the imported password.
+  h.clock.advance(30 * 24 * 60 * 60 * 1000);
+  await h.deps.store.sweepExpired(h.clock.now());
+  assertError(await login(h, "keeps@example.org", F.password), 403, "email_not_verified");
+
+  const keeps = await resendLink(h, "keeps@example.org");
+  // The hosted page says the old password stays unless another is chosen.
+  const page = assertPage(await getPage(h, `/email-verified/${keeps.recordId}/${keeps.token}`));
+  assert.ok(page.includes(KEEPS_IMPORTED_PASSWORD), page);
+  const verified = await verify(h, keeps.recordId, keeps.token);
+  assert.equal(verified.statusCode, 200, verified.body);
+  const first = await login(h, "keeps@example.org", F.password);
+  assert.equal(first.statusCode, 200, first.body);
+  assert.match((await storedHash(h, "keeps@example.org"))!, /^\$argon2id\$/, "rehashed at the first login, as any imported member");
+  assertError(await login(h, "keeps@example.org", "Wrong-Passw0rd!"), 401, "invalid_credentials");
+  const registrations = await h.db.selectFrom("registrations").select("id").where("member_id", "=", Number(keeps.recordId)).execute();
+  assert.deepEqual(registrations, [], "verification voids the imported password's registration like every other");
+
+  // A password chosen with the link replaces the old one.
+  const chooses = await resendLink(h, "chooses@example.org");
+  const chosen = await post(h, "/auth/verify-email", { ...chooses, password: "New-Correct-Horse-7" });
+  assert.equal(chosen.statusCode, 200, chosen.body);
+  assertError(await login(h, "chooses@example.org", F.password), 401, "invalid_credentials");
+  assert.equal((await login(h, "chooses@example.org", "New-Correct-Horse-7")).statusCode, 200);
+
+  // Imported without a hash: the link does what it does for anyone (no password, magic link), and the page says so.
+  const none = await resendLink(h, "nopassword@example.org");
+  assert.ok(!assertPage(await getPage(h, `/email-verified/${none.recordId}/${none.token}`)).includes(KEEPS_IMPORTED_PASSWORD));
+  const noneVerified = await verify(h, none.recordId, none.token);
+  assert.equal(noneVerified.statusCode, 200, noneVerified.body);
+  assert.equal(noneVerified.json<{ passwordSet?: boolean }>().passwordSet ?? false, false);
+  assert.equal(await storedHash(h, "nopassword@example.org"), null);
+});
+
+test("externalId is in the admin's member view, list and export; null for a member who was not imported; not in /auth/me", async (t) => {
+  const h = await createHarness();
+  t.after(() => h.close());
+  await imported(h, { members: [{ email: "mapped@example.org", emailVerified: true, passwordHash: F.scrypt, externalId: "auth0|5f7c8ec7c33c6c004bbafe82" }] });
+  const nativeId = await registerVerifiedMember(h, "native@example.org");
+  const mapped = await h.db.selectFrom("members").select("id").where("email", "=", "mapped@example.org").executeTakeFirstOrThrow();
+
+  const one = await adminRequest(h, "GET", `/auth/admin/members/${mapped.id}`);
+  assert.equal(one.statusCode, 200, one.body);
+  assert.equal(one.json<{ externalId: string | null }>().externalId, "auth0|5f7c8ec7c33c6c004bbafe82");
+  const native = await adminRequest(h, "GET", `/auth/admin/members/${nativeId}`);
+  assert.equal(native.json<{ externalId: string | null }>().externalId, null);
+  const list = await adminRequest(h, "GET", "/auth/admin/members");
+  assert.equal(list.statusCode, 200, list.body);
+  const byEmail = new Map(list.json<{ members: { email: string; externalId: string | null }[] }>().members.map((m) => [m.email, m.externalId]));
+  assert.deepEqual([byEmail.get("mapped@example.org"), byEmail.get("native@example.org")], ["auth0|5f7c8ec7c33c6c004bbafe82", null]);
+  const exported = await adminRequest(h, "GET", `/auth/admin/members/${mapped.id}/export`);
+  assert.equal(exported.json<{ member: { externalId: string | null } }>().member.externalId, "auth0|5f7c8ec7c33c6c004bbafe82");
+
+  const cookie = await loginCookie(h, "mapped@example.org", F.password);
+  const me = await get(h, "/auth/me", { cookie });
+  assert.equal(me.statusCode, 200, me.body);
+  assert.ok(!("externalId" in me.json<Record<string, unknown>>()), me.body);
 });
 
 test("D29 a member imported with totpSecret must pass the second step; the hash is replaced only then", async (t) => {

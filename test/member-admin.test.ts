@@ -106,6 +106,7 @@ test("D22 get and export: the member's fields, live sessions counted, history an
     "authentication_type",
     "createdAt",
     "email",
+    "externalId",
     "lastLoginAt",
     "name",
     "passkeys",
@@ -114,6 +115,7 @@ test("D22 get and export: the member's fields, live sessions counted, history an
     "success",
   ]);
   assert.equal(member.email, email);
+  assert.equal(member.externalId, null, "not imported (decisions.md#importing-members)");
   assert.equal(member._2fa_status, "Enabled");
   assert.deepEqual(member.authentication_type, ["Password"]);
   assert.equal(member.sessions, 1);

@@ -2,16 +2,17 @@
  * Password hashes made by another system (contract.md#d29, decisions.md#importing-members): parsed and
  * checked once at import (format and cost limits), verified at login with their own algorithm until
  * the first successful login replaces them with Argon2id. Every primitive is a library's or
- * node:crypto's: argon2 (the reference implementation), bcryptjs, scrypt, PBKDF2 and AES-256-CTR of
- * node:crypto. Derived keys are compared with timingSafeEqual.
+ * node:crypto's: @node-rs/argon2 and @node-rs/bcrypt (Rust, on libuv's thread pool like node:crypto's
+ * async forms, so a cost-16 bcrypt verify never holds the event loop), scrypt, PBKDF2 and AES-256-CTR of
+ * node:crypto (the callback forms, never *Sync). Derived keys are compared with timingSafeEqual.
  *
  * Stored form (members.password_hash): `foreign:` then the format's own string, so a foreign hash is
  * never mistaken for Latch's own Argon2id and never reaches Latch's hasher. Firebase scrypt hashes
  * name the sealed project parameters they need: `foreign:firebase-scrypt$<paramsId>$<salt>$<hash>`.
  */
 import { createCipheriv, pbkdf2, scrypt, timingSafeEqual, type ScryptOptions } from "node:crypto";
-import { verify as argon2Verify } from "argon2";
-import bcrypt from "bcryptjs";
+import { verify as argon2Verify } from "@node-rs/argon2";
+import { verify as bcryptVerify } from "@node-rs/bcrypt";
 import { FOREIGN_HASH_LIMITS } from "../rules.js";
 
 export const FOREIGN_HASH_PREFIX = "foreign:";
@@ -182,8 +183,8 @@ export async function verifyForeignHash(stored: string, password: string, fireba
       case "argon2":
         return await argon2Verify(hash, password);
       case "bcrypt":
-        // bcryptjs reads $2y$ as $2b$ (the same algorithm; PHP's name for the fixed one).
-        return await bcrypt.compare(password, hash);
+        // $2a$, $2b$ and $2y$ (PHP's name for the fixed algorithm) are all read by @node-rs/bcrypt's verifier.
+        return await bcryptVerify(password, hash);
       case "scrypt": {
         const m = SCRYPT.exec(hash)!;
         const [ln, r, p] = [Number(m[1]), Number(m[2]), Number(m[3])];

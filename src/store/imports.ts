@@ -5,6 +5,7 @@
 import type { Kysely } from "kysely";
 import type { Database } from "./schema.js";
 import { MemberStatus } from "../model.js";
+import { insertMemberRow } from "./members.js";
 
 /** A member as an import writes it: every field decided (and every secret hashed or sealed) beforehand. */
 export interface ImportedMember {
@@ -23,39 +24,32 @@ export interface ImportedMember {
 export class ImportStore {
   constructor(private readonly db: Kysely<Database>) {}
 
-  /** Inserts the member row, or returns false when the email (or, rarely, the random record id) is taken. */
+  /** Inserts the member row (the same insert as any member's), or returns false when the email (or, rarely, the random record id) is taken. */
   async insertMember(tenantId: string, member: ImportedMember, now: number): Promise<boolean> {
     const verified = member.emailVerified;
     const hasPassword = member.passwordHash !== null;
-    const twoFactor = member.totpSecretSealed !== null;
-    const result = await this.db
-      .insertInto("members")
-      .values({
-        tenant_id: tenantId,
-        id: member.recordId,
+    return insertMemberRow(
+      this.db,
+      tenantId,
+      {
+        recordId: member.recordId,
         email: member.email,
         name: member.name,
         status: verified ? MemberStatus.unlocked : MemberStatus.pending,
-        has_password_auth: verified && hasPassword ? 1 : 0,
-        has_magic_link_auth: verified && !hasPassword ? 1 : 0,
+        passwordAuth: verified && hasPassword,
+        magicLinkAuth: verified && !hasPassword,
         // A pending account holds no password of its own: its registration does (contract.md#d18).
-        password_hash: verified ? member.passwordHash : null,
-        password_salt: null,
-        email_verified: verified ? 1 : 0,
-        two_factor_status: twoFactor ? "Enabled" : "Disabled",
-        totp_secret_enc: member.totpSecretSealed,
-        two_factor_enabled_at: twoFactor ? now : null,
-        two_factor_enabled_seq: twoFactor ? 0 : null,
+        passwordHash: verified ? member.passwordHash : null,
+        passwordSalt: null,
+        emailVerified: verified,
+        totpSecretSealed: member.totpSecretSealed,
         // contract.md#d25: a pending account is kept PENDING_RETENTION_DAYS from its import, not from its old creation.
-        pending_until: verified ? null : now,
-        external_id: member.externalId,
-        created_at: member.createdAt,
-        updated_at: now,
-      })
-      .onConflict((oc) => oc.doNothing())
-      .returning("id")
-      .executeTakeFirst();
-    return result !== undefined;
+        pendingUntil: verified ? null : now,
+        externalId: member.externalId,
+        createdAt: member.createdAt,
+      },
+      now,
+    );
   }
 
   /** Whether the tenant has a member with this email. */

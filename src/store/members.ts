@@ -12,6 +12,60 @@ export interface NewMember {
   authenticationType: AuthenticationType;
 }
 
+/** A new member row: what a registration, a federated sign-up and an import decide; every other column starts empty. */
+export interface NewMemberRow {
+  recordId: number;
+  email: string;
+  name: string;
+  status: MemberStatus;
+  passwordAuth: boolean;
+  magicLinkAuth: boolean;
+  passwordHash: string | null;
+  passwordSalt: string | null;
+  emailVerified: boolean;
+  /** Sealed TOTP secret: the member starts with 2FA on (an import, decisions.md#importing-members). */
+  totpSecretSealed?: string | null;
+  /** contract.md#d25: counted from here when pending; absent, from `createdAt`. */
+  pendingUntil?: number | null;
+  externalId?: string | null;
+  /** Absent: now. An import keeps the old system's. */
+  createdAt?: number;
+}
+
+/**
+ * The one insert of a member row (MemberStore.insertMember, ImportStore.insertMember): true when written,
+ * false when the tenant has the email (or, rarely, the random record id) already; never overwrites.
+ */
+export async function insertMemberRow(db: Kysely<Database>, tenantId: string, member: NewMemberRow, now: number): Promise<boolean> {
+  const twoFactor = member.totpSecretSealed != null;
+  const result = await db
+    .insertInto("members")
+    .values({
+      tenant_id: tenantId,
+      id: member.recordId,
+      email: member.email,
+      name: member.name,
+      status: member.status,
+      has_password_auth: member.passwordAuth ? 1 : 0,
+      has_magic_link_auth: member.magicLinkAuth ? 1 : 0,
+      password_hash: member.passwordHash,
+      password_salt: member.passwordSalt,
+      email_verified: member.emailVerified ? 1 : 0,
+      two_factor_status: twoFactor ? "Enabled" : "Disabled",
+      totp_secret_enc: member.totpSecretSealed ?? null,
+      two_factor_enabled_at: twoFactor ? now : null,
+      two_factor_enabled_seq: twoFactor ? 0 : null,
+      pending_until: member.pendingUntil ?? null,
+      external_id: member.externalId ?? null,
+      created_at: member.createdAt ?? now,
+      updated_at: now,
+    })
+    .onConflict((oc) => oc.doNothing())
+    .returning("id")
+    .executeTakeFirst();
+  return result !== undefined;
+}
+
 export interface Activation {
   name: string;
   passwordHash: string | null;
@@ -36,6 +90,8 @@ export interface PasswordUpdate {
 export interface MemberProfile extends Member {
   createdAt: number;
   lastLoginAt: number | null;
+  /** decisions.md#importing-members: the member's id in the system it was imported from; null for every other member. */
+  externalId: string | null;
 }
 
 /** Filters of the admin's member list; `after` is the last member of the previous page. */
@@ -47,7 +103,12 @@ export interface MemberQuery {
 }
 
 function toProfile(row: Selectable<MembersTable>): MemberProfile {
-  return { ...toMember(row), createdAt: Number(row.created_at), lastLoginAt: row.last_login_at === null ? null : Number(row.last_login_at) };
+  return {
+    ...toMember(row),
+    createdAt: Number(row.created_at),
+    lastLoginAt: row.last_login_at === null ? null : Number(row.last_login_at),
+    externalId: row.external_id,
+  };
 }
 
 /** A LIKE pattern that matches `prefix` literally at the start (`%`, `_` and `\` escaped). */
@@ -88,29 +149,24 @@ export class MemberStore {
     private readonly dialect: DialectName,
   ) {}
 
-  /** Inserts, or returns false when the email (or, rarely, the random record id) is taken. */
+  /** A registration's or a federated sign-up's pending member: no password of its own until its link is used (contract.md#d18). */
   async insertMember(tenantId: string, member: NewMember, now: number): Promise<boolean> {
-    const result = await this.db
-      .insertInto("members")
-      .values({
-        tenant_id: tenantId,
-        id: member.recordId,
+    return insertMemberRow(
+      this.db,
+      tenantId,
+      {
+        recordId: member.recordId,
         email: member.email,
         name: member.name,
-        status: "Email Verification Pending",
-        has_password_auth: member.authenticationType === "Password" ? 1 : 0,
-        has_magic_link_auth: member.authenticationType === "Magic Link" ? 1 : 0,
-        password_hash: member.passwordHash,
-        password_salt: member.passwordSalt,
-        email_verified: 0,
-        two_factor_status: "Disabled",
-        created_at: now,
-        updated_at: now,
-      })
-      .onConflict((oc) => oc.doNothing())
-      .returning("id")
-      .executeTakeFirst();
-    return result !== undefined;
+        status: MemberStatus.pending,
+        passwordAuth: member.authenticationType === "Password",
+        magicLinkAuth: member.authenticationType === "Magic Link",
+        passwordHash: member.passwordHash,
+        passwordSalt: member.passwordSalt,
+        emailVerified: false,
+      },
+      now,
+    );
   }
 
   /**

@@ -3292,6 +3292,8 @@ export interface operations {
                             createdAt: string;
                             /** @description An email address, trimmed and lowercased. */
                             email: string;
+                            /** @description The member's id in the system they were imported from (`externalId` of the import); null for a member who was not imported. */
+                            externalId: string | null;
                             /** @description The last login of any kind; null before the first. */
                             lastLoginAt: string | null;
                             name: string;
@@ -3632,6 +3634,8 @@ export interface operations {
                         createdAt: string;
                         /** @description An email address, trimmed and lowercased. */
                         email: string;
+                        /** @description The member's id in the system they were imported from (`externalId` of the import); null for a member who was not imported. */
+                        externalId: string | null;
                         /** @description The last login of any kind; null before the first. */
                         lastLoginAt: string | null;
                         name: string;
@@ -3957,6 +3961,8 @@ export interface operations {
                             /** @description An email address, trimmed and lowercased. */
                             email: string;
                             emailVerified: boolean;
+                            /** @description The member's id in the system they were imported from (`externalId` of the import); null for a member who was not imported. */
+                            externalId: string | null;
                             hasPassword: boolean;
                             /** @description The last login of any kind; null before the first. */
                             lastLoginAt: string | null;

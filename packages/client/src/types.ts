@@ -259,6 +259,8 @@ export type Member = {
   _2fa_status: "Disabled" | "Enabled";
   createdAt: string;
   lastLoginAt: string | null;
+  /** The member's id in the system they were imported from (`externalId` of the import); null otherwise. */
+  externalId: string | null;
 };
 /** Flat, so editors show every field. */
 type With<T, U> = { [K in keyof T | keyof U]: K extends keyof U ? U[K] : K extends keyof T ? T[K] : never };
@@ -283,7 +285,7 @@ export type MemberExportResponse = {
 };
 export type RecordIdResponse = { success: true; recordid: string };
 /** contract.md#d24: the signed-in member; `hasPassword` false for a magic-link-only member. */
-export type MeResponse = With<Omit<Member, "lastLoginAt">, { success: true; hasPassword: boolean }>;
+export type MeResponse = With<Omit<Member, "lastLoginAt" | "externalId">, { success: true; hasPassword: boolean }>;
 /** contract.md#d23. Times are ISO 8601; never a key or secret. */
 export type TenantListResponse = { tenants: { domain: string; applicationId: string; createdAt: string }[]; nextCursor: string | null };
 /** `applicationDeleted`: the application (and its API key) went with its last tenant. */

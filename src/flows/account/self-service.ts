@@ -13,8 +13,11 @@ import { enqueueMemberEvent } from "../kernel/member-events.js";
 import { INCORRECT_PASSWORD, lockSessionMember, reauthenticate, type Reauthentication } from "../kernel/reauthentication.js";
 import { findSessionMember, type ActiveSession } from "../kernel/sessions.js";
 
-/** contract.md#d24 `/auth/me`: the admin's view of the member (contract.md#d22) without the last login, and whether they have a password. */
-export type MeView = Omit<MemberView, "lastLoginAt"> & { hasPassword: boolean };
+/**
+ * contract.md#d24 `/auth/me`: the admin's view of the member (contract.md#d22) without the last login and the old
+ * system's id (the tenant's mapping, decisions.md#importing-members), and whether they have a password.
+ */
+export type MeView = Omit<MemberView, "lastLoginAt" | "externalId"> & { hasPassword: boolean };
 
 /** A session as its member sees it: with its public id, and which one is asking. */
 export type OwnSessionView = { id: string } & SessionView & { current: boolean };
@@ -22,7 +25,7 @@ export type OwnSessionView = { id: string } & SessionView & { current: boolean }
 export async function getMe(deps: Deps, tenant: Tenant, session: ActiveSession): Promise<MeView> {
   const member = await deps.store.members.findMemberProfile(tenant.id, session.memberId);
   if (!member) throw new AuthError("unauthorized");
-  const { lastLoginAt: _lastLogin, ...view } = memberView(member);
+  const { lastLoginAt: _lastLogin, externalId: _externalId, ...view } = memberView(member);
   return { ...view, hasPassword: member.passwordHash !== null };
 }
 

@@ -8,15 +8,15 @@
  */
 import { createHmac } from "node:crypto";
 import { Secret } from "otpauth";
-import { randomToken } from "../../core/random.js";
 import type { Deps } from "../../deps.js";
 import { AuthError } from "../../errors.js";
 import type { RequestContext, Tenant } from "../../model.js";
 import { checkFirebaseParams, FOREIGN_FORMATS, parseForeignHash, type FirebaseScryptParams, type ForeignFormat } from "../../security/foreign-hashes.js";
 import { isShowableName, normalizeEmail } from "../../security/identity.js";
-import { IMPORT_MAX_MEMBERS, NAME_MAX_LENGTH, TOKEN_LIFETIMES_MS } from "../../rules.js";
+import { IMPORT_MAX_MEMBERS, NAME_MAX_LENGTH } from "../../rules.js";
 import type { ImportedMember } from "../../store/imports.js";
 import { newRecordId } from "../kernel/record-ids.js";
+import { importedRegistrationId } from "../kernel/stored-passwords.js";
 
 /** Why one member is refused: stable words (docs/import.md lists them). */
 export type ImportRefusal =
@@ -74,6 +74,8 @@ interface CheckedMember {
 
 const EXTERNAL_ID_MAX_LENGTH = 255;
 const TOTP_MIN_BYTES = 10; // 80 bits, RFC 4226's floor
+/** decisions.md#pending-imports: the imported password's registration never expires on its own (the sweep keeps it); it goes with its account. */
+const IMPORTED_REGISTRATION_EXPIRES_AT = Number.MAX_SAFE_INTEGER;
 /** Firebase parameters are keyed by a fingerprint under a secret derived for this one purpose. */
 const PARAMS_ID_PURPOSE = "imported-hash-params";
 
@@ -144,17 +146,18 @@ export async function importMembers(deps: Deps, tenant: Tenant, input: ImportInp
       if (recordId === undefined) continue;
       if (!member.emailVerified && member.passwordHash !== null) {
         // contract.md#d18: a pending account's password lives in its registration, so a login with it hears
-        // email_not_verified; the member verifies with the usual (resend) link.
+        // email_not_verified. decisions.md#pending-imports: this one is found by the member's resend link
+        // and lives as long as the account, so the member verifies and then signs in with the old password.
         await tx.registrations.insertRegistration(
           tenant.id,
           {
-            id: randomToken(deps.random, 16),
+            id: importedRegistrationId(recordId),
             memberId: recordId,
             name: member.name,
             authenticationType: "Password",
             passwordHash: member.passwordHash,
             passwordSalt: null,
-            expiresAt: now + TOKEN_LIFETIMES_MS.verify_email,
+            expiresAt: IMPORTED_REGISTRATION_EXPIRES_AT,
           },
           now,
         );

@@ -13,6 +13,8 @@ export interface MemberView {
   _2fa_status: Member["twoFactorStatus"];
   createdAt: string;
   lastLoginAt: string | null;
+  /** The member's id in the system they were imported from (decisions.md#importing-members); null otherwise. */
+  externalId: string | null;
 }
 
 /** A time of the store as answers show it (docs/api-conventions.md#times). */
@@ -30,6 +32,7 @@ export function memberView(member: MemberProfile): MemberView {
     _2fa_status: member.twoFactorStatus,
     createdAt: iso(member.createdAt),
     lastLoginAt: member.lastLoginAt === null ? null : iso(member.lastLoginAt),
+    externalId: member.externalId,
   };
 }
 

@@ -20,6 +20,15 @@ export async function verifyStoredPassword(deps: Deps, tenant: Tenant, stored: s
   return verifyForeignHash(stored, password, params);
 }
 
+/**
+ * decisions.md#pending-imports: the registration that keeps a pending imported member's old password, one per
+ * member. Its id is the record id's, so a verification link that carries no password (a resend) finds it.
+ * It never expires on its own: it goes with the account (verification, erasure, the pending sweep).
+ */
+export function importedRegistrationId(recordId: number): string {
+  return `imported-${recordId}`;
+}
+
 /** A foreign hash is always replaced after a successful login; Latch's own when its parameters are outdated. */
 export function needsNewHash(deps: Deps, stored: string): boolean {
   return isForeignHash(stored) || deps.hasher.needsRehash(stored);

@@ -98,6 +98,9 @@ async function completeLogin(
   now: number,
 ): Promise<LoginOutcome> {
   let secondFactorChecked = false;
+  // contract.md#d12, contract.md#d29: the new hash of an outdated or imported one, computed at most once for the
+  // whole login, before its transaction (no hashing under the write lock, none again when a round is redone).
+  let newHash: HashedPassword | undefined;
   for (let round = 0; round < 3; round++) {
     // The right password clears the lockout count (contract.md#d13). On the plain path that happens in the
     // session's transaction, one commit instead of two; every other path clears it here first.
@@ -114,9 +117,8 @@ async function completeLogin(
       secondFactorChecked = true;
     }
 
-    // contract.md#d12, contract.md#d29: an outdated or imported hash is replaced in the session's own transaction,
-    // computed before it (no hashing under the write lock), written only over the hash the login was decided on.
-    const rehash: HashedPassword | undefined = needsNewHash(deps, member.passwordHash!) ? await hashNewPassword(deps, password.normalized) : undefined;
+    // Written in the session's own transaction, only over the hash the login was decided on.
+    const rehash = needsNewHash(deps, member.passwordHash!) ? (newHash ??= await hashNewPassword(deps, password.normalized)) : undefined;
     const decidedOn = member;
     const outcome = await deps.store.transaction(async (tx) => {
       const fresh = await tx.members.findMemberById(tenant.id, decidedOn.recordId, { lock: true });

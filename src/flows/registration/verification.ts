@@ -13,6 +13,7 @@ import type { Activation } from "../../store/members.js";
 import { enqueueStatusEvent } from "../kernel/member-events.js";
 import { nextStatus } from "../kernel/member-status.js";
 import { checkNewPassword, hashNewPassword } from "../kernel/passwords.js";
+import { importedRegistrationId } from "../kernel/stored-passwords.js";
 
 export interface VerifyEmailInput {
   recordId: string;
@@ -45,11 +46,15 @@ export async function verifyEmail(
     if (!used) throw new AuthError("invalid_token");
     const registration = used.registrationId === null ? undefined : await tx.registrations.findRegistration(tenant.id, recordId, used.registrationId);
     if (used.registrationId !== null && !registration) throw new AuthError("invalid_token");
-    const passwordHash = registration?.passwordHash ?? chosen?.passwordHash ?? null;
+    // decisions.md#pending-imports: a link that carries no password keeps an imported member's old one, unless they choose another.
+    const imported =
+      used.registrationId === null && !chosen ? await tx.registrations.findRegistration(tenant.id, recordId, importedRegistrationId(recordId)) : undefined;
+    const kept = registration ?? imported;
+    const passwordHash = kept?.passwordHash ?? chosen?.passwordHash ?? null;
     const activation: Activation = {
       name: registration?.name ?? member.name,
       passwordHash,
-      passwordSalt: registration?.passwordHash ? registration.passwordSalt : (chosen?.passwordSalt ?? null),
+      passwordSalt: kept?.passwordHash ? kept.passwordSalt : (chosen?.passwordSalt ?? null),
       authenticationType: registration?.authenticationType ?? (passwordHash ? "Password" : "Magic Link"),
     };
     if (!(await tx.members.activatePendingMember(tenant.id, recordId, activation, now))) throw new Error("member changed under its row lock");
@@ -86,6 +91,8 @@ async function hashChosenPassword(
 export interface VerificationLinkInfo {
   /** False for a resend or an email-only registration: the page offers "choose a password". */
   setsPassword: boolean;
+  /** A resend to an imported member: left empty, "choose a password" keeps the old one (decisions.md#pending-imports). */
+  keepsImportedPassword: boolean;
   /** The name the link's registration gave, so its reader can tell a registration they didn't make. */
   registeredName: string | undefined;
 }
@@ -96,7 +103,10 @@ export async function describeVerificationLink(deps: Deps, tenant: Tenant, rawRe
   if (recordId === undefined) return undefined;
   const link = await deps.store.tokens.findVerificationToken(tenant.id, recordId, sha256Hex(token), deps.clock.now());
   if (!link) return undefined;
-  if (link.registrationId === null) return { setsPassword: false, registeredName: undefined };
+  if (link.registrationId === null) {
+    const imported = await deps.store.registrations.findRegistration(tenant.id, recordId, importedRegistrationId(recordId));
+    return { setsPassword: false, keepsImportedPassword: imported?.passwordHash != null, registeredName: undefined };
+  }
   const registration = await deps.store.registrations.findRegistration(tenant.id, recordId, link.registrationId);
-  return { setsPassword: registration?.passwordHash != null, registeredName: registration?.name };
+  return { setsPassword: registration?.passwordHash != null, keepsImportedPassword: false, registeredName: registration?.name };
 }

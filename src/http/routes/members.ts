@@ -29,6 +29,9 @@ const memberFields = {
   ...memberIdentityFields,
   createdAt: Timestamp,
   lastLoginAt: Type.Union([Timestamp, Type.Null()], { description: "The last login of any kind; null before the first." }),
+  externalId: Type.Union([Type.String(), Type.Null()], {
+    description: "The member's id in the system they were imported from (`externalId` of the import); null for a member who was not imported.",
+  }),
 };
 export const MemberListQuery = Type.Object({
   email: Type.Optional(

@@ -63,6 +63,9 @@ ${form({ operation: "resendVerification", submit: "Send the email again", conten
  * one; left empty, the account is verified without a password. A registration's link names the
  * name it was made with, so someone whose address was registered by another can tell.
  */
+/** decisions.md#pending-imports: an imported member's resend link keeps the password of the system they came from. */
+export const KEEPS_IMPORTED_PASSWORD = "Leave it empty to keep the password you already had, or choose a new one now.";
+
 function verifyEmailForm(errors: FormError[], linkUsable: boolean, info: VerificationLinkInfo | undefined): Html {
   if (!linkUsable) return html`<p><a href="${pagePaths.resendVerification}">Send a new confirmation email</a></p>`;
   const madeBy =
@@ -72,7 +75,7 @@ function verifyEmailForm(errors: FormError[], linkUsable: boolean, info: Verific
 If you did not make it, do not press the button: <a href="${pagePaths.resendVerification}">send yourself a new confirmation email</a> instead.</p>`;
   const choosePassword =
     info && !info.setsPassword
-      ? html`<p>This link does not set a password. Choose one now, or leave it empty to log in with links we email you.</p>
+      ? html`<p>${info.keepsImportedPassword ? KEEPS_IMPORTED_PASSWORD : "This link does not set a password. Choose one now, or leave it empty to log in with links we email you."}</p>
 ${field({ name: "password", label: "Choose a password (optional)", type: "password", autocomplete: "new-password", hint: PASSWORD_HINT, required: false, errors })}`
       : html``;
   return html`${madeBy}<p>Press the button to confirm your email address.</p>
