@@ -14,7 +14,18 @@ import { SESSION_TOKEN_TYPE } from "../src/flows/oidc/session-token.js";
 import { SESSION_TOKEN_LIFETIME_MS } from "../src/rules.js";
 import { assertError, ok } from "./support/assertions.js";
 import { addOtherTenant, adminHeaders, lockMember, loginCookie, magicLinkFor, nextIp, OTHER_DOMAIN, storeTenantSettings, tenantIdOf } from "./support/flows.js";
-import { createHarness, get, post, registerVerifiedMember, sessionCookieOf, STRONG_PASSWORD, type Harness, type PostOptions } from "./support/harness.js";
+import {
+  createHarness,
+  get,
+  post,
+  registerVerifiedMember,
+  sessionCookieOf,
+  STRONG_PASSWORD,
+  TEST_STORE,
+  type Harness,
+  type PostOptions,
+} from "./support/harness.js";
+import { installStoreSeam } from "./support/store-seam.js";
 import { SoftAuthenticator } from "./support/webauthn-authenticator.js";
 
 const EMAIL = "edge@example.org";
@@ -178,4 +189,17 @@ test("under require2FA a passkey session gets a token (a passkey is both factors
   const byPasskey = sessionCookieOf(await post(h, "/auth/passkeys/login/verify", { response: auth.getAssertion(request, origin) }, { ip: nextIp() }))!;
   assert.deepEqual((await verifyAsBackend(h, (await tokenOf(h, byPasskey)).token)).amr, ["hwk", "mfa"]);
   assertError(await requestToken(h, cookie), 409, "invalid_state");
+});
+
+test(`a tenant's first session tokens and JWKS reads at once make its signing keys once, one per algorithm (${TEST_STORE})`, async (t) => {
+  const { h, cookie } = await signedIn(t);
+  const inserts = installStoreSeam(h).count("signingKeys.insertCurrentKey");
+  const tenant = { id: await tenantIdOf(h, h.tenant.domain) };
+  const [answers, jwksReads] = await Promise.all([
+    Promise.all(Array.from({ length: 10 }, () => tokenOf(h, cookie))),
+    Promise.all(Array.from({ length: 10 }, () => publicJwks(h.deps, tenant))),
+  ]);
+  assert.equal(new Set(answers.map((a) => decodeProtectedHeader(a.token).kid)).size, 1, "every token signed with the one current key");
+  assert.equal(new Set(jwksReads.map((jwks) => jwks.keys.length)).size, 1, "every JWKS read saw the same keys");
+  assert.equal(inserts.calls, 2, "one ES256 and one RS256 key generated and stored, not one pair per request");
 });

@@ -29,9 +29,14 @@ function missingAlgs(keys: StoredSigningKey[]): SigningAlg[] {
   return SIGNING_ALGS.filter((alg) => !keys.some((k) => k.alg === alg && k.retiredAt === null));
 }
 
+/** The key generations under way in this process, per app and tenant (ensureSigningKeys). */
+const generating = new WeakMap<Deps, Map<string, Promise<StoredSigningKey[]>>>();
+
 /**
  * The tenant's keys that still verify, current ones first; makes the current ES256 and RS256 keys
- * the first time. Two instances at once each generate a pair, the unique index keeps one per
+ * the first time. Requests that arrive together on one instance wait for one generation (an RSA
+ * key costs tens of milliseconds of CPU: twenty first requests each making their own stalled the
+ * process for seconds). Two instances at once each generate a pair, the unique index keeps one per
  * algorithm, and both return the keys that were kept.
  */
 export async function ensureSigningKeys(deps: Deps, tenant: TenantRef): Promise<StoredSigningKey[]> {
@@ -39,8 +44,15 @@ export async function ensureSigningKeys(deps: Deps, tenant: TenantRef): Promise<
   const keys = await deps.store.signingKeys.listPublishedKeys(tenant.id, now);
   const missing = missingAlgs(keys);
   if (missing.length === 0) return keys;
-  await addCurrentKeys(deps, tenant, missing, now);
-  return deps.store.signingKeys.listPublishedKeys(tenant.id, now);
+  let inProcess = generating.get(deps);
+  if (inProcess === undefined) generating.set(deps, (inProcess = new Map()));
+  const running = inProcess.get(tenant.id);
+  if (running !== undefined) return running;
+  const made = addCurrentKeys(deps, tenant, missing, now)
+    .then(() => deps.store.signingKeys.listPublishedKeys(tenant.id, now))
+    .finally(() => inProcess.delete(tenant.id));
+  inProcess.set(tenant.id, made);
+  return made;
 }
 
 /**
