@@ -1,6 +1,7 @@
 /** Pure pieces, tested directly: policy, normalisation, lockout steps, rate decision, crypto helpers, config. */
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { setMostRecent } from "../src/core/lru.js";
 import { readFileSync } from "node:fs";
 import * as nodeArgon2 from "argon2";
 import { loadConfig, ConfigError } from "../src/config.js";
@@ -300,4 +301,26 @@ test("log redaction: secret fields at the top level and one level down; tokens i
     assert.equal(redactUrl(`/ui/${page}/123/abcDEF_-#x`), `/ui/${page}/123/[redacted]#x`);
   }
   assert.equal(redactUrl("/ui/login?next=/x"), "/ui/login?next=/x");
+});
+
+test("setMostRecent keeps the most recently used entries, at most max, the one used last at the end", () => {
+  const entries = new Map<string, number>();
+  for (const [key, value] of [
+    ["a", 1],
+    ["b", 2],
+    ["c", 3],
+  ] as const)
+    setMostRecent(entries, key, value, 3);
+  setMostRecent(entries, "a", 10, 3);
+  setMostRecent(entries, "d", 4, 3);
+  assert.deepEqual(
+    [...entries],
+    [
+      ["c", 3],
+      ["a", 10],
+      ["d", 4],
+    ],
+  );
+  setMostRecent(entries, "e", 5, 1);
+  assert.deepEqual([...entries], [["e", 5]]);
 });

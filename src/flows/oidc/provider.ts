@@ -6,6 +6,7 @@
  * (decisions.md#openid-provider-signing-keys). What is HTML (error and logout pages) comes from the
  * caller, so this file knows no page.
  */
+import { setMostRecent } from "../../core/lru.js";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { decodeJwt, decodeProtectedHeader, jwtVerify, type JWK } from "jose";
 import type { Deps } from "../../deps.js";
@@ -451,13 +452,7 @@ export class OidcProviders {
       this.building.set(tenant.id, pending);
     }
     const entry = await pending;
-    this.entries.delete(tenant.id);
-    this.entries.set(tenant.id, entry);
-    while (this.entries.size > this.max) {
-      const oldest = this.entries.keys().next().value;
-      if (oldest === undefined) break;
-      this.entries.delete(oldest);
-    }
+    setMostRecent(this.entries, tenant.id, entry, this.max);
     return entry;
   }
 

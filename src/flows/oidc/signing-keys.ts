@@ -5,6 +5,7 @@
  * token lifetime, plus the SIGNING_KEY_RECHECK_MS during which a cached provider may still sign with
  * them), so every token they signed verifies until it has expired. Private keys are stored sealed under SECRETS_KEY.
  */
+import { setMostRecent } from "../../core/lru.js";
 import { createLocalJWKSet, importJWK, type JWK } from "jose";
 import { toTimestamp } from "../../core/schema.js";
 import type { Deps } from "../../deps.js";
@@ -214,13 +215,7 @@ export class SigningKeyCache {
     } else {
       entry = new TenantKeySet(this.deps, keys, readAt);
     }
-    this.entries.delete(tenant.id);
-    this.entries.set(tenant.id, entry);
-    while (this.entries.size > this.max) {
-      const oldest = this.entries.keys().next().value;
-      if (oldest === undefined) break;
-      this.entries.delete(oldest);
-    }
+    setMostRecent(this.entries, tenant.id, entry, this.max);
     return entry;
   }
 }
