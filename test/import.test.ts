@@ -39,6 +39,10 @@ interface Fixtures {
   firebasePublished: { password: string; salt: string; hash: string; params: { signerKey: string; saltSeparator: string; rounds: number; memCost: number } };
 }
 const F = JSON.parse(readFileSync(new URL("./fixtures/import/hashes.json", import.meta.url), "utf8")) as Fixtures;
+/** node-argon2 (the `argon2` package, common in Node apps) writes its parameters as m=…,p=…,t=…. */
+const NODE_ARGON2 = (
+  JSON.parse(readFileSync(new URL("./fixtures/argon2-node-argon2.json", import.meta.url), "utf8")) as { hashes: { password: string; phc: string }[] }
+).hashes[0]!;
 const FIREBASE_HASH = `firebase-scrypt$${F.firebasePublished.salt}$${F.firebasePublished.hash}`;
 const run = promisify(execFile);
 const TOTP_SECRET = "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP";
@@ -92,6 +96,7 @@ const formats = [
   { email: "argon2@example.org", hash: F.argon2Published.hash, password: F.argon2Published.password, format: "argon2" },
   { email: "argon2id@example.org", hash: F.argon2idPublished.hash, password: F.argon2idPublished.password, format: "argon2" },
   { email: "argon2v10@example.org", hash: F.argon2iV10Published.hash, password: F.argon2iV10Published.password, format: "argon2" },
+  { email: "node-argon2@example.org", hash: NODE_ARGON2.phc, password: NODE_ARGON2.password, format: "argon2" },
   { email: "firebase@example.org", hash: FIREBASE_HASH, password: F.firebasePublished.password, format: "firebaseScrypt" },
 ];
 
@@ -102,7 +107,7 @@ test("D29 every format signs in with its old password, is rehashed to Argon2id i
   const answer = await imported(h, { members, firebaseScrypt: F.firebasePublished.params });
   assert.deepEqual(answer.refused, []);
   assert.equal(answer.imported, formats.length);
-  assert.deepEqual(answer.formats, { argon2: 3, bcrypt: 3, scrypt: 1, firebaseScrypt: 1, pbkdf2Django: 1, pbkdf2AspNet: 2, none: 0 });
+  assert.deepEqual(answer.formats, { argon2: 4, bcrypt: 3, scrypt: 1, firebaseScrypt: 1, pbkdf2Django: 1, pbkdf2AspNet: 2, none: 0 });
   // The signer key is sealed, never stored in the clear.
   const params = await h.db
     .selectFrom("imported_hash_params")
@@ -216,6 +221,7 @@ test("D29 refusals: each member alone with its index and reason, cost limits inc
     { email: "cost-argon2@example.org", emailVerified: true, passwordHash: tooCostlyArgon2 },
     { email: "md5@example.org", emailVerified: true, passwordHash: "5f4dcc3b5aa765d61d8327deb882cf99" },
     { email: "bad-bcrypt@example.org", emailVerified: true, passwordHash: "$2b$10$short" },
+    { email: "twice-m@example.org", emailVerified: true, passwordHash: F.argon2Published.hash.replace("t=2", "m=8") },
     { email: "firebase@example.org", emailVerified: true, passwordHash: FIREBASE_HASH },
     { email: "not an email", emailVerified: true },
     { email: "ok2@example.org", emailVerified: true, totpSecret: "not base32!" },
@@ -232,11 +238,12 @@ test("D29 refusals: each member alone with its index and reason, cost limits inc
     { index: 5, reason: "hash_cost_too_high" },
     { index: 6, reason: "unknown_hash_format" },
     { index: 7, reason: "malformed_hash" },
-    { index: 8, reason: "firebase_params_missing" },
-    { index: 9, reason: "invalid_email" },
-    { index: 10, reason: "invalid_totp_secret" },
-    { index: 11, reason: "invalid_created_at" },
-    { index: 12, reason: "invalid_name" },
+    { index: 8, reason: "malformed_hash" },
+    { index: 9, reason: "firebase_params_missing" },
+    { index: 10, reason: "invalid_email" },
+    { index: 11, reason: "invalid_totp_secret" },
+    { index: 12, reason: "invalid_created_at" },
+    { index: 13, reason: "invalid_name" },
   ]);
   assert.equal(answer.imported, 2);
   assert.deepEqual(answer.formats, { argon2: 0, bcrypt: 1, scrypt: 0, firebaseScrypt: 0, pbkdf2Django: 0, pbkdf2AspNet: 0, none: 1 });

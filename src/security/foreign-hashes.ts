@@ -35,7 +35,8 @@ export type ParsedForeignHash =
   { ok: true; format: ForeignFormat; stored: (firebaseParamsId: string | undefined) => string } | { ok: false; reason: ForeignHashRefusal };
 
 const B64 = "[A-Za-z0-9+/]+={0,2}";
-const ARGON2 = new RegExp(`^\\$(argon2id|argon2i|argon2d)\\$(?:v=(16|19)\\$)?m=(\\d{1,10}),t=(\\d{1,10}),p=(\\d{1,3})\\$(${B64})\\$(${B64})$`);
+/** The parameters in any order: the reference writes m,t,p; node-argon2 (the `argon2` package) writes m,p,t. */
+const ARGON2 = new RegExp(`^\\$(argon2id|argon2i|argon2d)\\$(?:v=(16|19)\\$)?([mtp]=\\d{1,10},[mtp]=\\d{1,10},[mtp]=\\d{1,10})\\$(${B64})\\$(${B64})$`);
 const BCRYPT = /^\$2[aby]\$(\d\d)\$[./A-Za-z0-9]{53}$/;
 const SCRYPT = new RegExp(`^\\$scrypt\\$ln=(\\d{1,2}),r=(\\d{1,3}),p=(\\d{1,3})\\$(${B64})\\$(${B64})$`);
 const FIREBASE = new RegExp(`^firebase-scrypt\\$(${B64})\\$(${B64})$`);
@@ -59,7 +60,9 @@ export function parseForeignHash(hash: string, firebase: FirebaseScryptParams | 
   let m: RegExpExecArray | null;
   if (hash.startsWith("$argon2")) {
     if (!(m = ARGON2.exec(hash))) return refused("malformed_hash");
-    const [memory, time, parallelism] = [Number(m[3]), Number(m[4]), Number(m[5])];
+    const params = new Map(m[3]!.split(",").map((pair) => [pair[0], Number(pair.slice(2))]));
+    if (params.size !== 3) return refused("malformed_hash");
+    const [memory, time, parallelism] = [params.get("m")!, params.get("t")!, params.get("p")!];
     if (memory < 8 * parallelism || time < 1 || parallelism < 1) return refused("malformed_hash");
     if (memory > limits.argon2MemoryKiB || time > limits.argon2Time || parallelism > limits.argon2Parallelism) return refused("hash_cost_too_high");
     return accepted("argon2", hash);
