@@ -155,7 +155,7 @@ function refusal(work: () => unknown): AuthError {
 
 test("what flows and pages tell people holds rules.ts's numbers, and the numbers hold", () => {
   const weak = messageForError("weak_password", "", ["min_length", "max_length"]);
-  assert.match(weak, new RegExp(`at least ${rules.PASSWORD_MIN_LENGTH} characters, at most ${rules.PASSWORD_MAX_LENGTH} characters`));
+  assert.match(weak, new RegExp(`at least ${rules.PASSWORD_MIN_LENGTH} characters; at most ${rules.PASSWORD_MAX_LENGTH} characters`));
   assert.match(PASSWORD_HINT, new RegExp(`^At least ${rules.PASSWORD_MIN_LENGTH} characters`));
   assert.match(TWO_FACTOR_CODE_HINT, new RegExp(`^The ${rules.TOTP_PARAMETERS.digits}-digit code`));
   assert.deepEqual(failedPasswordRules(`Aa1${"x".repeat(rules.PASSWORD_MAX_LENGTH - 3)}`), []);

@@ -20,7 +20,9 @@ const TSX = pathToFileURL(resolve("node_modules/tsx/dist/loader.mjs")).href;
 
 interface Run {
   code: number | null;
+  /** stdout then stderr. */
   output: string;
+  stdout: string;
 }
 
 /** Runs an entry (src/main.ts, src/cli/main.ts) to its exit; the output is stdout and stderr together. */
@@ -31,7 +33,7 @@ function runToExit(entry: string, env: NodeJS.ProcessEnv, options: { cwd?: strin
       ["--import", TSX, resolve(entry), ...(options.args ?? [])],
       { env, cwd: options.cwd, timeout: 60_000 },
       (err, stdout, stderr) => {
-        done({ code: err ? ((err as { code?: number }).code ?? null) : 0, output: `${stdout}${stderr}` });
+        done({ code: err ? ((err as { code?: number }).code ?? null) : 0, output: `${stdout}${stderr}`, stdout });
       },
     );
   });
@@ -156,8 +158,9 @@ test("the CLI creates a database only for `migrate` and `tenant create`, never b
   assert.ok(created.output.includes(`latch: creating a new, empty database: SQLite ${join(dir, "data", "latch.db")}`), created.output);
   const again = await latch("tenant", "list");
   assert.equal(again.code, 0, again.output);
+  assert.ok(again.output.includes(`latch: database sqlite:${join(dir, "data", "latch.db")}`), again.output);
   assert.deepEqual(
-    (JSON.parse(again.output) as { tenants: { domain: string }[] }).tenants.map((tenant) => tenant.domain),
+    (JSON.parse(again.stdout) as { tenants: { domain: string }[] }).tenants.map((tenant) => tenant.domain),
     ["shop.test"],
   );
 
