@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { PublicKeyCredentialCreationOptionsJSON } from "@simplewebauthn/server";
 import { member } from "./support/account.js";
+import { storeTenantSettings } from "./support/flows.js";
 import { deliverWebhooks, post, STRONG_PASSWORD, type Harness } from "./support/harness.js";
 import { assertErrorSummary, assertPage, assertSeeOther, getPage, postForm, signInOnPage } from "./support/ui-forms.js";
 import { SoftAuthenticator } from "./support/webauthn-authenticator.js";
@@ -69,4 +70,16 @@ test("D26 pages: the login page carries a hidden passkey form", async (t) => {
   assert.match(login, /<div class="passkey-only" hidden><h2 id="passkey-title">Or use a passkey<\/h2>/);
   assert.match(login, /data-latch-form="passkeyLogin" aria-labelledby="passkey-title">/);
   assert.match(login, /Sign in with a passkey/);
+});
+
+test("hosted-pages.md#one-bot-check: an ALTCHA tenant's login page shows one widget, in the password form; the passkey form takes its answer", async (t) => {
+  const { h } = await setUp(t);
+  await storeTenantSettings(h, { botProtection: { provider: "altcha" } });
+  const login = assertPage(await getPage(h, "/ui/login"));
+  assert.equal(login.match(/<altcha-widget/g)?.length, 1, "one bot check on the page");
+  const passwordForm = /<form[^>]*data-latch-form="loginWithPassword"[\s\S]*?<\/form>/.exec(login)?.[0] ?? "";
+  assert.match(passwordForm, /<altcha-widget challenge="\/auth\/bot-challenge" name="bot-challenge-response"/);
+  const passkeyForm = /<form[^>]*data-latch-form="passkeyLogin"[\s\S]*?<\/form>/.exec(login)?.[0] ?? "";
+  assert.match(passkeyForm, /Sign in with a passkey/);
+  assert.doesNotMatch(passkeyForm, /altcha/);
 });

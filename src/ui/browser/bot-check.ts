@@ -12,15 +12,16 @@
  * says nothing was sent. Without JavaScript there is no widget and the plain post is untouched.
  */
 
-interface AltchaWidget extends HTMLElement {
+export interface AltchaWidget extends HTMLElement {
   getState?: () => string;
-  verify?: () => Promise<unknown>;
+  verify?: () => Promise<{ payload?: string } | null>;
+  reset?: () => void;
 }
 
 const WAITING_MESSAGE = "Checking that you are not a bot. Your form will be sent when that is done.";
 const FAILED_MESSAGE = "Your form was not sent: the check that you are not a bot did not finish. Try the check again.";
 
-function setFormStatus(text: string): void {
+export function setFormStatus(text: string): void {
   const status = document.getElementById("form-status");
   if (status) status.textContent = text;
 }
@@ -74,4 +75,36 @@ export function sendFormsWhenBotCheckSolved(root: Document): void {
     const form = widget.closest("form");
     if (form) sendWhenSolved(form, widget);
   }
+}
+
+/** The page's one bot check: the login page's passkey shares the password form's (hosted-pages.md#one-bot-check). */
+export function pageBotWidget(root: Document): AltchaWidget | null {
+  return root.querySelector<AltchaWidget>("form altcha-widget");
+}
+
+function settled(widget: AltchaWidget): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (event: Event): void => {
+      if ((event as CustomEvent<{ state?: string }>).detail?.state === "verifying") return;
+      widget.removeEventListener("statechange", done);
+      resolve();
+    };
+    widget.addEventListener("statechange", done);
+  });
+}
+
+/**
+ * An answer of the widget for a request sent outside its form (the passkey's options), or undefined
+ * when the check doesn't finish. An answer is good for one request, so the widget is reset at once:
+ * its form never sends the spent answer, and solves anew (on its next focus, or when pressed, above).
+ * A check already solving is waited for rather than started twice.
+ */
+export async function takeBotAnswer(widget: AltchaWidget): Promise<string | undefined> {
+  const field = (): string => widget.querySelector<HTMLInputElement>('input[name="bot-challenge-response"]')?.value ?? "";
+  const state = widget.getState?.();
+  if (state === "verifying") await settled(widget);
+  else if (state !== "verified") await widget.verify?.();
+  const answer = widget.getState?.() === "verified" ? field() : "";
+  widget.reset?.();
+  return answer === "" ? undefined : answer;
 }

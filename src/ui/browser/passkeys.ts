@@ -6,20 +6,16 @@
 import { browserSupportsWebAuthn, browserSupportsWebAuthnAutofill, startAuthentication, startRegistration } from "@simplewebauthn/browser";
 import type { LatchClient } from "../../../packages/client/src/index.js";
 import { pagePaths, returnToPath, safeRedirectPath, withNotice } from "../paths.js";
+import { type AltchaWidget, pageBotWidget, setFormStatus, takeBotAnswer } from "./bot-check.js";
 
 type Fields = Record<string, string>;
 type LoginOptions = Awaited<ReturnType<LatchClient["startPasskeyLogin"]>>;
 
-interface AltchaWidget extends HTMLElement {
-  verify?: () => Promise<{ payload: string } | null>;
-  reset?: () => void;
-}
-
 /**
  * Login options fetched for autofill and not used yet: the button uses them (its own request would
  * abort the autofill one), so a member never waits for a second bot check. A promise from the
- * start of the autofill's bot check: a button pressed while that check is solving is sent when it
- * is solved (bot-check.ts), and must wait for these options, not spend the same answer again.
+ * start of the autofill's bot check: a button pressed while that check is solving waits for these
+ * options rather than taking a second answer.
  */
 let autofillOptions: Promise<LoginOptions | undefined> | undefined;
 
@@ -65,12 +61,28 @@ async function finishLogin(client: LatchClient, response: Awaited<ReturnType<typ
   return returnToPath(new URLSearchParams(window.location.search).get("returnTo") ?? undefined) ?? safeRedirectPath(result.redirectUrl, pagePaths.account);
 }
 
-export async function signInWithPasskey(client: LatchClient, fields: Fields): Promise<string> {
+const WAITING_MESSAGE = "Checking that you are not a bot. Your passkey will be asked for when that is done.";
+const BOT_CHECK_FAILED = "No passkey was asked for: the check that you are not a bot did not finish. Try again.";
+
+/**
+ * The login page has one bot check, in the password form (hosted-pages.md#one-bot-check): the passkey
+ * button takes its answer, which resets it for the password form. Without a widget (no bot check, or
+ * a provider these pages can't show) the options are asked for without an answer, and the API decides.
+ */
+async function optionsWithBotAnswer(client: LatchClient): Promise<LoginOptions> {
+  const widget = pageBotWidget(document);
+  if (!widget) return client.startPasskeyLogin({});
+  if (widget.getState?.() !== "verified") setFormStatus(WAITING_MESSAGE);
+  const bot = await takeBotAnswer(widget);
+  setFormStatus("");
+  if (!bot) throw new PasskeyStepFailed(BOT_CHECK_FAILED);
+  return client.startPasskeyLogin({ "bot-challenge-response": bot });
+}
+
+export async function signInWithPasskey(client: LatchClient): Promise<string> {
   const held = autofillOptions;
   autofillOptions = undefined;
-  const optionsJSON =
-    (await held) ??
-    (await client.startPasskeyLogin({ ...(fields["bot-challenge-response"] ? { "bot-challenge-response": fields["bot-challenge-response"] } : {}) }));
+  const optionsJSON = (await held) ?? (await optionsWithBotAnswer(client));
   let response;
   try {
     response = await startAuthentication({ optionsJSON: optionsJSON as never });
@@ -82,15 +94,14 @@ export async function signInWithPasskey(client: LatchClient, fields: Fields): Pr
 
 /**
  * Conditional UI: where the browser offers passkeys in the email field's autofill, the login page
- * asks for options at once (solving the passkey form's bot check first) and waits for the member to
+ * asks for options at once (taking the page's bot-check answer first) and waits for the member to
  * pick one there. Until then nothing shows: a failure to get options leaves the page as it was
  * (the button still works); a passkey picked and then refused is told in the passkey form.
  */
 export async function offerPasskeyAutofill(root: Document, client: LatchClient, refused: (form: HTMLFormElement, error: unknown) => void): Promise<void> {
   const form = root.querySelector<HTMLFormElement>('form[data-latch-form="passkeyLogin"]');
   if (!form || !browserSupportsWebAuthn() || !(await browserSupportsWebAuthnAutofill())) return;
-  const widget = form.querySelector<AltchaWidget>("altcha-widget");
-  const options = fetchAutofillOptions(client, widget);
+  const options = fetchAutofillOptions(client, pageBotWidget(root));
   autofillOptions = options;
   const optionsJSON = await options;
   if (!optionsJSON) return;
@@ -105,25 +116,21 @@ export async function offerPasskeyAutofill(root: Document, client: LatchClient, 
   try {
     window.location.assign(await finishLogin(client, response));
   } catch (error) {
-    // The widget's answer was spent on these options: the button's next press solves anew.
-    widget?.reset?.();
     refused(form, error);
   }
 }
 
 /**
- * The bot check (ALTCHA's proof of work, in the background) and the login options, or undefined
- * when either fails: the button then asks for options itself. The widget is left "verified" after
- * its answer is spent, so the button isn't stopped by the widget's required checkbox: it uses
- * these options and needs no new answer.
+ * The page's bot-check answer (ALTCHA's proof of work, in the background) and the login options, or
+ * undefined when either fails: the button then asks for options itself, with a new answer. The
+ * answer is spent here, so the widget is reset for the password form (takeBotAnswer).
  */
 async function fetchAutofillOptions(client: LatchClient, widget: AltchaWidget | null): Promise<LoginOptions | undefined> {
   try {
-    const bot = widget ? (await widget.verify?.())?.payload : undefined;
+    const bot = widget ? await takeBotAnswer(widget) : undefined;
     if (widget && !bot) return undefined;
     return await client.startPasskeyLogin(bot ? { "bot-challenge-response": bot } : {});
   } catch {
-    widget?.reset?.();
     return undefined;
   }
 }

@@ -72,7 +72,8 @@ ${form({
   labelledBy: "passkey-title",
   submit: "Sign in with a passkey",
   submitClass: "secondary",
-  content: botWidget(request.tenant),
+  // No widget of its own: the passkey takes the password form's answer (hosted-pages.md#one-bot-check).
+  content: html``,
 })}`)}
 ${providers}
 <ul>
