@@ -91,6 +91,28 @@ test("every page knows its reader is signed in: after an email change and on the
   assert.deepEqual(navigationOf(assertPage(await getPage(h, "/ui/login", { cookie }))), visitorMenu, "after logging out");
 });
 
+test("a signed-in page reads its session once: the menu's check and the page's own are one store read", async (t) => {
+  const { h, cookie } = await member(t, { email: "one.read@example.org", events: false, signIn: signInOnPage });
+  const sessions = h.deps.store.sessions;
+  const find = sessions.findLiveSession.bind(sessions);
+  let reads = 0;
+  sessions.findLiveSession = ((...args: Parameters<typeof find>) => {
+    reads++;
+    return find(...args);
+  }) as typeof find;
+  t.after(() => {
+    sessions.findLiveSession = find;
+  });
+  for (const path of ["/ui/account", "/ui/account/sessions", "/ui/account/profile"]) {
+    reads = 0;
+    assert.deepEqual(navigationOf(assertPage(await getPage(h, path, { cookie }))), ["Account", "Password", "Two-factor authentication"], path);
+    assert.equal(reads, 1, `${path}: one session read`);
+  }
+  reads = 0;
+  assertPage(await getPage(h, "/ui/login"));
+  assert.equal(reads, 0, "no session cookie: no read");
+});
+
 test("each passkey's rename form is behind its own closed Rename disclosure, open after its name was refused", async (t) => {
   const { h, cookie } = await member(t, { email: "rename.keys@example.org", events: false, signIn: signInOnPage });
   for (const name of ["Laptop", "Phone"]) {

@@ -20,8 +20,12 @@ export function noticeOf(request: FastifyRequest): string | undefined {
   return typeof key === "string" && Object.hasOwn(notices, key) ? notices[key as NoticeKey] : undefined;
 }
 
-/** The requests of the hosted pages that came with a live session (markSignedIn). */
-const signedInRequests = new WeakSet<FastifyRequest>();
+/**
+ * The session each request of the hosted pages came with, read once by markSignedIn (undefined: no
+ * live session). A handler's findSession takes it from here instead of reading it again: every flow
+ * that ends or replaces the session answers with a 303, so no page of the same request needs a newer one.
+ */
+const requestSessions = new WeakMap<FastifyRequest, ActiveSession | undefined>();
 
 /**
  * hosted-pages.md#signed-in-state: every page knows whether its reader is signed in, not only the
@@ -29,19 +33,19 @@ const signedInRequests = new WeakSet<FastifyRequest>();
  * a login). A hook of the pages' scope; a request without the session cookie costs no store read.
  */
 export async function markSignedIn(deps: Deps, request: FastifyRequest): Promise<void> {
-  if (request.cookies[SESSION_COOKIE] !== undefined && (await findSession(deps, request)) !== undefined) signedInRequests.add(request);
+  requestSessions.set(request, await findActiveSession(deps, request.tenant, request.cookies[SESSION_COOKIE]));
 }
 
 /** The request came with a live session (markSignedIn ran in the pages' scope). */
 export function isSignedIn(request: FastifyRequest): boolean {
-  return signedInRequests.has(request);
+  return requestSessions.get(request) !== undefined;
 }
 
 /** The page frame with what every page of this request shares (tenant, dev inbox link, signed in or not; in dev mode, a refusal's dev note). */
 export function page(deps: Deps, request: FastifyRequest, input: Omit<PageInput, "tenant">): Html {
   const devMode = deps.dev !== undefined;
   const errors = input.errors?.map(({ devNote, ...error }) => (devMode && devNote ? { ...error, message: `${error.message} ${devNote}` } : error));
-  return renderPage({ tenant: request.tenant, devInbox: devMode, signedIn: signedInRequests.has(request), ...input, errors });
+  return renderPage({ tenant: request.tenant, devInbox: devMode, signedIn: isSignedIn(request), ...input, errors });
 }
 
 /**
@@ -80,7 +84,9 @@ function refusalError(request: FastifyRequest, error: AuthError): FormError {
   return { code: error.code, message: words.message, next: words.next, ...(words.devNote ? { devNote: words.devNote } : {}) };
 }
 
+/** The request's live session: the one markSignedIn read, or read now outside the pages' scope. */
 export async function findSession(deps: Deps, request: FastifyRequest): Promise<ActiveSession | undefined> {
+  if (requestSessions.has(request)) return requestSessions.get(request);
   return findActiveSession(deps, request.tenant, request.cookies[SESSION_COOKIE]);
 }
 
