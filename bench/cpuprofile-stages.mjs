@@ -10,7 +10,7 @@ import { readFileSync } from "node:fs";
 /** First match wins within one frame; a sample takes the innermost frame that matches any stage. */
 export const STAGES = [
   ["store read (SQLite snapshot / pg)", (f) => /\/dist\/store\/|better-sqlite3|~\/pg\/|pg-protocol/.test(f.url)],
-  ["session rules (flow)", (f) => /\/dist\/flows\/sessions\.js/.test(f.url)],
+  ["session rules (flow)", (f) => /\/dist\/flows\/kernel\/sessions\.js/.test(f.url)],
   ["session id hash (SHA-256)", (f) => /\/dist\/security\/hashing\.js/.test(f.url) || /node:internal\/crypto\/hash/.test(f.url)],
   ["tenant lookup, CORS, origin", (f) => /\/dist\/(http\/tenant|store\/tenant-cache)\.js/.test(f.url)],
   [
