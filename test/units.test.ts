@@ -2,6 +2,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { setMostRecent } from "../src/core/lru.js";
+import { SingleFlight } from "../src/core/single-flight.js";
 import { readFileSync } from "node:fs";
 import * as nodeArgon2 from "argon2";
 import { loadConfig, ConfigError } from "../src/config.js";
@@ -323,4 +324,31 @@ test("setMostRecent keeps the most recently used entries, at most max, the one u
   );
   setMostRecent(entries, "e", 5, 1);
   assert.deepEqual([...entries], [["e", 5]]);
+});
+
+test("single flight: callers while the work runs share it, its failure too; the key is free once it settles", async () => {
+  const flight = new SingleFlight<number>();
+  let started = 0;
+  let finish: (value: number) => void = () => undefined;
+  const work = () => {
+    started++;
+    return new Promise<number>((resolve) => (finish = resolve));
+  };
+  const first = flight.run("a", work);
+  const second = flight.run("a", work);
+  const other = flight.run("b", () => Promise.resolve(7));
+  assert.equal(started, 1, "one run for key a");
+  finish(42);
+  assert.deepEqual(await Promise.all([first, second, other]), [42, 42, 7]);
+  const failing = () => {
+    started++;
+    return Promise.reject(new Error("no"));
+  };
+  const failures = await Promise.allSettled([flight.run("a", failing), flight.run("a", failing)]);
+  assert.deepEqual(
+    failures.map((f) => f.status),
+    ["rejected", "rejected"],
+  );
+  assert.equal(started, 2, "the failure was shared, not run twice");
+  assert.equal(await flight.run("a", () => Promise.resolve(1)), 1, "free again after a failure");
 });

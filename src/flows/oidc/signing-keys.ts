@@ -5,6 +5,7 @@
  * token lifetime, plus the SIGNING_KEY_RECHECK_MS during which a cached provider may still sign with
  * them), so every token they signed verifies until it has expired. Private keys are stored sealed under SECRETS_KEY.
  */
+import { SingleFlight } from "../../core/single-flight.js";
 import { setMostRecent } from "../../core/lru.js";
 import { createLocalJWKSet, importJWK, type JWK } from "jose";
 import { toTimestamp } from "../../core/schema.js";
@@ -31,7 +32,7 @@ function missingAlgs(keys: StoredSigningKey[]): SigningAlg[] {
 }
 
 /** The key generations under way in this process, per app and tenant (ensureSigningKeys). */
-const generating = new WeakMap<Deps, Map<string, Promise<StoredSigningKey[]>>>();
+const generating = new WeakMap<Deps, SingleFlight<StoredSigningKey[]>>();
 
 /**
  * The tenant's keys that still verify, current ones first; makes the current ES256 and RS256 keys
@@ -46,14 +47,11 @@ export async function ensureSigningKeys(deps: Deps, tenant: TenantRef): Promise<
   const missing = missingAlgs(keys);
   if (missing.length === 0) return keys;
   let inProcess = generating.get(deps);
-  if (inProcess === undefined) generating.set(deps, (inProcess = new Map()));
-  const running = inProcess.get(tenant.id);
-  if (running !== undefined) return running;
-  const made = addCurrentKeys(deps, tenant, missing, now)
-    .then(() => deps.store.signingKeys.listPublishedKeys(tenant.id, now))
-    .finally(() => inProcess.delete(tenant.id));
-  inProcess.set(tenant.id, made);
-  return made;
+  if (inProcess === undefined) generating.set(deps, (inProcess = new SingleFlight()));
+  return inProcess.run(tenant.id, async () => {
+    await addCurrentKeys(deps, tenant, missing, now);
+    return deps.store.signingKeys.listPublishedKeys(tenant.id, now);
+  });
 }
 
 /**
@@ -176,7 +174,7 @@ export class TenantKeySet {
  */
 export class SigningKeyCache {
   private readonly entries = new Map<string, TenantKeySet>();
-  private readonly loading = new Map<string, Promise<TenantKeySet>>();
+  private readonly loading = new SingleFlight<TenantKeySet>();
 
   constructor(
     private readonly deps: Deps,
@@ -195,12 +193,7 @@ export class SigningKeyCache {
       this.entries.set(tenant.id, cached);
       if (!options.recheck && this.deps.clock.now() - cached.checkedAt < SIGNING_KEY_RECHECK_MS) return cached;
     }
-    let pending = this.loading.get(tenant.id);
-    if (!pending) {
-      pending = this.load(tenant).finally(() => this.loading.delete(tenant.id));
-      this.loading.set(tenant.id, pending);
-    }
-    return pending;
+    return this.loading.run(tenant.id, () => this.load(tenant));
   }
 
   private async load(tenant: TenantRef): Promise<TenantKeySet> {
