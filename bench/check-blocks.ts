@@ -13,11 +13,12 @@
  */
 import { execFile, spawn } from "node:child_process";
 import { once } from "node:events";
+import { readdirSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:http";
 import { type AddressInfo, createServer as createTcpServer, type Socket } from "node:net";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
@@ -399,6 +400,31 @@ async function runLoadWithStderr(spec: LoadSpec): Promise<{ result: LoadResult; 
   console.log("hash-floor, 2 s, concurrency 4:", stdout.trim());
   const result = JSON.parse(stdout) as { verifiesPerSecond: number; count: number };
   assert(result.verifiesPerSecond > 0 && result.count > 0, "verifiesPerSecond must be > 0");
+}
+
+// 7. The profile's stages: each that names a Latch file matches a file of the build. When the session
+// rules moved to flows/kernel/, the stage kept matching flows/sessions.js and read 0 µs without a word.
+{
+  const { STAGES } = (await import(benchFile("cpuprofile-stages.mjs"))) as {
+    STAGES: Array<[string, (frame: { url: string; functionName: string }) => boolean]>;
+  };
+  const sourceFiles = (dir: string): string[] =>
+    readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+      entry.isDirectory() ? sourceFiles(join(dir, entry.name)) : entry.name.endsWith(".ts") ? [join(dir, entry.name)] : [],
+    );
+  const src = join(repoRoot, "src");
+  // The URL each source file has in a profile of dist/.
+  const builtUrls = sourceFiles(src).map((file) => `file:///srv/latch/dist/${relative(src, file).replace(/\.ts$/, ".js")}`);
+  // A pattern that starts with /dist/ names Latch's own file (not a library's dist/, as cookie/dist/).
+  const naming = STAGES.filter(([, matches]) => /[/|(]\\\/dist\\\//.test(matches.toString()));
+  assert(naming.length >= 5, `the stages that name Latch's own files: ${naming.length}`);
+  for (const [name, matches] of naming) {
+    assert(
+      builtUrls.some((url) => matches({ url, functionName: "f" })),
+      `the profile stage "${name}" matches no file of dist/: ${matches.toString()}`,
+    );
+  }
+  console.log(`cpuprofile stages: ${naming.length} name files of the build, each matches one`);
 }
 
 console.log("check-blocks: ok");

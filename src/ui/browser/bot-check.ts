@@ -95,8 +95,9 @@ function settled(widget: AltchaWidget): Promise<void> {
 
 /**
  * An answer of the widget for a request sent outside its form (the passkey's options), or undefined
- * when the check doesn't finish. An answer is good for one request, so the widget is reset at once:
- * its form never sends the spent answer, and solves anew (on its next focus, or when pressed, above).
+ * when the check doesn't finish. An answer is good for one request, so the widget is reset at once,
+ * and its form never sends the spent answer; then it solves anew in the background, so the form has
+ * an answer ready (autofill takes the first one as the page loads, before anyone focused the form).
  * A check already solving is waited for rather than started twice.
  */
 export async function takeBotAnswer(widget: AltchaWidget): Promise<string | undefined> {
@@ -106,5 +107,6 @@ export async function takeBotAnswer(widget: AltchaWidget): Promise<string | unde
   else if (state !== "verified") await widget.verify?.();
   const answer = widget.getState?.() === "verified" ? field() : "";
   widget.reset?.();
+  void widget.verify?.();
   return answer === "" ? undefined : answer;
 }
