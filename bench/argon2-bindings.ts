@@ -15,6 +15,7 @@
 import { availableParallelism } from "node:os";
 import * as nodeRs from "@node-rs/argon2";
 import * as nodeArgon2 from "argon2";
+import { verifiesPerSecond } from "./verify-rate.js";
 
 const [seconds = 5, rounds = 3, concurrency = Math.max(4, availableParallelism())] = process.argv.slice(2).map(Number);
 if (!(seconds > 0) || !Number.isInteger(rounds) || rounds < 1 || !Number.isInteger(concurrency) || concurrency < 1) {
@@ -41,18 +42,7 @@ const phcOf: Record<string, string> = { "@node-rs/argon2": newPhc, argon2: oldPh
 async function measure(name: string): Promise<number> {
   const verify = bindings[name]!;
   const phc = phcOf[name]!;
-  let count = 0;
-  const startedAt = performance.now();
-  const deadline = startedAt + seconds * 1000;
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (performance.now() < deadline) {
-        if (!(await verify(phc, PASSWORD))) throw new Error(`${name}: verify returned false`);
-        count++;
-      }
-    }),
-  );
-  return count / ((performance.now() - startedAt) / 1000);
+  return (await verifiesPerSecond(name, () => verify(phc, PASSWORD), seconds, concurrency)).verifiesPerSecond;
 }
 
 const runs: Record<string, number[]> = { "@node-rs/argon2": [], argon2: [] };

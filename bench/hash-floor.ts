@@ -13,6 +13,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { hash, verify, type Algorithm } from "@node-rs/argon2";
+import { verifiesPerSecond } from "./verify-rate.js";
 
 const seconds = Number(process.argv[2]);
 const concurrency = Number(process.argv[3]);
@@ -25,24 +26,11 @@ const password = "Correct-Horse-Battery-9";
 // 2 is Argon2id (the binding's `const enum`, which isolated modules can't read); a 32-byte salt as Latch's.
 const phc = await hash(password, { algorithm: 2 as Algorithm, memoryCost: 19456, timeCost: 2, parallelism: 1, salt: randomBytes(32) });
 
-let count = 0;
-const startedAt = performance.now();
-const deadline = startedAt + seconds * 1000;
-await Promise.all(
-  Array.from({ length: concurrency }, async () => {
-    while (performance.now() < deadline) {
-      if (!(await verify(phc, password))) throw new Error("verify returned false");
-      count++;
-    }
-  }),
-);
-const elapsed = (performance.now() - startedAt) / 1000;
+const rate = await verifiesPerSecond("@node-rs/argon2", () => verify(phc, password), seconds, concurrency);
 
 console.log(
   JSON.stringify({
-    verifiesPerSecond: count / elapsed,
-    count,
-    seconds: elapsed,
+    ...rate,
     threadPool: process.env.UV_THREADPOOL_SIZE ?? "4 (default)",
     binding: "@node-rs/argon2",
   }),

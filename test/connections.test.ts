@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { test } from "node:test";
 import { promisify } from "node:util";
 import type { LightMyRequestResponse } from "fastify";
+import { CONNECTION_TYPES } from "../src/flows/federation/connection-input.js";
 import { createTenant } from "../src/flows/tenants/tenants.js";
 import { assertError } from "./support/assertions.js";
 import { adminRequest, receiverSettings, tenantIdOf } from "./support/flows.js";
@@ -163,7 +164,10 @@ test("connections refuse bad input: slug, type, oidc without issuer, http issuer
 
   assert.equal(fieldOf(await create({ id: "Bad_Slug" })), "id");
   assert.equal(fieldOf(await create({ id: "x".repeat(33) })), "id");
-  assert.equal(fieldOf(await create({ type: "facebook" })), "type");
+  // A type out of the list names every allowed one, as a tenant setting's does.
+  assert.deepEqual(assertError(await create({ type: "facebook" }), 400, "validation_failed").details, [
+    { field: "type", rule: "enum", message: `must be one of: ${CONNECTION_TYPES.map((type) => JSON.stringify(type)).join(", ")}` },
+  ]);
   assert.equal(fieldOf(await create({ type: "oidc" })), "issuer", "oidc needs its issuer");
   assert.equal(fieldOf(await create({ type: "oidc", issuer: "ftp://idp.example.net" })), "issuer");
   assert.equal(fieldOf(await create({ type: "github", issuer: "https://github.com" })), "issuer", "github.com is the default, no issuer");
@@ -388,6 +392,24 @@ test("latch connection add|list|update|remove: the API's objects on stdout; the 
   ]);
   assert.equal(duplicate.code, 1);
   assert.equal((JSON.parse(duplicate.stderr.trim().split("\n").pop()!) as { code: string }).code, "conflict");
+  // A type out of the list names every allowed one, as a tenant setting's does (test/cli.test.ts).
+  const badType = await latch(dataDir, [
+    "connection",
+    "add",
+    "--id",
+    "fb",
+    "--type",
+    "facebook",
+    "--display-name",
+    "FB",
+    "--client-secret-file",
+    secretFile,
+    ...base,
+  ]);
+  assert.equal(badType.code, 1, badType.stderr);
+  assert.deepEqual((JSON.parse(badType.stderr.trim().split("\n").pop()!) as { details: unknown }).details, [
+    { field: "type", rule: "enum", message: `must be one of: ${CONNECTION_TYPES.map((type) => JSON.stringify(type)).join(", ")}` },
+  ]);
 
   const updated = await latch(dataDir, ["connection", "update", "idp", "--tenant", "shop.example.com", "--allow-signup", "false", "--email-domains", ""]);
   assert.equal(updated.code, 0, updated.stderr);

@@ -132,6 +132,10 @@ test("oauth clients CRUD: the secret is shown once and stored only as its SHA-25
 
   // The type and the secret never change; an empty change is refused.
   assert.deepEqual(fieldsOf(await send(h, "PATCH", `${PATH}/${created.clientId}`, { type: "public" })), ["type"]);
+  // A type out of the list names every allowed one, as a tenant setting's does.
+  assert.deepEqual(assertError(await send(h, "POST", PATH, { ...webApp, type: "secret" }), 400, "validation_failed").details, [
+    { field: "type", rule: "enum", message: 'must be one of: "confidential", "public"' },
+  ]);
   assert.deepEqual(fieldsOf(await send(h, "PATCH", `${PATH}/${created.clientId}`, { clientSecret: "chosen-by-me-123456" })), ["clientSecret"]);
   assert.equal(fieldsOf(await send(h, "PATCH", `${PATH}/${created.clientId}`, {})).length, 1);
 
@@ -417,6 +421,12 @@ test("latch oauth-client add|list|show|update|remove: the API's objects on stdou
     ...base,
   ]);
   assert.equal(badUri.code, 1);
+  // A type out of the list names every allowed one, as a tenant setting's does (test/cli.test.ts).
+  const badType = await latch(dataDir, ["oauth-client", "add", "--name", "X", "--type", "secret", "--redirect-uri", "https://shop.example.com/cb", ...base]);
+  assert.equal(badType.code, 1, badType.stderr);
+  assert.deepEqual((JSON.parse(badType.stderr.trim().split("\n").pop()!) as { details: unknown }).details, [
+    { field: "type", rule: "enum", message: 'must be one of: "confidential", "public"' },
+  ]);
   assert.equal((JSON.parse(badUri.stderr.trim().split("\n").pop()!) as { code: string }).code, "validation_failed");
   const noUri = await latch(dataDir, ["oauth-client", "add", "--name", "X", "--type", "public", ...base]);
   assert.equal(noUri.code, 2, noUri.stderr);

@@ -7,15 +7,16 @@ import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { after, before, test } from "node:test";
+import { after, before, test, type TestContext } from "node:test";
 import { SECOND } from "../src/core/clock.js";
 import { formErrorForCode, messageForError, PASSKEY_NOT_LINKED } from "../src/ui/form-errors.js";
-import { REFUSAL_OPERATIONS } from "../src/ui/pages/common.js";
+import { escapeHtml } from "../src/ui/html.js";
 import { describeWait, refusalFor } from "../src/ui/refusals.js";
-import { createHarness, deliverWebhooks, registerVerifiedMember, STRONG_PASSWORD, type Harness } from "./support/harness.js";
-import { enrolTwoFactor, loginCookie, nextIp, registerPending, WRONG_PASSWORD } from "./support/flows.js";
+import { createHarness, deliverWebhooks, OTHER_STRONG_PASSWORD, registerVerifiedMember, STRONG_PASSWORD, type Harness } from "./support/harness.js";
+import { connectUpstream, federatedRoundTrip, setCookieValue } from "./support/federation.js";
+import { enrolTwoFactor, loginCookie, magicLinkFor, nextIp, registerPending, WRONG_PASSWORD } from "./support/flows.js";
 import { totpAt } from "./support/totp.js";
-import { assertErrorSummary, assertPage, assertSeeOther, getPage, postForm } from "./support/ui-forms.js";
+import { assertErrorSummary, assertPage, assertSeeOther, getPage, postForm, type UiRequestOptions } from "./support/ui-forms.js";
 
 let h: Harness;
 before(async () => {
@@ -62,22 +63,6 @@ test("no refusal of any operation keeps 'Too many requests. Please try again lat
     const words = refusalFor({ operation, retryAfterSeconds: 2773 });
     assert.doesNotMatch(words.message, OLD_WORDS, operation);
     assert.match(words.message, /about 45 minutes/, operation);
-  }
-});
-
-test("the server picks a refusal's words by the operation the page's own form names (the script goes by data-latch-form)", async () => {
-  for (const path of [
-    "/ui/login",
-    "/ui/magic-link",
-    "/ui/register",
-    "/ui/register-email-only",
-    "/ui/resend-verification",
-    "/resend-verification",
-    "/ui/forgot-password",
-  ]) {
-    const operation = REFUSAL_OPERATIONS[path];
-    assert.ok(operation, path);
-    assert.match(assertPage(await getPage(h, path)), new RegExp(`data-latch-form="${operation}"`), path);
   }
 });
 
@@ -262,4 +247,110 @@ test("dev mode: a refused registration also says which setting lifts the limit",
     await dev.close();
     rmSync(dataDir, { recursive: true, force: true });
   }
+});
+
+/**
+ * hosted-pages.md#refusals: a page's 429 is worded by refusalFor of the operation its own form names in
+ * data-latch-form (what the script goes by), never by another form's. The own form is the one on the
+ * answer that posts to `path` and has a field of every name posted. Returns that operation.
+ */
+function assertOwnFormsRefusal(res: Awaited<ReturnType<typeof postForm>>, path: string, fields: Record<string, string>): string {
+  const body = assertPage(res, 429);
+  const pathname = (url: string) => new URL(url.replaceAll("&amp;", "&"), "https://page.invalid").pathname;
+  const own = [...body.matchAll(/<form method="post"(?: action="([^"]*)")? data-latch-form="([^"]+)"[^>]*>([\s\S]*?)<\/form>/g)].filter(
+    ([, action, , content]) => pathname(action ?? path) === pathname(path) && Object.keys(fields).every((name) => content!.includes(`name="${name}"`)),
+  );
+  assert.equal(own.length, 1, `one form of ${path} posts ${Object.keys(fields).join(", ")}`);
+  const operation = own[0]![2]!;
+  const words = refusalFor({ operation, retryAfterSeconds: Number(res.headers["retry-after"]), secondFactorStep: "twoFACode" in fields });
+  const summary = /<div id="error-summary"[\s\S]*?<\/div>/.exec(body)?.[0] ?? "";
+  assert.ok(summary.includes(`<li>${escapeHtml(words.message)}`), `${path}: the words of ${operation}, in ${summary}`);
+  assert.equal([...summary.matchAll(/<a href=/g)].length, words.next.length, `${path}: the ways on of ${operation}`);
+  for (const next of words.next) assert.ok(summary.includes(`<a href="${escapeHtml(next.href)}">${escapeHtml(next.text)}</a>`), `${path}: ${next.text}`);
+  return operation;
+}
+
+/** Posts `fields` to `path` until the answer is a 429 (at most `tries` posts), then checks its words. */
+async function refuseUntil429(path: string, fields: Record<string, string>, options: UiRequestOptions & { tries?: number; newIpEach?: boolean } = {}) {
+  const { tries = 12, newIpEach = false, ...request } = options;
+  const ip = request.ip ?? nextIp();
+  for (let i = 0; i < tries; i++) {
+    const res = await postForm(h, path, fields, { ...request, ip: newIpEach ? nextIp() : ip });
+    if (res.statusCode === 429) return assertOwnFormsRefusal(res, path, fields);
+  }
+  return assert.fail(`${path} never answered 429 in ${tries} posts`);
+}
+
+test("every form a limit or lockout refuses without a member: the words of the operation its own form names", async () => {
+  const refused = [
+    await refuseUntil429("/ui/login", { email: "own.locked@example.org", password: WRONG_PASSWORD }, { newIpEach: true }),
+    await refuseUntil429("/ui/magic-link", { email: "own.cooldown@example.org" }),
+    await refuseUntil429("/ui/check-email", { email: "own.codes@example.org", code: "000000" }),
+    await refuseUntil429("/ui/register", { name: "Own", email: "own.register@example.org", password: STRONG_PASSWORD }, { newIpEach: true }),
+    await refuseUntil429("/ui/register-email-only", { name: "Own", email: "own.email-only@example.org" }, { newIpEach: true }),
+    await refuseUntil429("/ui/resend-verification", { email: "own.resend@example.org" }),
+    await refuseUntil429("/resend-verification", { email: "own.resend.root@example.org" }),
+    await refuseUntil429("/ui/forgot-password", { email: "own.reset@example.org" }, { newIpEach: true }),
+    await refuseUntil429("/ui/federated-second-factor", { twoFACode: "000000" }),
+  ];
+  assert.deepEqual(refused, [
+    "loginWithPassword",
+    "requestMagicLink",
+    "verifyLoginCode",
+    "registerWithPassword",
+    "registerWithMagicLink",
+    "resendVerification",
+    "resendVerification",
+    "requestPasswordReset",
+    "finishFederatedSecondFactor",
+  ]);
+  await deliverWebhooks(h);
+});
+
+test("every re-authenticated account form behind a password lockout: the words of the operation its own form names", async (t: TestContext) => {
+  const email = "own.reauth@example.org";
+  const { cookie } = await member(email);
+  // A linked identity, so the unlink form exists (test/ui-federation.test.ts links one the same way).
+  const idp = await connectUpstream(h, t);
+  const go = await postForm(h, "/ui/account/identities/link", { connection: "up", password: STRONG_PASSWORD }, { cookie });
+  const authorizationUrl = /^0; url=(.+)$/.exec(String(assertPage(go) && go.headers.refresh))![1]!;
+  await federatedRoundTrip(
+    h,
+    idp,
+    { email: "own.elsewhere@example.com", verified: false },
+    { started: { authorizationUrl, flowCookie: setCookieValue(go, "latch_fed")! }, session: cookie },
+  );
+  const list = assertPage(await getPage(h, "/ui/account/identities", { cookie }));
+  const id = new URL(/href="(\/ui\/account\/identities\/unlink\?id=[^"]+)"/.exec(list)![1]!.replaceAll("&amp;", "&"), "https://x.invalid").searchParams.get(
+    "id",
+  )!;
+
+  const refused = [await refuseUntil429("/ui/change-password", { currentPassword: WRONG_PASSWORD, newPassword: OTHER_STRONG_PASSWORD }, { cookie })];
+  // The password is locked now: each form that asks for it is refused at once, in its own words.
+  for (const [path, fields] of [
+    ["/ui/account/email", { newEmail: "own.new@example.org", password: STRONG_PASSWORD }],
+    ["/ui/account/delete", { password: STRONG_PASSWORD }],
+    ["/ui/two-factor/setup", { password: STRONG_PASSWORD }],
+    ["/ui/account/identities/link", { connection: "up", password: STRONG_PASSWORD }],
+    ["/ui/account/identities/unlink", { id, password: STRONG_PASSWORD }],
+  ] as const) {
+    refused.push(await refuseUntil429(path, fields, { cookie, tries: 1 }));
+  }
+  assert.deepEqual(refused, ["changePassword", "changeEmail", "deleteAccount", "setUpTwoFactor", "startIdentityLink", "unlinkIdentity"]);
+});
+
+test("every second-factor form behind a code lockout: the words of the operation its own form names", async () => {
+  const email = "own.codes.locked@example.org";
+  const { cookie } = await member(email);
+  await enrolTwoFactor(h, cookie);
+  const refused = [await refuseUntil429("/ui/two-factor/recovery-codes", { code: "000000" }, { cookie, tries: 6 })];
+  // Codes are locked now: each code form is refused at once, in its own words.
+  refused.push(await refuseUntil429("/ui/two-factor/disable", { disableCode: "000000" }, { cookie, tries: 1 }));
+  refused.push(await refuseUntil429("/ui/login", { email, password: STRONG_PASSWORD, twoFACode: "000000" }, { tries: 1 }));
+  const link = await magicLinkFor(h, email, { ip: nextIp() });
+  for (const path of [`/verify-magic-link/${link.recordId}/${link.token}`, `/ui/verify-magic-link/${link.recordId}/${link.token}`]) {
+    refused.push(await refuseUntil429(path, { twoFACode: "000000" }, { tries: 1 }));
+  }
+  refused.push(await refuseUntil429("/ui/check-email", { email, code: link.code, twoFACode: "000000" }, { tries: 1 }));
+  assert.deepEqual(refused, ["regenerateRecoveryCodes", "disableTwoFactor", "loginWithPassword", "verifyMagicLink", "verifyMagicLink", "verifyLoginCode"]);
 });

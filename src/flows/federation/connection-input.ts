@@ -107,9 +107,12 @@ function refuse(message: string, issues: ValidationIssue[]): AuthError {
   return new AuthError("validation_failed", { message, details: issues });
 }
 
-/** The CLI's input passes the route's schema too (the route's ajv already did, so this is a no-op there). */
+/**
+ * The CLI's input passes the route's schema too (the route's ajv already did, so this is a no-op there).
+ * With the schema, a value out of a list names every allowed value, as the tenant settings' errors do.
+ */
 export function assertMatches<T extends TSchema>(schema: T, input: unknown, what: string): asserts input is Static<T> {
-  if (!Value.Check(schema, input)) throw refuse(`The ${what} is not valid.`, validationIssuesOf(Value.Errors(schema, input)));
+  if (!Value.Check(schema, input)) throw refuse(`The ${what} is not valid.`, validationIssuesOf(Value.Errors(schema, input), "", schema));
 }
 
 /** Printable on a sign-in button: trimmed, no control or invisible formatting characters. */

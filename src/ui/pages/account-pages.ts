@@ -227,6 +227,7 @@ export async function accountPages(app: FastifyInstance, { deps }: PageDeps): Pr
       const values = formValues(request);
       return handleForm(
         reply,
+        "setUpTwoFactor",
         ["password"],
         (errors) => overview(request, session, errors),
         async () => {
@@ -251,7 +252,7 @@ export async function accountPages(app: FastifyInstance, { deps }: PageDeps): Pr
         const pending = await pendingTwoFactorSetup(deps, request.tenant, session);
         return pending ? show(request, "Set up two-factor authentication", enableForm(pending, errors), errors) : overview(request, session, errors);
       };
-      return handleForm(reply, ["code"], render, async () => {
+      return handleForm(reply, "enableTwoFactor", ["code"], render, async () => {
         const { code } = readFields(values, [CODE_RULE]);
         // The setup step re-authenticated this session (requireReauthentication): no password here.
         const codes = await enableTwoFactor(deps, request.tenant, session, { code: code! }, contextOf(request));
@@ -265,6 +266,7 @@ export async function accountPages(app: FastifyInstance, { deps }: PageDeps): Pr
       const values = formValues(request);
       return handleForm(
         reply,
+        "regenerateRecoveryCodes",
         ["code"],
         (errors) => overview(request, session, errors),
         async () => {
@@ -302,7 +304,7 @@ async function disableFromForm(
   render: (errors: FormError[]) => Promise<Html>,
 ) {
   const values = formValues(request);
-  return handleForm(reply, ["password", "disableCode"], render, async () => {
+  return handleForm(reply, "disableTwoFactor", ["password", "disableCode"], render, async () => {
     const { password, disableCode } = readFields(values, [
       { name: "password", what: "your password", max: maxLengthOf(PasswordField), keepSpaces: true, optional: true },
       { name: "disableCode", what: "a code", max: 32, optional: true },

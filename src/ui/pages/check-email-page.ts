@@ -104,7 +104,7 @@ export async function checkEmailPages(app: FastifyInstance, { deps }: PageDeps):
       if (codeStep && !own) return magicLoginSecondFactorPage(deps, request, errors, carriedCode(values));
       return checkEmailPage(request, "magic-link", values, own ? [own] : errors);
     };
-    return handleForm(reply, codeStep ? ["twoFACode"] : ["email", "code"], render, async () => {
+    return handleForm(reply, OPERATION, codeStep ? ["twoFACode"] : ["email", "code"], render, async () => {
       const { email, code, twoFACode } = readFields(values, [EMAIL_RULE, LOGIN_CODE_RULE, SECOND_FACTOR_RULE]);
       // Refused before the flow, as the JSON route's schema does: a typo is not a guess.
       if (!new RegExp(`^${LOGIN_CODE_PATTERN}$`).test(code!)) throw new FormInvalid([{ field: "code", message: `Enter ${LOGIN_CODE_RULE.what}.` }]);

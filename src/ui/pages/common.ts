@@ -9,7 +9,7 @@ import type { Html } from "../html.js";
 import { renderPage, sendPage, type FormError, type PageInput } from "../layout.js";
 import { formErrorsOf, formValues, statusOf } from "../forms.js";
 import { refusalFor } from "../refusals.js";
-import { LOGIN_EMAIL_COOKIE, UI, LOGIN_RETURN_TO_COOKIE, notices, pagePaths, returnToPath, safeRedirectPath, withNotice, type NoticeKey } from "../paths.js";
+import { LOGIN_EMAIL_COOKIE, LOGIN_RETURN_TO_COOKIE, notices, pagePaths, returnToPath, safeRedirectPath, withNotice, type NoticeKey } from "../paths.js";
 
 export interface PageDeps {
   deps: Deps;
@@ -49,35 +49,13 @@ export function page(deps: Deps, request: FastifyRequest, input: Omit<PageInput,
 }
 
 /**
- * hosted-pages.md#refusals: the operation whose words a page's 429 takes, by the route that was
- * posted (the operation its form names in data-latch-form, which the script goes by).
+ * A 429 as the form's error: the reason, the wait from Retry-After, the ways on. Worded by the
+ * operation of the form that was posted, the one its data-latch-form names for the script, so a
+ * refusal reads the same with and without JavaScript (hosted-pages.md#refusals).
  */
-export const REFUSAL_OPERATIONS: Record<string, string> = {
-  [pagePaths.login]: "loginWithPassword",
-  [pagePaths.magicLink]: "requestMagicLink",
-  [pagePaths.checkEmail]: "verifyLoginCode",
-  [pagePaths.register]: "registerWithPassword",
-  [pagePaths.registerEmailOnly]: "registerWithMagicLink",
-  [pagePaths.resendVerification]: "resendVerification",
-  "/resend-verification": "resendVerification",
-  [pagePaths.forgotPassword]: "requestPasswordReset",
-  [pagePaths.changePassword]: "changePassword",
-  [pagePaths.accountEmail]: "changeEmail",
-  [pagePaths.federatedSecondFactor]: "finishFederatedSecondFactor",
-  [pagePaths.twoFactorSetup]: "setUpTwoFactor",
-  [pagePaths.twoFactorDisable]: "disableTwoFactor",
-  [pagePaths.recoveryCodes]: "regenerateRecoveryCodes",
-  [pagePaths.accountDelete]: "deleteAccount",
-  [pagePaths.accountIdentityLink]: "startIdentityLink",
-  [pagePaths.accountIdentityUnlink]: "unlinkIdentity",
-  "/verify-magic-link/:recordId/:token": "verifyMagicLink",
-  [`${UI}/verify-magic-link/:recordId/:token`]: "verifyMagicLink",
-};
-
-/** A 429 as the form's error: the reason, the wait from Retry-After, the ways on (the same words as the script's). */
-function refusalError(request: FastifyRequest, error: AuthError): FormError {
+function refusalError(request: FastifyRequest, operation: string, error: AuthError): FormError {
   const words = refusalFor({
-    operation: REFUSAL_OPERATIONS[request.routeOptions.url ?? ""] ?? "",
+    operation,
     retryAfterSeconds: error.retryAfterSeconds,
     secondFactorStep: "twoFACode" in formValues(request),
   });
@@ -162,9 +140,11 @@ export async function withSession(
 /**
  * Runs a form's flow. Success: whatever `submit` answers (usually a 303 redirect: post, redirect,
  * get). A refusal the member can act on: the same form again, with the errors and the flow's status.
+ * `operation` is the posted form's (the value its page module gives `form()`): a 429 takes its words.
  */
 export async function handleForm(
   reply: FastifyReply,
+  operation: string,
   fieldsInForm: string[],
   render: (errors: FormError[], error: unknown) => Html | Promise<Html>,
   submit: () => Promise<FastifyReply>,
@@ -172,7 +152,8 @@ export async function handleForm(
   try {
     return await submit();
   } catch (error) {
-    const errors = error instanceof AuthError && error.code === "rate_limited" ? [refusalError(reply.request, error)] : formErrorsOf(error, fieldsInForm);
+    const errors =
+      error instanceof AuthError && error.code === "rate_limited" ? [refusalError(reply.request, operation, error)] : formErrorsOf(error, fieldsInForm);
     if (error instanceof AuthError) logRefusalFields(reply.request, error);
     if (error instanceof AuthError && error.retryAfterSeconds !== undefined) void reply.header("retry-after", String(error.retryAfterSeconds));
     return sendPage(reply, statusOf(error), await render(errors, error));

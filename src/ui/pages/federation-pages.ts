@@ -25,6 +25,8 @@ import { findSession, handleForm, loginSuccessPath, page, type PageDeps } from "
 
 const hide = { schema: { hide: true } };
 const CODE_RULE: FieldRule = { name: "twoFACode", what: "the code", max: maxLengthOf(SecondFactorCodeField) };
+/** What each form posted here names in data-latch-form and gives handleForm: one operation, whose words its 429 takes (hosted-pages.md#refusals). */
+const OPERATIONS = { secondFactor: "finishFederatedSecondFactor", link: "confirmFederatedLink" } as const;
 /** The page's `?returnTo=`, when it is a path on this site the start route also accepts (paths.ts returnToPath). */
 export function returnToOf(request: FastifyRequest): string | undefined {
   return returnToPath((request.query as { returnTo?: unknown } | undefined)?.returnTo);
@@ -114,7 +116,7 @@ function clearPendingCookie(reply: FastifyReply): void {
 function secondFactorBody(errors: FormError[]): Html {
   return html`<p>Your account uses two-factor authentication.</p>
 ${form({
-  operation: "finishFederatedSecondFactor",
+  operation: OPERATIONS.secondFactor,
   action: pagePaths.federatedSecondFactor,
   submit: "Verify and log in",
   content: field({ name: "twoFACode", label: "Authentication code", autocomplete: "one-time-code", hint: TWO_FACTOR_CODE_HINT, errors }),
@@ -135,7 +137,7 @@ function linkBody(link: PendingLink, canLink: boolean, signedInElsewhere: boolea
   const intro = html`<p>An account with <strong>${who}</strong> already exists. Sign in to it to link your ${link.connection} account.</p>`;
   if (canLink) {
     return html`${intro}
-${form({ operation: "confirmFederatedLink", action: pagePaths.federatedLink, submit: `Link ${link.connection}`, content: html`` })}
+${form({ operation: OPERATIONS.link, action: pagePaths.federatedLink, submit: `Link ${link.connection}`, content: html`` })}
 <p><a href="${pagePaths.account}">Not now</a></p>`;
   }
   return html`${intro}
@@ -167,7 +169,7 @@ export async function federationPages(app: FastifyInstance, { deps }: PageDeps):
   app.post(pagePaths.federatedSecondFactor, hide, async (request, reply) => {
     const values = formValues(request);
     const render = (errors: FormError[], error: unknown) => (isNoPendingStep(error) ? failurePage(request, noStep, errors) : secondFactorPage(request, errors));
-    return handleForm(reply, ["twoFACode"], render, async () => {
+    return handleForm(reply, OPERATIONS.secondFactor, ["twoFACode"], render, async () => {
       const { twoFACode } = readFields(values, [CODE_RULE]);
       const input = { pendingCookie: request.cookies[PENDING_COOKIE.name], twoFACode: twoFACode! };
       const done = await finishFederatedSecondFactor(deps, request.tenant, input, contextOf(request));
@@ -196,7 +198,7 @@ export async function federationPages(app: FastifyInstance, { deps }: PageDeps):
     const session = await findSession(deps, request);
     if (!session) return reply.redirect(withReturnTo(pagePaths.login, pagePaths.federatedLink), 303);
     const render = async (errors: FormError[]) => (await linkPage(request, errors)).html;
-    return handleForm(reply, [], render, async () => {
+    return handleForm(reply, OPERATIONS.link, [], render, async () => {
       await confirmFederatedLink(deps, request.tenant, session, { pendingCookie: request.cookies[PENDING_COOKIE.name] }, contextOf(request));
       clearPendingCookie(reply);
       return reply.redirect(withNotice(pagePaths.accountIdentities, "identity-linked"), 303);

@@ -22,6 +22,8 @@ const hide = { schema: { hide: true } };
 const TITLE = "Linked accounts";
 const BACK = html`<p><a href="${pagePaths.accountIdentities}">Back to your linked accounts</a></p>`;
 const REAUTH_FIELDS = ["password", "twoFACode"];
+/** What each form posted here names in data-latch-form and gives handleForm: one operation, whose words its 429 takes (hosted-pages.md#refusals). */
+const OPERATIONS = { link: "startIdentityLink", unlink: "unlinkIdentity" } as const;
 
 function identityItem(identity: IdentityView): Html {
   const unlink = `${pagePaths.accountIdentityUnlink}?id=${encodeURIComponent(identity.id)}`;
@@ -54,7 +56,7 @@ ${links}
 function linkBody(me: MeView, connection: ConnectionView, errors: FormError[]): Html {
   return html`<p>Confirm it's you. Then you sign in at ${connection.displayName}, and come back here with the account linked.</p>
 ${form({
-  operation: "startIdentityLink",
+  operation: OPERATIONS.link,
   action: pagePaths.accountIdentityLink,
   submit: `Continue to ${connection.displayName}`,
   content: html`${hidden("connection", connection.id)}${reauthFields(me, errors)}`,
@@ -75,7 +77,7 @@ function continueBody(connection: ConnectionView, url: string): Html {
 function unlinkBody(me: MeView, identity: IdentityView, errors: FormError[]): Html {
   return html`<p>Your ${identity.displayName} account ${identity.email ? html`<strong>${identity.email}</strong> ` : ""}will no longer sign you in here.</p>
 ${form({
-  operation: "unlinkIdentity",
+  operation: OPERATIONS.unlink,
   action: pagePaths.accountIdentityUnlink,
   submit: `Unlink ${identity.displayName}`,
   submitClass: "danger",
@@ -117,7 +119,7 @@ export async function identityPages(app: FastifyInstance, { deps }: PageDeps): P
       if (!connection) return gone(request, reply, NO_CONNECTION);
       const me = await getMe(deps, request.tenant, session);
       const render = (errors: FormError[]) => show(request, `Link ${connection.displayName}`, linkBody(me, connection, errors), errors);
-      return handleForm(reply, REAUTH_FIELDS, render, async () => {
+      return handleForm(reply, OPERATIONS.link, REAUTH_FIELDS, render, async () => {
         const input = { ...readReauth(values, me), connectionId: connection.id, returnTo: null };
         const started = await startIdentityLink(deps, request.tenant, session, input, contextOf(request));
         void setFlowCookie(reply, started.flowCookie).header("refresh", `0; url=${started.authorizationUrl}`);
@@ -141,7 +143,7 @@ export async function identityPages(app: FastifyInstance, { deps }: PageDeps): P
       if (!identity) return gone(request, reply, NO_IDENTITY);
       const me = await getMe(deps, request.tenant, session);
       const render = (errors: FormError[]) => show(request, `Unlink ${identity.displayName}`, unlinkBody(me, identity, errors), errors);
-      return handleForm(reply, REAUTH_FIELDS, render, async () => {
+      return handleForm(reply, OPERATIONS.unlink, REAUTH_FIELDS, render, async () => {
         await unlinkIdentity(deps, request.tenant, session, identity.id, readReauth(values, me), contextOf(request));
         return reply.redirect(withNotice(pagePaths.accountIdentities, "identity-unlinked"), 303);
       });

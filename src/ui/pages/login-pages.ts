@@ -37,6 +37,8 @@ import { readLinkParams, tokenPageRoutes } from "./token-page.js";
 
 const hide = { schema: { hide: true } };
 const BOT = "bot-challenge-response";
+/** What each form posted here names in data-latch-form and gives handleForm: one operation, whose words its 429 takes (hosted-pages.md#refusals). */
+const OPERATIONS = { login: "loginWithPassword", requestLink: "requestMagicLink", verifyLink: "verifyMagicLink" } as const;
 export const EMAIL_RULE: FieldRule = { name: "email", what: "your email address", max: maxLengthOf(EmailField) };
 const PASSWORD_RULE: FieldRule = { name: "password", what: "your password", max: maxLengthOf(PasswordField), keepSpaces: true };
 export const CODE_RULE: FieldRule = { name: "twoFACode", what: "the code", max: maxLengthOf(SecondFactorCodeField), optional: true };
@@ -58,7 +60,7 @@ function codeField(errors: FormError[]): Html {
  */
 function loginForm(request: FastifyRequest, values: FormValues, errors: FormError[], providers: Html): Html {
   return html`${form({
-    operation: "loginWithPassword",
+    operation: OPERATIONS.login,
     action: withReturnTo(pagePaths.login, returnToOf(request)),
     submit: "Log in",
     content: html`${field({ name: "email", label: "Email address", type: "email", autocomplete: "username webauthn", value: values.email, errors })}
@@ -87,7 +89,7 @@ ${providers}
 function loginCodeForm(request: FastifyRequest, values: FormValues, errors: FormError[]): Html {
   return html`<p>Your account uses two-factor authentication.</p>
 ${form({
-  operation: "loginWithPassword",
+  operation: OPERATIONS.login,
   action: withReturnTo(pagePaths.login, returnToOf(request)),
   submit: "Verify and log in",
   content: html`${hidden("email", values.email ?? "")}${hidden("password", values.password ?? "")}
@@ -101,7 +103,7 @@ function magicLinkRequestForm(request: FastifyRequest, values: FormValues, error
   const unverified = errors.some((e) => e.code === "email_not_verified");
   return html`<p>We will email you a link that logs you in once, within ${describeDuration(TOKEN_LIFETIMES_MS.magic_login)}.</p>
 ${form({
-  operation: "requestMagicLink",
+  operation: OPERATIONS.requestLink,
   action: withReturnTo(pagePaths.magicLink, returnToOf(request)),
   submit: "Email me a login link",
   content: html`${emailField(values.email, errors)}${botWidget(request.tenant)}`,
@@ -121,7 +123,7 @@ export interface MagicLoginCarried {
   fields: Html;
 }
 
-const CARRIED_BY_LINK: MagicLoginCarried = { operation: "verifyMagicLink", fields: html`` };
+const CARRIED_BY_LINK: MagicLoginCarried = { operation: OPERATIONS.verifyLink, fields: html`` };
 
 /** The second-factor step of a login by link or by its emailed code: the same page for both. */
 export function magicLoginSecondFactorPage(
@@ -149,7 +151,7 @@ export function missingSecondFactorErrors(codeStep: boolean): FormError[] {
 function magicLinkForm(request: FastifyRequest, dead: boolean): Html {
   if (dead) return html`<p><a href="${pagePaths.magicLink}">Request a new login link</a></p>`;
   return html`<p>Press the button to log in.</p>
-${form({ operation: "verifyMagicLink", submit: "Log in", content: botWidget(request.tenant) })}
+${form({ operation: OPERATIONS.verifyLink, submit: "Log in", content: botWidget(request.tenant) })}
 <p><a href="${pagePaths.magicLink}">Request a new login link</a></p>`;
 }
 
@@ -180,7 +182,7 @@ export async function loginPages(app: FastifyInstance, { deps }: PageDeps): Prom
     const values = formValues(request);
     const codeStep = "twoFACode" in values;
     const render = (errors: FormError[]) => (codeStep ? codePage(request, values, errors) : loginPage(request, values, errors));
-    return handleForm(reply, codeStep ? ["twoFACode"] : ["email", "password"], render, async () => {
+    return handleForm(reply, OPERATIONS.login, codeStep ? ["twoFACode"] : ["email", "password"], render, async () => {
       const { email, password, twoFACode } = readFields(values, [EMAIL_RULE, PASSWORD_RULE, CODE_RULE]);
       const result = await loginWithPassword(
         deps,
@@ -213,7 +215,7 @@ export async function loginPages(app: FastifyInstance, { deps }: PageDeps): Prom
       if (error instanceof AuthError && error.code === "rate_limited" && values.email?.trim()) rememberLoginEmail(reply, values.email.trim());
       return page(deps, request, { title: "Email me a login link", body: magicLinkRequestForm(request, values, errors), errors, botGuarded: true });
     };
-    return handleForm(reply, ["email"], render, async () => {
+    return handleForm(reply, OPERATIONS.requestLink, ["email"], render, async () => {
       const { email } = readFields(values, [EMAIL_RULE]);
       await requestMagicLink(deps, request.tenant, { email: email!, botToken: values[BOT] }, contextOf(request));
       rememberLoginEmail(reply, email!);
@@ -236,7 +238,7 @@ export async function loginPages(app: FastifyInstance, { deps }: PageDeps): Prom
         if (codeStep && !dead) return magicLoginSecondFactorPage(deps, request, errors);
         return page(deps, request, { title: "Log in with your link", body: magicLinkForm(request, dead), errors, botGuarded: true });
       };
-      return handleForm(reply, ["twoFACode"], render, async () => {
+      return handleForm(reply, OPERATIONS.verifyLink, ["twoFACode"], render, async () => {
         if (!link) throw new AuthError("invalid_token");
         const { twoFACode } = readFields(values, [CODE_RULE]);
         const result = await verifyMagicLink(deps, request.tenant, { ...link, botToken: values[BOT], twoFACode: twoFACode || undefined }, contextOf(request));

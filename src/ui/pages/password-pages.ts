@@ -21,12 +21,14 @@ import { readLinkParams, tokenPageRoutes } from "./token-page.js";
 const hide = { schema: { hide: true } };
 const EMAIL_RULE: FieldRule = { name: "email", what: "your email address", max: maxLengthOf(EmailField) };
 const NEW_PASSWORD_RULE: FieldRule = { name: "newPassword", what: "a new password", max: maxLengthOf(PasswordField), keepSpaces: true };
+/** What each form posted here names in data-latch-form and gives handleForm: one operation, whose words its 429 takes (hosted-pages.md#refusals). */
+const OPERATIONS = { forgot: "requestPasswordReset", reset: "resetPassword", change: "changePassword" } as const;
 const CURRENT_PASSWORD_RULE: FieldRule = { name: "currentPassword", what: "your current password", max: maxLengthOf(PasswordField), keepSpaces: true };
 
 function forgotForm(request: FastifyRequest, values: FormValues, errors: FormError[]): Html {
   return html`<p>Enter the address you registered with. If it belongs to an account, we will email you a link to set a new password.</p>
 ${form({
-  operation: "requestPasswordReset",
+  operation: OPERATIONS.forgot,
   action: pagePaths.forgotPassword,
   submit: "Email me a reset link",
   content: html`${emailField(values.email, errors)}${botWidget(request.tenant)}`,
@@ -40,12 +42,12 @@ function newPasswordField(errors: FormError[]): Html {
 
 function resetForm(errors: FormError[], usable: boolean): Html {
   if (!usable) return html`<p><a href="${pagePaths.forgotPassword}">Request a new reset link</a></p>`;
-  return form({ operation: "resetPassword", submit: "Set new password", content: newPasswordField(errors) });
+  return form({ operation: OPERATIONS.reset, submit: "Set new password", content: newPasswordField(errors) });
 }
 
 function changeForm(errors: FormError[]): Html {
   return html`${form({
-    operation: "changePassword",
+    operation: OPERATIONS.change,
     action: pagePaths.changePassword,
     submit: "Change password",
     content: html`${field({ name: "currentPassword", label: "Current password", type: "password", autocomplete: "current-password", errors })}
@@ -77,6 +79,7 @@ export async function passwordPages(app: FastifyInstance, { deps }: PageDeps): P
     const values = formValues(request);
     return handleForm(
       reply,
+      OPERATIONS.forgot,
       ["email"],
       (errors) => forgotPage(request, values, errors),
       async () => {
@@ -96,7 +99,7 @@ export async function passwordPages(app: FastifyInstance, { deps }: PageDeps): P
       const values = formValues(request);
       const render = (errors: FormError[], error: unknown) =>
         page(deps, request, { title: "Set a new password", body: resetForm(errors, link !== undefined && !isInvalidToken(error)), errors });
-      return handleForm(reply, ["newPassword"], render, async () => {
+      return handleForm(reply, OPERATIONS.reset, ["newPassword"], render, async () => {
         if (!link) throw new AuthError("invalid_token");
         const { newPassword } = readFields(values, [NEW_PASSWORD_RULE]);
         await resetPassword(deps, request.tenant, { ...link, newPassword: newPassword! }, contextOf(request));
@@ -119,7 +122,7 @@ export async function passwordPages(app: FastifyInstance, { deps }: PageDeps): P
     withSession(deps, request, reply, async (session) => {
       const values = formValues(request);
       const render = (errors: FormError[]) => page(deps, request, { title: "Change your password", body: changeForm(errors), errors, signedIn: true });
-      return handleForm(reply, ["currentPassword", "newPassword"], render, async () => {
+      return handleForm(reply, OPERATIONS.change, ["currentPassword", "newPassword"], render, async () => {
         const { currentPassword, newPassword } = readFields(values, [CURRENT_PASSWORD_RULE, NEW_PASSWORD_RULE]);
         await changePassword(deps, request.tenant, session, { currentPassword: currentPassword!, newPassword: newPassword! }, contextOf(request));
         return reply.redirect(withNotice(pagePaths.account, "password-changed"), 303);

@@ -21,13 +21,20 @@ import { readLinkParams, tokenPageRoutes } from "./token-page.js";
 
 const hide = { schema: { hide: true } };
 const BOT = "bot-challenge-response";
+/** What each form posted here names in data-latch-form and gives handleForm: one operation, whose words its 429 takes (hosted-pages.md#refusals). */
+const OPERATIONS = {
+  register: "registerWithPassword",
+  registerEmailOnly: "registerWithMagicLink",
+  resend: "resendVerification",
+  verifyEmail: "verifyEmail",
+} as const;
 const EMAIL_RULE: FieldRule = { name: "email", what: "your email address", max: maxLengthOf(EmailField) };
 const NAME_RULE: FieldRule = { name: "name", what: "your name", max: maxLengthOf(NameField) };
 const PASSWORD_RULE: FieldRule = { name: "password", what: "a password", max: maxLengthOf(PasswordField), keepSpaces: true };
 
 function registerForm(request: FastifyRequest, values: FormValues, errors: FormError[], providers: Html): Html {
   return html`${form({
-    operation: "registerWithPassword",
+    operation: OPERATIONS.register,
     action: pagePaths.register,
     submit: "Register",
     content: html`${field({ name: "name", label: "Name", autocomplete: "name", value: values.name, errors })}
@@ -43,7 +50,7 @@ ${providers}
 function registerEmailOnlyForm(request: FastifyRequest, values: FormValues, errors: FormError[]): Html {
   return html`<p>You will log in with a one-time link sent to this address, no password needed.</p>
 ${form({
-  operation: "registerWithMagicLink",
+  operation: OPERATIONS.registerEmailOnly,
   action: pagePaths.registerEmailOnly,
   submit: "Register",
   content: html`${field({ name: "name", label: "Name", autocomplete: "name", value: values.name, errors })}
@@ -55,7 +62,7 @@ ${botWidget(request.tenant)}`,
 
 function resendForm(request: FastifyRequest, values: FormValues, errors: FormError[]): Html {
   return html`<p>Enter the address you registered with and we will send the confirmation email again.</p>
-${form({ operation: "resendVerification", submit: "Send the email again", content: html`${emailField(values.email, errors)}${botWidget(request.tenant)}` })}`;
+${form({ operation: OPERATIONS.resend, submit: "Send the email again", content: html`${emailField(values.email, errors)}${botWidget(request.tenant)}` })}`;
 }
 
 /**
@@ -79,7 +86,7 @@ If you did not make it, do not press the button: <a href="${pagePaths.resendVeri
 ${field({ name: "password", label: "Choose a password (optional)", type: "password", autocomplete: "new-password", hint: PASSWORD_HINT, required: false, errors })}`
       : html``;
   return html`${madeBy}<p>Press the button to confirm your email address.</p>
-${form({ operation: "verifyEmail", submit: "Confirm email address", content: choosePassword })}
+${form({ operation: OPERATIONS.verifyEmail, submit: "Confirm email address", content: choosePassword })}
 ${errors.length > 0 ? html`<p><a href="${pagePaths.resendVerification}">Send a new confirmation email</a></p>` : ""}`;
 }
 
@@ -100,6 +107,7 @@ export async function registrationPages(app: FastifyInstance, { deps }: PageDeps
     const values = formValues(request);
     return handleForm(
       reply,
+      OPERATIONS.register,
       ["name", "email", "password"],
       async (errors) =>
         page(deps, request, {
@@ -123,6 +131,7 @@ export async function registrationPages(app: FastifyInstance, { deps }: PageDeps
     const values = formValues(request);
     return handleForm(
       reply,
+      OPERATIONS.registerEmailOnly,
       ["name", "email"],
       (errors) =>
         page(deps, request, { title: "Register with your email only", body: registerEmailOnlyForm(request, values, errors), errors, botGuarded: true }),
@@ -141,6 +150,7 @@ export async function registrationPages(app: FastifyInstance, { deps }: PageDeps
       const values = formValues(request);
       return handleForm(
         reply,
+        OPERATIONS.resend,
         ["email"],
         (errors) => page(deps, request, { title: "Send the confirmation email again", body: resendForm(request, values, errors), errors, botGuarded: true }),
         async () => {
@@ -169,7 +179,7 @@ export async function registrationPages(app: FastifyInstance, { deps }: PageDeps
       const info = await linkInfo(deps, request);
       const render = (errors: FormError[], error: unknown) =>
         page(deps, request, { title: "Confirm your email address", body: verifyEmailForm(errors, link !== undefined && !isInvalidToken(error), info), errors });
-      return handleForm(reply, ["password"], render, async () => {
+      return handleForm(reply, OPERATIONS.verifyEmail, ["password"], render, async () => {
         if (!link) throw new AuthError("invalid_token");
         const offered = info !== undefined && !info.setsPassword;
         const password = offered && values.password ? readFields(values, [PASSWORD_RULE]).password : undefined;

@@ -27,6 +27,14 @@ const hide = { schema: { hide: true } };
 const NAME_RULE: FieldRule = { name: "name", what: "your name", max: maxLengthOf(NameField) };
 const NEW_EMAIL_RULE: FieldRule = { name: "newEmail", what: "the new email address", max: maxLengthOf(EmailField) };
 const PASSWORD_RULE: FieldRule = { name: "password", what: "your password", max: maxLengthOf(PasswordField), keepSpaces: true };
+/** What each form posted here names in data-latch-form and gives handleForm: one operation, whose words its 429 takes (hosted-pages.md#refusals). */
+const OPERATIONS = {
+  name: "updateMe",
+  email: "changeEmail",
+  delete: "deleteAccount",
+  confirmEmailChange: "confirmEmailChange",
+  secureAccount: "secureAccount",
+} as const;
 const CODE_RULE: FieldRule = { name: "twoFACode", what: "a code from your authenticator app", max: maxLengthOf(SecondFactorCodeField) };
 
 export function time(ms: number | string): Html {
@@ -60,7 +68,7 @@ export function readReauth(values: FormValues, me: MeView): Reauthentication {
 function profileBody(me: MeView, errors: FormError[], values: FormValues = {}): Html {
   return html`<h2 id="name-title">Your name</h2>
 ${form({
-  operation: "updateMe",
+  operation: OPERATIONS.name,
   action: pagePaths.accountName,
   labelledBy: "name-title",
   submit: "Save name",
@@ -69,7 +77,7 @@ ${form({
 <h2 id="email-title">Your email address</h2>
 <p>Now: <strong>${me.email}</strong></p>
 ${form({
-  operation: "changeEmail",
+  operation: OPERATIONS.email,
   action: pagePaths.accountEmail,
   labelledBy: "email-title",
   submit: "Send a confirmation link",
@@ -119,7 +127,7 @@ ${endOthers}
 
 function deleteBody(me: MeView, errors: FormError[]): Html {
   return html`<p>This deletes your account and everything we hold about it: your sessions, your sign-in history and your settings. It cannot be undone.</p>
-${form({ operation: "deleteAccount", action: pagePaths.accountDelete, submit: "Delete my account", submitClass: "danger", content: reauthFields(me, errors) })}
+${form({ operation: OPERATIONS.delete, action: pagePaths.accountDelete, submit: "Delete my account", submitClass: "danger", content: reauthFields(me, errors) })}
 <p><a href="${pagePaths.account}">Keep my account</a></p>`;
 }
 
@@ -140,6 +148,7 @@ export async function selfServicePages(app: FastifyInstance, { deps }: PageDeps)
       const profile = await me(request, session);
       return handleForm(
         reply,
+        OPERATIONS.name,
         ["name"],
         (errors) => show(request, "Name and email", profileBody(profile, errors, values), errors),
         async () => {
@@ -157,6 +166,7 @@ export async function selfServicePages(app: FastifyInstance, { deps }: PageDeps)
       const profile = await me(request, session);
       return handleForm(
         reply,
+        OPERATIONS.email,
         ["newEmail", "password", "twoFACode"],
         (errors) => show(request, "Name and email", profileBody(profile, errors, values), errors),
         async () => {
@@ -209,6 +219,7 @@ export async function selfServicePages(app: FastifyInstance, { deps }: PageDeps)
       const profile = await me(request, session);
       return handleForm(
         reply,
+        OPERATIONS.delete,
         ["password", "twoFACode"],
         (errors) => show(request, "Delete your account", deleteBody(profile, errors), errors),
         async () => {
@@ -224,7 +235,7 @@ export async function selfServicePages(app: FastifyInstance, { deps }: PageDeps)
   const emailChangeForm = (errors: FormError[], alive: boolean) =>
     alive
       ? form({
-          operation: "confirmEmailChange",
+          operation: OPERATIONS.confirmEmailChange,
           submit: "Confirm my new email address",
           content: html`<p>Open this page only if you asked to change the email address of your account.</p>`,
         })
@@ -235,7 +246,7 @@ export async function selfServicePages(app: FastifyInstance, { deps }: PageDeps)
       const link = readLinkParams(request);
       const render = (errors: FormError[], error: unknown) =>
         page(deps, request, { title: "Confirm your new email address", body: emailChangeForm(errors, link !== undefined && !isInvalidToken(error)), errors });
-      return handleForm(reply, [], render, async () => {
+      return handleForm(reply, OPERATIONS.confirmEmailChange, [], render, async () => {
         if (!link) throw new AuthError("invalid_token");
         const session = await findSession(deps, request);
         const keep = session && session.data.recordId === link.recordId ? session.idHash : undefined;
@@ -250,7 +261,7 @@ export async function selfServicePages(app: FastifyInstance, { deps }: PageDeps)
       ? html`<p>If you did not do what the email told you about, someone else may be using your account. \
 This signs you out everywhere, cancels every link we sent, and asks for a new password at your next login. \
 If your email address was changed, you get it back.</p>
-${form({ operation: "secureAccount", submit: "Secure my account", submitClass: "danger", content: html`` })}`
+${form({ operation: OPERATIONS.secureAccount, submit: "Secure my account", submitClass: "danger", content: html`` })}`
       : html`<p>${errors.length > 0 ? "" : "This link no longer works."} \
 If you still think someone else uses your account, <a href="${pagePaths.forgotPassword}">reset your password</a>.</p>`;
   tokenPageRoutes(app, "secure-account", {
@@ -259,7 +270,7 @@ If you still think someone else uses your account, <a href="${pagePaths.forgotPa
       const link = readLinkParams(request);
       const render = (errors: FormError[], error: unknown) =>
         page(deps, request, { title: "This wasn't me", body: secureForm(errors, link !== undefined && !isInvalidToken(error)), errors });
-      return handleForm(reply, [], render, async () => {
+      return handleForm(reply, OPERATIONS.secureAccount, [], render, async () => {
         if (!link) throw new AuthError("invalid_token");
         const { emailNotRestored, email } = await secureAccount(deps, request.tenant, link, contextOf(request));
         clearSessionCookie(reply);
