@@ -12,12 +12,13 @@ import assert from "node:assert/strict";
 import { mkdirSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { test } from "node:test";
-import type { CDPSession, Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import { totpAt } from "../support/totp.js";
 import { describeViolations, findA11yViolations } from "./support/a11y.js";
 import { callApi, E2E_PASSWORD, registerDevMember, signInDevMember, solveBotChallenge, waitForEmail } from "./support/dev-api.js";
 import { giveSessionCookie, heading } from "./support/journey.js";
 import { useE2eSuite } from "./support/suite.js";
+import { addVirtualAuthenticator } from "./support/webauthn.js";
 
 const suite = useE2eSuite("walk");
 const WALK_TIMEOUT = { timeout: 300_000 };
@@ -41,20 +42,6 @@ async function shoot(page: Page, dir: string, name: string): Promise<void> {
     return [root.scrollWidth, root.clientWidth];
   });
   assert.ok(scrollWidth <= clientWidth, `${name} scrolls sideways: ${scrollWidth} px of content in ${clientWidth} px`);
-}
-
-async function addVirtualAuthenticator(cdp: CDPSession): Promise<void> {
-  await cdp.send("WebAuthn.enable", { enableUI: false });
-  await cdp.send("WebAuthn.addVirtualAuthenticator", {
-    options: {
-      protocol: "ctap2",
-      transport: "internal",
-      hasResidentKey: true,
-      hasUserVerification: true,
-      isUserVerified: true,
-      automaticPresenceSimulation: true,
-    },
-  });
 }
 
 for (const viewport of WIDTHS) {
