@@ -65,7 +65,9 @@ test("register, verify, log in, change password, enrol 2FA, log out, log in with
   // D30: turning it on re-authenticates; the page asks for the password at this first step.
   assertErrorSummary(assertPage(await postForm(h, "/ui/two-factor/setup", {}, { cookie }), 400), /href="#password"/);
   assertErrorSummary(assertPage(await postForm(h, "/ui/two-factor/setup", { password: STRONG_PASSWORD }, { cookie }), 401), /href="#password"/);
-  const setup = assertPage(await postForm(h, "/ui/two-factor/setup", { password: OTHER_STRONG_PASSWORD }, { cookie }));
+  // hosted-pages.md#two-factor-setup-by-get: post, redirect, get.
+  assertSeeOther(await postForm(h, "/ui/two-factor/setup", { password: OTHER_STRONG_PASSWORD }, { cookie }), "/ui/two-factor/setup");
+  const setup = assertPage(await getPage(h, "/ui/two-factor/setup", { cookie }));
   assert.match(setup, /<img class="qr" src="data:image\/png;base64,[A-Za-z0-9+/=]+" alt="[^"]+">/);
   const secret = /<code class="secret" id="totp-secret">([A-Z2-7]+)<\/code>/.exec(setup)![1]!;
   const wrongCode = assertPage(await postForm(h, "/ui/two-factor/enable", { secret, code: "000000" }, { cookie }), 401);

@@ -220,6 +220,35 @@ test("recovery codes: post, redirect, get; shown once to this session, never in 
   }
 });
 
+test("2FA set-up: post, redirect, get; the page is drawn from this session's stored enrolment, never the URL, and is gone once 2FA is on", async () => {
+  const email = "setup.by.get@example.org";
+  const { cookie } = await member(email);
+  // No enrolment yet: the 2FA page, where it starts.
+  assertSeeOther(await getPage(h, "/ui/two-factor/setup", { cookie }), "/ui/two-factor");
+
+  const res = await postForm(h, "/ui/two-factor/setup", { password: STRONG_PASSWORD }, { cookie });
+  assertSeeOther(res, "/ui/two-factor/setup");
+  const setup = assertPage(await getPage(h, "/ui/two-factor/setup", { cookie }));
+  assert.match(setup, /<h1>Set up two-factor authentication<\/h1>/);
+  assert.match(setup, /<img class="qr" src="data:image\/png;base64,[A-Za-z0-9+/=]+" alt="[^"]+">/);
+  const secret = /<code class="secret" id="totp-secret">([A-Z2-7]+)<\/code>/.exec(setup)![1]!;
+  assert.ok(!String(res.headers.location).includes(secret) && res.headers["set-cookie"] === undefined, "the secret rides in no URL and no cookie");
+  // Back or a reload is a GET that shows the same enrolment (the app's account stays valid).
+  assert.equal(/id="totp-secret">([A-Z2-7]+)</.exec(assertPage(await getPage(h, "/ui/two-factor/setup", { cookie })))?.[1], secret);
+
+  // Another session of the same member neither sees nor finishes this one's enrolment.
+  const other = await loginCookie(h, email, STRONG_PASSWORD, { ip: nextIp() });
+  assertSeeOther(await getPage(h, "/ui/two-factor/setup", { cookie: other }), "/ui/two-factor");
+
+  h.clock.advance(30 * SECOND);
+  assertSeeOther(await postForm(h, "/ui/two-factor/enable", { code: totpAt(secret, h.clock.now()) }, { cookie }), "/ui/two-factor/recovery-codes");
+  // 2FA on: Back to the set-up page shows no key again, only the 2FA page.
+  const after = await getPage(h, "/ui/two-factor/setup", { cookie });
+  assertSeeOther(after, "/ui/two-factor");
+  assert.ok(!after.body.includes(secret), "the key is not shown again");
+  assert.match(assertPage(await getPage(h, "/ui/two-factor", { cookie })), /Two-factor authentication is on\./);
+});
+
 test("a recovery codes' view is over after 5 minutes, even unused", async () => {
   const { cookie } = await member("codes.late@example.org");
   const { secret } = await enrolTwoFactor(h, cookie);

@@ -10,10 +10,11 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type { BrowserContext, CDPSession } from "playwright-core";
-import { E2E_PASSWORD, signInDevMember, verifiedDevMember, waitForEmail } from "./support/dev-api.js";
-import { giveSessionCookie, heading, pressButton, step } from "./support/journey.js";
+import type { BrowserContext } from "playwright-core";
+import { E2E_PASSWORD, waitForEmail } from "./support/dev-api.js";
+import { heading, openSignedInPage, pressButton, step } from "./support/journey.js";
 import { useE2eSuite } from "./support/suite.js";
+import { addVirtualAuthenticator } from "./support/webauthn.js";
 
 const suite = useE2eSuite("hosted-passkeys");
 const FLOW_TIMEOUT = { timeout: 240_000 };
@@ -27,29 +28,12 @@ async function assertSignedIn(context: BrowserContext): Promise<void> {
   assert.equal((await fetch(`${suite.server.baseURL}/auth/session`, { headers: { cookie: `session_id=${cookie}` } })).status, 200);
 }
 
-/** A platform authenticator in this page's browser: resident keys, user verification that always passes. */
-async function addVirtualAuthenticator(cdp: CDPSession): Promise<string> {
-  await cdp.send("WebAuthn.enable", { enableUI: false });
-  const { authenticatorId } = await cdp.send("WebAuthn.addVirtualAuthenticator", {
-    options: {
-      protocol: "ctap2",
-      transport: "internal",
-      hasResidentKey: true,
-      hasUserVerification: true,
-      isUserVerified: true,
-      automaticPresenceSimulation: true,
-    },
-  });
-  return authenticatorId;
-}
-
 test(
   "add a passkey, log out, sign in with it by the button and by autofill, remove it: the real ceremony with a virtual authenticator",
   FLOW_TIMEOUT,
   async (t) => {
     const email = "grace.passkey@example.org";
-    await verifiedDevMember(suite.server, email, "Grace Hopper");
-    const { context, page, problems } = await suite.openPage(t);
+    const { context, page, problems } = await openSignedInPage(suite, t, { email, name: "Grace Hopper" });
     // The refused passkey login at the end is answered 401 on purpose, which Chromium logs.
     problems.allow(/status of 401 \(Unauthorized\)/);
     const cdp = await context.newCDPSession(page);
@@ -59,7 +43,6 @@ test(
       if ((globalThis as unknown as { location: { search: string } }).location.search.includes(flag) && credential)
         credential.isConditionalMediationAvailable = async () => false;
     }, NO_AUTOFILL);
-    await giveSessionCookie(context, suite.server, await signInDevMember(suite.server, email));
 
     await page.goto("/ui/account");
     await page.getByRole("link", { name: "Passkeys: sign in without a password" }).click();

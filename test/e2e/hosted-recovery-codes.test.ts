@@ -8,23 +8,16 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { Page } from "playwright-core";
-import { totpAt } from "../support/totp.js";
-import { E2E_PASSWORD, signInDevMember, verifiedDevMember } from "./support/dev-api.js";
-import { giveSessionCookie, heading, pressButton, step } from "./support/journey.js";
+import type { PageBox as Box } from "./support/dom.js";
+import { openSignedInPage, pressButton, step } from "./support/journey.js";
 import { useE2eSuite } from "./support/suite.js";
+import { readRecoveryCodes, turnOnTwoFactorByPages } from "./support/two-factor.js";
 
 const suite = useE2eSuite("hosted-recovery-codes");
 const PHONE_WIDTHS = [360, 320];
 /** The number and its code must not touch: at least this many pixels between them. */
 const MIN_GAP_PX = 4;
 
-interface Box {
-  left: number;
-  right: number;
-  top: number;
-  bottom: number;
-  width: number;
-}
 interface CodeRow {
   text: string;
   number: Box | null;
@@ -111,30 +104,13 @@ async function checkOnPhones(page: Page, codes: string[], name: string): Promise
   }
 }
 
-async function readCodes(page: Page): Promise<string[]> {
-  await heading(page, "Save your recovery codes");
-  return (await page.getByRole("list", { name: "Recovery codes" }).locator("code").allInnerTexts()).map((c) => c.trim());
-}
-
 test(
   "the recovery codes fit a 360 and a 320 px phone screen: one line per code, numbers beside them, no sideways scroll; after enabling 2FA and after new codes",
   { timeout: 120_000 },
   async (t) => {
-    const email = "dorothy.vaughan@example.org";
-    await verifiedDevMember(suite.server, email, "Dorothy Vaughan");
-    const { context, page } = await suite.openPage(t);
-    await giveSessionCookie(context, suite.server, await signInDevMember(suite.server, email));
+    const { page } = await openSignedInPage(suite, t, { email: "dorothy.vaughan@example.org", name: "Dorothy Vaughan" });
     await page.setViewportSize({ width: 360, height: 800 });
-
-    await page.goto("/ui/two-factor");
-    // D30: turning 2FA on re-authenticates, and the page asks at this first step.
-    await page.getByLabel("Password").fill(E2E_PASSWORD);
-    await pressButton(page, "Set up two-factor authentication");
-    await heading(page, "Set up two-factor authentication");
-    const secret = (await page.locator("#totp-secret").innerText()).trim();
-    await page.getByRole("textbox", { name: "Code from your authenticator app" }).fill(totpAt(secret, Date.now()));
-    await pressButton(page, "Turn on two-factor authentication");
-    const codes = await readCodes(page);
+    const { codes } = await turnOnTwoFactorByPages(page);
     assert.equal(codes.length, 10);
     assert.ok(
       codes.every((c) => /^[a-z0-9]{4}(-[a-z0-9]{4}){3}$/.test(c)),
@@ -147,7 +123,7 @@ test(
     await page.goto("/ui/two-factor");
     await page.getByRole("textbox", { name: "Code from your authenticator app" }).fill(codes[0]!);
     await pressButton(page, "Get new recovery codes");
-    const newCodes = await readCodes(page);
+    const newCodes = await readRecoveryCodes(page);
     assert.equal(newCodes.length, 10);
     await page.getByText("You have new recovery codes. Your old ones no longer work.").waitFor();
     await checkOnPhones(page, newCodes, "new recovery codes");

@@ -9,8 +9,8 @@ import { test } from "node:test";
 import type { Page } from "playwright-core";
 import { findA11yViolations, describeViolations } from "./support/a11y.js";
 import { saveStep } from "./support/artifacts.js";
-import { signInDevMember, verifiedDevMember } from "./support/dev-api.js";
-import { giveSessionCookie, heading } from "./support/journey.js";
+import type { PageBox as Box } from "./support/dom.js";
+import { heading, openSignedInPage } from "./support/journey.js";
 import { useE2eSuite } from "./support/suite.js";
 
 const suite = useE2eSuite("mobile-layout");
@@ -18,14 +18,6 @@ const FLOW_TIMEOUT = { timeout: 180_000 };
 export const PHONE = { width: 390, height: 844 };
 export const DESKTOP = { width: 1280, height: 800 };
 
-interface Box {
-  left: number;
-  right: number;
-  top: number;
-  bottom: number;
-  width: number;
-  height: number;
-}
 interface Term {
   term: string;
   dt: Box;
@@ -78,10 +70,7 @@ test(
   "at 390 px the account page puts each label above its value, at the content's width, the email on one line; desktop keeps two columns",
   FLOW_TIMEOUT,
   async (t) => {
-    const email = "ada.lovelace@example.org";
-    await verifiedDevMember(suite.server, email, "Ada Lovelace");
-    const { context, page } = await suite.openPage(t);
-    await giveSessionCookie(context, suite.server, await signInDevMember(suite.server, email));
+    const { page } = await openSignedInPage(suite, t, { email: "ada.lovelace@example.org", name: "Ada Lovelace" });
 
     await page.setViewportSize(PHONE);
     await page.goto("/ui/account");

@@ -2,18 +2,19 @@
  * Issue 34 in Chromium with JavaScript (the script sends the forms through the API): a refusal says
  * why, for how long and what can be done now (hosted-pages.md#refusals); the 2FA step leaves the
  * first step's notice and fields behind; Back from the recovery codes asks to resend nothing and
- * shows no code again (hosted-pages.md#recovery-codes-once). The same pages without JavaScript are
+ * shows no code again (hosted-pages.md#recovery-codes-once), nor, further back, the 2FA key
+ * (hosted-pages.md#two-factor-setup-by-get). The same pages without JavaScript are
  * in test/ui-refusals.test.ts (the dev tenant's ALTCHA needs JavaScript). Screenshots go to
  * test-artifacts/e2e/refusals/.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { Page } from "playwright-core";
-import { totpAt } from "../support/totp.js";
 import { solveAltchaWidget } from "./support/altcha.js";
-import { E2E_PASSWORD, signInDevMember, verifiedDevMember, verifiedDevMemberWithTwoFactor } from "./support/dev-api.js";
-import { giveSessionCookie, heading, pressButton, step } from "./support/journey.js";
+import { E2E_PASSWORD, verifiedDevMemberWithTwoFactor } from "./support/dev-api.js";
+import { heading, openSignedInPage, step } from "./support/journey.js";
 import { useE2eSuite } from "./support/suite.js";
+import { turnOnTwoFactorByPages } from "./support/two-factor.js";
 
 const suite = useE2eSuite("refusals");
 const TIMEOUT = { timeout: 180_000 };
@@ -97,20 +98,9 @@ test("the 2FA step with JavaScript leaves the old notice and the email and passw
 });
 
 test("Back from the recovery codes: no form-resubmission page, and the codes are not shown again", TIMEOUT, async (t) => {
-  const email = "christine.darden@example.org";
-  await verifiedDevMember(suite.server, email, "Christine Darden");
-  const { context, page } = await suite.openPage(t);
-  await giveSessionCookie(context, suite.server, await signInDevMember(suite.server, email));
-  await page.goto("/ui/two-factor");
-  await page.getByLabel("Password").fill(E2E_PASSWORD);
-  await pressButton(page, "Set up two-factor authentication");
-  await heading(page, "Set up two-factor authentication");
-  const secret = (await page.locator("#totp-secret").innerText()).trim();
-  await page.getByRole("textbox", { name: "Code from your authenticator app" }).fill(totpAt(secret, Date.now()));
-  await pressButton(page, "Turn on two-factor authentication");
-  await heading(page, "Save your recovery codes");
+  const { page } = await openSignedInPage(suite, t, { email: "christine.darden@example.org", name: "Christine Darden" });
+  const { codes } = await turnOnTwoFactorByPages(page);
   assert.equal(new URL(page.url()).pathname, "/ui/two-factor/recovery-codes", "the codes' page is a GET (post, redirect, get)");
-  const codes = (await page.getByRole("list", { name: "Recovery codes" }).locator("code").allInnerTexts()).map((c) => c.trim());
   assert.equal(codes.length, 10);
   assert.ok(codes.every((code) => !page.url().includes(code)));
 
@@ -128,6 +118,27 @@ test("Back from the recovery codes: no form-resubmission page, and the codes are
   await page.getByRole("link", { name: "Get new recovery codes" }).click();
   await heading(page, "Two-factor authentication");
 });
+
+test(
+  "Back twice from the recovery codes: the set-up page was a GET, so nothing asks to be resent, and with 2FA on no key is shown again",
+  TIMEOUT,
+  async (t) => {
+    // hosted-pages.md#two-factor-setup-by-get: before it, the first Back landed on the set-up POST's answer (the resubmission page).
+    const { page } = await openSignedInPage(suite, t, { email: "annie.easley@example.org", name: "Annie Easley" });
+    const { secret, codes } = await turnOnTwoFactorByPages(page);
+    for (const back of ["set-up page", "page set-up started from"]) {
+      const response = await page.goBack();
+      assert.equal(response?.status(), 200, `Back to the ${back} loads a page, without asking to send a form`);
+      await heading(page, "Two-factor authentication");
+      assert.equal(new URL(page.url()).pathname, "/ui/two-factor");
+      const main = await page.locator("main").innerText();
+      assert.match(main, /Two-factor authentication is on\./);
+      assert.equal(await page.locator("#totp-secret").count(), 0, `no key on the ${back}`);
+      assert.ok(!main.includes(secret) && codes.every((code) => !main.includes(code)), `neither the key nor a code on the ${back}`);
+    }
+    await step(page, "back twice from the recovery codes");
+  },
+);
 
 // Last: it spends this address's registrations for the hour (the tests above register through the API from it too).
 test("dev mode refuses a registration past the limit with JavaScript: the limits, the wait, and the setting that lifts them", TIMEOUT, async (t) => {

@@ -211,6 +211,8 @@ export async function accountPages(app: FastifyInstance, { deps }: PageDeps): Pr
 
   const overview = async (request: FastifyRequest, session: ActiveSession, errors: FormError[]) =>
     show(request, "Two-factor authentication", twoFactorOverview(session, await hasPasswordOf(deps, request, session), errors), errors);
+  const enrolment = (request: FastifyRequest, setup: TwoFactorSetup, errors: FormError[]) =>
+    show(request, "Set up two-factor authentication", enableForm(setup, errors), errors);
 
   app.get(pagePaths.twoFactor, hide, async (request, reply) =>
     withSession(deps, request, reply, async (session) =>
@@ -236,10 +238,21 @@ export async function accountPages(app: FastifyInstance, { deps }: PageDeps): Pr
           ]);
           // An empty field is no password (400, "enter your password"), never a wrong one that counts towards the lockout.
           const input = { password: password || undefined };
-          const setup = await setUpTwoFactor(deps, request.tenant, session, input, contextOf(request), { requireReauthentication: true });
-          return sendPage(reply, 200, show(request, "Set up two-factor authentication", enableForm(setup, [])));
+          await setUpTwoFactor(deps, request.tenant, session, input, contextOf(request), { requireReauthentication: true });
+          return reply.redirect(pagePaths.twoFactorSetup, 303);
         },
       );
+    }),
+  );
+
+  // hosted-pages.md#two-factor-setup-by-get: post, redirect, get. The page is drawn from the stored
+  // enrolment, so Back or a reload asks to resend nothing and the secret never rides in a URL; once
+  // 2FA is on, or with no enrolment of this session's, there is nothing to show: the 2FA page.
+  app.get(pagePaths.twoFactorSetup, hide, async (request, reply) =>
+    withSession(deps, request, reply, async (session) => {
+      const pending = await pendingTwoFactorSetup(deps, request.tenant, session);
+      if (!pending) return reply.redirect(pagePaths.twoFactor, 303);
+      return sendPage(reply, 200, enrolment(request, pending, []));
     }),
   );
 
@@ -250,7 +263,7 @@ export async function accountPages(app: FastifyInstance, { deps }: PageDeps): Pr
       // pending secret (never one posted back): the member retries with the account their app has.
       const render = async (errors: FormError[]) => {
         const pending = await pendingTwoFactorSetup(deps, request.tenant, session);
-        return pending ? show(request, "Set up two-factor authentication", enableForm(pending, errors), errors) : overview(request, session, errors);
+        return pending ? enrolment(request, pending, errors) : overview(request, session, errors);
       };
       return handleForm(reply, "enableTwoFactor", ["code"], render, async () => {
         const { code } = readFields(values, [CODE_RULE]);

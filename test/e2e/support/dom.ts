@@ -27,6 +27,16 @@ export interface CspEvent {
   documentURI: string;
 }
 
+/** An element's box (getBoundingClientRect, a range's getClientRects), in CSS pixels of the viewport. */
+export interface PageBox {
+  left: number;
+  right: number;
+  top: number;
+  bottom: number;
+  width: number;
+  height: number;
+}
+
 export interface PageWindow {
   document: {
     activeElement: PageElement | null;
