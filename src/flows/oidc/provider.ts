@@ -360,9 +360,6 @@ function buildConfiguration(deps: Deps, entry: { tenant: Tenant }, module: OidcP
   const tenant = entry.tenant;
   const { Check, Prompt, base } = module.interactionPolicy;
   const policy = base();
-  // decisions.md#openid-provider-interaction: the Latch session decides every authorization. The
-  // provider's own session is reused for a client only while the grant it holds for that client is
-  // bound to the request's live Latch session; otherwise the interaction runs (and asks the Latch session).
   // decisions.md#openid-provider-interaction: under prompt=none, signs the Latch session's member in before the login
   // prompt. A prompt of its own, first in the policy: the checks of one prompt start together, the prompts one by one.
   const signedInSilently = new WeakSet<object>();
