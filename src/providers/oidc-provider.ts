@@ -52,6 +52,12 @@ export interface OidcPrompt {
   checks: { add(check: OidcCheck): void };
 }
 
+/** The part of the library's context a check reads (flows/oidc/provider.ts `KoaLike` types more of it). */
+export interface OidcCheckContext {
+  oidc: { result?: InteractionResult };
+}
+type OidcCheckFunction = (ctx: OidcCheckContext) => boolean | Promise<boolean>;
+
 export interface OidcProvider {
   readonly issuer: string;
   /** A node request handler for the whole provider (discovery, authorization, token, JWKS…), paths as the issuer's, without its path. */
@@ -76,8 +82,11 @@ export interface OidcProviderModule {
   createMemoryAdapter: () => unknown;
   Provider: new (issuer: string, configuration: Record<string, unknown>) => OidcProvider;
   interactionPolicy: {
-    base(): { get(name: string): OidcPrompt | undefined };
-    Check: (new (reason: string, description: string, check: (ctx: { oidc: { result?: InteractionResult } }) => boolean | Promise<boolean>) => OidcCheck) & {
+    base(): { get(name: string): OidcPrompt | undefined; add(prompt: OidcPrompt, index?: number): void };
+    /** A prompt of the policy; one not `requestable` is never named in `prompt` and only runs its checks, in the policy's order. */
+    Prompt: new (options: { name: string; requestable: boolean }, ...checks: OidcCheck[]) => OidcPrompt;
+    /** `error` is what `prompt=none` answers when the check asks for the prompt; without it, the prompt's own when made with it, else `interaction_required`. */
+    Check: (new (reason: string, description: string, ...rest: [check: OidcCheckFunction] | [error: string, check: OidcCheckFunction]) => OidcCheck) & {
       REQUEST_PROMPT: boolean;
       NO_NEED_TO_PROMPT: boolean;
     };

@@ -62,6 +62,41 @@ export async function mustSignInAgain(deps: Deps, tenant: Tenant, details: Inter
   return true;
 }
 
+/** The login of a Latch session, as the provider keeps it: its member, its `amr`, its sign-in time (seconds). */
+function loginOf(session: Pick<ActiveSession, "memberId" | "amr" | "createdAt">): NonNullable<InteractionResult["login"]> {
+  return {
+    accountId: String(session.memberId),
+    amr: session.amr.length > 0 ? [...session.amr] : undefined,
+    ts: Math.floor(session.createdAt / 1000),
+    remember: true,
+  };
+}
+
+/**
+ * A new Grant to the client of `scopes` (and `claims`), bound to this Latch session; undefined (and no grant) when the
+ * session ended between reading it and now, as there is nothing to bind to.
+ */
+async function grantBoundToSession(
+  deps: Deps,
+  tenant: Tenant,
+  provider: Pick<OidcProvider, "Grant">,
+  clientId: string,
+  consented: { scopes: string[]; claims?: string[] },
+  session: Pick<ActiveSession, "memberId" | "idHash">,
+): Promise<string | undefined> {
+  const grant = new provider.Grant({ accountId: String(session.memberId), clientId });
+  if (consented.scopes.length > 0) grant.addOIDCScope(consented.scopes.join(" "));
+  if (consented.claims && consented.claims.length > 0) grant.addOIDCClaims(consented.claims);
+  // The access token's resource (decisions.md#openid-provider-access-tokens) gets the same scopes, so one visit grants both:
+  // the login prompt, usually first, names no missing resource scopes.
+  const resourceScopes = consented.scopes.filter((scope) => scope !== "offline_access");
+  if (resourceScopes.length > 0) grant.addResourceScope(accessTokenAudience(deps, tenant), resourceScopes.join(" "));
+  const grantId = await grant.save();
+  if (await deps.store.oauth.bindGrant(tenant.id, sha256Hex(grantId), session.idHash, session.memberId)) return grantId;
+  await deps.store.oauth.revokeGrant(tenant.id, sha256Hex(grantId));
+  return undefined;
+}
+
 /** The member consented (or the client is first-party): a grant of what was asked, bound to this Latch session, and the login. */
 export async function approveInteraction(
   deps: Deps,
@@ -71,24 +106,44 @@ export async function approveInteraction(
   request: ConsentRequest,
   session: ActiveSession,
 ): Promise<InteractionResult> {
-  const accountId = String(session.memberId);
-  const grant = new provider.Grant({ accountId, clientId: request.client.clientId });
-  if (request.scopes.length > 0) grant.addOIDCScope(request.scopes.join(" "));
-  if (details.prompt.details.missingOIDCClaims) grant.addOIDCClaims(details.prompt.details.missingOIDCClaims);
-  // The access token's resource (decisions.md#openid-provider-access-tokens) gets the same scopes, so one visit grants both:
-  // the login prompt, usually first, names no missing resource scopes.
-  const resourceScopes = request.scopes.filter((scope) => scope !== "offline_access");
-  if (resourceScopes.length > 0) grant.addResourceScope(accessTokenAudience(deps, tenant), resourceScopes.join(" "));
-  const grantId = await grant.save();
-  // The session may have ended between reading it and now: then there is nothing to bind to, and no grant.
-  if (!(await deps.store.oauth.bindGrant(tenant.id, sha256Hex(grantId), session.idHash, session.memberId))) {
-    await deps.store.oauth.revokeGrant(tenant.id, sha256Hex(grantId));
-    throw new AuthError("unauthorized");
-  }
-  return {
-    login: { accountId, amr: session.amr.length > 0 ? [...session.amr] : undefined, ts: Math.floor(session.createdAt / 1000), remember: true },
-    consent: { grantId },
-  };
+  const consented = { scopes: request.scopes, claims: details.prompt.details.missingOIDCClaims };
+  const grantId = await grantBoundToSession(deps, tenant, provider, request.client.clientId, consented, session);
+  if (!grantId) throw new AuthError("unauthorized");
+  return { login: loginOf(session), consent: { grantId } };
+}
+
+/** What a silent authorization request (`prompt=none`) asks for, as the library parsed it. */
+export interface SilentRequest {
+  clientId: string;
+  /** The scope parameter after the library's checks (it drops `offline_access` under `prompt=none`). */
+  scope: string | undefined;
+  claims: string[];
+  maxAge: unknown;
+}
+
+/**
+ * decisions.md#openid-provider-interaction: `prompt=none` answered from the live Latch session without a page. The
+ * login is the session's, as after the interaction; a first-party client's standing consent is a new Grant of what it
+ * asked, bound to the session (`grantId`); a third-party client gets none here, so the library answers
+ * `consent_required` unless the provider's session already holds its consent. Undefined when there is no login to
+ * give (a session older than `max_age`, a client gone, a session ended meanwhile): the library answers `login_required`.
+ */
+export async function approveSilentSignIn(
+  deps: Deps,
+  tenant: Tenant,
+  provider: Pick<OidcProvider, "Grant">,
+  request: SilentRequest,
+  session: ActiveSession,
+): Promise<{ login: NonNullable<InteractionResult["login"]>; grantId?: string } | undefined> {
+  // prompt=login can't come with none (the library refuses it); max_age is held against the session's age, as mustSignInAgain does.
+  if (isTooOld(deps, session.createdAt, request.maxAge)) return undefined;
+  const client = await deps.store.oauthClients.findClient(tenant.id, request.clientId);
+  if (!client) return undefined;
+  if (!client.firstParty) return { login: loginOf(session) };
+  const asked = new Set((request.scope ?? "").split(" "));
+  const consented = { scopes: SCOPES.filter((scope) => asked.has(scope)), claims: request.claims };
+  const grantId = await grantBoundToSession(deps, tenant, provider, client.clientId, consented, session);
+  return grantId ? { login: loginOf(session), grantId } : undefined;
 }
 
 export function denyInteraction(): InteractionResult {

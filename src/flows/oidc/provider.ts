@@ -17,8 +17,9 @@ import { OidcAdapter, type OidcPayload } from "../../store/oidc.js";
 import type { OauthClientRecord } from "../../store/oauth-clients.js";
 import { loadOidcProvider, type OidcProvider, type OidcProviderModule } from "../../providers/oidc-provider.js";
 import { SIGNING_KEY_RECHECK_MS } from "../../rules.js";
-import { sessionTtlSeconds } from "../kernel/sessions.js";
+import { sessionTtlSeconds, type ActiveSession } from "../kernel/sessions.js";
 import { isPrivateUseUri } from "./client-input.js";
+import { approveSilentSignIn } from "./interaction.js";
 import { issuerOf } from "./issuer.js";
 import { signingKeyCache, signingKeySet } from "./signing-keys.js";
 
@@ -74,6 +75,8 @@ export interface LatchRequestContext {
   tenant: Tenant;
   /** The live Latch session of the request's cookie, read by the login prompt's check. */
   session: { memberId: number; idHash: string } | undefined;
+  /** The same Latch session read again now (live, its member not locked): a silent sign-in re-checks it at the moment it signs in. */
+  findLatchSession(): Promise<ActiveSession | undefined>;
   endLatchSession(): Promise<void>;
 }
 
@@ -87,9 +90,27 @@ interface KoaLike {
     route?: string;
     params?: Record<string, unknown>;
     client?: { clientName?: string; clientId: string; clientAuthMethod: string };
-    session?: { accountId?: string; grantIdFor?(clientId: string): string | undefined };
+    session?: ProviderSession;
     result?: { login?: unknown };
+    prompts?: Set<string>;
+    requestParamClaims?: Set<string>;
+    requestParamOIDCScopes?: Set<string>;
+    /** The grant the library loaded for the request (the provider session's for this client, or a new empty one). */
+    grant?: { getOIDCScopeFiltered(filter: Set<string>): string };
+    provider?: { Grant: OidcProvider["Grant"] & { find(id: string): Promise<object | undefined> } };
+    entity?(name: "Account" | "Grant", value: object): void;
   };
+}
+
+/** The library's session model (its `_session` cookie), as far as the login-prompt checks read and sign it in. */
+interface ProviderSession {
+  accountId?: string;
+  /** True while nothing of it was stored yet. */
+  new?: boolean;
+  grantIdFor?(clientId: string, grantId?: string): string | undefined;
+  ensureClientContainer(clientId: string): void;
+  loginAccount(login: { accountId: string; loginTs?: number; amr?: string[]; transient: boolean }): void;
+  resetIdentifier(): void;
 }
 
 export interface CachedProvider {
@@ -280,25 +301,93 @@ async function introspectJwtAccessToken(
   };
 }
 
+/** Whether the grant is bound to this Latch session (decisions.md#openid-provider-interaction). */
+async function grantBoundTo(deps: Deps, tenant: Tenant, grantId: string, sessionIdHash: string): Promise<boolean> {
+  return (await deps.store.oauth.grantSessionHash(tenant.id, sha256Hex(grantId))) === sessionIdHash;
+}
+
+/** Whether the grant the library loaded for the request holds every OpenID scope it asks, read with the library's own filter. */
+function grantHoldsScopes(oidc: NonNullable<KoaLike["oidc"]>): boolean {
+  const asked = oidc.requestParamOIDCScopes ?? new Set<string>();
+  const held = new Set(oidc.grant?.getOIDCScopeFiltered(asked).split(" "));
+  return [...asked].every((scope) => held.has(scope));
+}
+
+/**
+ * decisions.md#openid-provider-interaction: an authorization request with `prompt=none` from a browser whose live Latch
+ * session the provider's session does not yet carry for this client is signed in here, as the interaction would, without a
+ * page: the provider's session gets the Latch session's login, and the request the account and the grant the library's
+ * own middleware would have loaded (the first-party client's new grant, bound to the session; for a third-party client an
+ * empty one, so the consent prompt answers `consent_required`). False when nothing was signed in: the login prompt then
+ * answers `login_required`. Never a Latch session made, never a page shown.
+ */
+async function signInSilently(deps: Deps, tenant: Tenant, koa: KoaLike): Promise<boolean> {
+  const oidc = koa.oidc;
+  const latch = koa.req.latch;
+  const session = oidc?.session;
+  const clientId = oidc?.client?.clientId;
+  if (oidc?.route !== "authorization" || !oidc.prompts?.has("none") || !latch?.session || !session || !clientId || !oidc.provider || !oidc.entity) return false;
+  const accountId = String(latch.session.memberId);
+  // Another member's provider session: taking it over needs the interaction's account switch (a page), so login_required.
+  if (session.accountId && session.accountId !== accountId) return false;
+  // Already carried (a grant bound to this Latch session, of every scope asked): the prompts let it through as without
+  // prompt=none. A grant short of a scope is a first-party client's new grant below, as its interaction would make one.
+  const held = session.grantIdFor?.(clientId);
+  if (session.accountId && held && grantHoldsScopes(oidc) && (await grantBoundTo(deps, tenant, held, latch.session.idHash))) return false;
+  // The session read again now: it may have ended, or its member been locked, since the route read it.
+  const active = await latch.findLatchSession();
+  const account = active?.idHash === latch.session.idHash ? await findAccount(deps, tenant, accountId) : undefined;
+  if (!active || !account) return false;
+  const request = { clientId, scope: oidc.params?.scope as string | undefined, claims: [...(oidc.requestParamClaims ?? [])], maxAge: oidc.params?.max_age };
+  const approved = await approveSilentSignIn(deps, tenant, oidc.provider, request, active);
+  if (!approved) return false;
+  // Found through the adapter, which answers a grant only while its Latch session lives (decisions.md#openid-provider-storage).
+  const grant = approved.grantId ? await oidc.provider.Grant.find(approved.grantId) : new oidc.provider.Grant({ accountId, clientId });
+  if (!grant) return false;
+  // As the library's own resume after a login: a new id for a stored session, so a cookie known before the login is worth nothing after.
+  if (!session.new) session.resetIdentifier();
+  session.loginAccount({ accountId, loginTs: approved.login.ts, amr: approved.login.amr, transient: false });
+  if (approved.grantId) {
+    session.ensureClientContainer(clientId);
+    session.grantIdFor?.(clientId, approved.grantId);
+  }
+  oidc.entity("Account", account);
+  oidc.entity("Grant", grant);
+  return true;
+}
+
 function buildConfiguration(deps: Deps, entry: { tenant: Tenant }, module: OidcProviderModule, jwks: { keys: JWK[] }, hooks: OidcPageHooks) {
   const tenant = entry.tenant;
-  const { Check, base } = module.interactionPolicy;
+  const { Check, Prompt, base } = module.interactionPolicy;
   const policy = base();
+  // decisions.md#openid-provider-interaction: under prompt=none, signs the Latch session's member in before the login
+  // prompt. A prompt of its own, first in the policy: the checks of one prompt start together, the prompts one by one.
+  const signedInSilently = new WeakSet<object>();
+  policy.add(
+    new Prompt(
+      { name: "latch_silent_sign_in", requestable: false },
+      new Check("latch_session_silent", "the Latch session signs in without a page", async (ctx) => {
+        if (await signInSilently(deps, entry.tenant, ctx as unknown as KoaLike)) signedInSilently.add(ctx);
+        return Check.NO_NEED_TO_PROMPT;
+      }),
+    ),
+    0,
+  );
   // decisions.md#openid-provider-interaction: the Latch session decides every authorization. The
   // provider's own session is reused for a client only while the grant it holds for that client is
-  // bound to the request's live Latch session; otherwise the interaction runs (and asks the Latch session).
+  // bound to the request's live Latch session; otherwise the interaction runs (and asks the Latch session). Under prompt=none
+  // that is `login_required` (OpenID Connect Core §3.1.2.6): a check added to the prompt gets no error of the prompt's.
   policy.get("login")?.checks.add(
-    new Check("latch_session", "the Latch session is required", async (ctx) => {
+    new Check("latch_session", "the Latch session is required", "login_required", async (ctx) => {
       const koa = ctx as unknown as KoaLike;
-      if (koa.oidc?.result?.login) return Check.NO_NEED_TO_PROMPT;
+      if (koa.oidc?.result?.login || signedInSilently.has(ctx)) return Check.NO_NEED_TO_PROMPT;
       const latch = koa.req.latch?.session;
       const session = koa.oidc?.session;
       const clientId = koa.oidc?.client?.clientId;
       if (!latch || !session?.accountId || session.accountId !== String(latch.memberId) || !clientId) return Check.REQUEST_PROMPT;
       const grantId = session.grantIdFor?.(clientId);
       if (!grantId) return Check.REQUEST_PROMPT;
-      const bound = await deps.store.oauth.grantSessionHash(entry.tenant.id, sha256Hex(grantId));
-      return bound === latch.idHash ? Check.NO_NEED_TO_PROMPT : Check.REQUEST_PROMPT;
+      return (await grantBoundTo(deps, entry.tenant, grantId, latch.idHash)) ? Check.NO_NEED_TO_PROMPT : Check.REQUEST_PROMPT;
     }),
   );
   const audience = accessTokenAudience(deps, tenant);

@@ -91,6 +91,7 @@ export async function oidcRoutes(app: FastifyInstance, { deps }: { deps: Deps })
     raw.latch = {
       tenant,
       session: session && { memberId: session.memberId, idHash: session.idHash },
+      findLatchSession: () => findActiveSession(deps, tenant, cookie),
       endLatchSession: async () => {
         await logout(deps, tenant, cookie);
         // The reply is hijacked: the line goes onto the raw answer, beside the library's own cookies.
