@@ -38,7 +38,7 @@ export const WARMUP = Math.min(3, Math.max(1, Math.round(SECONDS / 4)));
 export const ONLY = process.env.BENCH_ONLY?.split(",")
   .map((s) => s.trim())
   .filter(Boolean);
-export const GROUPS = ["session", "peer", "login", "writes", "import", "spray", "growth", "postgres", "oidc"] as const;
+export const GROUPS = ["session", "peer", "login", "writes", "import", "spray", "growth", "postgres", "oidc", "change-password", "imported-login"] as const;
 export const runs = (group: (typeof GROUPS)[number]) => ONLY === undefined || ONLY.includes(group);
 
 /** One run of the load generator, judged: every answer must have status `expect`. */
@@ -50,6 +50,26 @@ export function load(scenario: string, expect: number, url: string | string[], l
 
 /** Each request of the list once, no warm-up: for single-use requests. */
 const eachOnce = (list: LoadRequest[]): Partial<LoadSpec> => ({ durationSeconds: undefined, warmupSeconds: undefined, amount: list.length });
+
+/**
+ * How many single-use entries the seed makes for each hash-bound scenario sized by singleUseRun:
+ * room for 200 a second over SECONDS (the quiet machine's hash floor is about 120) and the warm-up.
+ */
+export const SINGLE_USE_ENTRIES = CONNECTIONS + 200 * SECONDS;
+
+/**
+ * Single-use requests for about SECONDS: a list sent once has no duration, so its first CONNECTIONS
+ * entries are a warm-up (judged like the run) whose rate sizes the measured run over the rest.
+ */
+async function singleUseRun(scenario: string, expect: number, url: string, list: LoadRequest[]): Promise<LoadResult> {
+  const warm = list.slice(0, CONNECTIONS);
+  const rest = list.slice(CONNECTIONS);
+  const warmup = await load(`${scenario} (warm-up)`, expect, url, warm, eachOnce(warm));
+  const wanted = Math.max(CONNECTIONS, Math.round(SECONDS * warmup.rps));
+  if (wanted > rest.length) log(`${scenario}: ${rest.length} entries left of the ${wanted} that ${SECONDS} s would take; the run is shorter`);
+  const amount = Math.min(rest.length, wanted);
+  return load(scenario, expect, url, rest.slice(0, amount), eachOnce(rest.slice(0, amount)));
+}
 
 /** The run with the median throughput. */
 export function median(results: LoadResult[]): LoadResult {
@@ -140,6 +160,10 @@ export interface LatchFigures {
   refresh?: LoadResult;
   /** contract.md#d28: a session token verified with the tenant's JWKS held locally (jose), as a backend at the edge does. */
   edgeVerify?: EdgeVerifyFigures;
+  /** contract.md#spec-4-3: change-password by distinct members, each once (one Argon2id verify and one hash). */
+  passwordChange?: LoadResult;
+  /** decisions.md#importing-members: the first login of imported members, one run per foreign format (its verify, then the Argon2id rehash). */
+  importedLogins?: Array<{ label: string; result: LoadResult }>;
   /** PostgreSQL: the session check on one instance and on two behind the generator, medians of 3. */
   instances?: { one: LoadResult[]; two: LoadResult[] };
   spray?: SprayFigures;
@@ -237,6 +261,7 @@ export async function measureLatch(
   if (runs("oidc")) await measureOidc(figures, latch, seeded, scenario);
   if (runs("login")) await measureLogins(figures, latch, seeded, scenario);
   if (runs("writes")) await measureWrites(figures, latch, seeded, scenario);
+  if (runs("change-password") || runs("imported-login")) await measurePasswordWork(figures, latch, seeded, scenario);
   if (runs("import")) figures.import = await measureImport(store, latchStore, seeded.domains[0]!);
   if (options.spray && runs("spray")) figures.spray = await sprayMemory(latch, seeded.domains[0]!, scenario("memory spray"));
   await latch.stop();
@@ -419,6 +444,37 @@ async function measureWrites(figures: LatchFigures, latch: Running, seeded: Seed
   const passkey = requests.passkeyLogins(seeded);
   if (passkey.length > 0)
     figures.passkey = await load(scenario("passkey login"), 200, latch.url, passkey, { ...eachOnce(passkey), seqStart: requests.SEQ_BLOCKS.passkey });
+}
+
+/**
+ * The hash-bound rows beside the login: change-password (contract.md#spec-4-3) and the first login of
+ * imported members (decisions.md#importing-members), each request by a member of its own from the
+ * member's own IP, each member once (its password, or its stored hash, changes). Their ratios are to
+ * the hash floor, measured here when the login group did not run.
+ */
+async function measurePasswordWork(figures: LatchFigures, latch: Running, seeded: Seeded, scenario: (name: string) => string): Promise<void> {
+  const store = figures.store;
+  if (figures.hashRuns.length === 0) {
+    log(`${store}: hash floor`);
+    figures.hashRuns.push(await hashFloor());
+  }
+  if (runs("change-password")) {
+    log(`${store}: change password`);
+    figures.passwordChange = await singleUseRun(scenario("change password"), 200, latch.url, requests.passwordChanges(seeded));
+  }
+  if (runs("imported-login")) {
+    figures.importedLogins = [];
+    let offset = 0;
+    for (const imported of seeded.importedLogins) {
+      log(`${store}: first login with an imported hash, ${imported.label}`);
+      const list = requests.importedLogins(imported, offset);
+      offset += list.length;
+      figures.importedLogins.push({
+        label: imported.label,
+        result: await singleUseRun(scenario(`first login, imported ${imported.label}`), 200, latch.url, list),
+      });
+    }
+  }
 }
 
 /**
