@@ -20,6 +20,7 @@ export const SEQ_BLOCKS = {
   passwordChanges: 7 << 20,
   spray: 8 << 20,
   importedLogins: 9 << 20,
+  federated: 10 << 20,
 } as const;
 
 /** The client IP numbered n in 10.0.0.0/8, as load.ts fills `{{ip}}`. */

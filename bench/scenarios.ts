@@ -13,9 +13,11 @@ import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from "jose";
 import type { ImportFormat } from "../src/flows/admin/import.js";
 import { runLoad } from "./load-client.js";
 import type { LoadRequest, LoadResult, LoadSpec } from "./load-types.js";
-import { judge } from "./report.js";
+import { openDatabase } from "../src/store/database.js";
+import { judge, judgeOutcome } from "./report.js";
 import * as requests from "./requests.js";
-import { BENCH_PASSWORD, BENCH_SECRETS_KEY, type Seeded } from "./seed.js";
+import type { UpstreamIdp } from "../test/support/upstream-idp.js";
+import { BENCH_CONNECTION, BENCH_PASSWORD, BENCH_SECRETS_KEY, type Seeded } from "./seed.js";
 import {
   eventLoopDelay,
   log,
@@ -38,7 +40,20 @@ export const WARMUP = Math.min(3, Math.max(1, Math.round(SECONDS / 4)));
 export const ONLY = process.env.BENCH_ONLY?.split(",")
   .map((s) => s.trim())
   .filter(Boolean);
-export const GROUPS = ["session", "peer", "login", "writes", "import", "spray", "growth", "postgres", "oidc", "change-password", "imported-login"] as const;
+export const GROUPS = [
+  "session",
+  "peer",
+  "login",
+  "writes",
+  "import",
+  "spray",
+  "growth",
+  "postgres",
+  "oidc",
+  "change-password",
+  "imported-login",
+  "federated",
+] as const;
 export const runs = (group: (typeof GROUPS)[number]) => ONLY === undefined || ONLY.includes(group);
 
 /** One run of the load generator, judged: every answer must have status `expect`. */
@@ -61,14 +76,14 @@ export const SINGLE_USE_ENTRIES = CONNECTIONS + 200 * SECONDS;
  * Single-use requests for about SECONDS: a list sent once has no duration, so its first CONNECTIONS
  * entries are a warm-up (judged like the run) whose rate sizes the measured run over the rest.
  */
-async function singleUseRun(scenario: string, expect: number, url: string, list: LoadRequest[]): Promise<LoadResult> {
-  const warm = list.slice(0, CONNECTIONS);
-  const rest = list.slice(CONNECTIONS);
-  const warmup = await load(`${scenario} (warm-up)`, expect, url, warm, eachOnce(warm));
-  const wanted = Math.max(CONNECTIONS, Math.round(SECONDS * warmup.rps));
+async function singleUseRun(scenario: string, expect: number, url: string, list: LoadRequest[], connections = CONNECTIONS): Promise<LoadResult> {
+  const warm = list.slice(0, connections);
+  const rest = list.slice(connections);
+  const warmup = await load(`${scenario} (warm-up)`, expect, url, warm, { ...eachOnce(warm), connections });
+  const wanted = Math.max(connections, Math.round(SECONDS * warmup.rps));
   if (wanted > rest.length) log(`${scenario}: ${rest.length} entries left of the ${wanted} that ${SECONDS} s would take; the run is shorter`);
   const amount = Math.min(rest.length, wanted);
-  return load(scenario, expect, url, rest.slice(0, amount), eachOnce(rest.slice(0, amount)));
+  return load(scenario, expect, url, rest.slice(0, amount), { ...eachOnce(rest.slice(0, amount)), connections });
 }
 
 /** The run with the median throughput. */
@@ -164,6 +179,8 @@ export interface LatchFigures {
   passwordChange?: LoadResult;
   /** decisions.md#importing-members: the first login of imported members, one run per foreign format (its verify, then the Argon2id rehash). */
   importedLogins?: Array<{ label: string; result: LoadResult }>;
+  /** decisions.md#federated-sign-in: the callback of flows started and signed in at the upstream just before, each once, in rounds. */
+  federatedCallback?: LoadResult[];
   /** PostgreSQL: the session check on one instance and on two behind the generator, medians of 3. */
   instances?: { one: LoadResult[]; two: LoadResult[] };
   spray?: SprayFigures;
@@ -224,7 +241,7 @@ export async function measureLatch(
   store: string,
   seeded: Seeded,
   latchStore: LatchStore,
-  options: { twoInstances: boolean; spray: boolean },
+  options: { twoInstances: boolean; spray: boolean; upstream?: UpstreamIdp },
 ): Promise<LatchFigures> {
   const figures: LatchFigures = { store, floorRuns: [], sessionRuns: [], hashRuns: [], loginRuns: [] };
   const latch = await startLatch(latchStore);
@@ -262,6 +279,7 @@ export async function measureLatch(
   if (runs("login")) await measureLogins(figures, latch, seeded, scenario);
   if (runs("writes")) await measureWrites(figures, latch, seeded, scenario);
   if (runs("change-password") || runs("imported-login")) await measurePasswordWork(figures, latch, seeded, scenario);
+  if (runs("federated") && options.upstream) await measureFederated(figures, latch, seeded, options.upstream, scenario);
   if (runs("import")) figures.import = await measureImport(store, latchStore, seeded.domains[0]!);
   if (options.spray && runs("spray")) figures.spray = await sprayMemory(latch, seeded.domains[0]!, scenario("memory spray"));
   await latch.stop();
@@ -469,11 +487,110 @@ async function measurePasswordWork(figures: LatchFigures, latch: Running, seeded
       log(`${store}: first login with an imported hash, ${imported.label}`);
       const list = requests.importedLogins(imported, offset);
       offset += list.length;
-      figures.importedLogins.push({
-        label: imported.label,
-        result: await singleUseRun(scenario(`first login, imported ${imported.label}`), 200, latch.url, list),
-      });
+      const name = scenario(`first login, imported ${imported.label}`);
+      const result = await singleUseRun(name, 200, latch.url, list);
+      // Each 200 must have replaced its member's foreign hash (the row's point): warm-up included.
+      const rehashed = await countRehashed(
+        seeded.databaseUrl,
+        imported.logins.map((l) => l.email),
+      );
+      const logins = CONNECTIONS + result.requests;
+      judgeOutcome(name, rehashed === logins ? undefined : `${rehashed} members rehashed to Argon2id after ${logins} logins`);
+      figures.importedLogins.push({ label: imported.label, result });
     }
+  }
+}
+
+/**
+ * The callback row's sign-ins, made and called back in FEDERATED_ROUNDS rounds of FEDERATED_FLOWS: the
+ * upstream keeps codes in oidc-provider's in-memory store, an LRU of 1,000 entries, and each sign-in
+ * leaves about six (session, interaction, grant, code...), so a round larger than about 170 finds its
+ * first codes evicted (the callback then lands on the error page, `reason=provider_error`).
+ */
+export const FEDERATED_FLOWS = 150;
+export const FEDERATED_ROUNDS = 3;
+
+/**
+ * decisions.md#federated-sign-in: one flow as a browser makes it up to the callback: Latch's start (its
+ * `latch_fed` cookie kept), the upstream's sign-in page filled in by a new person with a confirmed
+ * email; returns the callback request, code and state in its URL, from the start's IP.
+ */
+async function startedFederatedFlow(latch: Running, seeded: Seeded, upstream: UpstreamIdp, i: number): Promise<LoadRequest> {
+  const domain = seeded.domains[0]!;
+  const headers = { "x-tenant-domain": domain, "x-forwarded-for": requests.clientIp(requests.SEQ_BLOCKS.federated + i) };
+  const start = await fetch(`${latch.url}/auth/federated/${BENCH_CONNECTION}/start`, { redirect: "manual", headers });
+  const location = start.headers.get("location");
+  if (start.status !== 302 || !location) throw new Error(`federated start answered ${start.status}: ${(await start.text()).slice(0, 200)}`);
+  const jar = new Map<string, string>();
+  keepCookies(jar, start);
+  const back = await upstream.signIn(location, { email: `federated${i}@bench.example`, verified: true, name: "Federated Member" });
+  if (!back.searchParams.has("code")) throw new Error(`the upstream sent no code: ${back.search}`);
+  return { method: "GET", path: back.pathname + back.search, headers: { ...headers, cookie: [...jar].map(([k, v]) => `${k}=${v}`).join("; ") } };
+}
+
+async function measureFederated(
+  figures: LatchFigures,
+  latch: Running,
+  seeded: Seeded,
+  upstream: UpstreamIdp,
+  scenario: (name: string) => string,
+): Promise<void> {
+  const store = figures.store;
+  const name = scenario("federated callback");
+  const calls = upstream.tokenCalls;
+  const runs: LoadResult[] = [];
+  let next = 0;
+  for (let round = 1; round <= FEDERATED_ROUNDS; round++) {
+    log(`${store}: federated callback, round ${round} of ${FEDERATED_ROUNDS} (${FEDERATED_FLOWS} sign-ins started and made at the upstream first)`);
+    const callbacks: LoadRequest[] = [];
+    const last = next + FEDERATED_FLOWS;
+    const worker = async () => {
+      while (next < last) callbacks.push(await startedFederatedFlow(latch, seeded, upstream, next++));
+    };
+    await Promise.all(Array.from({ length: 8 }, worker));
+    runs.push(await load(name, 302, latch.url, callbacks, eachOnce(callbacks)));
+  }
+  figures.federatedCallback = runs;
+  // A failed callback is a 302 too (to the hosted error page): each sign-in must have made its member's identity.
+  const identities = await countFederatedIdentities(seeded.databaseUrl);
+  const exchanges = upstream.tokenCalls - calls;
+  log(`${store}: ${exchanges} token requests at the upstream, ${identities} identities made`);
+  judgeOutcome(name, identities === next ? undefined : `${identities} identities made for ${next} callbacks (${exchanges} token requests at the upstream)`);
+}
+
+/** How many of these members' stored hashes are Latch's own now (imported ones start as `foreign:…`). */
+async function countRehashed(databaseUrl: string, emails: string[]): Promise<number> {
+  const { db, reader } = openDatabase(databaseUrl);
+  try {
+    let count = 0;
+    for (let start = 0; start < emails.length; start += 500) {
+      const row = await db
+        .selectFrom("members")
+        .select((eb) => eb.fn.countAll<string | number>().as("n"))
+        .where("email", "in", emails.slice(start, start + 500))
+        .where("password_hash", "not like", "foreign:%")
+        .executeTakeFirstOrThrow();
+      count += Number(row.n);
+    }
+    return count;
+  } finally {
+    await db.destroy();
+    reader?.close();
+  }
+}
+
+/** The federated identities in the database, read beside the running server (only the callback row makes them). */
+async function countFederatedIdentities(databaseUrl: string): Promise<number> {
+  const { db, reader } = openDatabase(databaseUrl);
+  try {
+    const row = await db
+      .selectFrom("federated_identities")
+      .select((eb) => eb.fn.countAll<string | number>().as("n"))
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  } finally {
+    await db.destroy();
+    reader?.close();
   }
 }
 

@@ -13,6 +13,7 @@ import { loadConfig } from "../src/config.js";
 import { createDeps } from "../src/create-deps.js";
 import type { Deps } from "../src/deps.js";
 import { importMembers } from "../src/flows/admin/import.js";
+import { createConnection } from "../src/flows/federation/connections.js";
 import { createSession } from "../src/flows/kernel/sessions.js";
 import { issueOneTimeToken } from "../src/flows/kernel/one-time-tokens.js";
 import { createTenant, findTenantOrThrow } from "../src/flows/tenants/tenants.js";
@@ -47,6 +48,8 @@ export interface SeedPlan {
   passwordChanges?: number;
   /** decisions.md#importing-members: members of the first tenant imported with a foreign hash of BENCH_PASSWORD, this many per format, each to log in once. */
   importedPerFormat?: number;
+  /** decisions.md#federated-sign-in: an `oidc` connection of the first tenant to this upstream (its client registered for the connection's callback). */
+  upstream?: BenchUpstream;
   /** Where the tenant's webhooks go (a local sink). */
   webhookUrl: string;
 }
@@ -68,6 +71,19 @@ export interface Seeded {
   /** Per foreign format, members whose stored hash is still that format's: the first login verifies it and rehashes. */
   importedLogins: ImportedLogins[];
 }
+
+/** The upstream OpenID provider the bench's connection trusts, and the client Latch is there. */
+export interface BenchUpstream {
+  issuer: string;
+  clientId: string;
+  clientSecret: string;
+}
+
+/** The domain of the seeded tenant numbered t (the first, t0, holds every single-use scenario's members). */
+export const tenantDomain = (t: number): string => `t${t}.bench.example`;
+
+/** The id of the bench's federated connection: its callback is `https://<first tenant>/auth/federated/bench-idp/callback`. */
+export const BENCH_CONNECTION = "bench-idp";
 
 export interface ImportedLogins {
   /** What the row calls the hash, its cost included. */
@@ -303,7 +319,7 @@ export async function seedLatch(plan: SeedPlan): Promise<Seeded> {
     let applicationId: string | undefined;
     for (let t = 0; t < plan.tenants; t++) {
       const created = await createTenant(deps, {
-        domain: `t${t}.bench.example`,
+        domain: tenantDomain(t),
         applicationId,
         settings: {
           emailVerificationWebhook: `${plan.webhookUrl}/verify`,
@@ -365,6 +381,10 @@ export async function seedLatch(plan: SeedPlan): Promise<Seeded> {
     const oidcClient = await seedOidcClient(deps, first, now);
     const passwordChanges = await seedPasswordChanges(db, deps, first, plan.passwordChanges ?? 0, phc, salt.toString("base64"), now);
     const importedLogins = await seedImportedLogins(deps, first, plan.importedPerFormat ?? 0);
+    if (plan.upstream) {
+      const { issuer, clientId, clientSecret } = plan.upstream;
+      await createConnection(deps, first, { id: BENCH_CONNECTION, type: "oidc", displayName: "The bench's provider", issuer, clientId, clientSecret });
+    }
     await settle(db, databaseUrl);
     return {
       databaseUrl,
