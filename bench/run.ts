@@ -213,7 +213,7 @@ function latchRows(f: LatchFigures, peer: PeerFigures | undefined): Row[] {
       scenario: `First login of an imported member, ${imported.label}`,
       result: imported.result,
       floor: percent(imported.result.rps, hashes),
-      note: `the foreign hash verified, then rehashed to Argon2id in the login's transaction; each member once, one IP each${login ? `; ${ratio(imported.result.rps, login.rps)} password login` : ""}`,
+      note: `the foreign hash verified, then rehashed to Argon2id in the login's transaction; each member once, one IP each; ${THREAD_POOL} connections, as many as hashes run at once${login ? `; ${ratio(imported.result.rps, login.rps)} password login` : ""}`,
     });
   if (f.register)
     rows.push({
