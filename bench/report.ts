@@ -15,6 +15,8 @@ export interface Row {
   floor?: string;
   peer?: string;
   note?: string;
+  /** The status every answer should have, when not a 2xx (a redirect): others are named in the note. */
+  expect?: number;
 }
 
 export interface Target {
@@ -34,6 +36,13 @@ interface Judged {
 }
 
 const judged: Judged[] = [];
+/** Outcomes a status can't show (a redirect that may land on an error page), found wrong after a run. */
+const wrongOutcomes: string[] = [];
+
+/** Records an outcome checked after a run: `problem` undefined when it was as it should be. */
+export function judgeOutcome(scenario: string, problem: string | undefined): void {
+  if (problem !== undefined) wrongOutcomes.push(`${scenario}: ${problem}`);
+}
 
 /** Records a run for the final check: any other status, any error or timeout, is a failure. */
 export function judge(scenario: string, result: LoadResult, expect: number): LoadResult {
@@ -49,11 +58,13 @@ function statusList(result: LoadResult): string {
 
 /** One line per run with an unexpected answer; empty when every answer was as expected. */
 export function unexpectedAnswers(): string[] {
-  return judged.flatMap(({ scenario, result, expect }) => {
-    const others = Object.entries(result.statuses).filter(([status]) => Number(status) !== expect);
-    if (others.length === 0 && result.errors === 0 && result.timeouts === 0) return [];
-    return [`${scenario}: expected ${expect}; got ${statusList(result) || "no answers"}; errors ${result.errors}, timeouts ${result.timeouts}`];
-  });
+  return judged
+    .flatMap(({ scenario, result, expect }) => {
+      const others = Object.entries(result.statuses).filter(([status]) => Number(status) !== expect);
+      if (others.length === 0 && result.errors === 0 && result.timeouts === 0) return [];
+      return [`${scenario}: expected ${expect}; got ${statusList(result) || "no answers"}; errors ${result.errors}, timeouts ${result.timeouts}`];
+    })
+    .concat(wrongOutcomes);
 }
 
 export function ratio(a: number, b: number): string {
@@ -69,7 +80,8 @@ export function renderRows(rows: Row[]): string {
   const lines = rows.map((r) => {
     const res = r.result;
     const rps = res ? res.rps.toFixed(0) : (r.value ?? "");
-    const bad = res && res.non2xx + res.errors + res.timeouts > 0 ? `answers ${statusList(res)}, errors ${res.errors}, timeouts ${res.timeouts}` : "";
+    const others = res && (r.expect === undefined ? res.non2xx : res.requests - (res.statuses[String(r.expect)] ?? 0));
+    const bad = res && others! + res.errors + res.timeouts > 0 ? `answers ${statusList(res)}, errors ${res.errors}, timeouts ${res.timeouts}` : "";
     return `| ${r.scenario} | ${rps} | ${res ? res.p50.toFixed(2) : ""} | ${res ? res.p99.toFixed(2) : ""} | ${r.floor ?? ""} | ${r.peer ?? ""} | ${[r.note, bad].filter(Boolean).join("; ")} |`;
   });
   return [header, ...lines].join("\n");

@@ -6,7 +6,7 @@
  * its own from a block of `{{ip}}` numbers (load-types.ts) that no other scenario uses.
  */
 import type { LoadRequest } from "./load-types.js";
-import { BENCH_PASSWORD, type BenchOidcClient, type Seeded } from "./seed.js";
+import { BENCH_PASSWORD, type BenchOidcClient, type ImportedLogins, type Seeded } from "./seed.js";
 
 /** Where each scenario's `{{seq}}` (and so its `{{ip}}`) starts: blocks of 2^20 in 10.0.0.0/8. */
 export const SEQ_BLOCKS = {
@@ -17,7 +17,10 @@ export const SEQ_BLOCKS = {
   magic: 4 << 20,
   passkey: 5 << 20,
   oidc: 6 << 20,
+  passwordChanges: 7 << 20,
   spray: 8 << 20,
+  importedLogins: 9 << 20,
+  federated: 10 << 20,
 } as const;
 
 /** The client IP numbered n in 10.0.0.0/8, as load.ts fills `{{ip}}`. */
@@ -51,6 +54,35 @@ export const sessionTokens = (seeded: Seeded): LoadRequest[] =>
 /** One login per seeded member, each from its member's IP. */
 export const logins = (seeded: Seeded, password = BENCH_PASSWORD): LoadRequest[] =>
   seeded.logins.map((l, i) => post("/auth/login", l.domain, { email: l.email, password, "bot-challenge-response": "x" }, clientIp(SEQ_BLOCKS.logins + i)));
+
+/** The password every change-password request sets: the policy's and the offline breach list's checks pass. */
+export const BENCH_NEW_PASSWORD = "Another-Staple-43-Horse";
+
+/**
+ * contract.md#spec-4-3: each seeded changer changes its password once, with its own session and from
+ * an IP of its own (the current password's check is behind the login's lockout, contract.md#d13).
+ */
+export const passwordChanges = (seeded: Seeded): LoadRequest[] =>
+  seeded.passwordChanges.map((c, i) => {
+    const request = post(
+      "/auth/change-password",
+      c.domain,
+      { currentPassword: BENCH_PASSWORD, newPassword: BENCH_NEW_PASSWORD },
+      clientIp(SEQ_BLOCKS.passwordChanges + i),
+    );
+    return { ...request, headers: { ...request.headers, cookie: `session_id=${c.cookie}` } };
+  });
+
+/** decisions.md#importing-members: one login per imported member of one format, each from its own IP. */
+export const importedLogins = (imported: ImportedLogins, offset: number): LoadRequest[] =>
+  imported.logins.map((l, i) =>
+    post(
+      "/auth/login",
+      l.domain,
+      { email: l.email, password: BENCH_PASSWORD, "bot-challenge-response": "x" },
+      clientIp(SEQ_BLOCKS.importedLogins + offset + i),
+    ),
+  );
 
 export const registrations = (domain: string): LoadRequest[] => [
   post(

@@ -13,9 +13,11 @@ import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from "jose";
 import type { ImportFormat } from "../src/flows/admin/import.js";
 import { runLoad } from "./load-client.js";
 import type { LoadRequest, LoadResult, LoadSpec } from "./load-types.js";
-import { judge } from "./report.js";
+import { openDatabase } from "../src/store/database.js";
+import { judge, judgeOutcome } from "./report.js";
 import * as requests from "./requests.js";
-import { BENCH_PASSWORD, BENCH_SECRETS_KEY, type Seeded } from "./seed.js";
+import type { UpstreamIdp } from "../test/support/upstream-idp.js";
+import { BENCH_CONNECTION, BENCH_PASSWORD, BENCH_SECRETS_KEY, type Seeded } from "./seed.js";
 import {
   eventLoopDelay,
   log,
@@ -38,7 +40,20 @@ export const WARMUP = Math.min(3, Math.max(1, Math.round(SECONDS / 4)));
 export const ONLY = process.env.BENCH_ONLY?.split(",")
   .map((s) => s.trim())
   .filter(Boolean);
-export const GROUPS = ["session", "peer", "login", "writes", "import", "spray", "growth", "postgres", "oidc"] as const;
+export const GROUPS = [
+  "session",
+  "peer",
+  "login",
+  "writes",
+  "import",
+  "spray",
+  "growth",
+  "postgres",
+  "oidc",
+  "change-password",
+  "imported-login",
+  "federated",
+] as const;
 export const runs = (group: (typeof GROUPS)[number]) => ONLY === undefined || ONLY.includes(group);
 
 /** One run of the load generator, judged: every answer must have status `expect`. */
@@ -50,6 +65,26 @@ export function load(scenario: string, expect: number, url: string | string[], l
 
 /** Each request of the list once, no warm-up: for single-use requests. */
 const eachOnce = (list: LoadRequest[]): Partial<LoadSpec> => ({ durationSeconds: undefined, warmupSeconds: undefined, amount: list.length });
+
+/**
+ * How many single-use entries the seed makes for each hash-bound scenario sized by singleUseRun:
+ * room for 200 a second over SECONDS (the quiet machine's hash floor is about 120) and the warm-up.
+ */
+export const SINGLE_USE_ENTRIES = CONNECTIONS + 200 * SECONDS;
+
+/**
+ * Single-use requests for about SECONDS: a list sent once has no duration, so its first CONNECTIONS
+ * entries are a warm-up (judged like the run) whose rate sizes the measured run over the rest.
+ */
+async function singleUseRun(scenario: string, expect: number, url: string, list: LoadRequest[], connections = CONNECTIONS): Promise<LoadResult> {
+  const warm = list.slice(0, connections);
+  const rest = list.slice(connections);
+  const warmup = await load(`${scenario} (warm-up)`, expect, url, warm, { ...eachOnce(warm), connections });
+  const wanted = Math.max(connections, Math.round(SECONDS * warmup.rps));
+  if (wanted > rest.length) log(`${scenario}: ${rest.length} entries left of the ${wanted} that ${SECONDS} s would take; the run is shorter`);
+  const amount = Math.min(rest.length, wanted);
+  return load(scenario, expect, url, rest.slice(0, amount), { ...eachOnce(rest.slice(0, amount)), connections });
+}
 
 /** The run with the median throughput. */
 export function median(results: LoadResult[]): LoadResult {
@@ -140,6 +175,12 @@ export interface LatchFigures {
   refresh?: LoadResult;
   /** contract.md#d28: a session token verified with the tenant's JWKS held locally (jose), as a backend at the edge does. */
   edgeVerify?: EdgeVerifyFigures;
+  /** contract.md#spec-4-3: change-password by distinct members, each once (one Argon2id verify and one hash). */
+  passwordChange?: LoadResult;
+  /** decisions.md#importing-members: the first login of imported members, one run per foreign format (its verify, then the Argon2id rehash). */
+  importedLogins?: Array<{ label: string; result: LoadResult }>;
+  /** decisions.md#federated-sign-in: the callback of flows started and signed in at the upstream just before, each once, in rounds. */
+  federatedCallback?: LoadResult[];
   /** PostgreSQL: the session check on one instance and on two behind the generator, medians of 3. */
   instances?: { one: LoadResult[]; two: LoadResult[] };
   spray?: SprayFigures;
@@ -200,7 +241,7 @@ export async function measureLatch(
   store: string,
   seeded: Seeded,
   latchStore: LatchStore,
-  options: { twoInstances: boolean; spray: boolean },
+  options: { twoInstances: boolean; spray: boolean; upstream?: UpstreamIdp },
 ): Promise<LatchFigures> {
   const figures: LatchFigures = { store, floorRuns: [], sessionRuns: [], hashRuns: [], loginRuns: [] };
   const latch = await startLatch(latchStore);
@@ -237,6 +278,8 @@ export async function measureLatch(
   if (runs("oidc")) await measureOidc(figures, latch, seeded, scenario);
   if (runs("login")) await measureLogins(figures, latch, seeded, scenario);
   if (runs("writes")) await measureWrites(figures, latch, seeded, scenario);
+  if (runs("change-password") || runs("imported-login")) await measurePasswordWork(figures, latch, seeded, scenario);
+  if (runs("federated") && options.upstream) await measureFederated(figures, latch, seeded, options.upstream, scenario);
   if (runs("import")) figures.import = await measureImport(store, latchStore, seeded.domains[0]!);
   if (options.spray && runs("spray")) figures.spray = await sprayMemory(latch, seeded.domains[0]!, scenario("memory spray"));
   await latch.stop();
@@ -419,6 +462,139 @@ async function measureWrites(figures: LatchFigures, latch: Running, seeded: Seed
   const passkey = requests.passkeyLogins(seeded);
   if (passkey.length > 0)
     figures.passkey = await load(scenario("passkey login"), 200, latch.url, passkey, { ...eachOnce(passkey), seqStart: requests.SEQ_BLOCKS.passkey });
+}
+
+/**
+ * The hash-bound rows beside the login: change-password (contract.md#spec-4-3) and the first login of
+ * imported members (decisions.md#importing-members), each request by a member of its own from the
+ * member's own IP, each member once (its password, or its stored hash, changes). Their ratios are to
+ * the hash floor, measured here when the login group did not run.
+ */
+async function measurePasswordWork(figures: LatchFigures, latch: Running, seeded: Seeded, scenario: (name: string) => string): Promise<void> {
+  const store = figures.store;
+  if (figures.hashRuns.length === 0) {
+    log(`${store}: hash floor`);
+    figures.hashRuns.push(await hashFloor());
+  }
+  if (runs("change-password")) {
+    log(`${store}: change password`);
+    figures.passwordChange = await singleUseRun(scenario("change password"), 200, latch.url, requests.passwordChanges(seeded));
+  }
+  if (runs("imported-login")) {
+    figures.importedLogins = [];
+    let offset = 0;
+    for (const imported of seeded.importedLogins) {
+      log(`${store}: first login with an imported hash, ${imported.label}`);
+      const list = requests.importedLogins(imported, offset);
+      offset += list.length;
+      const name = scenario(`first login, imported ${imported.label}`);
+      // As many connections as hashes run at once (the thread pool): a 1,000,000-iteration PBKDF2 verify
+      // takes about a second here, and twenty queued ones passed the generator's 10 s timeout.
+      const connections = Number(THREAD_POOL);
+      const result = await singleUseRun(name, 200, latch.url, list, connections);
+      // Each 200 must have replaced its member's foreign hash (the row's point): warm-up included.
+      const rehashed = await countRehashed(
+        seeded.databaseUrl,
+        imported.logins.map((l) => l.email),
+      );
+      const logins = connections + result.requests;
+      judgeOutcome(name, rehashed === logins ? undefined : `${rehashed} members rehashed to Argon2id after ${logins} logins`);
+      figures.importedLogins.push({ label: imported.label, result });
+    }
+  }
+}
+
+/**
+ * The callback row's sign-ins, made and called back in FEDERATED_ROUNDS rounds of FEDERATED_FLOWS: the
+ * upstream keeps codes in oidc-provider's in-memory store, an LRU of 1,000 entries, and each sign-in
+ * leaves about six (session, interaction, grant, code...), so a round larger than about 170 finds its
+ * first codes evicted (the callback then lands on the error page, `reason=provider_error`).
+ */
+export const FEDERATED_FLOWS = 150;
+export const FEDERATED_ROUNDS = 3;
+
+/**
+ * decisions.md#federated-sign-in: one flow as a browser makes it up to the callback: Latch's start (its
+ * `latch_fed` cookie kept), the upstream's sign-in page filled in by a new person with a confirmed
+ * email; returns the callback request, code and state in its URL, from the start's IP.
+ */
+async function startedFederatedFlow(latch: Running, seeded: Seeded, upstream: UpstreamIdp, i: number): Promise<LoadRequest> {
+  const domain = seeded.domains[0]!;
+  const headers = { "x-tenant-domain": domain, "x-forwarded-for": requests.clientIp(requests.SEQ_BLOCKS.federated + i) };
+  const start = await fetch(`${latch.url}/auth/federated/${BENCH_CONNECTION}/start`, { redirect: "manual", headers });
+  const location = start.headers.get("location");
+  if (start.status !== 302 || !location) throw new Error(`federated start answered ${start.status}: ${(await start.text()).slice(0, 200)}`);
+  const jar = new Map<string, string>();
+  keepCookies(jar, start);
+  const back = await upstream.signIn(location, { email: `federated${i}@bench.example`, verified: true, name: "Federated Member" });
+  if (!back.searchParams.has("code")) throw new Error(`the upstream sent no code: ${back.search}`);
+  return { method: "GET", path: back.pathname + back.search, headers: { ...headers, cookie: [...jar].map(([k, v]) => `${k}=${v}`).join("; ") } };
+}
+
+async function measureFederated(
+  figures: LatchFigures,
+  latch: Running,
+  seeded: Seeded,
+  upstream: UpstreamIdp,
+  scenario: (name: string) => string,
+): Promise<void> {
+  const store = figures.store;
+  const name = scenario("federated callback");
+  const calls = upstream.tokenCalls;
+  const runs: LoadResult[] = [];
+  let next = 0;
+  for (let round = 1; round <= FEDERATED_ROUNDS; round++) {
+    log(`${store}: federated callback, round ${round} of ${FEDERATED_ROUNDS} (${FEDERATED_FLOWS} sign-ins started and made at the upstream first)`);
+    const callbacks: LoadRequest[] = [];
+    const last = next + FEDERATED_FLOWS;
+    const worker = async () => {
+      while (next < last) callbacks.push(await startedFederatedFlow(latch, seeded, upstream, next++));
+    };
+    await Promise.all(Array.from({ length: 8 }, worker));
+    runs.push(await load(name, 302, latch.url, callbacks, eachOnce(callbacks)));
+  }
+  figures.federatedCallback = runs;
+  // A failed callback is a 302 too (to the hosted error page): each sign-in must have made its member's identity.
+  const identities = await countFederatedIdentities(seeded.databaseUrl);
+  const exchanges = upstream.tokenCalls - calls;
+  log(`${store}: ${exchanges} token requests at the upstream, ${identities} identities made`);
+  judgeOutcome(name, identities === next ? undefined : `${identities} identities made for ${next} callbacks (${exchanges} token requests at the upstream)`);
+}
+
+/** How many of these members' stored hashes are Latch's own now (imported ones start as `foreign:…`). */
+async function countRehashed(databaseUrl: string, emails: string[]): Promise<number> {
+  const { db, reader } = openDatabase(databaseUrl);
+  try {
+    let count = 0;
+    for (let start = 0; start < emails.length; start += 500) {
+      const row = await db
+        .selectFrom("members")
+        .select((eb) => eb.fn.countAll<string | number>().as("n"))
+        .where("email", "in", emails.slice(start, start + 500))
+        .where("password_hash", "not like", "foreign:%")
+        .executeTakeFirstOrThrow();
+      count += Number(row.n);
+    }
+    return count;
+  } finally {
+    await db.destroy();
+    reader?.close();
+  }
+}
+
+/** The federated identities in the database, read beside the running server (only the callback row makes them). */
+async function countFederatedIdentities(databaseUrl: string): Promise<number> {
+  const { db, reader } = openDatabase(databaseUrl);
+  try {
+    const row = await db
+      .selectFrom("federated_identities")
+      .select((eb) => eb.fn.countAll<string | number>().as("n"))
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  } finally {
+    await db.destroy();
+    reader?.close();
+  }
 }
 
 /**

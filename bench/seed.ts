@@ -1,14 +1,19 @@
 /**
  * Seeds a Latch database (SQLite, or an empty PostgreSQL database) for a benchmark, through Latch's own store, schema and flows:
  * tenants (createTenant), members (bulk inserts into the migrated `members` table, verified,
- * sharing one Argon2id hash of BENCH_PASSWORD), live sessions (createSession) and single-use
- * tokens (issueOneTimeToken). Returns what the load generator needs: cookies, emails, tokens.
+ * sharing one Argon2id hash of BENCH_PASSWORD), live sessions (createSession), single-use
+ * tokens (issueOneTimeToken) and imported members with foreign hashes (importMembers, the flow of
+ * `latch import`). Returns what the load generator needs: cookies, emails, tokens.
  */
+import { pbkdf2Sync } from "node:crypto";
 import { join } from "node:path";
+import { hash as bcryptHash } from "@node-rs/bcrypt";
 import { sql, type Kysely } from "kysely";
 import { loadConfig } from "../src/config.js";
 import { createDeps } from "../src/create-deps.js";
 import type { Deps } from "../src/deps.js";
+import { importMembers } from "../src/flows/admin/import.js";
+import { createConnection } from "../src/flows/federation/connections.js";
 import { createSession } from "../src/flows/kernel/sessions.js";
 import { issueOneTimeToken } from "../src/flows/kernel/one-time-tokens.js";
 import { createTenant, findTenantOrThrow } from "../src/flows/tenants/tenants.js";
@@ -39,6 +44,12 @@ export interface SeedPlan {
   magicTokens?: number;
   /** contract.md#d26: signed passkey logins, each answering a challenge of its own, by the first 50 members of the first tenant. */
   passkeyLogins?: number;
+  /** contract.md#spec-4-3: members of the first tenant (`changer<i>@`) with a live session each, whose password each change-password request changes once. */
+  passwordChanges?: number;
+  /** decisions.md#importing-members: members of the first tenant imported with a foreign hash of BENCH_PASSWORD, this many per format, each to log in once. */
+  importedPerFormat?: number;
+  /** decisions.md#federated-sign-in: an `oidc` connection of the first tenant to this upstream (its client registered for the connection's callback). */
+  upstream?: BenchUpstream;
   /** Where the tenant's webhooks go (a local sink). */
   webhookUrl: string;
 }
@@ -55,6 +66,29 @@ export interface Seeded {
   passkeyLogins: Array<{ domain: string; body: { response: AuthenticationResponseJSON } }>;
   /** contract.md#d28: a first-party confidential OAuth client of the first tenant, for the token endpoint's rows. */
   oidcClient: BenchOidcClient;
+  /** Members with a session of their own, each to change its password once (the session cookie and the email, for the IP). */
+  passwordChanges: Array<{ domain: string; cookie: string }>;
+  /** Per foreign format, members whose stored hash is still that format's: the first login verifies it and rehashes. */
+  importedLogins: ImportedLogins[];
+}
+
+/** The upstream OpenID provider the bench's connection trusts, and the client Latch is there. */
+export interface BenchUpstream {
+  issuer: string;
+  clientId: string;
+  clientSecret: string;
+}
+
+/** The domain of the seeded tenant numbered t (the first, t0, holds every single-use scenario's members). */
+export const tenantDomain = (t: number): string => `t${t}.bench.example`;
+
+/** The id of the bench's federated connection: its callback is `https://<first tenant>/auth/federated/bench-idp/callback`. */
+export const BENCH_CONNECTION = "bench-idp";
+
+export interface ImportedLogins {
+  /** What the row calls the hash, its cost included. */
+  label: string;
+  logins: Array<{ domain: string; email: string }>;
 }
 
 export interface BenchOidcClient {
@@ -189,6 +223,72 @@ async function seedPasskeyLogins(db: Kysely<Database>, tenant: Tenant, members: 
   return out;
 }
 
+/** contract.md#spec-4-3: `count` members of their own, each with one live session, for change-password. */
+async function seedPasswordChanges(
+  db: Kysely<Database>,
+  deps: Deps,
+  tenant: Tenant,
+  count: number,
+  phc: string,
+  salt: string,
+  now: number,
+): Promise<Seeded["passwordChanges"]> {
+  const base = 30_000_000;
+  await insertMembers(db, tenant, base, count, "changer", phc, salt, now);
+  const out: Seeded["passwordChanges"] = [];
+  for (let start = 0; start < count; start += BATCH) {
+    await deps.store.transaction(async (tx) => {
+      for (let i = start; i < Math.min(count, start + BATCH); i++) {
+        const issued = await createSession(tx, deps, tenant, 100_000_000_000_000 + base + i, { ip: "198.51.100.7", userAgent: "bench" }, now, { amr: ["pwd"] });
+        out.push({ domain: tenant.domain, cookie: issued.sessionId });
+      }
+    });
+  }
+  return out;
+}
+
+/** Django 5.2's default PBKDF2-SHA256 iterations: what a current Django export carries. */
+export const DJANGO_ITERATIONS = 1_000_000;
+/** The cost most bcrypt libraries default to (bcrypt.js, node.bcrypt.js, Ruby's, PHP's password_hash). */
+export const BCRYPT_COST = 10;
+
+/**
+ * One hash of BENCH_PASSWORD per foreign format, at the cost those systems use today, the same on
+ * every line (as measureImport's): made here, since the fixtures' hashes (test/fixtures/import) are
+ * cheap ones made for tests (bcrypt cost 5, Django at 10,000). A login answering 200 proves Latch
+ * verifies them.
+ */
+async function foreignHashes(deps: Deps): Promise<Array<{ label: string; hash: string }>> {
+  const salt = deps.random.bytes(12).toString("hex");
+  const django = pbkdf2Sync(BENCH_PASSWORD, salt, DJANGO_ITERATIONS, 32, "sha256").toString("base64");
+  return [
+    { label: `bcrypt, cost ${BCRYPT_COST}`, hash: await bcryptHash(BENCH_PASSWORD, BCRYPT_COST) },
+    { label: `PBKDF2-SHA256 (Django), ${DJANGO_ITERATIONS.toLocaleString("en")} iterations`, hash: `pbkdf2_sha256$${DJANGO_ITERATIONS}$${salt}$${django}` },
+  ];
+}
+
+/** decisions.md#importing-members: `perFormat` verified members per foreign format, through the import's own flow. */
+async function seedImportedLogins(deps: Deps, tenant: Tenant, perFormat: number): Promise<ImportedLogins[]> {
+  if (perFormat === 0) return [];
+  const out: ImportedLogins[] = [];
+  for (const [f, { label, hash }] of (await foreignHashes(deps)).entries()) {
+    const logins: ImportedLogins["logins"] = [];
+    for (let start = 0; start < perFormat; start += BATCH) {
+      const members = [];
+      for (let i = start; i < Math.min(perFormat, start + BATCH); i++) {
+        const email = `imported${f}-${i}@bench.example`;
+        members.push({ email, emailVerified: true, name: "Imported Member", passwordHash: hash });
+        logins.push({ domain: tenant.domain, email });
+      }
+      const report = await importMembers(deps, tenant, { members, dryRun: false }, { ip: "198.51.100.7", userAgent: "bench" });
+      if (report.imported !== members.length)
+        throw new Error(`seeding ${label}: ${report.imported} of ${members.length} imported (${JSON.stringify(report.refused.slice(0, 3))})`);
+    }
+    out.push({ label, logins });
+  }
+  return out;
+}
+
 /**
  * The seeded database as a running deployment's is: PostgreSQL with its planner statistics (autovacuum
  * gathers them a minute or so after a bulk load; before, the session check's first rounds read at
@@ -219,7 +319,7 @@ export async function seedLatch(plan: SeedPlan): Promise<Seeded> {
     let applicationId: string | undefined;
     for (let t = 0; t < plan.tenants; t++) {
       const created = await createTenant(deps, {
-        domain: `t${t}.bench.example`,
+        domain: tenantDomain(t),
         applicationId,
         settings: {
           emailVerificationWebhook: `${plan.webhookUrl}/verify`,
@@ -279,8 +379,25 @@ export async function seedLatch(plan: SeedPlan): Promise<Seeded> {
     const magicTokens = await tokens(plan.magicTokens ?? 0, "magic_login", 20_000_000);
     const passkeyLogins = await seedPasskeyLogins(db, first, Math.min(50, plan.membersPerTenant), plan.passkeyLogins ?? 0, now);
     const oidcClient = await seedOidcClient(deps, first, now);
+    const passwordChanges = await seedPasswordChanges(db, deps, first, plan.passwordChanges ?? 0, phc, salt.toString("base64"), now);
+    const importedLogins = await seedImportedLogins(deps, first, plan.importedPerFormat ?? 0);
+    if (plan.upstream) {
+      const { issuer, clientId, clientSecret } = plan.upstream;
+      await createConnection(deps, first, { id: BENCH_CONNECTION, type: "oidc", displayName: "The bench's provider", issuer, clientId, clientSecret });
+    }
     await settle(db, databaseUrl);
-    return { databaseUrl, domains: tenants.map((t) => t.domain), logins, sessions, verifyTokens, magicTokens, passkeyLogins, oidcClient };
+    return {
+      databaseUrl,
+      domains: tenants.map((t) => t.domain),
+      logins,
+      sessions,
+      verifyTokens,
+      magicTokens,
+      passkeyLogins,
+      oidcClient,
+      passwordChanges,
+      importedLogins,
+    };
   } finally {
     await db.destroy();
     reader?.close();
