@@ -96,10 +96,10 @@ test("a signed-in page reads its session once: the menu's check and the page's o
   const sessions = h.deps.store.sessions;
   const find = sessions.findLiveSession.bind(sessions);
   let reads = 0;
-  sessions.findLiveSession = ((...args: Parameters<typeof find>) => {
+  sessions.findLiveSession = (...args: Parameters<typeof find>) => {
     reads++;
     return find(...args);
-  }) as typeof find;
+  };
   t.after(() => {
     sessions.findLiveSession = find;
   });
