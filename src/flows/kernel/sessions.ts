@@ -118,6 +118,15 @@ export async function findActiveSession(deps: Deps, tenant: Tenant, sessionId: s
   };
 }
 
+/**
+ * decisions.md#held-back-sessions: a live session whose member must first change the password (Password Change Pending)
+ * or turn on the tenant's required 2FA. The tenant's pages hold it back; nothing that leaves Latch (a session token, an
+ * OpenID code) is issued for it, as the party that gets it never sees those flags.
+ */
+export function isHeldBack(session: Pick<ActiveSession, "data">): boolean {
+  return session.data.passwordChangePending || session.data.require2FASetup;
+}
+
 /** The member of a live session, read without a lock; 401 if the member is gone meanwhile. */
 export async function findSessionMember(deps: Deps, tenant: Tenant, session: ActiveSession): Promise<Member> {
   const member = await deps.store.members.findMemberById(tenant.id, session.memberId);

@@ -10,7 +10,7 @@ import type { Tenant } from "../../model.js";
 import type { InteractionDetails, InteractionResult, OidcProvider } from "../../providers/oidc-provider.js";
 import { sha256Hex } from "../../security/hashing.js";
 import type { OauthClientRecord } from "../../store/oauth-clients.js";
-import type { ActiveSession } from "../kernel/sessions.js";
+import { isHeldBack, type ActiveSession } from "../kernel/sessions.js";
 import { accessTokenAudience, INTERACTION_TTL_S, SCOPES } from "./provider.js";
 
 export interface ConsentRequest {
@@ -136,7 +136,7 @@ export async function approveSilentSignIn(
   session: ActiveSession,
 ): Promise<{ login: NonNullable<InteractionResult["login"]>; grantId?: string } | undefined> {
   // prompt=login can't come with none (the library refuses it); max_age is held against the session's age, as mustSignInAgain does.
-  if (isTooOld(deps, session.createdAt, request.maxAge)) return undefined;
+  if (isTooOld(deps, session.createdAt, request.maxAge) || isHeldBack(session)) return undefined;
   const client = await deps.store.oauthClients.findClient(tenant.id, request.clientId);
   if (!client) return undefined;
   if (!client.firstParty) return { login: loginOf(session) };

@@ -74,7 +74,7 @@ export interface OidcPageHooks {
 export interface LatchRequestContext {
   tenant: Tenant;
   /** The live Latch session of the request's cookie, read by the login prompt's check. */
-  session: { memberId: number; idHash: string } | undefined;
+  session: { memberId: number; idHash: string; heldBack: boolean } | undefined;
   /** The same Latch session read again now (live, its member not locked): a silent sign-in re-checks it at the moment it signs in. */
   findLatchSession(): Promise<ActiveSession | undefined>;
   endLatchSession(): Promise<void>;
@@ -326,7 +326,8 @@ async function signInSilently(deps: Deps, tenant: Tenant, koa: KoaLike): Promise
   const latch = koa.req.latch;
   const session = oidc?.session;
   const clientId = oidc?.client?.clientId;
-  if (oidc?.route !== "authorization" || !oidc.prompts?.has("none") || !latch?.session || !session || !clientId || !oidc.provider || !oidc.entity) return false;
+  if (oidc?.route !== "authorization" || !oidc.prompts?.has("none") || !latch?.session || latch.session.heldBack) return false;
+  if (!session || !clientId || !oidc.provider || !oidc.entity) return false;
   const accountId = String(latch.session.memberId);
   // Another member's provider session: taking it over needs the interaction's account switch (a page), so login_required.
   if (session.accountId && session.accountId !== accountId) return false;
@@ -384,7 +385,8 @@ function buildConfiguration(deps: Deps, entry: { tenant: Tenant }, module: OidcP
       const latch = koa.req.latch?.session;
       const session = koa.oidc?.session;
       const clientId = koa.oidc?.client?.clientId;
-      if (!latch || !session?.accountId || session.accountId !== String(latch.memberId) || !clientId) return Check.REQUEST_PROMPT;
+      // A held-back session (decisions.md#held-back-sessions) authorizes nothing: the interaction's page says what to do first.
+      if (!latch || latch.heldBack || !session?.accountId || session.accountId !== String(latch.memberId) || !clientId) return Check.REQUEST_PROMPT;
       const grantId = session.grantIdFor?.(clientId);
       if (!grantId) return Check.REQUEST_PROMPT;
       return (await grantBoundTo(deps, entry.tenant, grantId, latch.idHash)) ? Check.NO_NEED_TO_PROMPT : Check.REQUEST_PROMPT;

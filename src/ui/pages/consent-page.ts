@@ -13,6 +13,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Deps } from "../../deps.js";
 import { AuthError } from "../../errors.js";
+import { isHeldBack, type ActiveSession } from "../../flows/kernel/sessions.js";
 import { approveInteraction, consentRequestOf, denyInteraction, mustSignInAgain, type ConsentRequest } from "../../flows/oidc/interaction.js";
 import { INTERACTION_PATH, oidcProviders, type OidcPageHooks } from "../../flows/oidc/provider.js";
 import type { Tenant } from "../../model.js";
@@ -51,6 +52,19 @@ function sendContinue(deps: Deps, request: FastifyRequest, reply: FastifyReply, 
   const body = html`<p>Taking you back to the application.</p><p><a href="${to}">Continue</a></p>`;
   void reply.header("refresh", `0; url=${to}`);
   return sendPage(reply, 200, page(deps, request, { title: "Signed in", body }));
+}
+
+/**
+ * decisions.md#held-back-sessions: a session that must first change its password or turn on the required 2FA signs in to
+ * no application. The page says what to do, and leads back to this interaction (it lives 30 minutes) once it is done.
+ */
+function sendHeldBack(deps: Deps, request: FastifyRequest, reply: FastifyReply, uid: string, clientName: string, session: ActiveSession): FastifyReply {
+  const first = session.data.passwordChangePending
+    ? html`<a href="${pagePaths.changePassword}">change your password</a>`
+    : html`<a href="${pagePaths.twoFactor}">turn on two-factor authentication</a>`;
+  const body = html`<p>Before you sign in to <strong>${clientName}</strong>, this site asks you to ${first}.</p>
+<p>Then <a href="${interactionPath(uid)}">continue to ${clientName}</a>.</p>`;
+  return sendPage(reply, 403, page(deps, request, { title: `One step before ${clientName}`, body, signedIn: true }));
 }
 
 function sendExpired(deps: Deps, request: FastifyRequest, reply: FastifyReply): FastifyReply {
@@ -108,6 +122,7 @@ export async function consentPages(app: FastifyInstance, { deps }: PageDeps): Pr
       return reply.redirect(`${pagePaths.login}?returnTo=${encodeURIComponent(interactionPath(uid))}`, 303);
     }
     const consent = await consentRequestOf(deps, request.tenant, details);
+    if (isHeldBack(session)) return sendHeldBack(deps, request, reply, uid, consent.client.name, session);
     if (!consent.client.firstParty) {
       if (!post) return sendPage(reply, 200, page(deps, request, { title: `Allow ${consent.client.name}?`, body: consentBody(uid, consent), signedIn: true }));
       const decision = formValues(request).decision;
