@@ -6,6 +6,7 @@
  * (decisions.md#openid-provider-signing-keys). What is HTML (error and logout pages) comes from the
  * caller, so this file knows no page.
  */
+import { SingleFlight } from "../../core/single-flight.js";
 import { setMostRecent } from "../../core/lru.js";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { decodeJwt, decodeProtectedHeader, jwtVerify, type JWK } from "jose";
@@ -513,7 +514,7 @@ function kidsOf(keys: { keys: JWK[] }): string {
  */
 export class OidcProviders {
   private readonly entries = new Map<string, CachedProvider>();
-  private readonly building = new Map<string, Promise<CachedProvider>>();
+  private readonly building = new SingleFlight<CachedProvider>();
 
   constructor(
     private readonly deps: Deps,
@@ -537,12 +538,7 @@ export class OidcProviders {
       cached.checkedAt = now;
       if (kids === cached.kids) return cached;
     }
-    let pending = this.building.get(tenant.id);
-    if (!pending) {
-      pending = this.build(tenant).finally(() => this.building.delete(tenant.id));
-      this.building.set(tenant.id, pending);
-    }
-    const entry = await pending;
+    const entry = await this.building.run(tenant.id, () => this.build(tenant));
     setMostRecent(this.entries, tenant.id, entry, this.max);
     return entry;
   }
