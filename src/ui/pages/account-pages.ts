@@ -28,6 +28,13 @@ import { handleForm, noticeOf, page, withSession, type PageDeps } from "./common
 import { TOTP_PARAMETERS } from "../../rules.js";
 
 const hide = { schema: { hide: true } };
+/** Each form's API operation, named once: its data-latch-form and its refusals' words (hosted-pages.md#refusals). */
+const OPERATIONS = {
+  setUp: "setUpTwoFactor",
+  enable: "enableTwoFactor",
+  recoveryCodes: "regenerateRecoveryCodes",
+  disable: "disableTwoFactor",
+} as const;
 const CODE_RULE: FieldRule = { name: "code", what: "the code", max: maxLengthOf(SecondFactorCodeField) };
 
 function formatTime(unixSeconds: number): string {
@@ -73,7 +80,7 @@ function setupForm(hasPassword: boolean, errors: FormError[]): Html {
   const content = hasPassword
     ? html`<p>Confirm it's you first.</p>${field({ name: "password", label: "Password", type: "password", autocomplete: "current-password", errors })}`
     : html``;
-  return form({ operation: "setUpTwoFactor", action: pagePaths.twoFactorSetup, submit: "Set up two-factor authentication", content });
+  return form({ operation: OPERATIONS.setUp, action: pagePaths.twoFactorSetup, submit: "Set up two-factor authentication", content });
 }
 
 function twoFactorOverview(session: ActiveSession, hasPassword: boolean, errors: FormError[]): Html {
@@ -85,7 +92,7 @@ ${setupForm(hasPassword, errors)}
   return html`<p>Two-factor authentication is on.</p>
 <h2 id="recovery-title">New recovery codes</h2>
 ${form({
-  operation: "regenerateRecoveryCodes",
+  operation: OPERATIONS.recoveryCodes,
   action: pagePaths.recoveryCodes,
   labelledBy: "recovery-title",
   submit: "Get new recovery codes",
@@ -98,7 +105,7 @@ ${form({
 })}
 <h2 id="disable-title">Turn off two-factor authentication</h2>
 ${form({
-  operation: "disableTwoFactor",
+  operation: OPERATIONS.disable,
   action: pagePaths.twoFactorDisable,
   labelledBy: "disable-title",
   submit: "Turn off two-factor authentication",
@@ -120,7 +127,7 @@ function enableForm(setup: TwoFactorSetup, errors: FormError[]): Html {
 <img class="qr" src="${setup.qrCodeDataUrl}" alt="QR code for your authenticator app. If you cannot scan it, enter the key shown below.">
 <p>Key for manual entry: <code class="secret" id="totp-secret">${setup.secret}</code></p>
 ${form({
-  operation: "enableTwoFactor",
+  operation: OPERATIONS.enable,
   action: pagePaths.twoFactorEnable,
   submit: "Turn on two-factor authentication",
   content: field({ name: "code", label: "Code from your authenticator app", autocomplete: "one-time-code", inputmode: "numeric", errors }),
@@ -229,7 +236,7 @@ export async function accountPages(app: FastifyInstance, { deps }: PageDeps): Pr
       const values = formValues(request);
       return handleForm(
         reply,
-        "setUpTwoFactor",
+        OPERATIONS.setUp,
         ["password"],
         (errors) => overview(request, session, errors),
         async () => {
@@ -265,7 +272,7 @@ export async function accountPages(app: FastifyInstance, { deps }: PageDeps): Pr
         const pending = await pendingTwoFactorSetup(deps, request.tenant, session);
         return pending ? enrolment(request, pending, errors) : overview(request, session, errors);
       };
-      return handleForm(reply, "enableTwoFactor", ["code"], render, async () => {
+      return handleForm(reply, OPERATIONS.enable, ["code"], render, async () => {
         const { code } = readFields(values, [CODE_RULE]);
         // The setup step re-authenticated this session (requireReauthentication): no password here.
         const codes = await enableTwoFactor(deps, request.tenant, session, { code: code! }, contextOf(request));
@@ -279,7 +286,7 @@ export async function accountPages(app: FastifyInstance, { deps }: PageDeps): Pr
       const values = formValues(request);
       return handleForm(
         reply,
-        "regenerateRecoveryCodes",
+        OPERATIONS.recoveryCodes,
         ["code"],
         (errors) => overview(request, session, errors),
         async () => {
@@ -317,7 +324,7 @@ async function disableFromForm(
   render: (errors: FormError[]) => Promise<Html>,
 ) {
   const values = formValues(request);
-  return handleForm(reply, "disableTwoFactor", ["password", "disableCode"], render, async () => {
+  return handleForm(reply, OPERATIONS.disable, ["password", "disableCode"], render, async () => {
     const { password, disableCode } = readFields(values, [
       { name: "password", what: "your password", max: maxLengthOf(PasswordField), keepSpaces: true, optional: true },
       { name: "disableCode", what: "a code", max: 32, optional: true },
