@@ -9,20 +9,18 @@
 import { SingleFlight } from "../../core/single-flight.js";
 import { setMostRecent } from "../../core/lru.js";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { decodeJwt, decodeProtectedHeader, jwtVerify, type JWK } from "jose";
+import type { JWK } from "jose";
 import type { Deps } from "../../deps.js";
 import type { Tenant } from "../../model.js";
 import { clientSecretMatches } from "../../security/client-secrets.js";
 import { sha256Hex } from "../../security/hashing.js";
-import { OidcAdapter, type OidcPayload } from "../../store/oidc.js";
-import type { OauthClientRecord } from "../../store/oauth-clients.js";
 import { loadOidcProvider, type OidcProvider, type OidcProviderModule } from "../../providers/oidc-provider.js";
 import { SIGNING_KEY_RECHECK_MS } from "../../rules.js";
-import { sessionTtlSeconds, type ActiveSession } from "../kernel/sessions.js";
-import { isPrivateUseUri } from "./client-input.js";
-import { approveSilentSignIn } from "./interaction.js";
+import { isHeldBack, sessionTtlSeconds, type ActiveSession } from "../kernel/sessions.js";
 import { issuerOf } from "./issuer.js";
-import { signingKeyCache, signingKeySet } from "./signing-keys.js";
+import { adapterFor, findAccount, GRANT_HASH_PREFIX, introspectJwtAccessToken, mayIntrospect, type ProviderModels } from "./provider-models.js";
+import { grantBoundTo, signInSilently, type KoaLike } from "./silent-sign-in.js";
+import { signingKeySet } from "./signing-keys.js";
 
 /** contract.md#d28: the provider state for 1,000 tenants fits in bounded memory. */
 export const MAX_CACHED_PROVIDERS = 1000;
@@ -75,44 +73,13 @@ export interface OidcPageHooks {
 export interface LatchRequestContext {
   tenant: Tenant;
   /** The live Latch session of the request's cookie, read by the login prompt's check. */
-  session: { memberId: number; idHash: string; heldBack: boolean } | undefined;
+  session: ActiveSession | undefined;
   /** The same Latch session read again now (live, its member not locked): a silent sign-in re-checks it at the moment it signs in. */
   findLatchSession(): Promise<ActiveSession | undefined>;
   endLatchSession(): Promise<void>;
 }
 
 export type LatchIncomingMessage = IncomingMessage & { latch?: LatchRequestContext; originalUrl?: string };
-
-interface KoaLike {
-  req: LatchIncomingMessage;
-  type: string;
-  body: unknown;
-  oidc?: {
-    route?: string;
-    params?: Record<string, unknown>;
-    client?: { clientName?: string; clientId: string; clientAuthMethod: string };
-    session?: ProviderSession;
-    result?: { login?: unknown };
-    prompts?: Set<string>;
-    requestParamClaims?: Set<string>;
-    requestParamOIDCScopes?: Set<string>;
-    /** The grant the library loaded for the request (the provider session's for this client, or a new empty one). */
-    grant?: { getOIDCScopeFiltered(filter: Set<string>): string };
-    provider?: { Grant: OidcProvider["Grant"] & { find(id: string): Promise<object | undefined> } };
-    entity?(name: "Account" | "Grant", value: object): void;
-  };
-}
-
-/** The library's session model (its `_session` cookie), as far as the login-prompt checks read and sign it in. */
-interface ProviderSession {
-  accountId?: string;
-  /** True while nothing of it was stored yet. */
-  new?: boolean;
-  grantIdFor?(clientId: string, grantId?: string): string | undefined;
-  ensureClientContainer(clientId: string): void;
-  loginAccount(login: { accountId: string; loginTs?: number; amr?: string[]; transient: boolean }): void;
-  resetIdentifier(): void;
-}
 
 export interface CachedProvider {
   provider: OidcProvider;
@@ -121,241 +88,6 @@ export interface CachedProvider {
   tenant: Tenant;
   kids: string;
   checkedAt: number;
-}
-
-function clientMetadata(record: OauthClientRecord): Record<string, unknown> {
-  const confidential = record.type === "confidential";
-  return {
-    client_id: record.clientId,
-    client_name: record.name,
-    redirect_uris: record.redirectUris,
-    post_logout_redirect_uris: record.postLogoutRedirectUris,
-    grant_types: ["authorization_code", "refresh_token"],
-    response_types: ["code"],
-    // decisions.md#openid-provider-clients: a private-use scheme is a native app's; the library refuses it on a web client.
-    application_type: [...record.redirectUris, ...record.postLogoutRedirectUris].some(isPrivateUseUri) ? "native" : "web",
-    // client_secret_post is accepted as well: the library takes either form from a client with a secret.
-    token_endpoint_auth_method: confidential ? "client_secret_basic" : "none",
-    // Only the SHA-256 of the secret, compared by compareClientSecret below; the library never sees a plain secret.
-    ...(confidential && record.secretHash ? { client_secret: record.secretHash } : {}),
-    id_token_signed_response_alg: "ES256",
-  };
-}
-
-/**
- * A verified RFC 9068 access token as the library's AccessToken model reads a stored one, without
- * `aud` (the library's userinfo refuses a token with an audience, made for another resource), and
- * with the grant it was issued under named by its hash (GRANT_HASH_PREFIX), so the grant, and with it the
- * live Latch session, is checked on every use.
- */
-async function verifiedAccessToken(deps: Deps, tenant: Tenant, jwt: string): Promise<OidcPayload | undefined> {
-  if (jwt.split(".").length !== 3) return undefined;
-  let kid: string | undefined;
-  try {
-    kid = decodeProtectedHeader(jwt).kid;
-  } catch {
-    return undefined;
-  }
-  // decisions.md#openid-provider-access-tokens: the tenant's cached key set; a kid it lacks reads the store again at once.
-  const cache = signingKeyCache(deps);
-  let keys = await cache.forTenant(tenant);
-  if (typeof kid === "string" && !keys.has(kid)) keys = await cache.forTenant(tenant, { recheck: true });
-  try {
-    const { payload } = await jwtVerify(jwt, keys.verifyKey, {
-      issuer: issuerOf(deps, tenant),
-      audience: accessTokenAudience(deps, tenant),
-      typ: "at+jwt",
-      algorithms: [...TOKEN_ALGS],
-      currentDate: new Date(deps.clock.now()),
-    });
-    const grantHash = payload.gid;
-    if (typeof grantHash !== "string" || typeof payload.sub !== "string" || typeof payload.client_id !== "string") return undefined;
-    return {
-      jti: jwt,
-      kind: "AccessToken",
-      accountId: payload.sub,
-      clientId: payload.client_id,
-      grantId: `${GRANT_HASH_PREFIX}${grantHash}`,
-      scope: typeof payload.scope === "string" ? payload.scope : undefined,
-      iat: payload.iat,
-      exp: payload.exp,
-    };
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * A grant named by its hash rather than its id: only verifiedAccessToken makes one (from a token this tenant signed), and
- * the grant adapter below looks it up by that hash. No outside string reaches the library as a grant id.
- */
-const GRANT_HASH_PREFIX = "latch-grant-sha256:";
-
-/** The adapter the library instantiates per model: OidcAdapter, with the Client model read from oauth_clients and access tokens verified as JWTs. */
-function adapterFor(deps: Deps, entry: { tenant: Tenant }, module: OidcProviderModule) {
-  const tenant = entry.tenant;
-  const invalidGrant = (description: string) => new module.errors.InvalidGrant(description);
-  const Base = OidcAdapter.forTenant(tenant.id, () => deps.store, deps.clock, invalidGrant);
-  return class LatchAdapter extends Base {
-    constructor(private readonly modelName: string) {
-      super(modelName);
-    }
-
-    override async find(id: string): Promise<OidcPayload | undefined> {
-      if (this.modelName === "Client") {
-        const record = await deps.store.oauthClients.findClient(tenant.id, id);
-        return record && clientMetadata(record);
-      }
-      // A JWT is verified, never looked up; an opaque one (only for a request with no resource scope) is stored as other models.
-      if (this.modelName === "AccessToken" && id.includes(".")) return verifiedAccessToken(deps, entry.tenant, id);
-      if (this.modelName === "Grant" && id.startsWith(GRANT_HASH_PREFIX)) {
-        const row = await deps.store.oauth.findGrant(tenant.id, id.slice(GRANT_HASH_PREFIX.length), deps.clock.now());
-        return row && { ...(JSON.parse(row.payload) as OidcPayload), jti: id };
-      }
-      return super.find(id);
-    }
-
-    override async upsert(id: string, payload: OidcPayload, expiresIn?: number): Promise<void> {
-      // Clients are the admin API's (read-only here).
-      if (this.modelName === "Client") return;
-      return super.upsert(id, payload, expiresIn);
-    }
-
-    override async destroy(id: string): Promise<void> {
-      // A JWT access token is not stored: it lives until it expires (600 s), or until its grant is revoked (then userinfo refuses it).
-      if (this.modelName === "Client" || (this.modelName === "AccessToken" && id.includes("."))) return;
-      if (this.modelName === "Grant" && id.startsWith(GRANT_HASH_PREFIX)) return deps.store.oauth.revokeGrant(tenant.id, id.slice(GRANT_HASH_PREFIX.length));
-      return super.destroy(id);
-    }
-  };
-}
-
-/** contract.md#d28: introspection answers confidential clients only (a public client is told `active: false`). */
-function mayIntrospect(client: { clientAuthMethod: string }): boolean {
-  return client.clientAuthMethod !== "none";
-}
-
-/** The member behind `sub` in the tenant (another tenant's record id is not found), as the library's findAccount. */
-async function findAccount(deps: Deps, tenant: Tenant, sub: string) {
-  if (!/^\d{15,16}$/.test(sub)) return undefined;
-  const member = await deps.store.members.findMemberById(tenant.id, Number(sub));
-  if (!member) return undefined;
-  return {
-    accountId: sub,
-    claims: () => ({ sub, email: member.email, email_verified: member.emailVerified, ...(member.name ? { name: member.name } : {}) }),
-  };
-}
-
-/** What the library's models give introspectJwtAccessToken (the part of them it reads). */
-interface FoundToken {
-  isValid: boolean;
-  accountId?: string;
-  clientId?: string;
-  grantId?: string;
-  scope?: string;
-  iat?: number;
-  exp?: number;
-}
-interface FoundGrant {
-  isExpired: boolean;
-  clientId?: string;
-  accountId?: string;
-}
-interface ProviderModels {
-  issuer: string;
-  AccessToken: { find(value: string): Promise<FoundToken | undefined> };
-  Grant: { find(id: string, options: { ignoreExpiration: boolean }): Promise<FoundGrant | undefined> };
-}
-
-/**
- * decisions.md#openid-provider-access-tokens: the RFC 7662 answer for one of the tenant's JWT access tokens, as userinfo
- * judges it: the library's AccessToken model (the adapter verifies the JWT with the tenant's keys), then its grant as
- * the library's userinfo checks it (gone once the Latch session ended, the member was locked or the grant revoked), then
- * the member. `active: false` whenever any of them fails, and for a public client.
- */
-async function introspectJwtAccessToken(
-  deps: Deps,
-  tenant: Tenant,
-  provider: ProviderModels,
-  client: { clientAuthMethod: string },
-  value: string,
-): Promise<Record<string, unknown>> {
-  const inactive = { active: false };
-  if (!mayIntrospect(client)) return inactive;
-  const token = await provider.AccessToken.find(value);
-  if (!token?.isValid || !token.grantId || !token.accountId || !token.clientId) return inactive;
-  const grant = await provider.Grant.find(token.grantId, { ignoreExpiration: true });
-  if (!grant || grant.isExpired || grant.clientId !== token.clientId || grant.accountId !== token.accountId) return inactive;
-  if (!(await findAccount(deps, tenant, token.accountId))) return inactive;
-  const jti = decodeJwt(value).jti;
-  return {
-    active: true,
-    sub: token.accountId,
-    client_id: token.clientId,
-    scope: token.scope || undefined,
-    token_type: "Bearer",
-    iss: provider.issuer,
-    aud: accessTokenAudience(deps, tenant),
-    iat: token.iat,
-    exp: token.exp,
-    ...(typeof jti === "string" ? { jti } : {}),
-  };
-}
-
-/** Whether the grant is bound to this Latch session (decisions.md#openid-provider-interaction). */
-async function grantBoundTo(deps: Deps, tenant: Tenant, grantId: string, sessionIdHash: string): Promise<boolean> {
-  return (await deps.store.oauth.grantSessionHash(tenant.id, sha256Hex(grantId))) === sessionIdHash;
-}
-
-/** Whether the grant the library loaded for the request holds every OpenID scope it asks, read with the library's own filter. */
-function grantHoldsScopes(oidc: NonNullable<KoaLike["oidc"]>): boolean {
-  const asked = oidc.requestParamOIDCScopes ?? new Set<string>();
-  const held = new Set(oidc.grant?.getOIDCScopeFiltered(asked).split(" "));
-  return [...asked].every((scope) => held.has(scope));
-}
-
-/**
- * decisions.md#openid-provider-interaction: an authorization request with `prompt=none` from a browser whose live Latch
- * session the provider's session does not yet carry for this client is signed in here, as the interaction would, without a
- * page: the provider's session gets the Latch session's login, and the request the account and the grant the library's
- * own middleware would have loaded (the first-party client's new grant, bound to the session; for a third-party client an
- * empty one, so the consent prompt answers `consent_required`). False when nothing was signed in: the login prompt then
- * answers `login_required`. Never a Latch session made, never a page shown.
- */
-async function signInSilently(deps: Deps, tenant: Tenant, koa: KoaLike): Promise<boolean> {
-  const oidc = koa.oidc;
-  const latch = koa.req.latch;
-  const session = oidc?.session;
-  const clientId = oidc?.client?.clientId;
-  if (oidc?.route !== "authorization" || !oidc.prompts?.has("none") || !latch?.session || latch.session.heldBack) return false;
-  if (!session || !clientId || !oidc.provider || !oidc.entity) return false;
-  const accountId = String(latch.session.memberId);
-  // Another member's provider session: taking it over needs the interaction's account switch (a page), so login_required.
-  if (session.accountId && session.accountId !== accountId) return false;
-  // Already carried (a grant bound to this Latch session, of every scope asked): the prompts let it through as without
-  // prompt=none. A grant short of a scope is a first-party client's new grant below, as its interaction would make one.
-  const held = session.grantIdFor?.(clientId);
-  if (session.accountId && held && grantHoldsScopes(oidc) && (await grantBoundTo(deps, tenant, held, latch.session.idHash))) return false;
-  // The session read again now: it may have ended, or its member been locked, since the route read it.
-  const active = await latch.findLatchSession();
-  const account = active?.idHash === latch.session.idHash ? await findAccount(deps, tenant, accountId) : undefined;
-  if (!active || !account) return false;
-  const request = { clientId, scope: oidc.params?.scope as string | undefined, claims: [...(oidc.requestParamClaims ?? [])], maxAge: oidc.params?.max_age };
-  const approved = await approveSilentSignIn(deps, tenant, oidc.provider, request, active);
-  if (!approved) return false;
-  // Found through the adapter, which answers a grant only while its Latch session lives (decisions.md#openid-provider-storage).
-  const grant = approved.grantId ? await oidc.provider.Grant.find(approved.grantId) : new oidc.provider.Grant({ accountId, clientId });
-  if (!grant) return false;
-  // As the library's own resume after a login: a new id for a stored session, so a cookie known before the login is worth nothing after.
-  if (!session.new) session.resetIdentifier();
-  session.loginAccount({ accountId, loginTs: approved.login.ts, amr: approved.login.amr, transient: false });
-  if (approved.grantId) {
-    session.ensureClientContainer(clientId);
-    session.grantIdFor?.(clientId, approved.grantId);
-  }
-  oidc.entity("Account", account);
-  oidc.entity("Grant", grant);
-  return true;
 }
 
 function buildConfiguration(deps: Deps, entry: { tenant: Tenant }, module: OidcProviderModule, jwks: { keys: JWK[] }, hooks: OidcPageHooks) {
@@ -387,7 +119,7 @@ function buildConfiguration(deps: Deps, entry: { tenant: Tenant }, module: OidcP
       const session = koa.oidc?.session;
       const clientId = koa.oidc?.client?.clientId;
       // A held-back session (decisions.md#held-back-sessions) authorizes nothing: the interaction's page says what to do first.
-      if (!latch || latch.heldBack || !session?.accountId || session.accountId !== String(latch.memberId) || !clientId) return Check.REQUEST_PROMPT;
+      if (!latch || isHeldBack(latch) || !session?.accountId || session.accountId !== String(latch.memberId) || !clientId) return Check.REQUEST_PROMPT;
       const grantId = session.grantIdFor?.(clientId);
       if (!grantId) return Check.REQUEST_PROMPT;
       return (await grantBoundTo(deps, entry.tenant, grantId, latch.idHash)) ? Check.NO_NEED_TO_PROMPT : Check.REQUEST_PROMPT;

@@ -189,8 +189,7 @@ export class SigningKeyCache {
   async forTenant(tenant: TenantRef, options: { recheck?: boolean } = {}): Promise<TenantKeySet> {
     const cached = this.entries.get(tenant.id);
     if (cached) {
-      this.entries.delete(tenant.id);
-      this.entries.set(tenant.id, cached);
+      setMostRecent(this.entries, tenant.id, cached, this.max);
       if (!options.recheck && this.deps.clock.now() - cached.checkedAt < SIGNING_KEY_RECHECK_MS) return cached;
     }
     return this.loading.run(tenant.id, () => this.load(tenant));

@@ -8,7 +8,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Deps } from "../../deps.js";
-import { findActiveSession, isHeldBack, logout } from "../../flows/kernel/sessions.js";
+import { findActiveSession, logout } from "../../flows/kernel/sessions.js";
 import { DISCOVERY_PATH, issuerOf, OIDC_ROUTES, oidcProviders, type LatchIncomingMessage } from "../../flows/oidc/provider.js";
 import { publicJwks } from "../../flows/oidc/signing-keys.js";
 import { oidcPageHooks } from "../../ui/pages/consent-page.js";
@@ -90,7 +90,7 @@ export async function oidcRoutes(app: FastifyInstance, { deps }: { deps: Deps })
     const raw = request.raw as LatchIncomingMessage;
     raw.latch = {
       tenant,
-      session: session && { memberId: session.memberId, idHash: session.idHash, heldBack: isHeldBack(session) },
+      session,
       findLatchSession: () => findActiveSession(deps, tenant, cookie),
       endLatchSession: async () => {
         await logout(deps, tenant, cookie);
