@@ -220,6 +220,11 @@ export class Metrics {
     this.logins.inc({ method, outcome });
   }
 
+  /** A federated callback's outcome (flows/federation/sign-in.ts names them): success, a step still to take, or the refusal's reason. */
+  federatedLoginOutcome(outcome: string): void {
+    this.logins.inc({ method: "federated", outcome });
+  }
+
   /**
    * Runs a login attempt and counts it by outcome: "success" when `succeeded(result)`, else
    * "two_factor_required" (the only other answer a login gives), or the error's code.

@@ -56,6 +56,7 @@ test("D27 sign-up: a confirmed email no member has makes an Unlocked member with
   assert.equal((await events(h)).filter((e) => e.event_type === "member.created").length, 1, "no second member");
   const audit = await h.db.selectFrom("audit_events").select("type").where("type", "=", "federated_login").execute();
   assert.equal(audit.length, 2);
+  assert.match(await h.deps.metrics.render(), /^latch_logins_total\{method="federated",outcome="success"\} 2$/m, "both sign-ins counted");
 });
 
 test("D27 never linked on the email alone: a member's email at the provider asks for the account's proof in this browser; an older session proves nothing; then linked, alerted, and 'this wasn't me' removes it", async (t) => {
@@ -102,6 +103,11 @@ test("D27 no confirmed email: nothing is made or matched, and the page says why"
   }
   assert.equal((await h.db.selectFrom("members").select("id").execute()).length, 1);
   assert.equal((await h.db.selectFrom("federation_pending").selectAll().execute()).length, 0);
+  assert.match(
+    await h.deps.metrics.render(),
+    /^latch_logins_total\{method="federated",outcome="email_not_confirmed"\} 2$/m,
+    "a refusal is counted by its reason",
+  );
 });
 
 test("D27 signup rules: allowSignup false refuses a newcomer; emailDomains refuses another domain", async (t) => {

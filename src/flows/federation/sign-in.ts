@@ -97,6 +97,35 @@ export interface FederationCallback {
  * exchanged and the ID token checked by openid-client, then the identity decided in this tenant.
  */
 export async function finishFederation(deps: Deps, tenant: Tenant, input: FederationCallback, context: RequestContext): Promise<FederatedOutcome> {
+  let outcome: FederatedOutcome;
+  try {
+    outcome = await finishCallback(deps, tenant, input, context);
+  } catch (error) {
+    deps.metrics.federatedLoginOutcome("error");
+    throw error;
+  }
+  const counted = countedOutcomeOf(outcome);
+  if (counted !== undefined) deps.metrics.federatedLoginOutcome(counted);
+  return outcome;
+}
+
+/** How `latch_logins_total{method="federated"}` names a callback's outcome (operations.md); a link flow's end is no login. */
+function countedOutcomeOf(outcome: FederatedOutcome): string | undefined {
+  switch (outcome.kind) {
+    case "signed_in":
+      return "success";
+    case "second_factor":
+      return "two_factor_required";
+    case "link_required":
+      return "link_required";
+    case "linked":
+      return undefined;
+    case "failed":
+      return outcome.reason;
+  }
+}
+
+async function finishCallback(deps: Deps, tenant: Tenant, input: FederationCallback, context: RequestContext): Promise<FederatedOutcome> {
   const now = deps.clock.now();
   if (input.flowCookie === undefined) return { kind: "failed", reason: "no_flow" };
   // A callback whose state is not this cookie's (a cross-site navigation with a forged one) is
