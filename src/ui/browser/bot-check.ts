@@ -54,20 +54,20 @@ function sendWhenSolved(form: HTMLFormElement, widget: AltchaWidget): void {
       const state = widget.getState?.();
       if ((state !== "verifying" && state !== "unverified") || !onlyBotCheckInvalid(form, widget)) return;
       event.preventDefault();
-      if (!waiting) setFormStatus(WAITING_MESSAGE);
-      waiting = true;
+      if (!waiting) {
+        waiting = true;
+        setFormStatus(WAITING_MESSAGE);
+        void settled(widget).then((outcome) => {
+          waiting = false;
+          if (outcome !== "verified") return setFormStatus(FAILED_MESSAGE);
+          setFormStatus("");
+          form.requestSubmit(submitter?.isConnected ? submitter : undefined);
+        });
+      }
       if (state === "unverified") void widget.verify?.();
     },
     true,
   );
-  widget.addEventListener("statechange", (event) => {
-    const state = (event as CustomEvent<{ state?: string }>).detail?.state;
-    if (!waiting || state === "verifying") return;
-    waiting = false;
-    if (state !== "verified") return setFormStatus(FAILED_MESSAGE);
-    setFormStatus("");
-    form.requestSubmit(submitter?.isConnected ? submitter : undefined);
-  });
 }
 
 export function sendFormsWhenBotCheckSolved(root: Document): void {
@@ -82,12 +82,14 @@ export function pageBotWidget(root: Document): AltchaWidget | null {
   return root.querySelector<AltchaWidget>("form altcha-widget");
 }
 
-function settled(widget: AltchaWidget): Promise<void> {
+/** The widget's next state other than "verifying": how the check under way (or about to start) ended. */
+function settled(widget: AltchaWidget): Promise<string | undefined> {
   return new Promise((resolve) => {
     const done = (event: Event): void => {
-      if ((event as CustomEvent<{ state?: string }>).detail?.state === "verifying") return;
+      const state = (event as CustomEvent<{ state?: string }>).detail?.state;
+      if (state === "verifying") return;
       widget.removeEventListener("statechange", done);
-      resolve();
+      resolve(state);
     };
     widget.addEventListener("statechange", done);
   });

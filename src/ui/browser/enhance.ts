@@ -139,8 +139,8 @@ async function submitEnhanced(client: LatchClient, form: HTMLFormElement, submit
     outcome = await submit(client, fieldsOf(form));
   } catch (error) {
     if (error instanceof PasskeyStepFailed) {
+      // Neither passkey form has a bot widget (hosted-pages.md#one-bot-check): the button took the page's answer.
       if (button) button.disabled = false;
-      form.querySelector<AltchaWidget>("altcha-widget")?.reset?.();
       return showErrors(form, summary, [{ message: error.message }]);
     }
     if (!isLatchError(error)) throw error;
